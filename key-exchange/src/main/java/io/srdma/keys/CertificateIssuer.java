@@ -1,0 +1,233 @@
+package io.srdma.keys;
+
+import java.math.BigInteger;
+import java.security.GeneralSecurityException;
+import java.security.KeyPair;
+import java.security.KeyPairGenerator;
+import java.security.PrivateKey;
+import java.security.PublicKey;
+import java.security.SecureRandom;
+import java.security.cert.X509CRL;
+import java.security.cert.X509Certificate;
+import java.security.spec.ECGenParameterSpec;
+import java.time.Instant;
+import java.util.Date;
+import java.util.Locale;
+import java.util.Map;
+import java.util.regex.Pattern;
+import org.bouncycastle.asn1.x500.X500Name;
+import org.bouncycastle.asn1.x500.X500NameBuilder;
+import org.bouncycastle.asn1.x500.style.BCStyle;
+import org.bouncycastle.asn1.x509.BasicConstraints;
+import org.bouncycastle.asn1.x509.CRLNumber;
+import org.bouncycastle.asn1.x509.CRLReason;
+import org.bouncycastle.asn1.x509.ExtendedKeyUsage;
+import org.bouncycastle.asn1.x509.Extension;
+import org.bouncycastle.asn1.x509.GeneralName;
+import org.bouncycastle.asn1.x509.GeneralNames;
+import org.bouncycastle.asn1.x509.KeyPurposeId;
+import org.bouncycastle.asn1.x509.KeyUsage;
+import org.bouncycastle.cert.CertIOException;
+import org.bouncycastle.cert.X509v2CRLBuilder;
+import org.bouncycastle.cert.X509v3CertificateBuilder;
+import org.bouncycastle.cert.jcajce.JcaX509CRLConverter;
+import org.bouncycastle.cert.jcajce.JcaX509CertificateConverter;
+import org.bouncycastle.cert.jcajce.JcaX509ExtensionUtils;
+import org.bouncycastle.cert.jcajce.JcaX509v2CRLBuilder;
+import org.bouncycastle.cert.jcajce.JcaX509v3CertificateBuilder;
+import org.bouncycastle.operator.ContentSigner;
+import org.bouncycastle.operator.OperatorCreationException;
+import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
+
+/**
+ * The certificate profiles of a deployment (see docs/keys.md): ECDSA P-256 keys, SHA-256 ECDSA
+ * signatures, random 127-bit serial numbers.
+ */
+final class CertificateIssuer {
+  static final String SIGNATURE_ALGORITHM = "SHA256withECDSA";
+  private static final Pattern HOST_LABEL = Pattern.compile("[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?");
+  private static final Pattern IPV4 = Pattern.compile("\\d{1,3}(\\.\\d{1,3}){3}");
+
+  private final SecureRandom random;
+
+  CertificateIssuer(SecureRandom random) {
+    this.random = random;
+  }
+
+  /** A fresh P-256 key pair. */
+  KeyPair newKeyPair() {
+    try {
+      KeyPairGenerator g = KeyPairGenerator.getInstance("EC");
+      g.initialize(new ECGenParameterSpec("secp256r1"), random);
+      return g.generateKeyPair();
+    } catch (GeneralSecurityException e) {
+      throw Pem.internal("P-256 key generation unavailable", e);
+    }
+  }
+
+  /** A positive serial number of 127 random bits (RFC 5280 §4.1.2.2: at most 20 octets). */
+  BigInteger newSerial() {
+    return new BigInteger(127, random).setBit(126);
+  }
+
+  X509Certificate selfSignedCa(KeyPair keys, String commonName, Instant from, Instant to) {
+    X500Name name = new X500NameBuilder(BCStyle.INSTANCE).addRDN(BCStyle.CN, commonName).build();
+    try {
+      JcaX509ExtensionUtils ext = new JcaX509ExtensionUtils();
+      X509v3CertificateBuilder b =
+          new JcaX509v3CertificateBuilder(
+                  name, newSerial(), Date.from(from), Date.from(to), name, keys.getPublic())
+              .addExtension(Extension.basicConstraints, true, new BasicConstraints(0))
+              .addExtension(
+                  Extension.keyUsage, true, new KeyUsage(KeyUsage.keyCertSign | KeyUsage.cRLSign))
+              .addExtension(
+                  Extension.subjectKeyIdentifier,
+                  false,
+                  ext.createSubjectKeyIdentifier(keys.getPublic()));
+      return sign(b, keys.getPrivate());
+    } catch (CertIOException | GeneralSecurityException e) {
+      throw new KeyExchangeException(
+          KeyExchangeException.Reason.CRYPTO_FAILURE, "cannot build CA certificate", e);
+    }
+  }
+
+  X509Certificate peer(
+      X509Certificate ca,
+      PrivateKey caKey,
+      PublicKey subjectKey,
+      PeerIdentity identity,
+      Instant from,
+      Instant to) {
+    X500Name subject =
+        new X500NameBuilder(BCStyle.INSTANCE)
+            .addRDN(BCStyle.O, identity.tenant())
+            .addRDN(BCStyle.CN, identity.peer())
+            .build();
+    GeneralNames san =
+        new GeneralNames(new GeneralName(GeneralName.uniformResourceIdentifier, identity.toUri()));
+    ExtendedKeyUsage eku =
+        new ExtendedKeyUsage(
+            new KeyPurposeId[] {KeyPurposeId.id_kp_clientAuth, KeyPurposeId.id_kp_serverAuth});
+    return leaf(ca, caKey, subjectKey, subject, san, eku, from, to);
+  }
+
+  X509Certificate server(
+      X509Certificate ca,
+      PrivateKey caKey,
+      PublicKey subjectKey,
+      String host,
+      Instant from,
+      Instant to) {
+    X500Name subject = new X500NameBuilder(BCStyle.INSTANCE).addRDN(BCStyle.CN, host).build();
+    GeneralName name =
+        IPV4.matcher(host).matches()
+            ? new GeneralName(GeneralName.iPAddress, host)
+            : new GeneralName(GeneralName.dNSName, host);
+    ExtendedKeyUsage eku = new ExtendedKeyUsage(KeyPurposeId.id_kp_serverAuth);
+    return leaf(ca, caKey, subjectKey, subject, new GeneralNames(name), eku, from, to);
+  }
+
+  private X509Certificate leaf(
+      X509Certificate ca,
+      PrivateKey caKey,
+      PublicKey subjectKey,
+      X500Name subject,
+      GeneralNames san,
+      ExtendedKeyUsage eku,
+      Instant from,
+      Instant to) {
+    if (!from.isBefore(to)) {
+      throw new KeyExchangeException(
+          KeyExchangeException.Reason.BAD_ARGUMENT, "validity must end after it starts");
+    }
+    try {
+      JcaX509ExtensionUtils ext = new JcaX509ExtensionUtils();
+      X509v3CertificateBuilder b =
+          new JcaX509v3CertificateBuilder(
+                  ca, newSerial(), Date.from(from), Date.from(to), subject, subjectKey)
+              .addExtension(Extension.basicConstraints, true, new BasicConstraints(false))
+              .addExtension(Extension.keyUsage, true, new KeyUsage(KeyUsage.digitalSignature))
+              .addExtension(Extension.extendedKeyUsage, false, eku)
+              .addExtension(Extension.subjectAlternativeName, false, san)
+              .addExtension(
+                  Extension.subjectKeyIdentifier, false, ext.createSubjectKeyIdentifier(subjectKey))
+              .addExtension(
+                  Extension.authorityKeyIdentifier, false, ext.createAuthorityKeyIdentifier(ca));
+      return sign(b, caKey);
+    } catch (CertIOException | GeneralSecurityException e) {
+      throw new KeyExchangeException(
+          KeyExchangeException.Reason.CRYPTO_FAILURE, "cannot build certificate", e);
+    }
+  }
+
+  X509CRL crl(
+      X509Certificate ca,
+      PrivateKey caKey,
+      Map<BigInteger, Instant> revoked,
+      BigInteger number,
+      Instant thisUpdate,
+      Instant nextUpdate) {
+    try {
+      X509v2CRLBuilder b = new JcaX509v2CRLBuilder(ca, Date.from(thisUpdate));
+      b.setNextUpdate(Date.from(nextUpdate));
+      for (Map.Entry<BigInteger, Instant> e : revoked.entrySet()) {
+        b.addCRLEntry(e.getKey(), Date.from(e.getValue()), CRLReason.unspecified);
+      }
+      b.addExtension(Extension.cRLNumber, false, new CRLNumber(number));
+      b.addExtension(
+          Extension.authorityKeyIdentifier,
+          false,
+          new JcaX509ExtensionUtils().createAuthorityKeyIdentifier(ca));
+      return new JcaX509CRLConverter().getCRL(b.build(signer(caKey)));
+    } catch (CertIOException | GeneralSecurityException e) {
+      throw new KeyExchangeException(
+          KeyExchangeException.Reason.CRYPTO_FAILURE, "cannot build CRL", e);
+    }
+  }
+
+  /**
+   * Checks and normalises a console host name: DNS labels (lower-cased) or an IPv4 literal.
+   *
+   * @throws KeyExchangeException {@link KeyExchangeException.Reason#BAD_NAME} if malformed
+   */
+  static String checkHost(String host) {
+    if (host == null || host.isEmpty() || host.length() > 253) {
+      throw badHost(host);
+    }
+    String h = host.toLowerCase(Locale.ROOT);
+    if (IPV4.matcher(h).matches()) {
+      for (String part : h.split("\\.", -1)) {
+        if (Integer.parseInt(part) > 255) {
+          throw badHost(host);
+        }
+      }
+      return h;
+    }
+    for (String label : h.split("\\.", -1)) {
+      if (!HOST_LABEL.matcher(label).matches()) {
+        throw badHost(host);
+      }
+    }
+    return h;
+  }
+
+  private static KeyExchangeException badHost(String host) {
+    return new KeyExchangeException(
+        KeyExchangeException.Reason.BAD_NAME,
+        "host must be a DNS name (labels of a-z, 0-9, '-') or an IPv4 address"
+            + (host == null ? "" : " (got " + PeerIdentity.printable(host) + ")"));
+  }
+
+  private static X509Certificate sign(X509v3CertificateBuilder b, PrivateKey key)
+      throws GeneralSecurityException {
+    return new JcaX509CertificateConverter().getCertificate(b.build(signer(key)));
+  }
+
+  private static ContentSigner signer(PrivateKey key) throws GeneralSecurityException {
+    try {
+      return new JcaContentSignerBuilder(SIGNATURE_ALGORITHM).build(key);
+    } catch (OperatorCreationException e) {
+      throw new GeneralSecurityException("signer unavailable", e);
+    }
+  }
+}

@@ -1,0 +1,357 @@
+package io.srdma.keys;
+
+import java.io.IOException;
+import java.math.BigInteger;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.KeyPair;
+import java.security.PrivateKey;
+import java.security.SecureRandom;
+import java.security.cert.X509CRL;
+import java.security.cert.X509CRLEntry;
+import java.security.cert.X509Certificate;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+import org.bouncycastle.asn1.ASN1Integer;
+import org.bouncycastle.asn1.ASN1OctetString;
+import org.bouncycastle.asn1.x509.Extension;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The deployment's certificate authority: one directory holding
+ *
+ * <ul>
+ *   <li>{@value #CA_CERTIFICATE} — the CA certificate, given to every peer;
+ *   <li>{@value #CA_KEY} — its private key, owner-only, optionally passphrase-encrypted;
+ *   <li>{@value #CRL} — the current revocation list, given to every peer;
+ *   <li>{@value #ISSUED} — one line per issued certificate: serial, expiry, subject.
+ * </ul>
+ *
+ * <p>The CA key is ECDSA P-256 (see docs/keys.md for why not Ed25519). Peer certificates carry the
+ * identity {@code srdma://<tenant>/<peer>} as a SAN URI; console certificates a DNS name or IPv4
+ * address. Issue and revoke hold a file lock on the directory, so concurrent {@code srdma}
+ * invocations do not lose each other's updates.
+ */
+public final class DeploymentCa {
+  /** File name of the CA certificate. */
+  public static final String CA_CERTIFICATE = "ca.crt";
+
+  /** File name of the CA private key. */
+  public static final String CA_KEY = "ca.key";
+
+  /** File name of the revocation list. */
+  public static final String CRL = "crl.pem";
+
+  /** File name of the issuance log. */
+  public static final String ISSUED = "issued.txt";
+
+  /** Validity of a new CA certificate. */
+  public static final Duration CA_VALIDITY = Duration.ofDays(3650);
+
+  /** Validity of each published revocation list; publish again before it ends. */
+  public static final Duration CRL_VALIDITY = Duration.ofDays(365);
+
+  /** Start of validity is back-dated by this much, for clock differences between hosts. */
+  static final Duration BACKDATE = Duration.ofMinutes(5);
+
+  private static final Logger LOG = LoggerFactory.getLogger(DeploymentCa.class);
+  private static final String LOCK = ".lock";
+
+  private final Path dir;
+  private final X509Certificate certificate;
+  private final PrivateKey key;
+  private final CertificateIssuer issuer;
+  private final Clock clock;
+
+  private DeploymentCa(Path dir, X509Certificate certificate, PrivateKey key, Clock clock) {
+    this.dir = dir;
+    this.certificate = certificate;
+    this.key = key;
+    this.clock = clock;
+    this.issuer = new CertificateIssuer(new SecureRandom());
+  }
+
+  /**
+   * Creates a new CA in {@code dir} (created owner-only if absent).
+   *
+   * @param passphrase encrypts the CA key if not {@code null} or empty
+   * @throws KeyExchangeException {@link KeyExchangeException.Reason#CA_EXISTS} if {@code dir}
+   *     already holds a CA key or certificate
+   */
+  public static DeploymentCa init(Path dir, char[] passphrase) {
+    return init(dir, passphrase, Clock.systemUTC());
+  }
+
+  static DeploymentCa init(Path dir, char[] passphrase, Clock clock) {
+    for (String f : new String[] {CA_CERTIFICATE, CA_KEY, CRL, ISSUED}) {
+      if (Files.exists(dir.resolve(f))) {
+        throw new KeyExchangeException(
+            KeyExchangeException.Reason.CA_EXISTS,
+            dir + " already holds a CA (" + f + "); not overwriting it");
+      }
+    }
+    createDirectory(dir);
+    CertificateIssuer issuer = new CertificateIssuer(new SecureRandom());
+    KeyPair keys = issuer.newKeyPair();
+    Instant now = clock.instant().truncatedTo(ChronoUnit.SECONDS);
+    String name = "srdma deployment CA " + issuer.newSerial().toString(16).substring(0, 8);
+    X509Certificate cert =
+        issuer.selfSignedCa(keys, name, now.minus(BACKDATE), now.plus(CA_VALIDITY));
+    Pem.writePrivateKey(dir.resolve(CA_KEY), keys.getPrivate(), passphrase);
+    Pem.writeCertificate(dir.resolve(CA_CERTIFICATE), cert);
+    SecureFiles.writeNew(dir.resolve(ISSUED), new byte[0], false);
+    DeploymentCa ca = new DeploymentCa(dir, cert, keys.getPrivate(), clock);
+    ca.publishCrl(new TreeMap<>(), BigInteger.ONE);
+    LOG.info("created deployment CA '{}' in {}", name, dir);
+    return ca;
+  }
+
+  /**
+   * Opens an existing CA.
+   *
+   * @param passphrase for an encrypted CA key; {@code null} otherwise
+   * @throws KeyExchangeException {@link KeyExchangeException.Reason#CA_NOT_FOUND} if {@code dir}
+   *     holds no CA
+   */
+  public static DeploymentCa open(Path dir, char[] passphrase) {
+    return open(dir, passphrase, Clock.systemUTC());
+  }
+
+  static DeploymentCa open(Path dir, char[] passphrase, Clock clock) {
+    for (String f : new String[] {CA_CERTIFICATE, CA_KEY, CRL}) {
+      if (!Files.isRegularFile(dir.resolve(f))) {
+        throw new KeyExchangeException(
+            KeyExchangeException.Reason.CA_NOT_FOUND,
+            "no deployment CA in " + dir + " (" + f + " is missing)");
+      }
+    }
+    X509Certificate cert = Pem.readCertificate(dir.resolve(CA_CERTIFICATE));
+    PrivateKey key = Pem.readPrivateKey(dir.resolve(CA_KEY), passphrase);
+    return new DeploymentCa(dir, cert, key, clock);
+  }
+
+  /** The CA's directory. */
+  public Path directory() {
+    return dir;
+  }
+
+  /** The CA certificate. */
+  public X509Certificate certificate() {
+    return certificate;
+  }
+
+  /** Trust in this CA with its revocation list file, re-read when it changes. */
+  public DeploymentTrust trust() {
+    return DeploymentTrust.of(certificate, RevocationList.watching(dir.resolve(CRL), certificate));
+  }
+
+  /** The current revocation list. */
+  public X509CRL crl() {
+    return Pem.readCrl(dir.resolve(CRL));
+  }
+
+  /** Issues a peer certificate valid from now (back-dated a little) for {@code validity}. */
+  public Credential issuePeer(PeerIdentity identity, Duration validity) {
+    Instant now = clock.instant().truncatedTo(ChronoUnit.SECONDS);
+    return issuePeer(identity, now.minus(BACKDATE), now.plus(validity));
+  }
+
+  /** Issues a peer certificate valid in {@code [notBefore, notAfter]}, with a fresh P-256 key. */
+  public Credential issuePeer(PeerIdentity identity, Instant notBefore, Instant notAfter) {
+    Objects.requireNonNull(identity, "identity");
+    KeyPair keys = issuer.newKeyPair();
+    X509Certificate cert =
+        issuer.peer(certificate, key, keys.getPublic(), identity, notBefore, notAfter);
+    record(cert, identity.toUri());
+    return Credential.of(cert, keys.getPrivate());
+  }
+
+  /**
+   * Issues a console (HTTPS server) certificate for a host name or IPv4 address.
+   *
+   * @throws KeyExchangeException {@link KeyExchangeException.Reason#BAD_NAME} for a malformed host
+   */
+  public Credential issueServer(String host, Duration validity) {
+    String h = CertificateIssuer.checkHost(host);
+    Instant now = clock.instant().truncatedTo(ChronoUnit.SECONDS);
+    KeyPair keys = issuer.newKeyPair();
+    X509Certificate cert =
+        issuer.server(
+            certificate, key, keys.getPublic(), h, now.minus(BACKDATE), now.plus(validity));
+    record(cert, "host:" + h);
+    return Credential.of(cert, keys.getPrivate());
+  }
+
+  /**
+   * Revokes a certificate this CA issued and publishes a new revocation list.
+   *
+   * @return {@code false} if it was already revoked
+   * @throws KeyExchangeException {@link KeyExchangeException.Reason#UNKNOWN_SERIAL} if this CA
+   *     never issued {@code serial}
+   */
+  public synchronized boolean revoke(BigInteger serial) {
+    try (FileChannel ch =
+            FileChannel.open(
+                dir.resolve(LOCK), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        FileLock lock = ch.lock()) {
+      if (!isIssued(serial)) {
+        throw new KeyExchangeException(
+            KeyExchangeException.Reason.UNKNOWN_SERIAL,
+            "this CA never issued serial " + serial.toString(16));
+      }
+      X509CRL current = crl();
+      Map<BigInteger, Instant> revoked = new TreeMap<>();
+      if (current.getRevokedCertificates() != null) {
+        for (X509CRLEntry e : current.getRevokedCertificates()) {
+          revoked.put(e.getSerialNumber(), e.getRevocationDate().toInstant());
+        }
+      }
+      if (revoked.containsKey(serial)) {
+        return false;
+      }
+      revoked.put(serial, clock.instant().truncatedTo(ChronoUnit.SECONDS));
+      publishCrl(revoked, crlNumber(current).add(BigInteger.ONE));
+      LOG.info("revoked certificate serial {}", serial.toString(16));
+      return true;
+    } catch (IOException e) {
+      throw new KeyExchangeException(
+          KeyExchangeException.Reason.IO_ERROR, "cannot lock " + dir + ": " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Revokes a certificate this CA issued.
+   *
+   * @throws KeyExchangeException {@link KeyExchangeException.Reason#UNTRUSTED_ISSUER} if another CA
+   *     issued it
+   */
+  public boolean revoke(X509Certificate cert) {
+    try {
+      cert.verify(certificate.getPublicKey());
+    } catch (java.security.GeneralSecurityException e) {
+      throw new KeyExchangeException(
+          KeyExchangeException.Reason.UNTRUSTED_ISSUER,
+          "certificate serial "
+              + cert.getSerialNumber().toString(16)
+              + " was not issued by this CA");
+    }
+    return revoke(cert.getSerialNumber());
+  }
+
+  /** Publishes the revocation list again with a fresh validity (run well before it expires). */
+  public synchronized void republishCrl() {
+    X509CRL current = crl();
+    Map<BigInteger, Instant> revoked = new TreeMap<>();
+    if (current.getRevokedCertificates() != null) {
+      for (X509CRLEntry e : current.getRevokedCertificates()) {
+        revoked.put(e.getSerialNumber(), e.getRevocationDate().toInstant());
+      }
+    }
+    publishCrl(revoked, crlNumber(current).add(BigInteger.ONE));
+  }
+
+  /** Whether this CA's log records {@code serial}. */
+  public boolean isIssued(BigInteger serial) {
+    String prefix = serial.toString(16) + "\t";
+    for (String line : readIssued().split("\n", -1)) {
+      if (line.startsWith(prefix)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private String readIssued() {
+    return new String(SecureFiles.read(dir.resolve(ISSUED)), StandardCharsets.UTF_8);
+  }
+
+  private synchronized void record(X509Certificate cert, String subject) {
+    String line =
+        cert.getSerialNumber().toString(16)
+            + "\t"
+            + cert.getNotAfter().toInstant()
+            + "\t"
+            + subject
+            + "\n";
+    try (FileChannel ch =
+            FileChannel.open(
+                dir.resolve(LOCK), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        FileLock lock = ch.lock()) {
+      Files.write(
+          dir.resolve(ISSUED),
+          line.getBytes(StandardCharsets.UTF_8),
+          StandardOpenOption.APPEND,
+          StandardOpenOption.WRITE);
+    } catch (IOException e) {
+      throw new KeyExchangeException(
+          KeyExchangeException.Reason.IO_ERROR, "cannot record issuance in " + dir, e);
+    }
+  }
+
+  private void publishCrl(Map<BigInteger, Instant> revoked, BigInteger number) {
+    Instant now = clock.instant().truncatedTo(ChronoUnit.SECONDS);
+    X509CRL crl = issuer.crl(certificate, key, revoked, number, now, now.plus(CRL_VALIDITY));
+    byte[] pem = Pem.toPem(crl).getBytes(StandardCharsets.US_ASCII);
+    if (Files.exists(dir.resolve(CRL))) {
+      SecureFiles.replace(dir.resolve(CRL), pem);
+    } else {
+      SecureFiles.writeNew(dir.resolve(CRL), pem, false);
+    }
+  }
+
+  private static BigInteger crlNumber(X509CRL crl) {
+    byte[] ext = crl.getExtensionValue(Extension.cRLNumber.getId());
+    if (ext == null) {
+      return BigInteger.ZERO;
+    }
+    return ASN1Integer.getInstance(ASN1OctetString.getInstance(ext).getOctets()).getValue();
+  }
+
+  private static void createDirectory(Path dir) {
+    try {
+      if (!Files.isDirectory(dir)) {
+        if (dir.getFileSystem().supportedFileAttributeViews().contains("posix")) {
+          Files.createDirectories(
+              dir,
+              PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+        } else {
+          Files.createDirectories(dir);
+        }
+      }
+    } catch (IOException e) {
+      throw new KeyExchangeException(
+          KeyExchangeException.Reason.IO_ERROR, "cannot create " + dir + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** Parses a serial number written in hex, with optional {@code 0x} prefix and colons. */
+  public static BigInteger parseSerial(String text) {
+    String t = text.trim().toLowerCase(Locale.ROOT).replace(":", "");
+    if (t.startsWith("0x")) {
+      t = t.substring(2);
+    }
+    if (t.isEmpty() || t.length() > 40 || !t.matches("[0-9a-f]+")) {
+      throw new KeyExchangeException(
+          KeyExchangeException.Reason.UNKNOWN_SERIAL,
+          "serial must be hexadecimal (got " + PeerIdentity.printable(text) + ")");
+    }
+    return new BigInteger(t, 16);
+  }
+
+  @Override
+  public String toString() {
+    return "DeploymentCa[" + dir + ", " + certificate.getSubjectX500Principal().getName() + "]";
+  }
+}

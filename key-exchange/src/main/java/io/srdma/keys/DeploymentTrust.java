@@ -1,0 +1,158 @@
+package io.srdma.keys;
+
+import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.cert.CertPathValidator;
+import java.security.cert.CertPathValidatorException;
+import java.security.cert.CertPathValidatorException.BasicReason;
+import java.security.cert.CertificateFactory;
+import java.security.cert.CertificateParsingException;
+import java.security.cert.PKIXParameters;
+import java.security.cert.PKIXReason;
+import java.security.cert.TrustAnchor;
+import java.security.cert.X509Certificate;
+import java.time.Clock;
+import java.util.Date;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * What a deployment trusts: its own CA, and nothing else, with that CA's revocation list.
+ *
+ * <p>{@link #verify} is the single place where a peer's certificate is accepted or refused; the TLS
+ * trust managers of {@link MutualTls} call it. Path validation is the JDK's PKIX validator with the
+ * deployment CA as the only trust anchor; revocation, usage and identity are checked on top of it.
+ */
+public final class DeploymentTrust {
+  private final X509Certificate ca;
+  private final RevocationList revocations;
+  private final Clock clock;
+
+  private DeploymentTrust(X509Certificate ca, RevocationList revocations, Clock clock) {
+    this.ca = Objects.requireNonNull(ca, "ca");
+    this.revocations = Objects.requireNonNull(revocations, "revocations");
+    this.clock = Objects.requireNonNull(clock, "clock");
+  }
+
+  /** Trust in {@code ca}, with its revocation list. */
+  public static DeploymentTrust of(X509Certificate ca, RevocationList revocations) {
+    return new DeploymentTrust(ca, revocations, Clock.systemUTC());
+  }
+
+  /**
+   * Trust read from the files a peer receives from the deployment: the CA certificate and the CRL,
+   * re-read when it changes.
+   */
+  public static DeploymentTrust load(Path caCertificateFile, Path crlFile) {
+    X509Certificate ca = Pem.readCertificate(caCertificateFile);
+    return of(ca, RevocationList.watching(crlFile, ca));
+  }
+
+  /** The same trust, judged at the time of {@code clock} (tests, replays). */
+  public DeploymentTrust withClock(Clock clock) {
+    return new DeploymentTrust(ca, revocations, clock);
+  }
+
+  /** The deployment CA's certificate. */
+  public X509Certificate caCertificate() {
+    return ca;
+  }
+
+  /**
+   * Accepts or refuses a peer's certificate chain; only the first certificate (the peer's own) is
+   * used, a CA certificate sent along is ignored.
+   *
+   * @param chain the chain the peer presented, peer certificate first
+   * @param usage the TLS role the peer plays
+   * @return the peer's identity, from its certificate
+   * @throws KeyExchangeException of category {@link KeyExchangeException.Category#PEER_CERTIFICATE}
+   *     whose reason says why the certificate was refused
+   */
+  public PeerIdentity verify(X509Certificate[] chain, CertificateUsage usage) {
+    if (chain == null || chain.length == 0 || chain[0] == null) {
+      throw new KeyExchangeException(
+          KeyExchangeException.Reason.NO_CERTIFICATE, "the peer presented no certificate");
+    }
+    X509Certificate leaf = chain[0];
+    Date now = Date.from(clock.instant());
+    validatePath(leaf, now);
+    revocations.check(leaf, clock.instant());
+    checkUsage(leaf, usage);
+    return PeerIdentity.fromCertificate(leaf);
+  }
+
+  private void validatePath(X509Certificate leaf, Date now) {
+    try {
+      PKIXParameters params = new PKIXParameters(Set.of(new TrustAnchor(ca, null)));
+      params.setRevocationEnabled(false); // checked by RevocationList, which fails closed
+      params.setDate(now);
+      CertificateFactory cf = CertificateFactory.getInstance("X.509");
+      CertPathValidator.getInstance("PKIX").validate(cf.generateCertPath(List.of(leaf)), params);
+    } catch (CertPathValidatorException e) {
+      throw refused(e, leaf);
+    } catch (GeneralSecurityException e) {
+      throw Pem.internal("PKIX validation unavailable", e);
+    }
+  }
+
+  private static KeyExchangeException refused(CertPathValidatorException e, X509Certificate leaf) {
+    String serial = " (serial " + leaf.getSerialNumber().toString(16) + ")";
+    CertPathValidatorException.Reason r = e.getReason();
+    if (r == BasicReason.EXPIRED) {
+      return new KeyExchangeException(
+          KeyExchangeException.Reason.CERTIFICATE_EXPIRED,
+          "certificate expired at " + leaf.getNotAfter().toInstant() + serial);
+    }
+    if (r == BasicReason.NOT_YET_VALID) {
+      return new KeyExchangeException(
+          KeyExchangeException.Reason.CERTIFICATE_NOT_YET_VALID,
+          "certificate is valid from " + leaf.getNotBefore().toInstant() + serial);
+    }
+    if (r == PKIXReason.NO_TRUST_ANCHOR || r == BasicReason.INVALID_SIGNATURE) {
+      return new KeyExchangeException(
+          KeyExchangeException.Reason.UNTRUSTED_ISSUER,
+          "certificate was not issued by the deployment CA (issuer "
+              + leaf.getIssuerX500Principal().getName()
+              + ")");
+    }
+    if (r == PKIXReason.INVALID_KEY_USAGE) {
+      return new KeyExchangeException(
+          KeyExchangeException.Reason.WRONG_USAGE, "key usage does not allow this use" + serial);
+    }
+    return new KeyExchangeException(
+        KeyExchangeException.Reason.CERTIFICATE_INVALID,
+        "certificate refused by path validation (" + r + ")" + serial,
+        e);
+  }
+
+  private static void checkUsage(X509Certificate leaf, CertificateUsage usage) {
+    if (leaf.getBasicConstraints() >= 0) {
+      throw wrongUsage("a CA certificate cannot identify a peer");
+    }
+    boolean[] keyUsage = leaf.getKeyUsage();
+    if (keyUsage == null || !keyUsage[0]) {
+      throw wrongUsage("key usage lacks digitalSignature");
+    }
+    List<String> eku;
+    try {
+      eku = leaf.getExtendedKeyUsage();
+    } catch (CertificateParsingException e) {
+      throw wrongUsage("extended key usage is malformed");
+    }
+    if (eku == null || !eku.contains(usage.extendedKeyUsageOid())) {
+      throw wrongUsage(
+          "extended key usage does not allow "
+              + (usage == CertificateUsage.TLS_CLIENT ? "clientAuth" : "serverAuth"));
+    }
+  }
+
+  private static KeyExchangeException wrongUsage(String why) {
+    return new KeyExchangeException(KeyExchangeException.Reason.WRONG_USAGE, why);
+  }
+
+  @Override
+  public String toString() {
+    return "DeploymentTrust[ca=" + ca.getSubjectX500Principal().getName() + "]";
+  }
+}

@@ -1,0 +1,68 @@
+package io.srdma.keys;
+
+import java.net.Socket;
+import java.security.cert.CertificateException;
+import java.security.cert.X509Certificate;
+import javax.net.ssl.SSLEngine;
+import javax.net.ssl.X509ExtendedTrustManager;
+
+/**
+ * Adapts {@link DeploymentTrust} to JSSE. A refusal is thrown as a {@link CertificateException}
+ * whose cause is the typed {@link KeyExchangeException}; {@link TlsFailures} finds it again.
+ */
+final class DeploymentTrustManager extends X509ExtendedTrustManager {
+  private final DeploymentTrust trust;
+
+  DeploymentTrustManager(DeploymentTrust trust) {
+    this.trust = trust;
+  }
+
+  private void check(X509Certificate[] chain, CertificateUsage usage) throws CertificateException {
+    try {
+      trust.verify(chain, usage);
+    } catch (KeyExchangeException e) {
+      throw new CertificateException(e.getMessage(), e);
+    }
+  }
+
+  @Override
+  public void checkClientTrusted(X509Certificate[] chain, String authType)
+      throws CertificateException {
+    check(chain, CertificateUsage.TLS_CLIENT);
+  }
+
+  @Override
+  public void checkServerTrusted(X509Certificate[] chain, String authType)
+      throws CertificateException {
+    check(chain, CertificateUsage.TLS_SERVER);
+  }
+
+  @Override
+  public void checkClientTrusted(X509Certificate[] chain, String authType, Socket socket)
+      throws CertificateException {
+    check(chain, CertificateUsage.TLS_CLIENT);
+  }
+
+  @Override
+  public void checkServerTrusted(X509Certificate[] chain, String authType, Socket socket)
+      throws CertificateException {
+    check(chain, CertificateUsage.TLS_SERVER);
+  }
+
+  @Override
+  public void checkClientTrusted(X509Certificate[] chain, String authType, SSLEngine engine)
+      throws CertificateException {
+    check(chain, CertificateUsage.TLS_CLIENT);
+  }
+
+  @Override
+  public void checkServerTrusted(X509Certificate[] chain, String authType, SSLEngine engine)
+      throws CertificateException {
+    check(chain, CertificateUsage.TLS_SERVER);
+  }
+
+  @Override
+  public X509Certificate[] getAcceptedIssuers() {
+    return new X509Certificate[] {trust.caCertificate()};
+  }
+}

@@ -1,0 +1,282 @@
+package io.srdma.keys;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketException;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.security.SecureRandom;
+import java.security.cert.Certificate;
+import java.security.cert.X509Certificate;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Objects;
+import javax.net.ssl.KeyManagerFactory;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLEngine;
+import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.SSLPeerUnverifiedException;
+import javax.net.ssl.SSLServerSocket;
+import javax.net.ssl.SSLSession;
+import javax.net.ssl.SSLSocket;
+import javax.net.ssl.TrustManager;
+import org.bouncycastle.jsse.BCSSLEngine;
+import org.bouncycastle.jsse.BCSSLParameters;
+import org.bouncycastle.jsse.BCSSLSocket;
+
+/**
+ * Mutual TLS 1.3 for the control plane, on one side of a connection.
+ *
+ * <p>Settings (see docs/keys.md): TLS 1.3 only — no fallback; cipher suites AES-256-GCM,
+ * AES-128-GCM and ChaCha20-Poly1305; key exchange groups x25519 and secp256r1; certificate
+ * signatures ECDSA P-256 with SHA-256; client certificate required; the deployment CA is the only
+ * trust anchor and its CRL is checked on every handshake. The provider is Bouncy Castle's JSSE,
+ * because it exports keying material (RFC 8446 §7.5) for {@link TlsBinding}.
+ *
+ * <p>Typical server use:
+ *
+ * <pre>{@code
+ * MutualTls tls = MutualTls.server(credential, ca.trust());
+ * try (SSLServerSocket listener = tls.bind(new InetSocketAddress(port), 128)) {
+ *   SSLSocket s = (SSLSocket) listener.accept();
+ *   AuthenticatedPeer peer = tls.handshake(s, Duration.ofSeconds(10)); // typed error on refusal
+ *   ...
+ * }
+ * }</pre>
+ */
+public final class MutualTls {
+  /** The only protocol version. */
+  public static final String PROTOCOL = "TLSv1.3";
+
+  /** Accepted cipher suites, in order of preference. */
+  public static final List<String> CIPHER_SUITES =
+      List.of("TLS_AES_256_GCM_SHA384", "TLS_AES_128_GCM_SHA256", "TLS_CHACHA20_POLY1305_SHA256");
+
+  /** Accepted key exchange groups, in order of preference. */
+  public static final List<String> NAMED_GROUPS = List.of("x25519", "secp256r1");
+
+  /** Accepted signature schemes (the deployment issues P-256 keys only). */
+  public static final List<String> SIGNATURE_SCHEMES = List.of("ecdsa_secp256r1_sha256");
+
+  private final SSLContext context;
+  private final boolean server;
+
+  private MutualTls(SSLContext context, boolean server) {
+    this.context = context;
+    this.server = server;
+  }
+
+  /** The server side: presents {@code credential}, requires and checks a client certificate. */
+  public static MutualTls server(Credential credential, DeploymentTrust trust) {
+    return new MutualTls(newContext(credential, trust), true);
+  }
+
+  /** The client side: presents {@code credential}, checks the server's certificate. */
+  public static MutualTls client(Credential credential, DeploymentTrust trust) {
+    return new MutualTls(newContext(credential, trust), false);
+  }
+
+  private static SSLContext newContext(Credential credential, DeploymentTrust trust) {
+    Objects.requireNonNull(credential, "credential");
+    Objects.requireNonNull(trust, "trust");
+    char[] password = new char[0];
+    try {
+      // an in-memory key store only to hand the key to BCJSSE's own key manager
+      KeyStore ks = KeyStore.getInstance("PKCS12");
+      ks.load(null, null);
+      ks.setKeyEntry(
+          "srdma",
+          credential.privateKey(),
+          password,
+          new Certificate[] {credential.certificate(), trust.caCertificate()});
+      KeyManagerFactory kmf = KeyManagerFactory.getInstance("PKIX", Providers.BCJSSE);
+      kmf.init(ks, password);
+      SSLContext ctx = SSLContext.getInstance(PROTOCOL, Providers.BCJSSE);
+      ctx.init(
+          kmf.getKeyManagers(),
+          new TrustManager[] {new DeploymentTrustManager(trust)},
+          new SecureRandom());
+      return ctx;
+    } catch (GeneralSecurityException | IOException e) {
+      throw new KeyExchangeException(
+          KeyExchangeException.Reason.CRYPTO_FAILURE, "cannot build the TLS context", e);
+    }
+  }
+
+  /** Whether this is the server side. */
+  public boolean isServer() {
+    return server;
+  }
+
+  /** The underlying context, for frameworks that take one; configure its sockets and engines. */
+  public SSLContext sslContext() {
+    return context;
+  }
+
+  /** The protocol, cipher suite and client-authentication settings as standard parameters. */
+  public SSLParameters parameters() {
+    SSLParameters p = new SSLParameters();
+    p.setProtocols(new String[] {PROTOCOL});
+    p.setCipherSuites(CIPHER_SUITES.toArray(new String[0]));
+    p.setUseCipherSuitesOrder(true);
+    if (server) {
+      p.setNeedClientAuth(true);
+    }
+    return p;
+  }
+
+  /** Applies all settings to a socket (done by {@link #handshake} and {@link #connect}). */
+  public SSLSocket configure(SSLSocket socket) {
+    socket.setUseClientMode(!server);
+    socket.setSSLParameters(parameters());
+    if (socket instanceof BCSSLSocket) {
+      BCSSLSocket bc = (BCSSLSocket) socket;
+      bc.setParameters(restrict(bc.getParameters()));
+    }
+    return socket;
+  }
+
+  /** Applies all settings to an engine. */
+  public SSLEngine configure(SSLEngine engine) {
+    engine.setUseClientMode(!server);
+    engine.setSSLParameters(parameters());
+    if (engine instanceof BCSSLEngine) {
+      BCSSLEngine bc = (BCSSLEngine) engine;
+      bc.setParameters(restrict(bc.getParameters()));
+    }
+    return engine;
+  }
+
+  private static BCSSLParameters restrict(BCSSLParameters p) {
+    p.setNamedGroups(NAMED_GROUPS.toArray(new String[0]));
+    p.setSignatureSchemes(SIGNATURE_SCHEMES.toArray(new String[0]));
+    p.setSignatureSchemesCert(SIGNATURE_SCHEMES.toArray(new String[0]));
+    return p;
+  }
+
+  /** A new configured engine. */
+  public SSLEngine newEngine(String peerHost, int peerPort) {
+    return configure(context.createSSLEngine(peerHost, peerPort));
+  }
+
+  /**
+   * A listening server socket whose accepted sockets require TLS 1.3 and a client certificate.
+   * Still pass each accepted socket to {@link #handshake}.
+   */
+  public SSLServerSocket bind(InetSocketAddress address, int backlog) {
+    if (!server) {
+      throw new IllegalStateException("bind() needs the server side");
+    }
+    try {
+      SSLServerSocket s = (SSLServerSocket) context.getServerSocketFactory().createServerSocket();
+      try {
+        s.setReuseAddress(true);
+        s.setSSLParameters(parameters());
+        s.bind(address, backlog);
+        return s;
+      } catch (IOException | RuntimeException e) {
+        s.close();
+        throw e;
+      }
+    } catch (IOException e) {
+      throw new KeyExchangeException(
+          KeyExchangeException.Reason.IO_ERROR, "cannot listen on " + address, e);
+    }
+  }
+
+  /**
+   * Connects to a server and completes the handshake.
+   *
+   * @param timeout bounds the connect and each read of the handshake
+   * @throws KeyExchangeException with the reason the server or its certificate was refused
+   */
+  public AuthenticatedPeer connect(InetSocketAddress address, Duration timeout) {
+    if (server) {
+      throw new IllegalStateException("connect() needs the client side");
+    }
+    SSLSocket socket = null;
+    try {
+      socket = (SSLSocket) context.getSocketFactory().createSocket();
+      socket.setTcpNoDelay(true);
+      socket.connect(address, timeoutMillis(timeout));
+      return handshake(socket, timeout);
+    } catch (IOException e) {
+      closeQuietly(socket, e);
+      throw TlsFailures.classify(e);
+    } catch (RuntimeException e) {
+      closeQuietly(socket, e);
+      throw e;
+    }
+  }
+
+  /**
+   * Configures a socket and runs its handshake; on failure the socket is closed.
+   *
+   * @param timeout bounds each read of the handshake
+   * @return the authenticated peer, its identity taken from its certificate
+   * @throws KeyExchangeException whose reason says why the handshake failed
+   */
+  public AuthenticatedPeer handshake(SSLSocket socket, Duration timeout) {
+    try {
+      configure(socket);
+      int previous = socket.getSoTimeout();
+      socket.setSoTimeout(timeoutMillis(timeout));
+      socket.startHandshake();
+      socket.setSoTimeout(previous);
+      SSLSession session = socket.getSession();
+      if (!PROTOCOL.equals(session.getProtocol())) {
+        throw new KeyExchangeException(
+            KeyExchangeException.Reason.PROTOCOL_VERSION,
+            "negotiated " + session.getProtocol() + ", only TLS 1.3 is accepted");
+      }
+      X509Certificate peer = (X509Certificate) session.getPeerCertificates()[0];
+      return new AuthenticatedPeer(socket, PeerIdentity.fromCertificate(peer), peer);
+    } catch (SSLPeerUnverifiedException e) {
+      closeQuietly(socket, e);
+      throw new KeyExchangeException(
+          KeyExchangeException.Reason.NO_CERTIFICATE, "the peer presented no certificate", e);
+    } catch (SSLException | SocketException e) {
+      closeQuietly(socket, e);
+      throw TlsFailures.classify(e);
+    } catch (IOException e) {
+      closeQuietly(socket, e);
+      throw TlsFailures.classify(e);
+    } catch (RuntimeException e) {
+      closeQuietly(socket, e);
+      throw e;
+    }
+  }
+
+  private static int timeoutMillis(Duration timeout) {
+    long ms = timeout.toMillis();
+    if (ms <= 0 || ms > Integer.MAX_VALUE) {
+      throw new KeyExchangeException(
+          KeyExchangeException.Reason.BAD_ARGUMENT, "timeout must be positive: " + timeout);
+    }
+    return (int) ms;
+  }
+
+  private static void closeQuietly(Socket socket, Throwable primary) {
+    if (socket != null) {
+      try {
+        socket.close();
+      } catch (IOException e) {
+        primary.addSuppressed(e);
+      }
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "MutualTls["
+        + (server ? "server" : "client")
+        + ", "
+        + PROTOCOL
+        + ", "
+        + Arrays.toString(CIPHER_SUITES.toArray())
+        + "]";
+  }
+}

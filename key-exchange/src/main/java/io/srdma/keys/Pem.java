@@ -1,0 +1,207 @@
+package io.srdma.keys;
+
+import java.io.IOException;
+import java.io.StringReader;
+import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.PrivateKey;
+import java.security.SecureRandom;
+import java.security.cert.CRLException;
+import java.security.cert.CertificateException;
+import java.security.cert.X509CRL;
+import java.security.cert.X509Certificate;
+import java.util.ArrayList;
+import java.util.List;
+import org.bouncycastle.asn1.pkcs.PKCSObjectIdentifiers;
+import org.bouncycastle.asn1.pkcs.PrivateKeyInfo;
+import org.bouncycastle.asn1.x509.AlgorithmIdentifier;
+import org.bouncycastle.cert.X509CRLHolder;
+import org.bouncycastle.cert.X509CertificateHolder;
+import org.bouncycastle.cert.jcajce.JcaX509CRLConverter;
+import org.bouncycastle.cert.jcajce.JcaX509CertificateConverter;
+import org.bouncycastle.openssl.PEMKeyPair;
+import org.bouncycastle.openssl.PEMParser;
+import org.bouncycastle.openssl.PKCS8Generator;
+import org.bouncycastle.openssl.jcajce.JcaPEMKeyConverter;
+import org.bouncycastle.openssl.jcajce.JcaPEMWriter;
+import org.bouncycastle.openssl.jcajce.JcaPKCS8Generator;
+import org.bouncycastle.openssl.jcajce.JceOpenSSLPKCS8DecryptorProviderBuilder;
+import org.bouncycastle.openssl.jcajce.JceOpenSSLPKCS8EncryptorBuilder;
+import org.bouncycastle.operator.OperatorCreationException;
+import org.bouncycastle.pkcs.PKCS8EncryptedPrivateKeyInfo;
+import org.bouncycastle.pkcs.PKCSException;
+
+/**
+ * PEM encoding of certificates, CRLs and private keys (PKCS#8, optionally passphrase-encrypted with
+ * PBES2: PBKDF2-HMAC-SHA256 and AES-256-CBC). Files written with {@link #writePrivateKey(Path,
+ * PrivateKey, char[])} are created owner-only (POSIX 600) and never overwrite an existing file.
+ */
+public final class Pem {
+  /** PBKDF2 iterations for passphrase-encrypted keys (OWASP 2023 figure for HMAC-SHA256). */
+  static final int PBKDF2_ITERATIONS = 600_000;
+
+  private Pem() {}
+
+  /** PEM text of one certificate. */
+  public static String toPem(X509Certificate certificate) {
+    return write(certificate);
+  }
+
+  /** PEM text of a CRL. */
+  public static String toPem(X509CRL crl) {
+    return write(crl);
+  }
+
+  /**
+   * PEM text of a private key as PKCS#8, encrypted if a passphrase is given.
+   *
+   * @param passphrase {@code null} or empty for an unencrypted key
+   */
+  public static String toPem(PrivateKey key, char[] passphrase) {
+    try {
+      if (passphrase == null || passphrase.length == 0) {
+        return write(new JcaPKCS8Generator(key, null));
+      }
+      JceOpenSSLPKCS8EncryptorBuilder builder =
+          new JceOpenSSLPKCS8EncryptorBuilder(PKCS8Generator.AES_256_CBC)
+              .setProvider(Providers.BC)
+              .setRandom(new SecureRandom())
+              .setPRF(new AlgorithmIdentifier(PKCSObjectIdentifiers.id_hmacWithSHA256))
+              .setIterationCount(PBKDF2_ITERATIONS)
+              .setPassword(passphrase);
+      return write(new JcaPKCS8Generator(key, builder.build()));
+    } catch (IOException | OperatorCreationException e) {
+      throw new KeyExchangeException(
+          KeyExchangeException.Reason.CRYPTO_FAILURE, "cannot encode private key", e);
+    }
+  }
+
+  /** Writes a certificate to a new file (fails if it exists). */
+  public static void writeCertificate(Path file, X509Certificate certificate) {
+    SecureFiles.writeNew(file, toPem(certificate).getBytes(StandardCharsets.US_ASCII), false);
+  }
+
+  /**
+   * Writes a private key to a new owner-only file (fails if it exists).
+   *
+   * @param passphrase {@code null} or empty for an unencrypted key
+   */
+  public static void writePrivateKey(Path file, PrivateKey key, char[] passphrase) {
+    SecureFiles.writeNew(file, toPem(key, passphrase).getBytes(StandardCharsets.US_ASCII), true);
+  }
+
+  /** Reads the first certificate of a PEM file. */
+  public static X509Certificate readCertificate(Path file) {
+    List<X509Certificate> all = readCertificates(file);
+    if (all.isEmpty()) {
+      throw new KeyExchangeException(
+          KeyExchangeException.Reason.BAD_PEM, file + " holds no certificate");
+    }
+    return all.get(0);
+  }
+
+  /** Reads all certificates of a PEM file, in order. */
+  public static List<X509Certificate> readCertificates(Path file) {
+    List<X509Certificate> out = new ArrayList<>();
+    JcaX509CertificateConverter converter = new JcaX509CertificateConverter();
+    for (Object o : parseAll(file)) {
+      if (o instanceof X509CertificateHolder) {
+        try {
+          out.add(converter.getCertificate((X509CertificateHolder) o));
+        } catch (CertificateException e) {
+          throw new KeyExchangeException(
+              KeyExchangeException.Reason.BAD_PEM, file + " holds a malformed certificate", e);
+        }
+      }
+    }
+    return out;
+  }
+
+  /** Reads the CRL of a PEM file. */
+  public static X509CRL readCrl(Path file) {
+    for (Object o : parseAll(file)) {
+      if (o instanceof X509CRLHolder) {
+        try {
+          return new JcaX509CRLConverter().getCRL((X509CRLHolder) o);
+        } catch (CRLException e) {
+          throw new KeyExchangeException(
+              KeyExchangeException.Reason.BAD_PEM, file + " holds a malformed CRL", e);
+        }
+      }
+    }
+    throw new KeyExchangeException(KeyExchangeException.Reason.BAD_PEM, file + " holds no CRL");
+  }
+
+  /**
+   * Reads a private key (PKCS#8, encrypted PKCS#8, or a traditional OpenSSL EC key).
+   *
+   * @param passphrase needed if the key is encrypted; may be {@code null} otherwise
+   */
+  public static PrivateKey readPrivateKey(Path file, char[] passphrase) {
+    JcaPEMKeyConverter converter = new JcaPEMKeyConverter();
+    for (Object o : parseAll(file)) {
+      try {
+        if (o instanceof PrivateKeyInfo) {
+          return converter.getPrivateKey((PrivateKeyInfo) o);
+        }
+        if (o instanceof PEMKeyPair) {
+          return converter.getPrivateKey(((PEMKeyPair) o).getPrivateKeyInfo());
+        }
+        if (o instanceof PKCS8EncryptedPrivateKeyInfo) {
+          if (passphrase == null || passphrase.length == 0) {
+            throw new KeyExchangeException(
+                KeyExchangeException.Reason.BAD_PASSPHRASE,
+                file + " is encrypted and no passphrase was given");
+          }
+          PrivateKeyInfo info =
+              ((PKCS8EncryptedPrivateKeyInfo) o)
+                  .decryptPrivateKeyInfo(
+                      new JceOpenSSLPKCS8DecryptorProviderBuilder()
+                          .setProvider(Providers.BC)
+                          .build(passphrase));
+          return converter.getPrivateKey(info);
+        }
+      } catch (PKCSException e) {
+        throw new KeyExchangeException(
+            KeyExchangeException.Reason.BAD_PASSPHRASE, "cannot decrypt " + file, e);
+      } catch (OperatorCreationException | IOException e) {
+        throw new KeyExchangeException(
+            KeyExchangeException.Reason.BAD_PEM, file + " holds a malformed private key", e);
+      }
+    }
+    throw new KeyExchangeException(
+        KeyExchangeException.Reason.BAD_PEM, file + " holds no private key");
+  }
+
+  private static List<Object> parseAll(Path file) {
+    String text = new String(SecureFiles.read(file), StandardCharsets.US_ASCII);
+    List<Object> out = new ArrayList<>();
+    try (PEMParser parser = new PEMParser(new StringReader(text))) {
+      for (Object o = parser.readObject(); o != null; o = parser.readObject()) {
+        out.add(o);
+      }
+    } catch (IOException | RuntimeException e) {
+      throw new KeyExchangeException(
+          KeyExchangeException.Reason.BAD_PEM, file + " is not valid PEM", e);
+    }
+    return out;
+  }
+
+  private static String write(Object o) {
+    StringWriter out = new StringWriter();
+    try (JcaPEMWriter w = new JcaPEMWriter(out)) {
+      w.writeObject(o);
+    } catch (IOException e) {
+      throw new KeyExchangeException(
+          KeyExchangeException.Reason.CRYPTO_FAILURE, "cannot encode PEM", e);
+    }
+    return out.toString();
+  }
+
+  /** Wraps a JCA failure; used where only a provider bug can fail. */
+  static KeyExchangeException internal(String what, GeneralSecurityException e) {
+    return new KeyExchangeException(KeyExchangeException.Reason.CRYPTO_FAILURE, what, e);
+  }
+}
