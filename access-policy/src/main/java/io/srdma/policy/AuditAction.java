@@ -1,0 +1,36 @@
+package io.srdma.policy;
+
+import java.util.Locale;
+
+/** What an audit line records. */
+public enum AuditAction {
+  /** A peer or console user authenticated, or failed to. */
+  AUTHENTICATE(false),
+  /** A grant request was decided. */
+  DECIDE(false),
+  /** A grant is about to take effect. Forced to disk before {@code append} returns. */
+  GRANT(true),
+  /** A grant is about to be revoked. Forced to disk before {@code append} returns. */
+  REVOKE(true),
+  /** A policy reload succeeded or was rejected. */
+  RELOAD(false),
+  /** A peer tried to access memory outside its grants. */
+  ACCESS_VIOLATION(false);
+
+  private final boolean durable;
+  private final String token = name().toLowerCase(Locale.ROOT);
+
+  AuditAction(boolean durable) {
+    this.durable = durable;
+  }
+
+  /** Whether a line of this action is forced to stable storage before {@code append} returns. */
+  public boolean durable() {
+    return durable;
+  }
+
+  /** The name written in the log, e.g. {@code access_violation}. */
+  public String token() {
+    return token;
+  }
+}

@@ -1,0 +1,16 @@
+package io.srdma.policy;
+
+/** The audit log could not be opened, written or read. Category {@link Category#AUDIT}. */
+public final class AuditException extends PolicyException {
+  private static final long serialVersionUID = 1L;
+
+  /**
+   * Creates the exception.
+   *
+   * @param message what happened
+   * @param cause the underlying failure, or null
+   */
+  public AuditException(String message, Throwable cause) {
+    super(Category.AUDIT, message, cause);
+  }
+}

@@ -1,0 +1,144 @@
+package io.srdma.policy;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.List;
+
+/**
+ * Loads and validates policy files. A file with any error is rejected as a whole with a {@link
+ * PolicyRejectedException} that lists every error as {@code file:line:column: reason}.
+ *
+ * <p>Thread-safe and stateless; one instance may serve every load.
+ */
+public final class PolicyLoader {
+  /** Largest policy file accepted by default: 8 MiB. */
+  public static final long DEFAULT_MAX_FILE_BYTES = 8L << 20;
+
+  /** Classpath location of the documented two-tenant sample policy ({@code docs/policy.md}). */
+  public static final String SAMPLE_RESOURCE = "/io/srdma/policy/sample-policy.yaml";
+
+  private final long maxFileBytes;
+
+  /** A loader with the {@link #DEFAULT_MAX_FILE_BYTES default size limit}. */
+  public PolicyLoader() {
+    this(DEFAULT_MAX_FILE_BYTES);
+  }
+
+  /**
+   * A loader with a size limit.
+   *
+   * @param maxFileBytes the largest file accepted, positive
+   */
+  public PolicyLoader(long maxFileBytes) {
+    if (maxFileBytes <= 0 || maxFileBytes > Integer.MAX_VALUE) {
+      throw new PolicyException(
+          PolicyException.Category.ILLEGAL_ARGUMENT, "maxFileBytes out of range: " + maxFileBytes);
+    }
+    this.maxFileBytes = maxFileBytes;
+  }
+
+  /**
+   * Loads a policy file.
+   *
+   * @param file the YAML file
+   * @return the validated policy
+   * @throws PolicyRejectedException if the file has errors
+   * @throws PolicyException category IO if it cannot be read
+   */
+  public Policy load(Path file) {
+    String label = file.toString();
+    try {
+      long size = Files.size(file);
+      if (size > maxFileBytes) {
+        throw tooLarge(label, size);
+      }
+      return parse(label, Files.readAllBytes(file));
+    } catch (IOException e) {
+      throw new PolicyException(
+          PolicyException.Category.IO, "cannot read policy file " + file + ": " + e, e);
+    }
+  }
+
+  /**
+   * Parses policy text.
+   *
+   * @param label the name used in error positions
+   * @param utf8 the file content
+   * @return the validated policy
+   * @throws PolicyRejectedException if the text has errors
+   */
+  public Policy parse(String label, byte[] utf8) {
+    if (utf8.length > maxFileBytes) {
+      throw tooLarge(label, utf8.length);
+    }
+    String text;
+    try {
+      text =
+          StandardCharsets.UTF_8
+              .newDecoder()
+              .onMalformedInput(CodingErrorAction.REPORT)
+              .onUnmappableCharacter(CodingErrorAction.REPORT)
+              .decode(ByteBuffer.wrap(utf8))
+              .toString();
+    } catch (CharacterCodingException e) {
+      throw new PolicyRejectedException(
+          List.of(new PolicyError(label, 1, 1, "the file is not valid UTF-8")));
+    }
+    return new PolicyReader(label).read(text, sha256(utf8));
+  }
+
+  /**
+   * Parses policy text.
+   *
+   * @param label the name used in error positions
+   * @param text the YAML text
+   * @return the validated policy
+   * @throws PolicyRejectedException if the text has errors
+   */
+  public Policy parse(String label, String text) {
+    return parse(label, text.getBytes(StandardCharsets.UTF_8));
+  }
+
+  /**
+   * Loads the documented sample policy (tenants {@code acme} and {@code globex}, demo console
+   * users). For demos and tests only: its console passwords are published.
+   *
+   * @return the sample policy
+   */
+  public Policy loadSample() {
+    try (var in = PolicyLoader.class.getResourceAsStream(SAMPLE_RESOURCE)) {
+      if (in == null) {
+        throw new PolicyException(PolicyException.Category.IO, "missing " + SAMPLE_RESOURCE);
+      }
+      return parse("sample-policy.yaml", in.readAllBytes());
+    } catch (IOException e) {
+      throw new PolicyException(PolicyException.Category.IO, "cannot read " + SAMPLE_RESOURCE, e);
+    }
+  }
+
+  private PolicyRejectedException tooLarge(String label, long size) {
+    return new PolicyRejectedException(
+        List.of(
+            new PolicyError(
+                label,
+                1,
+                1,
+                "the file is " + size + " bytes, over the limit of " + maxFileBytes + " bytes")));
+  }
+
+  static String sha256(byte[] bytes) {
+    try {
+      return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is required of every JVM", e);
+    }
+  }
+}
