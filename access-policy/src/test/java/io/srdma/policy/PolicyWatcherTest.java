@@ -1,0 +1,109 @@
+package io.srdma.policy;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.EnumSet;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+class PolicyWatcherTest {
+  private final BlockingQueue<Object> events = new LinkedBlockingQueue<>();
+  private final PolicyWatcher.Listener listener =
+      new PolicyWatcher.Listener() {
+        @Override
+        public void reloaded(ReloadResult result) {
+          events.add(result);
+        }
+
+        @Override
+        public void rejected(PolicyException error) {
+          events.add(error);
+        }
+      };
+
+  @Test
+  @Timeout(60)
+  void shouldReloadWhenTheFileChangesAndKeepThePolicyWhenItIsBroken(@TempDir Path dir)
+      throws Exception {
+    Path file = dir.resolve("policy.yaml");
+    Files.writeString(file, PolicyLoaderTest.MINIMAL);
+    PolicyLoader loader = new PolicyLoader();
+    GrantAuthority authority = new GrantAuthority(loader.load(file));
+    assertTrue(
+        authority
+            .issue(
+                "g1",
+                "srdma://acme/w-1",
+                "acme",
+                "kv",
+                EnumSet.of(Operation.WRITE),
+                0,
+                1024,
+                Duration.ofSeconds(1))
+            .allowed());
+    try (PolicyWatcher w = PolicyWatcher.start(file, loader, authority, listener)) {
+      assertTrue(
+          Thread.getAllStackTraces().keySet().stream()
+              .anyMatch(t -> t.getName().equals(PolicyWatcher.THREAD_NAME) && t.isDaemon()));
+      replace(dir, file, PolicyLoaderTest.MINIMAL.replace("1KiB", "512B"));
+      Object e = events.poll(20, TimeUnit.SECONDS);
+      ReloadResult r = assertInstanceOf(ReloadResult.class, e);
+      assertEquals(1, r.forbidden().size());
+      assertEquals(DecisionReason.TOO_LARGE, r.forbidden().get(0).reason());
+      Policy inForce = authority.policy();
+      assertSame(r.current(), inForce);
+
+      replace(dir, file, PolicyLoaderTest.MINIMAL.replace("1KiB", "lots"));
+      Object rejected = events.poll(20, TimeUnit.SECONDS);
+      assertInstanceOf(PolicyRejectedException.class, rejected);
+      assertSame(inForce, authority.policy());
+    }
+    Thread.sleep(50);
+    assertFalse(
+        Thread.getAllStackTraces().keySet().stream()
+            .anyMatch(t -> t.getName().equals(PolicyWatcher.THREAD_NAME) && t.isAlive()));
+  }
+
+  @Test
+  void shouldReloadOnRequestAndSkipAnUnchangedFile(@TempDir Path dir) throws Exception {
+    Path file = dir.resolve("policy.yaml");
+    Files.writeString(file, PolicyLoaderTest.MINIMAL);
+    PolicyLoader loader = new PolicyLoader();
+    GrantAuthority authority = new GrantAuthority(loader.load(file));
+    try (PolicyWatcher w = PolicyWatcher.manual(file, loader, authority, listener)) {
+      ReloadResult same = w.reload();
+      assertSame(same.previous(), same.current());
+      assertTrue(events.isEmpty());
+      Files.writeString(file, PolicyLoaderTest.MINIMAL.replace("5s", "6s"));
+      ReloadResult changed = w.reload();
+      assertEquals(
+          Duration.ofSeconds(6),
+          changed.current().tenants().get("acme").roles().get("writer").maxTtl());
+      Files.writeString(file, "version: 1\ntenants: [oops]\n");
+      PolicyRejectedException e = assertThrows(PolicyRejectedException.class, w::reload);
+      assertEquals(
+          file + ":2:10: tenants must be a mapping, found a list", e.errors().get(0).toString());
+      assertSame(changed.current(), authority.policy());
+    }
+  }
+
+  // write-then-rename, as careful editors and config tools do
+  private static void replace(Path dir, Path file, String text) throws Exception {
+    Path tmp = Files.createTempFile(dir, "policy", ".tmp");
+    Files.writeString(tmp, text);
+    Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+  }
+}
