@@ -1,0 +1,37 @@
+package io.srdma.verbs;
+
+import java.time.Duration;
+
+/**
+ * A completion queue ({@code struct ibv_cq}). Work completions of the queue pairs that use it
+ * arrive here, per queue pair in the order the requests were posted.
+ */
+public interface CompletionQueue extends AutoCloseable {
+  /** The most completions it holds. */
+  int capacity();
+
+  /**
+   * Takes up to {@code out.length} completions without waiting ({@code ibv_poll_cq}).
+   *
+   * @param out reusable completion objects, filled from index 0
+   * @return how many were filled
+   * @throws VerbsException RESOURCE_EXHAUSTED when the queue overran (completions were lost)
+   */
+  int poll(WorkCompletion[] out);
+
+  /**
+   * Like {@link #poll} but waits up to {@code timeout} for at least one completion: spins briefly,
+   * then parks.
+   *
+   * @return how many were filled; 0 when the timeout passed
+   */
+  int await(WorkCompletion[] out, Duration timeout);
+
+  /**
+   * Destroys the queue.
+   *
+   * @throws VerbsException BUSY while queue pairs use it
+   */
+  @Override
+  void close();
+}

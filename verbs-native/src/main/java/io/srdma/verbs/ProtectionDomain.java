@@ -1,0 +1,41 @@
+package io.srdma.verbs;
+
+import java.nio.ByteBuffer;
+
+/**
+ * A protection domain ({@code struct ibv_pd}). Memory regions, windows and queue pairs of different
+ * domains cannot be used together: a remote access through a QP of one domain to a region of
+ * another fails with REM_ACCESS_ERR even with the correct rkey.
+ */
+public interface ProtectionDomain extends AutoCloseable {
+  /** The device context that owns this domain. */
+  DeviceContext context();
+
+  /**
+   * Registers memory ({@code ibv_reg_mr}): the bytes of {@code buffer} from its position to its
+   * limit. The buffer must be direct and writable; its position and limit may change afterwards
+   * without effect on the region.
+   *
+   * @param buffer a direct, writable buffer
+   * @param access {@link AccessFlags} bits; REMOTE_WRITE needs LOCAL_WRITE, as in libibverbs
+   * @throws VerbsException INVALID_ARGUMENT for a heap or read-only buffer or bad flags
+   */
+  MemoryRegion registerMemory(ByteBuffer buffer, int access);
+
+  /**
+   * Allocates a type-2 memory window ({@code ibv_alloc_mw} with {@code IBV_MW_TYPE_2}), unbound.
+   * Bind it with a {@link WrOpcode#BIND_MW} work request on the queue pair it should serve.
+   */
+  MemoryWindow allocateMemoryWindow();
+
+  /** Creates a reliable-connected queue pair in RESET ({@code ibv_create_qp}, IBV_QPT_RC). */
+  QueuePair createQueuePair(QueuePairAttributes attributes);
+
+  /**
+   * Deallocates the domain.
+   *
+   * @throws VerbsException BUSY while regions, windows or queue pairs of it are open
+   */
+  @Override
+  void close();
+}

@@ -1,0 +1,229 @@
+package io.srdma.verbs.soft;
+
+import io.srdma.verbs.WcOpcode;
+import io.srdma.verbs.WcStatus;
+
+/**
+ * The send queue of one QP: a ring of slots in posting order. Remote requests stay pending until
+ * acknowledged (acknowledgements are cumulative by PSN, as on RC); local ones (bind, invalidate)
+ * are done when posted. Completions leave strictly in posting order. Primitive arrays: no
+ * allocation.
+ */
+final class SendQueue {
+
+  private final SoftCompletionQueue cq;
+  private final int qpn;
+  private final int capacity;
+  private final long[] wrIds;
+  private final WcOpcode[] opcodes;
+  private final boolean[] signaled;
+  private final boolean[] remote;
+
+  /** Null while pending. */
+  private final WcStatus[] status;
+
+  private final int[] psns;
+  private final int[] byteLengths;
+  private final SoftMemoryRegion[][] readRegions;
+  private final long[][] readOffsets;
+  private final int[][] readLengths;
+  private final int[] readSges;
+  private long head;
+  private long tail;
+  private int pendingRemote;
+
+  SendQueue(SoftCompletionQueue cq, int qpn, int capacity, int maxSge) {
+    this.cq = cq;
+    this.qpn = qpn;
+    this.capacity = capacity;
+    wrIds = new long[capacity];
+    opcodes = new WcOpcode[capacity];
+    signaled = new boolean[capacity];
+    remote = new boolean[capacity];
+    status = new WcStatus[capacity];
+    psns = new int[capacity];
+    byteLengths = new int[capacity];
+    readRegions = new SoftMemoryRegion[capacity][maxSge];
+    readOffsets = new long[capacity][maxSge];
+    readLengths = new int[capacity][maxSge];
+    readSges = new int[capacity];
+  }
+
+  synchronized int free() {
+    return capacity - (int) (tail - head);
+  }
+
+  synchronized boolean hasPendingRemote() {
+    return pendingRemote > 0;
+  }
+
+  /** Adds a pending remote request; returns its slot index. The caller checked {@link #free()}. */
+  synchronized int addRemote(
+      long wrId, WcOpcode opcode, boolean isSignaled, int psn, int byteLength) {
+    int i = slot(tail++);
+    wrIds[i] = wrId;
+    opcodes[i] = opcode;
+    signaled[i] = isSignaled;
+    remote[i] = true;
+    status[i] = null;
+    psns[i] = psn;
+    byteLengths[i] = byteLength;
+    readSges[i] = 0;
+    pendingRemote++;
+    return i;
+  }
+
+  /** Records where the bytes of an RDMA READ in slot {@code i} land. */
+  void addReadTarget(int i, SoftMemoryRegion mr, long offset, int length) {
+    int n = readSges[i]++;
+    readRegions[i][n] = mr;
+    readOffsets[i][n] = offset;
+    readLengths[i][n] = length;
+  }
+
+  int readSges(int i) {
+    return readSges[i];
+  }
+
+  SoftMemoryRegion readRegion(int i, int sge) {
+    return readRegions[i][sge];
+  }
+
+  long readOffset(int i, int sge) {
+    return readOffsets[i][sge];
+  }
+
+  int readLength(int i, int sge) {
+    return readLengths[i][sge];
+  }
+
+  int byteLength(int i) {
+    return byteLengths[i];
+  }
+
+  /** Adds a request that is already done (local operation, or refused before it was sent). */
+  synchronized void addDone(long wrId, WcOpcode opcode, boolean isSignaled, WcStatus result) {
+    int i = slot(tail++);
+    wrIds[i] = wrId;
+    opcodes[i] = opcode;
+    signaled[i] = isSignaled;
+    remote[i] = false;
+    status[i] = result;
+    byteLengths[i] = 0;
+    retire();
+  }
+
+  /**
+   * The slot of the first pending remote request if its PSN is {@code psn}, else -1 (a response for
+   * anything else is a protocol error).
+   */
+  synchronized int pendingSlotFor(int psn) {
+    for (long s = head; s < tail; s++) {
+      int i = slot(s);
+      if (status[i] == null && remote[i]) {
+        return psns[i] == psn ? i : findLater(s, psn);
+      }
+    }
+    return -1;
+  }
+
+  private int findLater(long from, int psn) {
+    for (long s = from; s < tail; s++) {
+      int i = slot(s);
+      if (status[i] == null && remote[i] && psns[i] == psn) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  /**
+   * Completes every pending remote request up to and including the one with {@code psn}
+   * successfully (cumulative acknowledgement).
+   *
+   * @return false when no pending request has that PSN
+   */
+  synchronized boolean ackThrough(int psn) {
+    if (pendingSlotFor(psn) < 0) {
+      return false;
+    }
+    for (long s = head; s < tail; s++) {
+      int i = slot(s);
+      if (status[i] == null && remote[i]) {
+        status[i] = WcStatus.SUCCESS;
+        pendingRemote--;
+        if (psns[i] == psn) {
+          break;
+        }
+      }
+    }
+    retire();
+    return true;
+  }
+
+  /**
+   * Fails the request with {@code psn} with {@code result}; earlier pending ones succeeded (RC
+   * executes in order), later ones are flushed.
+   */
+  synchronized void failAt(int psn, WcStatus result) {
+    boolean found = false;
+    for (long s = head; s < tail; s++) {
+      int i = slot(s);
+      if (status[i] != null || !remote[i]) {
+        continue;
+      }
+      pendingRemote--;
+      if (found) {
+        status[i] = WcStatus.WR_FLUSH_ERR;
+      } else if (psns[i] == psn) {
+        status[i] = result;
+        found = true;
+      } else {
+        status[i] = WcStatus.SUCCESS;
+      }
+    }
+    retire();
+  }
+
+  /** Completes the first pending request with {@code first} and flushes the rest. */
+  synchronized void failAll(WcStatus first) {
+    WcStatus next = first;
+    for (long s = head; s < tail; s++) {
+      int i = slot(s);
+      if (status[i] == null) {
+        status[i] = next;
+        next = WcStatus.WR_FLUSH_ERR;
+        pendingRemote--;
+      }
+    }
+    retire();
+  }
+
+  private void retire() {
+    while (head < tail) {
+      int i = slot(head);
+      WcStatus s = status[i];
+      if (s == null) {
+        return;
+      }
+      if (s != WcStatus.SUCCESS || signaled[i]) {
+        cq.push(
+            wrIds[i],
+            s,
+            opcodes[i],
+            opcodes[i] == WcOpcode.RDMA_READ ? byteLengths[i] : 0,
+            false,
+            0,
+            qpn);
+      }
+      for (int k = 0; k < readSges[i]; k++) {
+        readRegions[i][k] = null;
+      }
+      head++;
+    }
+  }
+
+  private int slot(long seq) {
+    return (int) (seq % capacity);
+  }
+}

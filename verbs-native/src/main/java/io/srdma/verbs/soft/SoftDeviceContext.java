@@ -1,0 +1,295 @@
+package io.srdma.verbs.soft;
+
+import io.srdma.verbs.CompletionQueue;
+import io.srdma.verbs.Device;
+import io.srdma.verbs.DeviceAttributes;
+import io.srdma.verbs.DeviceContext;
+import io.srdma.verbs.DeviceOptions;
+import io.srdma.verbs.ProtectionDomain;
+import io.srdma.verbs.VerbsException;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.net.UnknownHostException;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * An open soft device: a software RNIC. It owns the key tables, a responder listening on TCP
+ * (loopback by default) whose connections each get a {@link Responder} thread, and a timer thread
+ * that enforces the transport timeout of every QP.
+ */
+final class SoftDeviceContext implements DeviceContext {
+  static final String PROTECTION_DOMAIN = "protection domain";
+  static final String COMPLETION_QUEUE = "completion queue";
+  static final long MAX_MESSAGE_SIZE = 1L << 30;
+  static final int MAX_QP_WR = 16 * 1024;
+  static final int MAX_SGE = 16;
+  static final int MAX_CQE = 1 << 20;
+  private static final Logger LOG = LoggerFactory.getLogger(SoftDeviceContext.class);
+  private static final long WATCHDOG_PERIOD_MS = 50;
+
+  private final SoftDevice device;
+  private final DeviceOptions options;
+  private final SecureRandom random = new SecureRandom();
+  private final KeyTable<Object> lkeys = new KeyTable<>(random, 0xFFFFFFFF);
+  private final KeyTable<Object> rkeys = new KeyTable<>(random, 0xFFFFFFFF);
+  private final KeyTable<SoftQueuePair> qps = new KeyTable<>(random, 0xFFFFFF);
+  private final Set<SoftQueuePair> liveQps = ConcurrentHashMap.newKeySet();
+  private final Set<Responder> responders = ConcurrentHashMap.newKeySet();
+  private final LiveChildren children = new LiveChildren();
+  private final ServerSocketChannel server;
+  private final byte[] localAddress;
+  private final Thread acceptor;
+  private final ScheduledExecutorService timer;
+  private volatile boolean closed;
+
+  SoftDeviceContext(SoftDevice device, DeviceOptions options) {
+    this.device = device;
+    this.options = options.conclude();
+    try {
+      server = ServerSocketChannel.open();
+      server.bind(
+          new InetSocketAddress(InetAddress.getByName(options.bindAddress()), options.bindPort()));
+    } catch (IOException e) {
+      throw new VerbsException(
+          VerbsException.Reason.IO,
+          "open_device",
+          "soft responder cannot listen on "
+              + options.bindAddress()
+              + ":"
+              + options.bindPort()
+              + ": "
+              + e.getMessage(),
+          e);
+    }
+    InetSocketAddress bound;
+    try {
+      bound = (InetSocketAddress) server.getLocalAddress();
+    } catch (IOException e) {
+      closeServer();
+      throw new VerbsException(
+          VerbsException.Reason.IO, "open_device", "cannot read the responder address", e);
+    }
+    localAddress = encodeAddress(bound);
+    String tag = device.name() + "-" + bound.getPort();
+    timer =
+        Executors.newSingleThreadScheduledExecutor(
+            r -> {
+              Thread t = new Thread(r, "srdma-soft-timer-" + tag);
+              t.setDaemon(true);
+              return t;
+            });
+    ScheduledFuture<?> unused =
+        timer.scheduleAtFixedRate(
+            this::watchdog, WATCHDOG_PERIOD_MS, WATCHDOG_PERIOD_MS, TimeUnit.MILLISECONDS);
+    acceptor = new Thread(this::acceptLoop, "srdma-soft-accept-" + tag);
+    acceptor.setDaemon(true);
+    acceptor.start();
+    LOG.debug("soft device {} responder listening on {}", device.name(), bound);
+  }
+
+  DeviceOptions options() {
+    return options;
+  }
+
+  KeyTable<Object> lkeys() {
+    return lkeys;
+  }
+
+  KeyTable<Object> rkeys() {
+    return rkeys;
+  }
+
+  KeyTable<SoftQueuePair> qps() {
+    return qps;
+  }
+
+  LiveChildren children() {
+    return children;
+  }
+
+  byte[] localAddress() {
+    return localAddress.clone();
+  }
+
+  /** The responder's socket address. */
+  InetSocketAddress responderAddress() {
+    return decodeAddress(localAddress, "query");
+  }
+
+  /** A random, page-aligned, non-zero base address for a new region (no layout is revealed). */
+  long randomAddress() {
+    return (0x0000_1000_0000_0000L | (random.nextLong() & 0x0000_0FFF_FFFF_F000L));
+  }
+
+  int randomPsn() {
+    return random.nextInt() & 0xFFFFFF;
+  }
+
+  ScheduledFuture<?> schedule(Runnable task, Duration delay) {
+    return timer.schedule(task, delay.toNanos(), TimeUnit.NANOSECONDS);
+  }
+
+  void register(SoftQueuePair qp) {
+    liveQps.add(qp);
+  }
+
+  void unregister(SoftQueuePair qp) {
+    liveQps.remove(qp);
+  }
+
+  void forget(Responder r) {
+    responders.remove(r);
+  }
+
+  SoftCompletionQueue ownCq(CompletionQueue cq, String verb) {
+    if (!(cq instanceof SoftCompletionQueue soft) || soft.softContext() != this) {
+      throw new VerbsException(
+          VerbsException.Reason.INVALID_ARGUMENT,
+          verb,
+          "completion queue belongs to another device");
+    }
+    if (((SoftCompletionQueue) cq).isClosed()) {
+      throw new VerbsException(VerbsException.Reason.CLOSED, verb, "completion queue is closed");
+    }
+    return (SoftCompletionQueue) cq;
+  }
+
+  private void watchdog() {
+    long now = System.nanoTime();
+    long timeout = options.transportTimeout().toNanos();
+    for (SoftQueuePair qp : liveQps) {
+      try {
+        qp.checkProgress(now, timeout);
+      } catch (RuntimeException e) {
+        LOG.error("watchdog failed on {}", qp, e);
+      }
+    }
+  }
+
+  private void acceptLoop() {
+    while (!closed) {
+      SocketChannel ch;
+      try {
+        ch = server.accept();
+      } catch (ClosedChannelException e) {
+        return;
+      } catch (IOException e) {
+        if (!closed) {
+          LOG.warn("soft device {}: accept failed: {}", device.name(), e.toString());
+        }
+        continue;
+      }
+      try {
+        ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+        Responder r = new Responder(this, ch);
+        responders.add(r);
+        if (closed) {
+          r.close();
+          return;
+        }
+        r.start();
+      } catch (IOException e) {
+        Requester.closeQuietly(ch);
+      }
+    }
+  }
+
+  @Override
+  public Device device() {
+    return device;
+  }
+
+  @Override
+  public DeviceAttributes queryDevice() {
+    return new DeviceAttributes(
+        MAX_MESSAGE_SIZE, 1 << 20, 1 << 24, 1 << 24, MAX_QP_WR, MAX_SGE, MAX_CQE, true, true);
+  }
+
+  @Override
+  public synchronized ProtectionDomain allocateProtectionDomain() {
+    requireOpen("alloc_pd");
+    children.add(PROTECTION_DOMAIN);
+    return new SoftProtectionDomain(this);
+  }
+
+  @Override
+  public synchronized CompletionQueue createCompletionQueue(int capacity) {
+    requireOpen("create_cq");
+    if (capacity < 1 || capacity > MAX_CQE) {
+      throw new VerbsException(
+          VerbsException.Reason.INVALID_ARGUMENT, "create_cq", "capacity must be 1.." + MAX_CQE);
+    }
+    children.add(COMPLETION_QUEUE);
+    return new SoftCompletionQueue(this, capacity);
+  }
+
+  private void requireOpen(String verb) {
+    if (closed) {
+      throw new VerbsException(VerbsException.Reason.CLOSED, verb, "device context is closed");
+    }
+  }
+
+  @Override
+  public synchronized void close() {
+    if (closed) {
+      return;
+    }
+    children.requireNone("close_device", "device context");
+    closed = true;
+    closeServer();
+    for (Responder r : responders) {
+      r.close();
+    }
+    timer.shutdownNow();
+    try {
+      acceptor.join(TimeUnit.SECONDS.toMillis(5));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private void closeServer() {
+    try {
+      server.close();
+    } catch (IOException e) {
+      LOG.debug("closing responder socket: {}", e.toString());
+    }
+  }
+
+  static byte[] encodeAddress(InetSocketAddress a) {
+    byte[] ip = a.getAddress().getAddress();
+    return ByteBuffer.allocate(ip.length + 2).put(ip).putShort((short) a.getPort()).array();
+  }
+
+  static InetSocketAddress decodeAddress(byte[] address, String verb) {
+    if (address.length != 6 && address.length != 18) {
+      throw new VerbsException(
+          VerbsException.Reason.INVALID_ARGUMENT,
+          verb,
+          "not a soft provider address (" + address.length + " bytes)");
+    }
+    try {
+      ByteBuffer b = ByteBuffer.wrap(address);
+      byte[] ip = new byte[address.length - 2];
+      b.get(ip);
+      return new InetSocketAddress(InetAddress.getByAddress(ip), b.getShort() & 0xFFFF);
+    } catch (UnknownHostException e) {
+      throw new VerbsException(VerbsException.Reason.INVALID_ARGUMENT, verb, "bad address", e);
+    }
+  }
+}

@@ -1,0 +1,118 @@
+package io.srdma.verbs.soft;
+
+import io.srdma.verbs.AccessFlags;
+import io.srdma.verbs.MemoryRegion;
+import io.srdma.verbs.ProtectionDomain;
+import java.nio.ByteBuffer;
+
+/** Registered memory of the soft provider: a direct buffer, a random base address and two keys. */
+final class SoftMemoryRegion implements MemoryRegion {
+  private final SoftProtectionDomain pd;
+  private final ByteBuffer memory;
+  private final long address;
+  private final int access;
+  private final int lkey;
+  private final int rkey;
+  private volatile boolean closed;
+
+  SoftMemoryRegion(SoftProtectionDomain pd, ByteBuffer memory, long address, int access) {
+    this.pd = pd;
+    this.memory = memory;
+    this.address = address;
+    this.access = access;
+    SoftDeviceContext ctx = pd.softContext();
+    this.lkey = ctx.lkeys().allocate(this);
+    this.rkey = ctx.rkeys().allocate(this);
+  }
+
+  SoftProtectionDomain pd() {
+    return pd;
+  }
+
+  /** The registered bytes; callers use absolute access or their own views only. */
+  ByteBuffer memory() {
+    return memory;
+  }
+
+  boolean isClosed() {
+    return closed;
+  }
+
+  /**
+   * Offset of {@code [addr, addr+len)} inside this region, or -1 when any byte lies outside.
+   * Overflow-safe: works in unsigned arithmetic and never computes {@code addr + len}.
+   */
+  long offsetOf(long addr, long len) {
+    return rangeOffset(address, memory.capacity(), addr, len);
+  }
+
+  /** Offset of {@code [addr, addr+len)} inside {@code [base, base+size)}, or -1. */
+  static long rangeOffset(long base, long size, long addr, long len) {
+    if (len < 0 || Long.compareUnsigned(addr, base) < 0) {
+      return -1;
+    }
+    long offset = addr - base;
+    if (Long.compareUnsigned(offset, size) > 0 || Long.compareUnsigned(len, size - offset) > 0) {
+      return -1;
+    }
+    return offset;
+  }
+
+  @Override
+  public ProtectionDomain protectionDomain() {
+    return pd;
+  }
+
+  @Override
+  public long address() {
+    return address;
+  }
+
+  @Override
+  public long length() {
+    return memory.capacity();
+  }
+
+  @Override
+  public int lkey() {
+    return lkey;
+  }
+
+  @Override
+  public int rkey() {
+    return rkey;
+  }
+
+  @Override
+  public int access() {
+    return access;
+  }
+
+  @Override
+  public ByteBuffer buffer() {
+    return memory.duplicate().clear();
+  }
+
+  @Override
+  public void close() {
+    synchronized (this) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+    }
+    SoftDeviceContext ctx = pd.softContext();
+    ctx.lkeys().remove(lkey, this);
+    ctx.rkeys().remove(rkey, this);
+    pd.children().remove(SoftProtectionDomain.MEMORY_REGION);
+  }
+
+  @Override
+  public String toString() {
+    return "SoftMemoryRegion{length="
+        + memory.capacity()
+        + ", access="
+        + AccessFlags.toString(access)
+        + "}";
+  }
+}

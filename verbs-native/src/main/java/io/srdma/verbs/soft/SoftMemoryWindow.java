@@ -1,0 +1,83 @@
+package io.srdma.verbs.soft;
+
+import io.srdma.verbs.MemoryWindow;
+import io.srdma.verbs.ProtectionDomain;
+
+/** A type-2 memory window of the soft provider. A bind publishes an immutable {@link Binding}. */
+final class SoftMemoryWindow implements MemoryWindow {
+  /** What a bind established; replaced as a whole so the responder never sees half a bind. */
+  record Binding(
+      SoftMemoryRegion region, long address, long length, int access, int qpn, int rkey) {}
+
+  private final SoftProtectionDomain pd;
+  private volatile Binding binding;
+  private volatile int rkey;
+  private volatile boolean closed;
+
+  SoftMemoryWindow(SoftProtectionDomain pd) {
+    this.pd = pd;
+  }
+
+  SoftProtectionDomain pd() {
+    return pd;
+  }
+
+  /** The live binding, or null when unbound or invalidated. */
+  Binding binding() {
+    return binding;
+  }
+
+  boolean isClosed() {
+    return closed;
+  }
+
+  /** Publishes a new binding under a fresh random rkey; the caller checked the window is free. */
+  synchronized int bind(SoftMemoryRegion region, long address, long length, int access, int qpn) {
+    int key = pd.softContext().rkeys().allocate(this);
+    binding = new Binding(region, address, length, access, qpn, key);
+    rkey = key;
+    return key;
+  }
+
+  /** Invalidates the binding with {@code key}; false when that is not the live binding. */
+  synchronized boolean invalidate(int key, int qpn) {
+    Binding b = binding;
+    if (b == null || b.rkey() != key || b.qpn() != qpn) {
+      return false;
+    }
+    binding = null;
+    pd.softContext().rkeys().remove(key, this);
+    return true;
+  }
+
+  @Override
+  public ProtectionDomain protectionDomain() {
+    return pd;
+  }
+
+  @Override
+  public int rkey() {
+    return rkey;
+  }
+
+  @Override
+  public void close() {
+    synchronized (this) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      Binding b = binding;
+      binding = null;
+      if (b != null) {
+        pd.softContext().rkeys().remove(b.rkey(), this);
+      }
+    }
+    pd.children().remove(SoftProtectionDomain.MEMORY_WINDOW);
+  }
+
+  @Override
+  public String toString() {
+    return "SoftMemoryWindow{bound=" + (binding != null) + "}";
+  }
+}

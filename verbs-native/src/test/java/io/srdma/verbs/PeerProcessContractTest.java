@@ -1,0 +1,122 @@
+package io.srdma.verbs;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
+import java.io.Writer;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * RDMA between two JVM processes, and what happens when the peer process is killed mid-stream:
+ * every outstanding request completes with an error status within the transport timeout; nothing
+ * hangs.
+ */
+@Timeout(value = 90, unit = TimeUnit.SECONDS)
+class PeerProcessContractTest {
+  private static final Duration TRANSPORT_TIMEOUT = Duration.ofSeconds(2);
+
+  @Test
+  void shouldFailOutstandingWorkBoundedWhenThePeerProcessIsKilledMidStream() throws Exception {
+    Process peer = startPeer();
+    try (DeviceContext ctx =
+            TestProviders.device().open(new DeviceOptions().transportTimeout(TRANSPORT_TIMEOUT));
+        ProtectionDomain pd = ctx.allocateProtectionDomain();
+        CompletionQueue cq = ctx.createCompletionQueue(4096);
+        QueuePair qp = pd.createQueuePair(QueuePairAttributes.of(cq, 64, 1));
+        MemoryRegion src =
+            pd.registerMemory(ByteBuffer.allocateDirect(64 * 1024), AccessFlags.LOCAL_WRITE)) {
+      BufferedReader out =
+          new BufferedReader(new InputStreamReader(peer.getInputStream(), StandardCharsets.UTF_8));
+      Writer in = new OutputStreamWriter(peer.getOutputStream(), StandardCharsets.UTF_8);
+      String[] info = out.readLine().split(" ", -1);
+      assertEquals("INFO", info[0]);
+      HexFormat hex = HexFormat.of();
+      long remoteAddr = Long.parseLong(info[2]);
+      int rkey = Integer.parseInt(info[3]);
+      qp.init(0);
+      qp.readyToReceive(ConnectionInfo.decode(hex.parseHex(info[1])));
+      in.write(hex.formatHex(qp.localInfo().encode()) + "\n");
+      in.flush();
+      assertEquals("READY", out.readLine());
+      qp.readyToSend();
+
+      SendWorkRequest wr =
+          new SendWorkRequest(1).opcode(WrOpcode.RDMA_WRITE).remote(remoteAddr, rkey);
+      wr.sgl().set(src, 0, 64 * 1024);
+      WorkCompletion[] wcs = new WorkCompletion[64];
+      for (int i = 0; i < wcs.length; i++) {
+        wcs[i] = new WorkCompletion();
+      }
+      int outstanding = 0;
+      long posted = 0;
+      long succeeded = 0;
+      long errors = 0;
+      boolean killed = false;
+      long killedAt = 0;
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+      while (System.nanoTime() < deadline) {
+        if (qp.state() == QpState.RTS) {
+          while (outstanding < 32) {
+            qp.postSend(wr.wrId(posted++));
+            outstanding++;
+          }
+        }
+        int n = cq.await(wcs, Duration.ofMillis(100));
+        for (int i = 0; i < n; i++) {
+          outstanding--;
+          if (wcs[i].status() == WcStatus.SUCCESS) {
+            assertTrue(errors == 0, "a success after an error breaks RC ordering: " + wcs[i]);
+            succeeded++;
+          } else {
+            errors++;
+            assertTrue(
+                List.of(WcStatus.RETRY_EXC_ERR, WcStatus.WR_FLUSH_ERR).contains(wcs[i].status()),
+                () -> "unexpected " + n);
+          }
+        }
+        if (!killed && succeeded >= 200) {
+          peer.destroyForcibly();
+          killed = true;
+          killedAt = System.nanoTime();
+        }
+        if (killed && outstanding == 0 && qp.state() == QpState.ERROR) {
+          break;
+        }
+      }
+      assertTrue(killed, "the stream never got going: " + succeeded + " writes succeeded");
+      assertEquals(0, outstanding, "requests left without a completion");
+      assertEquals(QpState.ERROR, qp.state());
+      assertTrue(errors > 0, "no error completion after the peer died");
+      long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt);
+      assertTrue(
+          tookMs < TRANSPORT_TIMEOUT.toMillis() + 3000,
+          "errors took " + tookMs + " ms after the kill");
+    } finally {
+      peer.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+    }
+  }
+
+  private static Process startPeer() throws Exception {
+    Path java = Path.of(System.getProperty("java.home"), "bin", "java");
+    ProcessBuilder pb =
+        new ProcessBuilder(
+            java.toString(),
+            "-cp",
+            System.getProperty("java.class.path"),
+            "-D" + TestProviders.PROP + "=" + TestProviders.name(),
+            PeerMain.class.getName());
+    pb.redirectError(ProcessBuilder.Redirect.INHERIT);
+    return pb.start();
+  }
+}

@@ -1,0 +1,161 @@
+package io.srdma.verbs;
+
+import static io.srdma.verbs.VerbsTestRig.assertAll;
+import static io.srdma.verbs.VerbsTestRig.fill;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The responder's access checks: every refused access completes with REM_ACCESS_ERR, both QPs go to
+ * ERROR, later requests flush, and not one byte outside the region changes.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class RemoteAccessContractTest {
+  private static final int RW =
+      AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ;
+
+  /** Posts a WRITE that must be refused plus one behind it, and checks the aftermath. */
+  private static void assertWriteRefused(
+      VerbsTestRig rig, MemoryRegion src, long addr, int len, int rkey) {
+    rig.write(rig.qpA, 1, src, 0, len, addr, rkey);
+    rig.write(rig.qpA, 2, src, 0, 1, addr, rkey);
+    rig.expect(rig.cqA, WcStatus.REM_ACCESS_ERR, 1);
+    rig.expect(rig.cqA, WcStatus.WR_FLUSH_ERR, 2);
+    VerbsTestRig.awaitState(rig.qpA, QpState.ERROR);
+    VerbsTestRig.awaitState(rig.qpB, QpState.ERROR);
+  }
+
+  @Test
+  void shouldRefuseAWriteOneBytePastTheEnd() {
+    try (VerbsTestRig rig = VerbsTestRig.open()) {
+      MemoryRegion src = rig.register(rig.pdA, 8192, AccessFlags.LOCAL_WRITE);
+      fill(src, 1);
+      // The target region is the middle of a larger buffer: the bytes around it must stay zero.
+      java.nio.ByteBuffer whole = java.nio.ByteBuffer.allocateDirect(3 * 4096);
+      MemoryRegion dst = rig.track(rig.pdB.registerMemory(whole.slice(4096, 4096), RW));
+      assertWriteRefused(rig, src, dst.address() + 1, 4096, dst.rkey());
+      assertAll(dst, 0, 4096, (byte) 0);
+      for (int i = 0; i < whole.capacity(); i++) {
+        assertEquals(0, whole.get(i), "byte " + i + " of the surrounding buffer");
+      }
+    }
+  }
+
+  @Test
+  void shouldAcceptAWriteEndingExactlyAtTheEnd() {
+    try (VerbsTestRig rig = VerbsTestRig.open()) {
+      MemoryRegion src = rig.register(rig.pdA, 4096, AccessFlags.LOCAL_WRITE);
+      MemoryRegion dst = rig.register(rig.pdB, 4096, RW);
+      fill(src, 2);
+      rig.write(rig.qpA, 1, src, 0, 4095, dst.address() + 1, dst.rkey());
+      rig.expect(rig.cqA, WcStatus.SUCCESS, 1);
+    }
+  }
+
+  @Test
+  void shouldRefuseAWriteBeforeTheStart() {
+    try (VerbsTestRig rig = VerbsTestRig.open()) {
+      MemoryRegion src = rig.register(rig.pdA, 64, AccessFlags.LOCAL_WRITE);
+      MemoryRegion dst = rig.register(rig.pdB, 4096, RW);
+      assertWriteRefused(rig, src, dst.address() - 1, 8, dst.rkey());
+      assertAll(dst, 0, 4096, (byte) 0);
+    }
+  }
+
+  @Test
+  void shouldRefuseAnOffsetPlusLengthThatOverflows() {
+    try (VerbsTestRig rig = VerbsTestRig.open()) {
+      MemoryRegion src = rig.register(rig.pdA, 64, AccessFlags.LOCAL_WRITE);
+      MemoryRegion dst = rig.register(rig.pdB, 4096, RW);
+      // addr + len wraps past 2^64 to a value inside the region
+      assertWriteRefused(rig, src, -16L, 64, dst.rkey());
+      assertAll(dst, 0, 4096, (byte) 0);
+    }
+  }
+
+  @Test
+  void shouldRefuseAGuessedRkey() {
+    try (VerbsTestRig rig = VerbsTestRig.open()) {
+      MemoryRegion src = rig.register(rig.pdA, 64, AccessFlags.LOCAL_WRITE);
+      MemoryRegion dst = rig.register(rig.pdB, 4096, RW);
+      assertWriteRefused(rig, src, dst.address(), 8, dst.rkey() ^ 0x1);
+      assertAll(dst, 0, 4096, (byte) 0);
+    }
+  }
+
+  @Test
+  void shouldRefuseTheRkeyOfARegionInAnotherProtectionDomain() {
+    try (VerbsTestRig rig = VerbsTestRig.open()) {
+      ProtectionDomain other = rig.track(rig.ctxB.allocateProtectionDomain());
+      MemoryRegion src = rig.register(rig.pdA, 64, AccessFlags.LOCAL_WRITE);
+      MemoryRegion foreign = rig.register(other, 4096, RW);
+      assertWriteRefused(rig, src, foreign.address(), 8, foreign.rkey());
+      assertAll(foreign, 0, 4096, (byte) 0);
+    }
+  }
+
+  @Test
+  void shouldRefuseAReadOfAWriteOnlyRegion() {
+    try (VerbsTestRig rig = VerbsTestRig.open()) {
+      MemoryRegion local = rig.register(rig.pdA, 64, AccessFlags.LOCAL_WRITE);
+      MemoryRegion writeOnly =
+          rig.register(rig.pdB, 64, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
+      fill(writeOnly, 4);
+      rig.read(rig.qpA, 1, local, 0, 8, writeOnly.address(), writeOnly.rkey());
+      rig.expect(rig.cqA, WcStatus.REM_ACCESS_ERR, 1);
+      assertAll(local, 0, 64, (byte) 0);
+      VerbsTestRig.awaitState(rig.qpB, QpState.ERROR);
+    }
+  }
+
+  @Test
+  void shouldRefuseAWriteToAReadOnlyRegion() {
+    try (VerbsTestRig rig = VerbsTestRig.open()) {
+      MemoryRegion src = rig.register(rig.pdA, 64, AccessFlags.LOCAL_WRITE);
+      MemoryRegion readOnly = rig.register(rig.pdB, 64, AccessFlags.REMOTE_READ);
+      assertWriteRefused(rig, src, readOnly.address(), 8, readOnly.rkey());
+      assertAll(readOnly, 0, 64, (byte) 0);
+    }
+  }
+
+  @Test
+  void shouldRefuseAWriteTheQueuePairDoesNotAllow() {
+    try (VerbsTestRig rig = VerbsTestRig.open(AccessFlags.REMOTE_READ, AccessFlags.REMOTE_READ)) {
+      MemoryRegion src = rig.register(rig.pdA, 64, AccessFlags.LOCAL_WRITE);
+      MemoryRegion dst = rig.register(rig.pdB, 64, RW);
+      assertWriteRefused(rig, src, dst.address(), 8, dst.rkey());
+      assertAll(dst, 0, 64, (byte) 0);
+    }
+  }
+
+  @Test
+  void shouldRefuseTheRkeyOfADeregisteredRegion() {
+    try (VerbsTestRig rig = VerbsTestRig.open()) {
+      MemoryRegion src = rig.register(rig.pdA, 64, AccessFlags.LOCAL_WRITE);
+      MemoryRegion dst = rig.pdB.registerMemory(java.nio.ByteBuffer.allocateDirect(64), RW);
+      long addr = dst.address();
+      int rkey = dst.rkey();
+      dst.close();
+      assertWriteRefused(rig, src, addr, 8, rkey);
+    }
+  }
+
+  @Test
+  void shouldFlushPostsMadeInErrorState() {
+    try (VerbsTestRig rig = VerbsTestRig.open()) {
+      MemoryRegion src = rig.register(rig.pdA, 64, AccessFlags.LOCAL_WRITE);
+      MemoryRegion dst = rig.register(rig.pdB, 64, RW);
+      rig.qpB.postReceive(new ReceiveWorkRequest(1).wrId(50));
+      rig.qpA.toError();
+      assertEquals(QpState.ERROR, rig.qpA.state());
+      rig.write(rig.qpA, 3, src, 0, 8, dst.address(), dst.rkey());
+      rig.expect(rig.cqA, WcStatus.WR_FLUSH_ERR, 3);
+      VerbsTestRig.awaitState(rig.qpB, QpState.ERROR);
+      WorkCompletion flushed = rig.expect(rig.cqB, WcStatus.WR_FLUSH_ERR, 50);
+      assertEquals(WcOpcode.RECV, flushed.opcode());
+    }
+  }
+}
