@@ -6,15 +6,20 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /** Parses sizes ({@code 64MiB}) and durations ({@code 10m}) as written in policy files. */
-final class Units {
+public final class Units {
   private static final Pattern SIZE =
       Pattern.compile("([0-9]{1,19})\\s*(B|KiB|MiB|GiB|TiB|kB|MB|GB|TB)?");
   private static final Pattern DURATION = Pattern.compile("([0-9]{1,12})(ms|s|m|h|d)");
 
   private Units() {}
 
-  /** Bytes of a size, or empty if malformed, zero or overflowing. */
-  static OptionalLong parseSize(String text) {
+  /**
+   * Parses a size: a whole number with an optional unit B, KiB, MiB, GiB, TiB, kB, MB, GB, TB.
+   *
+   * @param text e.g. {@code 64MiB}
+   * @return bytes, or empty if malformed, zero or overflowing
+   */
+  public static OptionalLong parseSize(String text) {
     Matcher m = SIZE.matcher(text);
     if (!m.matches()) {
       return OptionalLong.empty();
@@ -29,8 +34,13 @@ final class Units {
     }
   }
 
-  /** A positive duration, or null if malformed, zero or overflowing. */
-  static Duration parseDuration(String text) {
+  /**
+   * Parses a duration: a whole number with a unit ms, s, m, h or d.
+   *
+   * @param text e.g. {@code 10m}
+   * @return the positive duration, or null if malformed or zero
+   */
+  public static Duration parseDuration(String text) {
     Matcher m = DURATION.matcher(text);
     if (!m.matches()) {
       return null;

@@ -12,7 +12,7 @@ import picocli.CommandLine.Command;
     mixinStandardHelpOptions = true,
     versionProvider = SrdmaCommand.Version.class,
     description = "Secure RDMA channels: certificates, policies, verbs examples and benchmarks.",
-    subcommands = {CommandLine.HelpCommand.class})
+    subcommands = {CommandLine.HelpCommand.class, PolicyCommand.class, AuditCommand.class})
 public final class SrdmaCommand implements Runnable {
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
