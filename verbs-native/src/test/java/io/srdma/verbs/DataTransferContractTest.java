@@ -161,7 +161,7 @@ class DataTransferContractTest {
                 .opcode(WrOpcode.RDMA_WRITE)
                 .signaled(i % 10 == 9)
                 .remote(dst.address() + 64L * i, dst.rkey());
-        batch[i].sgl().set(src, i * 64, 64);
+        batch[i].sgl().set(src, 64L * i, 64);
       }
       fill(src, 9);
       rig.qpA.postSend(batch, batch.length);

@@ -1,0 +1,25 @@
+package io.srdma.bench.verbs;
+
+/** One way of moving {@code size}-byte messages between two endpoints on loopback. */
+interface Transport extends AutoCloseable {
+  /** Messages per {@link #streamBatch()}. */
+  int BATCH = 32;
+
+  /** Sends {@link #BATCH} messages one way, keeping the pipe full (bounded outstanding work). */
+  void streamBatch() throws Exception;
+
+  /** Sends one message and waits for the peer's answer (completion or echo). */
+  void roundTrip() throws Exception;
+
+  @Override
+  void close() throws Exception;
+
+  /** Opens the transport called {@code name} for {@code size}-byte messages. */
+  static Transport open(String name, int size, boolean echo) throws Exception {
+    return switch (name) {
+      case "soft" -> new SoftWriteTransport(size);
+      case "socket" -> new SocketTransport(size, echo);
+      default -> throw new IllegalArgumentException("unknown transport " + name);
+    };
+  }
+}
