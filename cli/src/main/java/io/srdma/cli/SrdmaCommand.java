@@ -12,7 +12,12 @@ import picocli.CommandLine.Command;
     mixinStandardHelpOptions = true,
     versionProvider = SrdmaCommand.Version.class,
     description = "Secure RDMA channels: certificates, policies, verbs examples and benchmarks.",
-    subcommands = {CommandLine.HelpCommand.class, PolicyCommand.class, AuditCommand.class})
+    subcommands = {
+      CommandLine.HelpCommand.class,
+      PolicyCommand.class,
+      AuditCommand.class,
+      VerbsExampleCommand.class
+    })
 public final class SrdmaCommand implements Runnable {
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
