@@ -34,12 +34,21 @@ public final class AuthenticatedPeer {
   }
 
   /**
-   * The exported keying material of this connection, to bind the session key schedule to it.
+   * The TLS binding of this connection for the key schedule: the certificate transcript of the
+   * initiator's and the responder's certificates.
    *
-   * @see TlsBinding#exported(SSLSocket)
+   * @param role this party's role on the connection
    */
-  public TlsBinding exportBinding() {
-    return TlsBinding.exported(socket);
+  public TlsBinding binding(Role role) {
+    java.security.cert.Certificate[] local = socket.getSession().getLocalCertificates();
+    if (local == null || local.length == 0) {
+      throw new KeyExchangeException(
+          KeyExchangeException.Reason.NO_CERTIFICATE, "this side presented no certificate");
+    }
+    X509Certificate mine = (X509Certificate) local[0];
+    return role == Role.INITIATOR
+        ? TlsBinding.certificateTranscript(mine, certificate)
+        : TlsBinding.certificateTranscript(certificate, mine);
   }
 
   @Override

@@ -57,8 +57,6 @@ public class KeyExchangeException extends RuntimeException {
     HANDSHAKE_TIMEOUT(Category.TLS),
     /** The handshake failed for another reason (alert, closed connection, I/O error). */
     HANDSHAKE_FAILED(Category.TLS),
-    /** The TLS stack in use cannot export keying material (RFC 8446 §7.5). */
-    EXPORTER_UNAVAILABLE(Category.TLS),
 
     /** The peer's X25519 public key is malformed or of low order. */
     BAD_PUBLIC_KEY(Category.KEY_SCHEDULE),

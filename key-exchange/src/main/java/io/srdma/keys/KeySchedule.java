@@ -30,7 +30,7 @@ import java.util.function.LongSupplier;
  *     .role(Role.INITIATOR)
  *     .localKey(myEphemeral)              // closed by establish()
  *     .peerPublicKey(peerEphemeralPublic)
- *     .binding(peer.exportBinding())      // closed by establish()
+ *     .binding(peer.binding(Role.INITIATOR)) // closed by establish()
  *     .sessionId(sessionId)
  *     .initiatorQpn(myQpn).responderQpn(peerQpn)
  *     .establish()) {

@@ -35,7 +35,7 @@ class KeyScheduleTest {
     byte[] initiatorPrivate = ALICE;
     byte[] responderPrivate = BOB;
     byte[] binding = Hex.range(0, 32);
-    TlsBinding.Kind kind = TlsBinding.Kind.EXPORTER;
+    TlsBinding.Kind kind = TlsBinding.Kind.CERTIFICATE_TRANSCRIPT;
     byte[] sessionId = "session-0001".getBytes(StandardCharsets.US_ASCII);
     int initiatorQpn = 0x11;
     int responderQpn = 0x22;
@@ -78,27 +78,27 @@ class KeyScheduleTest {
     try (KeySchedule i = establish(Role.INITIATOR, new View())) {
       SessionKeys e0 = i.current();
       assertEquals(
-          "3a0599dad0c88d9dbc1942ac322bff16ee6db23b70c24b895a56e8118f6b3e38",
+          "4a563beed403796aaadbca5fbf22d92b24b93fc9ec309efe1c08b8664cd56a5b",
           Hex.of(key(e0.send())));
-      assertEquals(0xc59f5e20, e0.send().noncePrefix());
+      assertEquals(0x67719142, e0.send().noncePrefix());
       assertEquals(
-          "fe9f3820629defeccf206aa7e83a534152651d2be6e0a811ed32bda47ad7517a",
+          "259c5973e98faa3a824faed2a77b6965b225bc4e42f1b55b6614ce3c638dc7a1",
           Hex.of(key(e0.receive())));
-      assertEquals(0x675b7c3f, e0.receive().noncePrefix());
+      assertEquals(0x9aeae03f, e0.receive().noncePrefix());
       assertEquals(
-          "2994476857f4d56d3be3a5baadce0a544e07f5d4a0c9a8576c31f9a6c8c76715",
+          "62f0e3c1eb23f36498b97b09d46da7f89702e29f89ef06db7c37b50ad66943d9",
           Hex.of(e0.confirmation()));
       SessionKeys e1 = i.rekey();
       assertEquals(1, e1.epoch());
       assertEquals(
-          "376d50dd9b513acddd6ce634440934c679ded78231fee810dccc675a7ba2fcb6",
+          "a6577e52790e41f8ab867f1224c147b93a6ef645571da117bfd56629cdfb0a11",
           Hex.of(key(e1.send())));
-      assertEquals(0x8dda4cab, e1.send().noncePrefix());
+      assertEquals(0x4bc73792, e1.send().noncePrefix());
       assertEquals(
-          "4d57c28283b41e1b9a1045e8e5ad5fac22f1aac64fea0e7f6143d1ca09580e78",
+          "17a3ff2964b9168a50f9a8073f0aaccbffc9f1969f88b167e5824fa42771da89",
           Hex.of(key(e1.receive())));
       assertEquals(
-          "7e7ebabc34c3c09052d91abac0c0717b8bfb2fb1c567da3fd74fa64020cabcd7",
+          "f042645bd94c050b2684298a0f22bf2e6a453a28a10c8937644195b64a4fafd9",
           Hex.of(e1.confirmation()));
     }
   }
@@ -147,7 +147,7 @@ class KeyScheduleTest {
         .role(role)
         .localKey(local)
         .peerPublicKey(peer)
-        .binding(TlsBinding.of(TlsBinding.Kind.EXPORTER, binding))
+        .binding(TlsBinding.of(TlsBinding.Kind.CERTIFICATE_TRANSCRIPT, binding))
         .sessionId(new byte[] {1, 2, 3})
         .initiatorQpn(1)
         .responderQpn(2)
@@ -176,7 +176,7 @@ class KeyScheduleTest {
 
   static Stream<Arguments> boundInputs() {
     Consumer<View> binding = v -> v.binding = Hex.range(1, 33);
-    Consumer<View> kind = v -> v.kind = TlsBinding.Kind.CERTIFICATE_TRANSCRIPT;
+    Consumer<View> kind = v -> v.kind = TlsBinding.Kind.EXPORTER;
     Consumer<View> session = v -> v.sessionId = "session-0003".getBytes(StandardCharsets.US_ASCII);
     Consumer<View> initiatorQpn = v -> v.initiatorQpn = 0x12;
     Consumer<View> responderQpn = v -> v.responderQpn = 0x23;
@@ -386,7 +386,7 @@ class KeyScheduleTest {
     try (KeySchedule i = establish(Role.INITIATOR, new View())) {
       byte[] nonce = new byte[14];
       i.sendKeys().writeNonce(0x0102030405060708L, nonce, 1);
-      assertEquals("00c59f5e20010203040506070800", Hex.of(nonce));
+      assertEquals("0067719142010203040506070800", Hex.of(nonce));
     }
   }
 }

@@ -1,0 +1,180 @@
+package io.srdma.keys;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.math.BigInteger;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.cert.X509Certificate;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class DeploymentCaTest {
+  @TempDir Path tmp;
+
+  private static String perms(Path p) throws Exception {
+    return PosixFilePermissions.toString(Files.getPosixFilePermissions(p));
+  }
+
+  @Test
+  void shouldCreateACaWithAnOwnerOnlyKeyAndAnEmptyCrl() throws Exception {
+    Path dir = tmp.resolve("ca");
+    DeploymentCa ca = DeploymentCa.init(dir, null);
+    assertEquals("rw-------", perms(dir.resolve(DeploymentCa.CA_KEY)));
+    assertEquals("rwx------", perms(dir));
+    X509Certificate cert = ca.certificate();
+    cert.verify(cert.getPublicKey());
+    assertEquals(0, cert.getBasicConstraints());
+    assertTrue(cert.getKeyUsage()[5] && cert.getKeyUsage()[6], "keyCertSign and cRLSign");
+    assertEquals("EC", cert.getPublicKey().getAlgorithm());
+    assertEquals("SHA256withECDSA", cert.getSigAlgName());
+    assertEquals(null, ca.crl().getRevokedCertificates());
+    ca.crl().verify(cert.getPublicKey());
+  }
+
+  @Test
+  void shouldRefuseToInitOverAnExistingCa() {
+    Path dir = tmp.resolve("ca");
+    DeploymentCa.init(dir, null);
+    byte[] before = SecureFilesBytes.read(dir.resolve(DeploymentCa.CA_KEY));
+    KeyExchangeException e =
+        assertThrows(KeyExchangeException.class, () -> DeploymentCa.init(dir, null));
+    assertEquals(KeyExchangeException.Reason.CA_EXISTS, e.reason());
+    assertTrue(
+        java.util.Arrays.equals(before, SecureFilesBytes.read(dir.resolve(DeploymentCa.CA_KEY))));
+  }
+
+  @Test
+  void shouldSayWhenThereIsNoCa() {
+    KeyExchangeException e =
+        assertThrows(
+            KeyExchangeException.class, () -> DeploymentCa.open(tmp.resolve("nothing"), null));
+    assertEquals(KeyExchangeException.Reason.CA_NOT_FOUND, e.reason());
+    assertTrue(e.getMessage().contains("nothing"), e.getMessage());
+  }
+
+  @Test
+  void shouldIssueAPeerCertificateCarryingTheIdentity() throws Exception {
+    DeploymentCa ca = DeploymentCa.init(tmp.resolve("ca"), null);
+    Credential c = ca.issuePeer(PeerIdentity.of("acme", "kv-1"), Duration.ofDays(30));
+    X509Certificate cert = c.certificate();
+    cert.verify(ca.certificate().getPublicKey());
+    assertEquals(PeerIdentity.of("acme", "kv-1"), PeerIdentity.fromCertificate(cert));
+    assertEquals(-1, cert.getBasicConstraints());
+    assertTrue(cert.getKeyUsage()[0], "digitalSignature");
+    assertEquals(List.of("1.3.6.1.5.5.7.3.2", "1.3.6.1.5.5.7.3.1"), cert.getExtendedKeyUsage());
+    assertTrue(ca.isIssued(cert.getSerialNumber()));
+    assertTrue(cert.getSerialNumber().signum() > 0);
+    assertTrue(cert.getSerialNumber().bitLength() <= 159);
+    Credential other = ca.issuePeer(PeerIdentity.of("acme", "kv-1"), Duration.ofDays(30));
+    assertNotEquals(cert.getSerialNumber(), other.certificate().getSerialNumber());
+  }
+
+  @Test
+  void shouldWriteKeysOwnerOnlyAndNeverOverwrite() throws Exception {
+    DeploymentCa ca = DeploymentCa.init(tmp.resolve("ca"), null);
+    Credential c = ca.issuePeer(PeerIdentity.of("acme", "a"), Duration.ofDays(1));
+    Path crt = tmp.resolve("a.crt");
+    Path key = tmp.resolve("a.key");
+    c.writeTo(crt, key, null);
+    assertEquals("rw-------", perms(key));
+    Credential back = Credential.load(crt, key, null);
+    assertEquals(c.certificate(), back.certificate());
+    assertEquals(c.privateKey(), back.privateKey());
+    Credential d = ca.issuePeer(PeerIdentity.of("acme", "a"), Duration.ofDays(1));
+    KeyExchangeException e =
+        assertThrows(KeyExchangeException.class, () -> d.writeTo(crt, tmp.resolve("b.key"), null));
+    assertEquals(KeyExchangeException.Reason.FILE_EXISTS, e.reason());
+    assertFalse(Files.exists(tmp.resolve("b.key")), "nothing written when one file exists");
+    assertEquals(c.certificate(), Pem.readCertificate(crt));
+  }
+
+  @Test
+  void shouldEncryptPrivateKeysWithAPassphrase() throws Exception {
+    Path dir = tmp.resolve("ca");
+    char[] pass = "correct horse".toCharArray();
+    DeploymentCa.init(dir, pass);
+    String pem =
+        new String(Files.readAllBytes(dir.resolve(DeploymentCa.CA_KEY)), StandardCharsets.US_ASCII);
+    assertTrue(pem.startsWith("-----BEGIN ENCRYPTED PRIVATE KEY-----"), pem);
+    DeploymentCa ca = DeploymentCa.open(dir, pass);
+    assertEquals(
+        KeyExchangeException.Reason.BAD_PASSPHRASE,
+        assertThrows(
+                KeyExchangeException.class, () -> DeploymentCa.open(dir, "wrong".toCharArray()))
+            .reason());
+    assertEquals(
+        KeyExchangeException.Reason.BAD_PASSPHRASE,
+        assertThrows(KeyExchangeException.class, () -> DeploymentCa.open(dir, null)).reason());
+    assertTrue(ca.issuePeer(PeerIdentity.of("t", "p"), Duration.ofDays(1)) != null);
+  }
+
+  @Test
+  void shouldRevokeIntoTheCrl() {
+    DeploymentCa ca = DeploymentCa.init(tmp.resolve("ca"), null);
+    Credential c = ca.issuePeer(PeerIdentity.of("acme", "a"), Duration.ofDays(1));
+    BigInteger serial = c.certificate().getSerialNumber();
+    assertTrue(ca.revoke(serial));
+    assertTrue(ca.crl().isRevoked(c.certificate()));
+    assertFalse(ca.revoke(c.certificate()), "already revoked");
+    Credential other = ca.issuePeer(PeerIdentity.of("acme", "b"), Duration.ofDays(1));
+    assertFalse(ca.crl().isRevoked(other.certificate()));
+    ca.revoke(other.certificate());
+    assertTrue(ca.crl().isRevoked(c.certificate()) && ca.crl().isRevoked(other.certificate()));
+  }
+
+  @Test
+  void shouldRefuseToRevokeWhatItNeverIssued() {
+    DeploymentCa ca = DeploymentCa.init(tmp.resolve("ca"), null);
+    DeploymentCa foreign = DeploymentCa.init(tmp.resolve("foreign"), null);
+    Credential f = foreign.issuePeer(PeerIdentity.of("acme", "a"), Duration.ofDays(1));
+    assertEquals(
+        KeyExchangeException.Reason.UNKNOWN_SERIAL,
+        assertThrows(KeyExchangeException.class, () -> ca.revoke(BigInteger.valueOf(1234)))
+            .reason());
+    assertEquals(
+        KeyExchangeException.Reason.UNTRUSTED_ISSUER,
+        assertThrows(KeyExchangeException.class, () -> ca.revoke(f.certificate())).reason());
+    assertEquals(
+        KeyExchangeException.Reason.UNKNOWN_SERIAL,
+        assertThrows(KeyExchangeException.class, () -> DeploymentCa.parseSerial("xyz")).reason());
+    assertEquals(BigInteger.valueOf(0xabcd), DeploymentCa.parseSerial("0xAB:CD"));
+  }
+
+  @Test
+  void shouldIssueConsoleCertificatesForHostNames() throws Exception {
+    DeploymentCa ca = DeploymentCa.init(tmp.resolve("ca"), null);
+    X509Certificate cert = ca.issueServer("Console.Example.org", Duration.ofDays(1)).certificate();
+    assertEquals(List.of("1.3.6.1.5.5.7.3.1"), cert.getExtendedKeyUsage());
+    assertEquals(
+        List.of(List.of(2, "console.example.org")), List.copyOf(cert.getSubjectAlternativeNames()));
+    X509Certificate ip = ca.issueServer("10.0.0.7", Duration.ofDays(1)).certificate();
+    assertEquals(7, ip.getSubjectAlternativeNames().iterator().next().get(0));
+    for (String bad : new String[] {"", "-x.org", "a..b", "a_b.org", "999.1.1.1", "a b"}) {
+      assertEquals(
+          KeyExchangeException.Reason.BAD_NAME,
+          assertThrows(KeyExchangeException.class, () -> ca.issueServer(bad, Duration.ofDays(1)))
+              .reason(),
+          bad);
+    }
+  }
+
+  /** Reads files without going through the code under test. */
+  private static final class SecureFilesBytes {
+    static byte[] read(Path p) {
+      try {
+        return Files.readAllBytes(p);
+      } catch (java.io.IOException e) {
+        throw new java.io.UncheckedIOException(e);
+      }
+    }
+  }
+}

@@ -1,0 +1,136 @@
+package io.srdma.keys;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.cert.X509Certificate;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class DeploymentTrustTest {
+  @TempDir Path tmp;
+  private TestPki pki;
+
+  @BeforeEach
+  void createCa() {
+    pki = TestPki.create(tmp.resolve("ca"));
+  }
+
+  private KeyExchangeException.Reason refusal(X509Certificate cert, CertificateUsage usage) {
+    return refusal(pki.trust(), cert, usage);
+  }
+
+  private static KeyExchangeException.Reason refusal(
+      DeploymentTrust trust, X509Certificate cert, CertificateUsage usage) {
+    return assertThrows(
+            KeyExchangeException.class, () -> trust.verify(new X509Certificate[] {cert}, usage))
+        .reason();
+  }
+
+  @Test
+  void shouldAcceptAGoodPeerCertificateEitherWay() {
+    X509Certificate c = pki.peer("acme", "a").certificate();
+    for (CertificateUsage u : CertificateUsage.values()) {
+      assertEquals(
+          PeerIdentity.of("acme", "a"),
+          pki.trust().verify(new X509Certificate[] {c, pki.ca.certificate()}, u));
+    }
+  }
+
+  @Test
+  void shouldSayWhyACertificateIsRefused() {
+    assertEquals(
+        KeyExchangeException.Reason.CERTIFICATE_EXPIRED,
+        refusal(pki.expired("acme", "a").certificate(), CertificateUsage.TLS_CLIENT));
+    assertEquals(
+        KeyExchangeException.Reason.CERTIFICATE_NOT_YET_VALID,
+        refusal(pki.notYetValid("acme", "a").certificate(), CertificateUsage.TLS_CLIENT));
+    assertEquals(
+        KeyExchangeException.Reason.CERTIFICATE_REVOKED,
+        refusal(pki.revoked("acme", "a").certificate(), CertificateUsage.TLS_CLIENT));
+    TestPki foreign = TestPki.create(tmp.resolve("foreign"));
+    assertEquals(
+        KeyExchangeException.Reason.UNTRUSTED_ISSUER,
+        refusal(foreign.peer("acme", "a").certificate(), CertificateUsage.TLS_CLIENT));
+    assertEquals(
+        KeyExchangeException.Reason.WRONG_USAGE,
+        refusal(pki.consoleServer("localhost").certificate(), CertificateUsage.TLS_CLIENT));
+    assertEquals(
+        KeyExchangeException.Reason.NO_IDENTITY,
+        refusal(pki.consoleServer("localhost").certificate(), CertificateUsage.TLS_SERVER));
+    assertEquals(
+        KeyExchangeException.Reason.WRONG_USAGE,
+        refusal(pki.ca.certificate(), CertificateUsage.TLS_CLIENT));
+    assertEquals(
+        KeyExchangeException.Reason.NO_CERTIFICATE,
+        assertThrows(
+                KeyExchangeException.class,
+                () -> pki.trust().verify(new X509Certificate[0], CertificateUsage.TLS_CLIENT))
+            .reason());
+  }
+
+  @Test
+  void shouldJudgeValidityAtTheTrustsClock() {
+    X509Certificate c = pki.peer("acme", "a").certificate();
+    DeploymentTrust later =
+        pki.trust().withClock(Clock.fixed(Instant.now().plus(Duration.ofDays(3)), ZoneOffset.UTC));
+    assertEquals(
+        KeyExchangeException.Reason.CERTIFICATE_EXPIRED,
+        refusal(later, c, CertificateUsage.TLS_CLIENT));
+  }
+
+  @Test
+  void shouldSeeARevocationWithoutRestarting() {
+    DeploymentTrust trust = pki.trust();
+    Credential c = pki.peer("acme", "a");
+    X509Certificate[] chain = {c.certificate()};
+    trust.verify(chain, CertificateUsage.TLS_CLIENT);
+    pki.ca.revoke(c.certificate());
+    assertEquals(
+        KeyExchangeException.Reason.CERTIFICATE_REVOKED,
+        refusal(trust, c.certificate(), CertificateUsage.TLS_CLIENT));
+  }
+
+  @Test
+  void shouldFailClosedOnAForgedMissingOrExpiredCrl() throws Exception {
+    X509Certificate c = pki.peer("acme", "a").certificate();
+    Path crl = pki.dir.resolve(DeploymentCa.CRL);
+    TestPki foreign = TestPki.create(tmp.resolve("foreign"));
+    Files.copy(
+        foreign.dir.resolve(DeploymentCa.CRL),
+        crl,
+        java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+    assertEquals(
+        KeyExchangeException.Reason.REVOCATION_STATUS_UNKNOWN,
+        refusal(c, CertificateUsage.TLS_CLIENT));
+    Files.write(crl, "garbage".getBytes(StandardCharsets.US_ASCII));
+    assertEquals(
+        KeyExchangeException.Reason.REVOCATION_STATUS_UNKNOWN,
+        refusal(c, CertificateUsage.TLS_CLIENT));
+    Files.delete(crl);
+    assertEquals(
+        KeyExchangeException.Reason.REVOCATION_STATUS_UNKNOWN,
+        refusal(c, CertificateUsage.TLS_CLIENT));
+
+    Instant twoYearsAgo = Instant.now().minus(Duration.ofDays(730));
+    DeploymentCa old =
+        DeploymentCa.init(tmp.resolve("old"), null, Clock.fixed(twoYearsAgo, ZoneOffset.UTC));
+    X509Certificate fresh =
+        old.issuePeer(
+                PeerIdentity.of("acme", "a"),
+                Instant.now().minusSeconds(60),
+                Instant.now().plusSeconds(3600))
+            .certificate();
+    assertEquals(
+        KeyExchangeException.Reason.REVOCATION_STATUS_UNKNOWN,
+        refusal(old.trust(), fresh, CertificateUsage.TLS_CLIENT));
+  }
+}
