@@ -93,6 +93,7 @@ final class Responder implements Runnable {
       fill(RequestFlyweight.LENGTH);
     } finally {
       guard.cancel(false);
+      ctx.handshakeDone();
     }
     request.wrap(rx, rx.position());
     if (request.version() != RequestFlyweight.VERSION

@@ -24,6 +24,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -42,6 +44,11 @@ final class SoftDeviceContext implements DeviceContext {
   private static final Logger LOG = LoggerFactory.getLogger(SoftDeviceContext.class);
   private static final long WATCHDOG_PERIOD_MS = 50;
 
+  /**
+   * Connections still owing their HELLO; beyond this, new ones are closed at once (flood guard).
+   */
+  static final int MAX_PENDING_HANDSHAKES = 128;
+
   private final SoftDevice device;
   private final DeviceOptions options;
   private final SecureRandom random = new SecureRandom();
@@ -50,6 +57,8 @@ final class SoftDeviceContext implements DeviceContext {
   private final KeyTable<SoftQueuePair> qps = new KeyTable<>(random, 0xFFFFFF);
   private final Set<SoftQueuePair> liveQps = ConcurrentHashMap.newKeySet();
   private final Set<Responder> responders = ConcurrentHashMap.newKeySet();
+  private final AtomicInteger pendingHandshakes = new AtomicInteger();
+  private final AtomicLong refusedConnections = new AtomicLong();
   private final LiveChildren children = new LiveChildren();
   private final ServerSocketChannel server;
   private final byte[] localAddress;
@@ -152,6 +161,16 @@ final class SoftDeviceContext implements DeviceContext {
     liveQps.remove(qp);
   }
 
+  /** A responder finished its HELLO, successfully or not. */
+  void handshakeDone() {
+    pendingHandshakes.decrementAndGet();
+  }
+
+  /** Connections closed unheard because too many handshakes were pending. */
+  long refusedConnections() {
+    return refusedConnections.get();
+  }
+
   void forget(Responder r) {
     responders.remove(r);
   }
@@ -194,6 +213,18 @@ final class SoftDeviceContext implements DeviceContext {
         }
         continue;
       }
+      if (pendingHandshakes.incrementAndGet() > MAX_PENDING_HANDSHAKES) {
+        pendingHandshakes.decrementAndGet();
+        if (refusedConnections.getAndIncrement() % 1000 == 0) {
+          LOG.warn(
+              "soft device {}: more than {} connections without HELLO; refusing new ones ({} so far)",
+              device.name(),
+              MAX_PENDING_HANDSHAKES,
+              refusedConnections.get());
+        }
+        Requester.closeQuietly(ch);
+        continue;
+      }
       try {
         ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
         Responder r = new Responder(this, ch);
@@ -204,6 +235,7 @@ final class SoftDeviceContext implements DeviceContext {
         }
         r.start();
       } catch (IOException e) {
+        handshakeDone();
         Requester.closeQuietly(ch);
       }
     }

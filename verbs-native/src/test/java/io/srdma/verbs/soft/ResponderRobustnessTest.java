@@ -120,4 +120,29 @@ class ResponderRobustnessTest {
       assertStillServing(rig);
     }
   }
+
+  @Test
+  void shouldRefuseConnectionsBeyondThePendingHandshakeLimitAndKeepServing() throws IOException {
+    try (VerbsTestRig rig = VerbsTestRig.open()) {
+      java.util.List<SocketChannel> flood = new java.util.ArrayList<>();
+      try {
+        int extra = 20;
+        for (int i = 0; i < SoftDeviceContext.MAX_PENDING_HANDSHAKES + extra; i++) {
+          flood.add(SocketChannel.open(responderOf(rig)));
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        SoftDeviceContext ctx = (SoftDeviceContext) rig.ctxB;
+        while (ctx.refusedConnections() < extra && System.nanoTime() < deadline) {
+          java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
+        }
+        assertEquals(
+            extra, ctx.refusedConnections(), "connections beyond the limit are closed unheard");
+      } finally {
+        for (SocketChannel ch : flood) {
+          ch.close();
+        }
+      }
+      assertStillServing(rig);
+    }
+  }
 }
