@@ -1,6 +1,8 @@
 package io.srdma.policy;
 
 import java.time.Duration;
+import java.util.Collections;
+import java.util.EnumSet;
 import java.util.Set;
 
 /**
@@ -39,7 +41,8 @@ public record Decision(
 
   /** Copies the set so the decision is immutable. */
   public Decision {
-    operations = Set.copyOf(operations);
+    operations =
+        operations.isEmpty() ? Set.of() : Collections.unmodifiableSet(EnumSet.copyOf(operations));
   }
 
   /** Whether the request is allowed. */

@@ -403,7 +403,7 @@ public final class GrantAuthority {
         Duration effective = ttl.compareTo(role.maxTtl()) > 0 ? role.maxTtl() : ttl;
         return new Decision(
             DecisionReason.ALLOWED,
-            "allowed " + opSet + " on " + tenant + "/" + region,
+            "allowed",
             identity,
             tenant,
             region,

@@ -83,9 +83,13 @@ final class PolicyReader {
   }
 
   // Anchors and aliases are refused before composing, so an alias bomb is never expanded.
+  // Without an '&' there is no anchor, so the event pass is skipped (an alias without an
+  // anchor fails composition with its position).
   private Node compose(LoadSettings settings, String text) {
     try {
-      for (Event e : new Parse(settings).parseString(text)) {
+      Iterable<Event> events =
+          text.indexOf('&') >= 0 ? new Parse(settings).parseString(text) : List.of();
+      for (Event e : events) {
         if (e instanceof AliasEvent) {
           error(e.getStartMark().orElse(null), "aliases are not allowed in a policy file");
         } else if (e instanceof NodeEvent n && n.getAnchor().isPresent()) {

@@ -63,8 +63,15 @@ class ConcurrentReloadTest {
                 }));
       }
       assertTrue(started.await(10, TimeUnit.SECONDS));
-      for (int i = 0; i < 2_000; i++) {
+      // at least 2,000 swaps, and on until the deciders have seen both policies often
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      for (int i = 0;
+          i < 2_000 || (seenA.get() < 1_000 || seenB.get() < 1_000) && System.nanoTime() < deadline;
+          i++) {
         authority.reload(i % 2 == 0 ? b : a);
+        if (i % 64 == 0) {
+          Thread.yield();
+        }
       }
       stop.set(true);
       for (Future<?> f : deciders) {
