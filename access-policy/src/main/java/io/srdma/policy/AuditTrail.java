@@ -1,0 +1,177 @@
+package io.srdma.policy;
+
+import java.util.Objects;
+
+/**
+ * Writes the audit lines of this module's events in one consistent shape: the calls the channel and
+ * the console make at each security-relevant step. Each method returns the new chain head.
+ *
+ * <p>Order matters: call {@link #granted} before the memory window is bound and {@link #revoked}
+ * before it is invalidated; both are forced to disk before they return.
+ */
+public final class AuditTrail {
+  /** The actor of events nobody in particular caused (expiry, file watch). */
+  public static final String SYSTEM = "system";
+
+  private final AuditLog log;
+
+  /**
+   * A trail writing to a log. The caller keeps ownership of the log and closes it.
+   *
+   * @param log the audit log
+   */
+  public AuditTrail(AuditLog log) {
+    this.log = Objects.requireNonNull(log, "log");
+  }
+
+  /**
+   * A peer's TLS authentication.
+   *
+   * @param identity the certificate identity, or null if none was presented
+   * @param tenant its tenant, or null
+   * @param ok whether it succeeded
+   * @param reason a short code, e.g. {@code foreign_ca}, {@code expired}, {@code ok}
+   * @return the new head
+   */
+  public String peerAuthenticated(String identity, String tenant, boolean ok, String reason) {
+    return log.append(
+        AuditEvent.builder(
+                AuditAction.AUTHENTICATE, ok ? AuditOutcome.SUCCESS : AuditOutcome.FAILURE)
+            .actor(identity)
+            .tenant(tenant)
+            .reason(reason)
+            .build());
+  }
+
+  /**
+   * A console login; records the user and outcome, never the password.
+   *
+   * @param result what {@link ConsoleUsers#authenticate} returned
+   * @param remote the client address, or null
+   * @return the new head
+   */
+  public String consoleLogin(ConsoleAuthResult result, String remote) {
+    AuditEvent.Builder b =
+        AuditEvent.builder(
+                AuditAction.AUTHENTICATE,
+                result.succeeded() ? AuditOutcome.SUCCESS : AuditOutcome.FAILURE)
+            .actor(result.user())
+            .reason(result.succeeded() ? "ok" : result.failure().name())
+            .detail("console" + (remote == null ? "" : " from " + remote));
+    return log.append(b.build());
+  }
+
+  /**
+   * A decision that will not become a grant (a denial, or a dry run such as policy explain).
+   *
+   * @param d the decision
+   * @return the new head
+   */
+  public String decided(Decision d) {
+    return log.append(AuditEvent.of(AuditAction.DECIDE, d).build());
+  }
+
+  /**
+   * A grant about to take effect; forced to disk before this returns. Log denials with {@link
+   * #decided}.
+   *
+   * @param d the allowing decision
+   * @param grantId the grant id (never its rkey)
+   * @return the new head
+   */
+  public String granted(Decision d, String grantId) {
+    if (!d.allowed()) {
+      throw new PolicyException(
+          PolicyException.Category.ILLEGAL_ARGUMENT, "not an allowing decision: " + d.reason());
+    }
+    return log.append(AuditEvent.of(AuditAction.GRANT, d).grant(grantId).build());
+  }
+
+  /**
+   * A grant about to be revoked; forced to disk before this returns.
+   *
+   * @param grant the grant
+   * @param actor who revokes: a console user, {@link #SYSTEM}
+   * @param reason why: {@code expired}, {@code console}, {@code policy:NOT_PERMITTED}, {@code
+   *     session_closed}
+   * @return the new head
+   */
+  public String revoked(LiveGrant grant, String actor, String reason) {
+    return log.append(
+        AuditEvent.builder(AuditAction.REVOKE, AuditOutcome.SUCCESS)
+            .actor(actor)
+            .tenant(grant.tenant())
+            .reason(reason)
+            .peer(grant.identity())
+            .region(grant.region())
+            .grant(grant.id())
+            .range(grant.offset(), grant.length())
+            .operations(grant.operations())
+            .build());
+  }
+
+  /**
+   * A policy now in force.
+   *
+   * @param r the reload result
+   * @param actor who reloaded: a console user, {@link #SYSTEM} for the file watch
+   * @return the new head
+   */
+  public String reloaded(ReloadResult r, String actor) {
+    return log.append(
+        AuditEvent.builder(AuditAction.RELOAD, AuditOutcome.SUCCESS)
+            .actor(actor)
+            .reason(r.forbidden().isEmpty() ? "ok" : "forbids_live_grants")
+            .policy(r.current().sha256())
+            .detail(
+                r.current().source()
+                    + " replaces "
+                    + r.previous().sha256()
+                    + "; live grants now forbidden: "
+                    + r.forbidden().size())
+            .build());
+  }
+
+  /**
+   * A policy reload refused; the old policy stays.
+   *
+   * @param error why
+   * @param actor who tried
+   * @return the new head
+   */
+  public String reloadRejected(PolicyException error, String actor) {
+    String detail =
+        error instanceof PolicyRejectedException r
+            ? r.errors().size() + " errors, first: " + r.errors().get(0)
+            : error.getMessage();
+    return log.append(
+        AuditEvent.builder(AuditAction.RELOAD, AuditOutcome.FAILURE)
+            .actor(actor)
+            .reason(error.category().name())
+            .detail(detail)
+            .build());
+  }
+
+  /**
+   * An access outside a peer's grants (remote access error, bad record, unknown rkey).
+   *
+   * @param identity the peer
+   * @param tenant its tenant
+   * @param region the region touched, or null
+   * @param offset the offset tried
+   * @param length the length tried
+   * @param reason a short code, e.g. {@code rem_access_err}, {@code bad_tag}
+   * @return the new head
+   */
+  public String accessViolation(
+      String identity, String tenant, String region, long offset, long length, String reason) {
+    return log.append(
+        AuditEvent.builder(AuditAction.ACCESS_VIOLATION, AuditOutcome.DENIED)
+            .actor(identity)
+            .tenant(tenant)
+            .reason(reason)
+            .region(region)
+            .range(offset, length)
+            .build());
+  }
+}
