@@ -2,7 +2,6 @@ package io.srdma.keys;
 
 import java.security.Provider;
 import org.bouncycastle.jce.provider.BouncyCastleProvider;
-import org.bouncycastle.jsse.provider.BouncyCastleJsseProvider;
 
 /**
  * The providers this module uses, held privately: nothing is installed into the global {@code
@@ -11,12 +10,6 @@ import org.bouncycastle.jsse.provider.BouncyCastleJsseProvider;
 final class Providers {
   /** Bouncy Castle's JCA provider, for PEM and PKCS#8 encryption. */
   static final Provider BC = new BouncyCastleProvider();
-
-  /**
-   * Bouncy Castle's JSSE provider on top of the JDK's JCA providers: it exports keying material
-   * (RFC 8446 §7.5), and the JDK's intrinsified AES-GCM and EC code stay on the record path.
-   */
-  static final Provider BCJSSE = new BouncyCastleJsseProvider();
 
   private Providers() {}
 }

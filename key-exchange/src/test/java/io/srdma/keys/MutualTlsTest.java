@@ -136,7 +136,7 @@ class MutualTlsTest {
         assertThrows(javax.net.ssl.SSLException.class, s::startHandshake);
       }
       KeyExchangeException e = assertInstanceOf(KeyExchangeException.class, server.nextOutcome());
-      assertEquals(KeyExchangeException.Reason.PROTOCOL_VERSION, e.reason());
+      assertEquals(KeyExchangeException.Reason.PROTOCOL_VERSION, e.reason(), e.getMessage());
     }
   }
 
