@@ -14,6 +14,7 @@ import org.apache.shiro.authc.credential.DefaultPasswordService;
 import org.apache.shiro.authc.credential.PasswordMatcher;
 import org.apache.shiro.authz.AuthorizationInfo;
 import org.apache.shiro.authz.SimpleAuthorizationInfo;
+import org.apache.shiro.crypto.hash.DefaultHashService;
 import org.apache.shiro.realm.AuthorizingRealm;
 import org.apache.shiro.subject.PrincipalCollection;
 
@@ -74,6 +75,28 @@ public final class ConsoleUsers {
   public boolean hasRole(String user, ConsoleRole role) {
     return realm.hasRole(
         new org.apache.shiro.subject.SimplePrincipalCollection(user, Realm.NAME), role.token());
+  }
+
+  /**
+   * Hashes a password for a policy file's {@code password-hash}, in Shiro 2 crypt format with a
+   * random salt. The array is wiped before this returns.
+   *
+   * @param password the password
+   * @param bcrypt bcrypt ({@code $shiro2$2y$...}) instead of the default Argon2id
+   * @return the hash string
+   */
+  public static String hashPassword(char[] password, boolean bcrypt) {
+    try {
+      DefaultPasswordService service = new DefaultPasswordService();
+      if (bcrypt) {
+        DefaultHashService hashes = new DefaultHashService();
+        hashes.setDefaultAlgorithmName("2y");
+        service.setHashService(hashes);
+      }
+      return service.encryptPassword(password);
+    } finally {
+      java.util.Arrays.fill(password, '\0');
+    }
   }
 
   private static ConsoleAuthResult failed(String user, ConsoleAuthResult.Failure f) {

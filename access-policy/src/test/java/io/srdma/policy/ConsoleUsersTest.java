@@ -38,6 +38,26 @@ class ConsoleUsersTest {
   }
 
   @Test
+  void shouldHashPasswordsThatThePolicyAcceptsAndLoginsMatch() {
+    for (boolean bcrypt : new boolean[] {false, true}) {
+      char[] pw = "s3cret-pw".toCharArray();
+      String hash = ConsoleUsers.hashPassword(pw, bcrypt);
+      assertArrayEquals(new char[pw.length], pw);
+      assertTrue(hash.startsWith(bcrypt ? "$shiro2$2y$" : "$shiro2$argon2id$"), hash);
+      Policy p =
+          new PolicyLoader()
+              .parse(
+                  "p",
+                  "version: 1\ntenants: {}\nconsole:\n  users:\n    ops:\n      password-hash: \""
+                      + hash
+                      + "\"\n      roles: [auditor]\n");
+      ConsoleUsers u = new ConsoleUsers(() -> p);
+      assertTrue(u.authenticate("ops", "s3cret-pw".toCharArray()).succeeded());
+      assertFalse(u.authenticate("ops", "s3cret-pW".toCharArray()).succeeded());
+    }
+  }
+
+  @Test
   void shouldWipeThePasswordArray() {
     char[] pw = "admin-demo".toCharArray();
     assertTrue(users.authenticate("admin", pw).succeeded());

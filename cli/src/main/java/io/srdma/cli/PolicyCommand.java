@@ -31,7 +31,11 @@ import picocli.CommandLine.Parameters;
     name = "policy",
     mixinStandardHelpOptions = true,
     description = "Validate access policy files and explain grant decisions.",
-    subcommands = {PolicyCommand.Check.class, PolicyCommand.Explain.class})
+    subcommands = {
+      PolicyCommand.Check.class,
+      PolicyCommand.Explain.class,
+      PolicyCommand.HashPassword.class
+    })
 public final class PolicyCommand implements Runnable {
   /** Exit status of {@code explain} when the request is denied. */
   public static final int EXIT_DENIED = 3;
@@ -206,6 +210,55 @@ public final class PolicyCommand implements Runnable {
           .sorted()
           .map(Operation::token)
           .collect(Collectors.joining(","));
+    }
+  }
+
+  /** {@code srdma policy hash-password}: a {@code password-hash} for a console user. */
+  @Command(
+      name = "hash-password",
+      mixinStandardHelpOptions = true,
+      description = {
+        "Print a Shiro 2 hash (Argon2id, or bcrypt) of a password for a console user's"
+            + " password-hash.",
+        "Reads the password from the terminal without echo, else one line from standard input."
+      })
+  static final class HashPassword implements Callable<Integer> {
+    @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+    @Option(names = "--bcrypt", description = "bcrypt ($shiro2$2y$) instead of Argon2id.")
+    boolean bcrypt;
+
+    @Override
+    public Integer call() throws java.io.IOException {
+      char[] password;
+      java.io.Console console = System.console();
+      if (console != null) {
+        password = console.readPassword("password: ");
+        char[] again = console.readPassword("again: ");
+        boolean same = password != null && java.util.Arrays.equals(password, again);
+        if (again != null) {
+          java.util.Arrays.fill(again, '\0');
+        }
+        if (!same) {
+          spec.commandLine().getErr().println("passwords differ");
+          return 1;
+        }
+      } else {
+        var in =
+            new java.io.BufferedReader(
+                new java.io.InputStreamReader(System.in, java.nio.charset.StandardCharsets.UTF_8));
+        String line = in.readLine();
+        password = line == null ? null : line.toCharArray();
+      }
+      if (password == null || password.length == 0) {
+        spec.commandLine().getErr().println("empty password");
+        return 1;
+      }
+      spec.commandLine()
+          .getOut()
+          .println(io.srdma.policy.ConsoleUsers.hashPassword(password, bcrypt));
+      spec.commandLine().getOut().flush();
+      return 0;
     }
   }
 }

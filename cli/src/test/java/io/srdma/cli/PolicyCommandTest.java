@@ -164,4 +164,19 @@ class PolicyCommandTest {
             .exit());
     assertEquals(2, CliRun.of("policy").exit());
   }
+
+  @Test
+  void shouldHashAPasswordFromStandardInput() {
+    java.io.InputStream stdin = System.in;
+    try {
+      System.setIn(
+          new java.io.ByteArrayInputStream(
+              "pw-123\n".getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+      CliRun r = CliRun.of("policy", "hash-password", "--bcrypt");
+      assertEquals(0, r.exit(), r.err());
+      assertTrue(r.out().startsWith("$shiro2$2y$"), r.out());
+    } finally {
+      System.setIn(stdin);
+    }
+  }
 }
