@@ -16,7 +16,9 @@ import picocli.CommandLine.Command;
       CommandLine.HelpCommand.class,
       PolicyCommand.class,
       AuditCommand.class,
-      VerbsExampleCommand.class
+      VerbsExampleCommand.class,
+      CaCommand.class,
+      CertCommand.class
     })
 public final class SrdmaCommand implements Runnable {
 

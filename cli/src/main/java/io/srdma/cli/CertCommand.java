@@ -1,0 +1,395 @@
+package io.srdma.cli;
+
+import io.srdma.keys.Credential;
+import io.srdma.keys.DeploymentCa;
+import io.srdma.keys.KeyExchangeException;
+import io.srdma.keys.PeerIdentity;
+import io.srdma.keys.Pem;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.math.BigInteger;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.GeneralSecurityException;
+import java.security.cert.CertificateParsingException;
+import java.security.cert.X509CRL;
+import java.security.cert.X509Certificate;
+import java.security.interfaces.ECPublicKey;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.ArgGroup;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** {@code srdma cert}: issue, revoke and inspect certificates of the deployment CA. */
+@Command(
+    name = "cert",
+    mixinStandardHelpOptions = true,
+    description = "Issue, revoke and inspect certificates of the deployment CA.",
+    subcommands = {CertCommand.Issue.class, CertCommand.Revoke.class, CertCommand.Show.class})
+public final class CertCommand implements Runnable {
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  @Override
+  public void run() {
+    throw new CommandLine.ParameterException(spec.commandLine(), "missing subcommand");
+  }
+
+  /** Who a certificate is for: a peer, or a console host. */
+  static final class Subject {
+    @ArgGroup(exclusive = false, multiplicity = "1")
+    PeerName peer;
+
+    @Option(
+        names = "--host",
+        required = true,
+        paramLabel = "HOST",
+        description = "A console (HTTPS) server certificate for this DNS name or IPv4 address.")
+    String host;
+  }
+
+  /** {@code --tenant T --peer P}. */
+  static final class PeerName {
+    @Option(
+        names = "--tenant",
+        required = true,
+        paramLabel = "TENANT",
+        description = "Tenant name: 1-63 of a-z, 0-9, '-'.")
+    String tenant;
+
+    @Option(
+        names = "--peer",
+        required = true,
+        paramLabel = "PEER",
+        description = "Peer name within the tenant: 1-63 of a-z, 0-9, '-'.")
+    String peer;
+  }
+
+  /** {@code srdma cert issue}. */
+  @Command(
+      name = "issue",
+      mixinStandardHelpOptions = true,
+      description = {
+        "Issue a peer certificate with identity srdma://TENANT/PEER (or a console certificate"
+            + " for --host) and a fresh P-256 key.",
+        "Writes OUT/TENANT.PEER.crt and OUT/TENANT.PEER.key (owner-only); never overwrites."
+      },
+      exitCodeListHeading = "%nExit status:%n",
+      exitCodeList = {"0:issued", "1:failed (no CA, file exists...)", "2:bad arguments"})
+  static final class Issue implements Callable<Integer> {
+    @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+    @Option(names = "--ca", required = true, paramLabel = "DIR", description = "CA directory.")
+    Path ca;
+
+    @ArgGroup(exclusive = true, multiplicity = "1")
+    Subject subject;
+
+    @Option(
+        names = "--days",
+        defaultValue = "90",
+        paramLabel = "N",
+        description = "Validity in days (default ${DEFAULT-VALUE}).")
+    int days;
+
+    @Option(names = "--out", required = true, paramLabel = "DIR", description = "Output directory.")
+    Path out;
+
+    @Option(
+        names = "--ca-passphrase-file",
+        paramLabel = "FILE",
+        description = "The passphrase of ca.key, first line of FILE.")
+    Path caPassphraseFile;
+
+    @Option(
+        names = "--key-passphrase-file",
+        paramLabel = "FILE",
+        description = "Encrypt the new private key (PKCS#8) with the first line of FILE.")
+    Path keyPassphraseFile;
+
+    @Override
+    public Integer call() {
+      return KeyCommands.run(
+          spec,
+          () -> {
+            if (days < 1 || days > 3650) {
+              throw new KeyExchangeException(
+                  KeyExchangeException.Reason.BAD_ARGUMENT, "--days must be 1 to 3650");
+            }
+            // validate names before touching the CA or the file system
+            PeerIdentity identity =
+                subject.peer == null
+                    ? null
+                    : PeerIdentity.of(subject.peer.tenant, subject.peer.peer);
+            String base =
+                identity == null ? subject.host : identity.tenant() + "." + identity.peer();
+            char[] caPass = KeyCommands.readPassphrase(caPassphraseFile);
+            char[] keyPass = KeyCommands.readPassphrase(keyPassphraseFile);
+            try {
+              DeploymentCa authority = DeploymentCa.open(ca, caPass);
+              Path crt = out.resolve(base + ".crt");
+              Path key = out.resolve(base + ".key");
+              for (Path p : new Path[] {crt, key}) {
+                if (Files.exists(p)) {
+                  throw new KeyExchangeException(
+                      KeyExchangeException.Reason.FILE_EXISTS,
+                      p + " already exists; not overwriting it");
+                }
+              }
+              createOutputDirectory(out);
+              Duration validity = Duration.ofDays(days);
+              Credential c =
+                  identity == null
+                      ? authority.issueServer(subject.host, validity)
+                      : authority.issuePeer(identity, validity);
+              c.writeTo(crt, key, keyPass);
+              PrintWriter o = spec.commandLine().getOut();
+              X509Certificate cert = c.certificate();
+              o.printf(
+                  "issued %s, serial %s, valid until %s%n",
+                  identity == null ? "console certificate for " + subject.host : identity,
+                  cert.getSerialNumber().toString(16),
+                  cert.getNotAfter().toInstant());
+              o.printf("  %s%n", crt);
+              o.printf(
+                  "  %s  (owner-only%s)%n", key, keyPass == null ? "" : ", passphrase-encrypted");
+              o.flush();
+              return 0;
+            } finally {
+              KeyCommands.wipe(caPass);
+              KeyCommands.wipe(keyPass);
+            }
+          });
+    }
+
+    private static void createOutputDirectory(Path dir) {
+      try {
+        if (!Files.isDirectory(dir)) {
+          if (dir.getFileSystem().supportedFileAttributeViews().contains("posix")) {
+            Files.createDirectories(
+                dir,
+                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+          } else {
+            Files.createDirectories(dir);
+          }
+        }
+      } catch (IOException e) {
+        throw new KeyExchangeException(
+            KeyExchangeException.Reason.IO_ERROR,
+            "cannot create " + dir + ": " + e.getMessage(),
+            e);
+      }
+    }
+  }
+
+  /** {@code srdma cert revoke --ca DIR SERIAL|FILE}. */
+  @Command(
+      name = "revoke",
+      mixinStandardHelpOptions = true,
+      description = {
+        "Revoke a certificate by serial number (hex, as shown by 'cert show') or by its PEM"
+            + " file, and publish the new crl.pem. Running peers see it on their next handshake."
+      },
+      exitCodeListHeading = "%nExit status:%n",
+      exitCodeList = {
+        "0:revoked (or already revoked)",
+        "1:failed (no CA, foreign certificate...)",
+        "2:bad or unknown serial"
+      })
+  static final class Revoke implements Callable<Integer> {
+    @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+    @Option(names = "--ca", required = true, paramLabel = "DIR", description = "CA directory.")
+    Path ca;
+
+    @Option(
+        names = "--ca-passphrase-file",
+        paramLabel = "FILE",
+        description = "The passphrase of ca.key, first line of FILE.")
+    Path caPassphraseFile;
+
+    @Parameters(paramLabel = "SERIAL|FILE", description = "Serial number in hex, or a PEM file.")
+    String target;
+
+    @Override
+    public Integer call() {
+      return KeyCommands.run(
+          spec,
+          () -> {
+            char[] caPass = KeyCommands.readPassphrase(caPassphraseFile);
+            try {
+              DeploymentCa authority = DeploymentCa.open(ca, caPass);
+              Path file = Path.of(target);
+              boolean newly;
+              BigInteger serial;
+              if (Files.isRegularFile(file)) {
+                X509Certificate cert = Pem.readCertificate(file);
+                serial = cert.getSerialNumber();
+                newly = authority.revoke(cert);
+              } else {
+                serial = DeploymentCa.parseSerial(target);
+                newly = authority.revoke(serial);
+              }
+              spec.commandLine()
+                  .getOut()
+                  .printf(
+                      newly
+                          ? "revoked serial %s; published %s%n"
+                          : "serial %s was already revoked (%s unchanged)%n",
+                      serial.toString(16),
+                      ca.resolve(DeploymentCa.CRL));
+              spec.commandLine().getOut().flush();
+              return 0;
+            } finally {
+              KeyCommands.wipe(caPass);
+            }
+          });
+    }
+  }
+
+  /** {@code srdma cert show FILE}. */
+  @Command(
+      name = "show",
+      mixinStandardHelpOptions = true,
+      description = {
+        "Show a certificate: identity, serial, validity, key, usage, fingerprint; with --ca also"
+            + " whether this CA issued it and whether it is revoked."
+      })
+  static final class Show implements Callable<Integer> {
+    @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+    @Option(
+        names = "--ca",
+        paramLabel = "DIR",
+        description = "Check against this CA's ca.crt and crl.pem (no key needed).")
+    Path ca;
+
+    @Parameters(paramLabel = "FILE", description = "A PEM certificate.")
+    Path file;
+
+    @Override
+    public Integer call() {
+      return KeyCommands.run(
+          spec,
+          () -> {
+            X509Certificate cert = Pem.readCertificate(file);
+            PrintWriter o = spec.commandLine().getOut();
+            o.printf("file:      %s%n", file);
+            o.printf("subject:   %s%n", cert.getSubjectX500Principal().getName());
+            o.printf("identity:  %s%n", identity(cert));
+            o.printf("serial:    %s%n", cert.getSerialNumber().toString(16));
+            o.printf("issuer:    %s%n", cert.getIssuerX500Principal().getName());
+            o.printf("not before %s%n", cert.getNotBefore().toInstant());
+            o.printf("not after  %s%n", cert.getNotAfter().toInstant());
+            o.printf("key:       %s%n", key(cert));
+            o.printf("usage:     %s%n", usage(cert));
+            o.printf(
+                "sha256:    %s%n",
+                HexFormat.ofDelimiter(":").withUpperCase().formatHex(KeyCommands.sha256(cert)));
+            o.printf("status:    %s%n", status(cert));
+            o.flush();
+            return 0;
+          });
+    }
+
+    private String status(X509Certificate cert) {
+      List<String> notes = new ArrayList<>();
+      Instant now = Instant.now();
+      if (now.isBefore(cert.getNotBefore().toInstant())) {
+        notes.add("not yet valid");
+      } else if (now.isAfter(cert.getNotAfter().toInstant())) {
+        notes.add("expired");
+      }
+      if (ca != null) {
+        X509Certificate caCert = Pem.readCertificate(ca.resolve(DeploymentCa.CA_CERTIFICATE));
+        try {
+          cert.verify(caCert.getPublicKey());
+        } catch (GeneralSecurityException e) {
+          notes.add("NOT issued by the CA in " + ca);
+          return String.join(", ", notes);
+        }
+        X509CRL crl = Pem.readCrl(ca.resolve(DeploymentCa.CRL));
+        if (crl.isRevoked(cert)) {
+          notes.add("revoked");
+        }
+      }
+      if (notes.isEmpty()) {
+        return ca == null ? "within its validity (pass --ca DIR to check revocation)" : "valid";
+      }
+      return String.join(", ", notes);
+    }
+
+    private static String identity(X509Certificate cert) {
+      try {
+        return PeerIdentity.fromCertificate(cert).toUri();
+      } catch (KeyExchangeException e) {
+        try {
+          List<String> names = new ArrayList<>();
+          if (cert.getSubjectAlternativeNames() != null) {
+            for (List<?> n : cert.getSubjectAlternativeNames()) {
+              names.add(n.get(1).toString());
+            }
+          }
+          return names.isEmpty() ? "(none)" : "(no peer identity) host " + String.join(", ", names);
+        } catch (CertificateParsingException p) {
+          return "(unreadable)";
+        }
+      }
+    }
+
+    private static String key(X509Certificate cert) {
+      if (cert.getPublicKey() instanceof ECPublicKey) {
+        int bits = ((ECPublicKey) cert.getPublicKey()).getParams().getOrder().bitLength();
+        return "EC " + (bits == 256 ? "P-256" : bits + " bits") + ", " + cert.getSigAlgName();
+      }
+      return cert.getPublicKey().getAlgorithm() + ", " + cert.getSigAlgName();
+    }
+
+    private static String usage(X509Certificate cert) {
+      List<String> u = new ArrayList<>();
+      if (cert.getBasicConstraints() >= 0) {
+        u.add("CA");
+      }
+      boolean[] ku = cert.getKeyUsage();
+      String[] kuNames = {
+        "digitalSignature",
+        "nonRepudiation",
+        "keyEncipherment",
+        "dataEncipherment",
+        "keyAgreement",
+        "keyCertSign",
+        "cRLSign",
+        "encipherOnly",
+        "decipherOnly"
+      };
+      if (ku != null) {
+        for (int i = 0; i < ku.length && i < kuNames.length; i++) {
+          if (ku[i]) {
+            u.add(kuNames[i]);
+          }
+        }
+      }
+      try {
+        List<String> eku = cert.getExtendedKeyUsage();
+        if (eku != null) {
+          for (String oid : eku) {
+            u.add(
+                "1.3.6.1.5.5.7.3.1".equals(oid)
+                    ? "serverAuth"
+                    : "1.3.6.1.5.5.7.3.2".equals(oid) ? "clientAuth" : oid);
+          }
+        }
+      } catch (CertificateParsingException e) {
+        u.add("(unreadable extended key usage)");
+      }
+      return String.join(", ", u);
+    }
+  }
+}
