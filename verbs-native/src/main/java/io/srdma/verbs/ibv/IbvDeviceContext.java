@@ -23,7 +23,7 @@ final class IbvDeviceContext implements DeviceContext {
   private final int activeMtu;
   private final int lid;
   private final byte[] gid = new byte[Structs.GID_SIZE];
-  private final long maxMrSize;
+  private final long maxMessageSize;
   private final int maxQp;
   private final int maxQpWr;
   private final int maxSge;
@@ -49,7 +49,6 @@ final class IbvDeviceContext implements DeviceContext {
       if (rc != 0) {
         throw Errors.of("query_device", rc, device.name());
       }
-      maxMrSize = Native.getLong(attr + Structs.DeviceAttr.MAX_MR_SIZE);
       maxQp = Native.getInt(attr + Structs.DeviceAttr.MAX_QP);
       maxQpWr = Native.getInt(attr + Structs.DeviceAttr.MAX_QP_WR);
       maxSge = Native.getInt(attr + Structs.DeviceAttr.MAX_SGE);
@@ -80,6 +79,7 @@ final class IbvDeviceContext implements DeviceContext {
       activeMtu = Native.getInt(attr + Structs.PortAttr.ACTIVE_MTU);
       lid = Native.getShort(attr + Structs.PortAttr.LID) & 0xFFFF;
       int gidTableLength = Native.getInt(attr + Structs.PortAttr.GID_TBL_LEN);
+      maxMessageSize = Native.getInt(attr + Structs.PortAttr.MAX_MSG_SZ) & 0xFFFFFFFFL;
       LayoutProbe.require(
           activeMtu >= 1 && activeMtu <= 5 && gidTableLength >= 0,
           "ibv_port_attr",
@@ -195,7 +195,15 @@ final class IbvDeviceContext implements DeviceContext {
   public DeviceAttributes queryDevice() {
     requireOpen("query_device");
     return new DeviceAttributes(
-        maxMrSize, maxQp, maxMr, maxMw, maxQpWr, maxSge, maxCqe, mwType2, windowBoundsEnforced);
+        maxMessageSize,
+        maxQp,
+        maxMr,
+        maxMw,
+        maxQpWr,
+        maxSge,
+        maxCqe,
+        mwType2,
+        windowBoundsEnforced);
   }
 
   @Override

@@ -82,6 +82,8 @@ final class SendRequestBlock implements AutoCloseable {
     Native.putLong(wr + Structs.SendWr.NEXT, last ? 0 : wr(slot + 1));
     Native.putInt(wr + Structs.SendWr.OPCODE, opcode.code());
     Native.putInt(wr + Structs.SendWr.SEND_FLAGS, request.flags() & 0x3);
+    // imm_data shares its union with invalidate_rkey: a stale value fails a later BIND_MW (EINVAL)
+    Native.putInt(wr + Structs.SendWr.IMM_DATA, 0);
     bindWindows[slot] = null;
     switch (opcode) {
       case RDMA_WRITE, RDMA_READ -> {

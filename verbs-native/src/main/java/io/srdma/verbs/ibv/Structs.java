@@ -71,6 +71,7 @@ final class Structs {
     static final int STATE = 0;
     static final int ACTIVE_MTU = 8;
     static final int GID_TBL_LEN = 12;
+    static final int MAX_MSG_SZ = 20;
     static final int LID = 34;
     static final int LINK_LAYER = 46;
     static final int SIZE = 52;
@@ -79,6 +80,7 @@ final class Structs {
             .field("state", STATE)
             .field("active_mtu", ACTIVE_MTU)
             .field("gid_tbl_len", GID_TBL_LEN)
+            .field("max_msg_sz", MAX_MSG_SZ)
             .field("lid", LID)
             .field("link_layer", LINK_LAYER);
 

@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# Real RDMA verbs for CI: boots a Debian kernel under qemu (TCG), creates Soft-RoCE (rxe0 on lo)
+# and runs, inside the guest, the verbs contract suite on provider ibv, ibv_rc_pingpong interop in
+# both roles, and perftest ib_write_lat/ib_write_bw next to the Java WRITE benchmark.
+#
+#   scripts/softroce/ci.sh            # from the repository root; root installs what is missing
+#
+# Exits non-zero when a guest test fails; exits 0 with a "SOFTROCE SKIP" line when qemu or the
+# kernel cannot be had. See docs/softroce.md.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+REPO=$(pwd)
+HERE=$REPO/scripts/softroce
+CACHE=${SOFTROCE_CACHE:-$HOME/.cache/srdma-softroce}
+WORK=${SOFTROCE_WORK:-$REPO/target/softroce}
+GUEST_TIMEOUT_S=${SOFTROCE_GUEST_TIMEOUT_S:-2700}
+START=$(date +%s)
+
+skip() { echo "SOFTROCE SKIP: $*"; echo "SOFTROCE SKIP: real-verbs tests did not run"; exit 0; }
+say() { echo "softroce: $*"; }
+
+PACKAGES="qemu-system-x86 qemu-system-data rdma-core ibverbs-utils ibverbs-providers libibverbs-dev perftest busybox-static cpio kmod xz-utils zstd iproute2 gcc"
+missing=""
+for tool in qemu-system-x86_64 ibv_rc_pingpong ib_write_lat busybox cpio depmod xz rdma gcc; do
+  command -v "$tool" > /dev/null 2>&1 || missing="$missing $tool"
+done
+[ -f /usr/include/infiniband/verbs.h ] || missing="$missing libibverbs-dev"
+if [ -n "$missing" ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get > /dev/null; then
+    say "installing $PACKAGES (missing:$missing)"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -q > /dev/null || true
+    apt-get install -y -q --no-install-recommends $PACKAGES > "$CACHE.apt.log" 2>&1 \
+      || { mkdir -p "$(dirname "$CACHE")"; skip "apt-get install failed (see $CACHE.apt.log):$missing"; }
+  else
+    skip "missing$missing; install: apt-get install $PACKAGES"
+  fi
+fi
+QBOOT=$(ls /usr/share/qemu/qboot.rom /usr/share/seabios/qboot.rom 2>/dev/null | head -1 || true)
+
+# --- kernel: Debian's current linux-image, unpacked, uncompressed -------------------------------
+mkdir -p "$CACHE" "$WORK"
+KPKG=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/{print $2; exit}')
+[ -n "$KPKG" ] || skip "apt-cache does not know linux-image-amd64 (run apt-get update)"
+KROOT=$CACHE/$KPKG
+if [ ! -f "$KROOT/.done" ]; then
+  say "downloading $KPKG"
+  rm -rf "$KROOT" && mkdir -p "$KROOT"
+  (cd "$CACHE" && apt-get download "$KPKG" > /dev/null 2>&1) || skip "apt-get download $KPKG failed"
+  dpkg-deb -x "$CACHE/${KPKG}"_*.deb "$KROOT"
+  rm -f "$CACHE/${KPKG}"_*.deb
+  touch "$KROOT/.done"
+fi
+KVER=$(ls "$KROOT/lib/modules" | head -1)
+depmod -b "$KROOT" "$KVER"
+VMLINUX=$CACHE/vmlinux-$KVER
+if [ ! -s "$VMLINUX" ]; then
+  # the same steps as the kernel's scripts/extract-vmlinux: find the payload's magic, decompress
+  for pair in "FD377A585A00:xz -dc" "28B52FFD:zstd -dc" "1F8B08:gzip -dc"; do
+    magic=${pair%%:*}; tool=${pair#*:}
+    for off in $(od -An -v -tx1 -w1 "$KROOT/boot/vmlinuz-$KVER" | tr -d ' \n' \
+                 | grep -ob "$(echo "$magic" | tr 'A-F' 'a-f')" | cut -d: -f1); do
+      tail -c +$((off / 2 + 1)) "$KROOT/boot/vmlinuz-$KVER" | $tool > "$VMLINUX.tmp" 2>/dev/null || true
+      if head -c 4 "$VMLINUX.tmp" | od -An -tx1 | grep -q '7f 45 4c 46'; then
+        mv "$VMLINUX.tmp" "$VMLINUX"; break 2
+      fi
+    done
+  done
+  rm -f "$VMLINUX.tmp"
+fi
+KERNEL=$VMLINUX
+BIOS=(-bios "$QBOOT")
+if [ ! -s "$VMLINUX" ] || [ -z "$QBOOT" ]; then
+  say "no uncompressed kernel or qboot.rom: booting bzImage with SeaBIOS (slower)"
+  KERNEL=$KROOT/boot/vmlinuz-$KVER
+  BIOS=()
+fi
+
+# --- initramfs: static busybox + the modules, see init.sh ---------------------------------------
+IRD=$WORK/initramfs
+rm -rf "$IRD" && mkdir -p "$IRD"/{bin,modules,proc,sys,dev}
+cp "$(command -v busybox)" "$IRD/bin/busybox"
+file "$IRD/bin/busybox" 2>/dev/null | grep -q "statically" || cp /bin/busybox "$IRD/bin/busybox"
+: > "$IRD/modules.order"
+for m in virtio_pci 9pnet_virtio 9p overlay crc32_generic rdma_rxe ib_uverbs rdma_ucm; do
+  modprobe -d "$KROOT" -S "$KVER" --show-depends "$m" | awk '$1=="insmod"{print $2}'
+done | awk '!seen[$0]++' | while read -r ko; do
+  cp "$ko" "$IRD/modules/"
+  basename "$ko" >> "$IRD/modules.order"
+done
+echo "$KROOT/lib/modules" > "$IRD/modules.host"
+cp "$HERE/init.sh" "$IRD/init"
+chmod +x "$IRD/init"
+(cd "$IRD" && find . | cpio -o -H newc --quiet) > "$WORK/initramfs.cpio"
+
+# --- Java: test classes and a classpath the guest sees at the same paths -------------------------
+say "building verbs-native test classes"
+./mvnw -B -q -pl verbs-native -DskipTests test-compile
+./mvnw -B -q -pl verbs-native dependency:build-classpath -Dmdep.includeScope=test \
+  -Dmdep.outputFile="$WORK/cp.txt" > /dev/null
+./mvnw -B -q dependency:copy -Dartifact=org.junit.platform:junit-platform-console-standalone:1.14.1 \
+  -DoutputDirectory="$WORK" -Dmdep.stripVersion=true > /dev/null
+CP="$REPO/verbs-native/target/test-classes:$REPO/verbs-native/target/classes:$(cat "$WORK/cp.txt")"
+
+OUT=$WORK/out
+rm -rf "$OUT" && mkdir -p "$OUT"
+cp "$HERE/guest.sh" "$OUT/guest.sh"
+cat > "$OUT/guest.env" <<ENV
+REPO=$REPO
+JAVA=$(readlink -f "$(command -v java)")
+CP=$CP
+CONSOLE_JAR=$WORK/junit-platform-console-standalone.jar
+SUITE_BUDGET_S=${SOFTROCE_SUITE_BUDGET_S:-1500}
+PINGPONG_ITERS=${SOFTROCE_PINGPONG_ITERS:-200}
+LAT_SIZE=64
+LAT_ITERS=${SOFTROCE_LAT_ITERS:-500}
+BW_SIZE=65536
+BW_ITERS=${SOFTROCE_BW_ITERS:-1000}
+ENV
+
+# --- boot ---------------------------------------------------------------------------------------
+say "booting $KVER under qemu TCG (log: $OUT/console.log)"
+BOOT=$(date +%s)
+set +e
+timeout "$GUEST_TIMEOUT_S" qemu-system-x86_64 -accel tcg,thread=multi -cpu max -m 4096 -smp 2 \
+  "${BIOS[@]}" -kernel "$KERNEL" -initrd "$WORK/initramfs.cpio" \
+  -append "console=ttyS0 rdinit=/init panic=-1 quiet loglevel=4 mitigations=off" \
+  -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+  -virtfs local,path="$OUT",mount_tag=out,security_model=none \
+  -nographic -serial file:"$OUT/console.log" -monitor none -no-reboot -nic none
+QRC=$?
+set -e
+END=$(date +%s)
+echo "----- guest console -----"
+cat "$OUT/console.log" || true
+echo "----- end of guest console -----"
+if [ $QRC = 124 ]; then
+  echo "SOFTROCE FAIL: the guest ran past ${GUEST_TIMEOUT_S}s"
+fi
+if [ -d "$OUT/junit" ]; then
+  echo "----- contract suite on ibv, per test -----"
+  grep -ho '<testcase name="[^"]*" classname="[^"]*"[^>]*>\(<skipped\|<failure\|<error\)\?' "$OUT"/junit/*.xml \
+    | sed -E 's/<testcase name="([^"]*)" classname="([^"]*)".*>(<[a-z]+)?/\2.\1 \3/; s/ <failure| <error/ FAILED/; s/ <skipped/ SKIPPED/' || true
+fi
+echo "----- perf (rxe0 under TCG: only ratios mean anything) -----"
+cat "$OUT/perf.txt" 2>/dev/null || true
+echo "----- results -----"
+cat "$OUT/results.txt" 2>/dev/null || true
+PASSED=$(grep -c '^PASS' "$OUT/results.txt" 2>/dev/null || true)
+FAILED=$(grep -c '^FAIL' "$OUT/results.txt" 2>/dev/null || true)
+EXPECTED=8
+if [ "$((PASSED + FAILED))" -lt "$EXPECTED" ]; then
+  FAILED=$((FAILED + EXPECTED - PASSED - FAILED))
+fi
+echo "softroce: guest run took $((END - BOOT)) s (all: $((END - START)) s)"
+echo "softroce: $PASSED passed, $FAILED failed"
+[ "$FAILED" = 0 ]

@@ -1,0 +1,111 @@
+#!/bin/bash
+# Runs inside the Soft-RoCE guest (chrooted into the host's userland, see init.sh).
+# ci.sh writes guest.env next to this file (REPO, JAVA, CP, CONSOLE_JAR, budgets).
+set -u
+OUT=/srdma-out
+. "$OUT/guest.env"
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root
+cd "$REPO" || exit 1
+RESULTS=$OUT/results.txt
+: > "$RESULTS"
+result() { echo "$1 $2" | tee -a "$RESULTS"; }
+step() { echo; echo "=== $* ($(date +%T), $(cut -d' ' -f1 /proc/uptime)s up)"; }
+
+step "rxe0 on lo"
+ip link set lo up
+if ! rdma link add rxe0 type rxe netdev lo; then
+  result FAIL rxe-setup
+  exit 1
+fi
+ibv_devices
+ibv_devinfo -d rxe0 | grep -E 'state|active_mtu|link_layer|hca_id'
+MTU=$(ibv_devinfo -d rxe0 | awk '/active_mtu/{print $2; exit}')
+echo "GID table: $(cat /sys/class/infiniband/rxe0/ports/1/gids/1)"
+ulimit -l unlimited
+result PASS rxe-setup
+
+JOPTS="-Xss1m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Dsrdma.test.provider=ibv"
+
+step "verbs contract suite on provider ibv"
+# the console launcher on the class path itself, so that java.class.path is complete for the
+# tests that start a second JVM (PeerProcessContractTest)
+timeout "$SUITE_BUDGET_S" "$JAVA" $JOPTS -cp "$CONSOLE_JAR:$CP" \
+  org.junit.platform.console.ConsoleLauncher execute \
+  --select-package io.srdma.verbs \
+  --include-classname '^io\.srdma\.verbs\.([A-Za-z]+ContractTest|ProviderSelectionTest|ibv\.[A-Za-z]+Test)$' \
+  --details=tree --disable-banner --reports-dir "$OUT/junit" 2>&1 | tee "$OUT/suite.log"
+SUITE_RC=${PIPESTATUS[0]}
+[ "$SUITE_RC" = 0 ] && result PASS contract-suite-ibv || result FAIL "contract-suite-ibv(rc=$SUITE_RC)"
+
+PINGPONG="ibv_rc_pingpong -d rxe0 -g 1 -i 1 -m $MTU -s 4096 -n $PINGPONG_ITERS"
+JAVA_BIN="$JAVA -XX:+UseSerialGC -cp $CP"
+
+step "interop: Java server + C ibv_rc_pingpong client"
+timeout 300 $JAVA_BIN io.srdma.verbs.ibv.RcPingpong server 18515 "$PINGPONG_ITERS" 4096 > "$OUT/pp-java-server.log" 2>&1 &
+JPID=$!
+for i in $(seq 1 120); do grep -q "PINGPONG listening" "$OUT/pp-java-server.log" && break; sleep 1; done
+timeout 300 $PINGPONG 127.0.0.1 > "$OUT/pp-c-client.log" 2>&1
+CRC=$?
+wait $JPID
+JRC=$?
+cat "$OUT/pp-java-server.log" "$OUT/pp-c-client.log"
+[ $CRC = 0 ] && [ $JRC = 0 ] && result PASS interop-java-server-c-client || result FAIL "interop-java-server-c-client(c=$CRC,java=$JRC)"
+
+step "interop: C ibv_rc_pingpong server + Java client"
+timeout 300 $PINGPONG > "$OUT/pp-c-server.log" 2>&1 &
+CPID=$!
+sleep 2
+JRC=1
+for attempt in 1 2 3 4 5; do
+  timeout 300 $JAVA_BIN io.srdma.verbs.ibv.RcPingpong client 127.0.0.1 18515 "$PINGPONG_ITERS" 4096 > "$OUT/pp-java-client.log" 2>&1
+  JRC=$?
+  grep -q "Connection refused" "$OUT/pp-java-client.log" || break
+  sleep 2
+done
+wait $CPID
+CRC=$?
+cat "$OUT/pp-c-server.log" "$OUT/pp-java-client.log"
+[ $CRC = 0 ] && [ $JRC = 0 ] && result PASS interop-c-server-java-client || result FAIL "interop-c-server-java-client(c=$CRC,java=$JRC)"
+
+PERF=$OUT/perf.txt
+: > "$PERF"
+perftest_pair() { # tool args... : server in background, client to 127.0.0.1
+  local tool=$1; shift
+  timeout 300 "$tool" -d rxe0 -x 1 -F "$@" > "$OUT/$tool-server.log" 2>&1 &
+  local spid=$!
+  sleep 2
+  timeout 300 "$tool" -d rxe0 -x 1 -F "$@" 127.0.0.1 > "$OUT/$tool-client.log" 2>&1
+  local rc=$?
+  wait $spid
+  cat "$OUT/$tool-client.log"
+  return $rc
+}
+
+step "C ib_write_lat"
+if perftest_pair ib_write_lat -s "$LAT_SIZE" -n "$LAT_ITERS"; then
+  awk -v s="$LAT_SIZE" '$1==s && NF>=7 {print "C_WRITE_LAT bytes=" $1 " iters=" $2 " t_typical_us=" $5 " t_avg_us=" $6}' "$OUT/ib_write_lat-client.log" | tee -a "$PERF"
+  result PASS perftest-ib_write_lat
+else
+  result FAIL perftest-ib_write_lat
+fi
+step "Java WRITE latency"
+if timeout 600 $JAVA_BIN io.srdma.verbs.ibv.WriteBench lat "$LAT_SIZE" "$LAT_ITERS" | tee -a "$PERF"; then
+  result PASS java-write-lat
+else
+  result FAIL java-write-lat
+fi
+step "C ib_write_bw"
+if perftest_pair ib_write_bw -s "$BW_SIZE" -n "$BW_ITERS"; then
+  awk -v s="$BW_SIZE" '$1==s && NF>=4 {print "C_WRITE_BW bytes=" $1 " iters=" $2 " MiB_per_s=" $4}' "$OUT/ib_write_bw-client.log" | tee -a "$PERF"
+  result PASS perftest-ib_write_bw
+else
+  result FAIL perftest-ib_write_bw
+fi
+step "Java WRITE bandwidth"
+if timeout 600 $JAVA_BIN io.srdma.verbs.ibv.WriteBench bw "$BW_SIZE" "$BW_ITERS" | grep JAVA_ | tee -a "$PERF"; then
+  result PASS java-write-bw
+else
+  result FAIL java-write-bw
+fi
+step "done"
