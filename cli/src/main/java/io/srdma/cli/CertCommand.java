@@ -128,8 +128,8 @@ public final class CertCommand implements Runnable {
                 subject.peer == null
                     ? null
                     : PeerIdentity.of(subject.peer.tenant, subject.peer.peer);
-            String base =
-                identity == null ? subject.host : identity.tenant() + "." + identity.peer();
+            String host = identity == null ? DeploymentCa.checkHost(subject.host) : null;
+            String base = identity == null ? host : identity.tenant() + "." + identity.peer();
             char[] caPass = KeyCommands.readPassphrase(caPassphraseFile);
             char[] keyPass = KeyCommands.readPassphrase(keyPassphraseFile);
             try {
@@ -147,14 +147,14 @@ public final class CertCommand implements Runnable {
               Duration validity = Duration.ofDays(days);
               Credential c =
                   identity == null
-                      ? authority.issueServer(subject.host, validity)
+                      ? authority.issueServer(host, validity)
                       : authority.issuePeer(identity, validity);
               c.writeTo(crt, key, keyPass);
               PrintWriter o = spec.commandLine().getOut();
               X509Certificate cert = c.certificate();
               o.printf(
                   "issued %s, serial %s, valid until %s%n",
-                  identity == null ? "console certificate for " + subject.host : identity,
+                  identity == null ? "console certificate for " + host : identity,
                   cert.getSerialNumber().toString(16),
                   cert.getNotAfter().toInstant());
               o.printf("  %s%n", crt);

@@ -82,6 +82,20 @@ class CertCommandTest {
             out.toString());
     assertEquals(0, r.exit(), r.err());
     assertTrue(Files.isRegularFile(out.resolve("console.example.crt")));
+    CliRun bad =
+        CliRun.of(
+            "cert",
+            "issue",
+            "--ca",
+            ca.toString(),
+            "--host",
+            "../evil",
+            "--out",
+            tmp.resolve("other").toString());
+    assertEquals(2, bad.exit(), bad.err());
+    assertTrue(bad.err().contains("host must be a DNS name"), bad.err());
+    assertFalse(Files.exists(tmp.resolve("other")), "nothing written");
+    assertFalse(Files.exists(tmp.resolve("evil.crt")));
   }
 
   @Test

@@ -336,6 +336,15 @@ public final class DeploymentCa {
     }
   }
 
+  /**
+   * Checks and normalises a console host name: DNS labels (lower-cased) or an IPv4 address.
+   *
+   * @throws KeyExchangeException {@link KeyExchangeException.Reason#BAD_NAME} if malformed
+   */
+  public static String checkHost(String host) {
+    return CertificateIssuer.checkHost(host);
+  }
+
   /** Parses a serial number written in hex, with optional {@code 0x} prefix and colons. */
   public static BigInteger parseSerial(String text) {
     String t = text.trim().toLowerCase(Locale.ROOT).replace(":", "");
