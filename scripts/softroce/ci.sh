@@ -100,7 +100,11 @@ say "building verbs-native test classes"
   -Dmdep.outputFile="$WORK/cp.txt" > /dev/null
 ./mvnw -B -q dependency:copy -Dartifact=org.junit.platform:junit-platform-console-standalone:1.14.1 \
   -DoutputDirectory="$WORK" -Dmdep.stripVersion=true > /dev/null
-CP="$REPO/verbs-native/target/test-classes:$REPO/verbs-native/target/classes:$(cat "$WORK/cp.txt")"
+# a snapshot of the classes: the guest must not see a rebuild that happens while it runs
+rm -rf "$WORK/classes" "$WORK/test-classes"
+cp -r verbs-native/target/classes "$WORK/classes"
+cp -r verbs-native/target/test-classes "$WORK/test-classes"
+CP="$WORK/test-classes:$WORK/classes:$(cat "$WORK/cp.txt")"
 
 OUT=$WORK/out
 rm -rf "$OUT" && mkdir -p "$OUT"
@@ -137,10 +141,40 @@ echo "----- end of guest console -----"
 if [ $QRC = 124 ]; then
   echo "SOFTROCE FAIL: the guest ran past ${GUEST_TIMEOUT_S}s"
 fi
-if [ -d "$OUT/junit" ]; then
-  echo "----- contract suite on ibv, per test -----"
-  grep -ho '<testcase name="[^"]*" classname="[^"]*"[^>]*>\(<skipped\|<failure\|<error\)\?' "$OUT"/junit/*.xml \
-    | sed -E 's/<testcase name="([^"]*)" classname="([^"]*)".*>(<[a-z]+)?/\2.\1 \3/; s/ <failure| <error/ FAILED/; s/ <skipped/ SKIPPED/' || true
+# the suite, per test; failures listed in known-differences.txt are reported, not failed
+KNOWN=$HERE/known-differences.txt
+SUITE_FAILED=0
+SUITE_PASSED=0
+if ls "$OUT"/junit/*.xml > /dev/null 2>&1; then
+  echo "----- verbs contract suite on provider ibv, per test -----"
+  PER_TEST=$(awk -v RS='<testcase ' 'FNR > 1 {
+      match($0, /^name="[^"]*"/); n = substr($0, RSTART + 6, RLENGTH - 7)
+      match($0, /classname="[^"]*"/); c = substr($0, RSTART + 11, RLENGTH - 12)
+      st = "PASSED"
+      if ($0 ~ /<failure|<error/) st = "FAILED"; else if ($0 ~ /<skipped/) st = "SKIPPED"
+      print c "#" n " " st }' "$OUT"/junit/*.xml)
+  while read -r test status; do
+    [ -n "$test" ] || continue
+    if [ "$status" = FAILED ]; then
+      reason=$(grep -F "$test |" "$KNOWN" | sed 's/^[^|]*| //' || true)
+      if [ -n "$reason" ]; then
+        echo "KNOWN-DIFFERENCE $test -- $reason"
+        continue
+      fi
+      SUITE_FAILED=$((SUITE_FAILED + 1))
+    elif [ "$status" = PASSED ]; then
+      SUITE_PASSED=$((SUITE_PASSED + 1))
+    fi
+    echo "$status $test"
+  done <<< "$PER_TEST"
+  echo "contract suite on ibv: $SUITE_PASSED passed, $SUITE_FAILED failed (known differences above)"
+fi
+if [ -f "$OUT/results.txt" ] && grep -q '^RAN contract-suite-ibv' "$OUT/results.txt"; then
+  if [ "$SUITE_FAILED" = 0 ] && [ "$SUITE_PASSED" -gt 0 ]; then
+    sed -i 's/^RAN contract-suite-ibv.*/PASS contract-suite-ibv/' "$OUT/results.txt"
+  else
+    sed -i 's/^RAN \(contract-suite-ibv.*\)/FAIL \1/' "$OUT/results.txt"
+  fi
 fi
 echo "----- perf (rxe0 under TCG: only ratios mean anything) -----"
 cat "$OUT/perf.txt" 2>/dev/null || true

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Runs inside the Soft-RoCE guest (chrooted into the host's userland, see init.sh).
 # ci.sh writes guest.env next to this file (REPO, JAVA, CP, CONSOLE_JAR, budgets).
-set -u
+set -u -o pipefail
 OUT=/srdma-out
 . "$OUT/guest.env"
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -23,6 +23,8 @@ ibv_devinfo -d rxe0 | grep -E 'state|active_mtu|link_layer|hca_id'
 MTU=$(ibv_devinfo -d rxe0 | awk '/active_mtu/{print $2; exit}')
 echo "GID table: $(cat /sys/class/infiniband/rxe0/ports/1/gids/1)"
 ulimit -l unlimited
+# every JVM here, including ones that tests start, logs to stderr (see logback-guest.xml)
+export JAVA_TOOL_OPTIONS="-Dlogback.configurationFile=$REPO/scripts/softroce/logback-guest.xml"
 result PASS rxe-setup
 
 JOPTS="-Xss1m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Dsrdma.test.provider=ibv"
@@ -36,13 +38,18 @@ timeout "$SUITE_BUDGET_S" "$JAVA" $JOPTS -cp "$CONSOLE_JAR:$CP" \
   --include-classname '^io\.srdma\.verbs\.([A-Za-z]+ContractTest|ProviderSelectionTest|ibv\.[A-Za-z]+Test)$' \
   --details=tree --disable-banner --reports-dir "$OUT/junit" 2>&1 | tee "$OUT/suite.log"
 SUITE_RC=${PIPESTATUS[0]}
-[ "$SUITE_RC" = 0 ] && result PASS contract-suite-ibv || result FAIL "contract-suite-ibv(rc=$SUITE_RC)"
+# ci.sh judges the suite from the JUnit XML against known-differences.txt
+result RAN "contract-suite-ibv(rc=$SUITE_RC)"
 
 PINGPONG="ibv_rc_pingpong -d rxe0 -g 1 -i 1 -m $MTU -s 4096 -n $PINGPONG_ITERS"
 JAVA_BIN="$JAVA -XX:+UseSerialGC -cp $CP"
+JAVA_QUICK="$JAVA_BIN -XX:TieredStopAtLevel=1"
+# benchmarks: C1 only and compiled in the foreground (-Xbatch), so that after the warm-up no
+# compiler thread competes with the two spinning threads for the guest's two vCPUs
+JAVA_BENCH="$JAVA_BIN -XX:TieredStopAtLevel=1 -Xbatch"
 
 step "interop: Java server + C ibv_rc_pingpong client"
-timeout 300 $JAVA_BIN io.srdma.verbs.ibv.RcPingpong server 18515 "$PINGPONG_ITERS" 4096 > "$OUT/pp-java-server.log" 2>&1 &
+timeout 300 $JAVA_QUICK io.srdma.verbs.ibv.RcPingpong server 18515 "$PINGPONG_ITERS" 4096 > "$OUT/pp-java-server.log" 2>&1 &
 JPID=$!
 for i in $(seq 1 120); do grep -q "PINGPONG listening" "$OUT/pp-java-server.log" && break; sleep 1; done
 timeout 300 $PINGPONG 127.0.0.1 > "$OUT/pp-c-client.log" 2>&1
@@ -53,12 +60,12 @@ cat "$OUT/pp-java-server.log" "$OUT/pp-c-client.log"
 [ $CRC = 0 ] && [ $JRC = 0 ] && result PASS interop-java-server-c-client || result FAIL "interop-java-server-c-client(c=$CRC,java=$JRC)"
 
 step "interop: C ibv_rc_pingpong server + Java client"
-timeout 300 $PINGPONG > "$OUT/pp-c-server.log" 2>&1 &
+timeout 400 $PINGPONG > "$OUT/pp-c-server.log" 2>&1 &
 CPID=$!
-sleep 2
+sleep 1
 JRC=1
 for attempt in 1 2 3 4 5; do
-  timeout 300 $JAVA_BIN io.srdma.verbs.ibv.RcPingpong client 127.0.0.1 18515 "$PINGPONG_ITERS" 4096 > "$OUT/pp-java-client.log" 2>&1
+  timeout 300 $JAVA_QUICK io.srdma.verbs.ibv.RcPingpong client 127.0.0.1 18515 "$PINGPONG_ITERS" 4096 > "$OUT/pp-java-client.log" 2>&1
   JRC=$?
   grep -q "Connection refused" "$OUT/pp-java-client.log" || break
   sleep 2
@@ -90,7 +97,7 @@ else
   result FAIL perftest-ib_write_lat
 fi
 step "Java WRITE latency"
-if timeout 600 $JAVA_BIN io.srdma.verbs.ibv.WriteBench lat "$LAT_SIZE" "$LAT_ITERS" | tee -a "$PERF"; then
+if timeout 600 $JAVA_BENCH io.srdma.verbs.ibv.WriteBench lat "$LAT_SIZE" "$LAT_ITERS" | grep JAVA_ | tee -a "$PERF"; then
   result PASS java-write-lat
 else
   result FAIL java-write-lat
@@ -103,7 +110,7 @@ else
   result FAIL perftest-ib_write_bw
 fi
 step "Java WRITE bandwidth"
-if timeout 600 $JAVA_BIN io.srdma.verbs.ibv.WriteBench bw "$BW_SIZE" "$BW_ITERS" | grep JAVA_ | tee -a "$PERF"; then
+if timeout 600 $JAVA_BENCH io.srdma.verbs.ibv.WriteBench bw "$BW_SIZE" "$BW_ITERS" | grep JAVA_ | tee -a "$PERF"; then
   result PASS java-write-bw
 else
   result FAIL java-write-bw

@@ -42,10 +42,15 @@ final class IbvMemoryWindow implements MemoryWindow {
     return (currentKey & 0xFFFFFF00) | key;
   }
 
-  /** Records that a bind carrying {@code rkey} was posted. */
+  /**
+   * Records that a bind carrying {@code rkey} was posted. The provider sends {@code mw->rkey} with
+   * the next bind as the window's current key (rxe refuses a mismatch with MW_BIND_ERR), and for
+   * type-2 windows libibverbs leaves updating it to the application.
+   */
   synchronized void bindPosted(int rkey) {
     currentKey = rkey;
     boundRkey = rkey;
+    Native.putInt(mw + Structs.Mw.RKEY, rkey);
   }
 
   @Override
