@@ -14,7 +14,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantLock;
-import org.apache.shiro.authz.Permission;
 
 /**
  * Decides grant requests against the policy in force and counts live grants per peer.
@@ -306,7 +305,7 @@ public final class GrantAuthority {
           offset,
           length);
     }
-    Tenant t = p.tenants().get(tenant);
+    Tenant t = p.tenant(tenant);
     if (t == null) {
       return deny(
           p,
@@ -344,8 +343,8 @@ public final class GrantAuthority {
           offset,
           length);
     }
-    Region r = t.regions().get(region);
-    if (r == null) {
+    Tenant.RegionAccess ra = t.access(region);
+    if (ra == null) {
       return deny(
           p,
           DecisionReason.UNKNOWN_REGION,
@@ -357,6 +356,7 @@ public final class GrantAuthority {
           offset,
           length);
     }
+    Region r = ra.region;
     if (offset > r.size() || length > r.size() - offset) {
       return deny(
           p,
@@ -380,7 +380,7 @@ public final class GrantAuthority {
     int bestStage = -1;
     Decision best = null;
     for (Role role : peer.roles()) {
-      String permission = permittedBy(t, role, region, opSet);
+      String permission = permittedBy(ra, role, opSet);
       if (permission == null) {
         continue;
       }
@@ -441,7 +441,7 @@ public final class GrantAuthority {
     return deny(
         p,
         DecisionReason.NOT_PERMITTED,
-        "no role of " + identity + " permits " + opSet + " on region " + region,
+        "no role of the peer holds a permission for every operation on this region",
         identity,
         tenant,
         region,
@@ -451,21 +451,15 @@ public final class GrantAuthority {
   }
 
   // Written permissions of the role that imply each requested operation, or null if one is
-  // missing. Shiro's WildcardPermission.implies does the matching.
-  private static String permittedBy(Tenant t, Role role, String region, Set<Operation> ops) {
+  // missing. Shiro's WildcardPermission.implies decided each pair when the policy was loaded.
+  private static String permittedBy(Tenant.RegionAccess ra, Role role, Set<Operation> ops) {
     String found = null;
     for (Operation op : ops) {
-      Permission needed = t.requested(region, op);
-      String by = null;
-      for (RolePermission rp : role.permissions()) {
-        if (rp.scoped().implies(needed)) {
-          by = rp.written();
-          break;
-        }
-      }
-      if (by == null) {
+      RolePermission rp = ra.permitting(role, op);
+      if (rp == null) {
         return null;
       }
+      String by = rp.written();
       found = found == null || found.equals(by) ? by : found + ", " + by;
     }
     return found;

@@ -1,6 +1,7 @@
 package io.srdma.policy;
 
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -17,6 +18,7 @@ public final class Policy {
   private final String sha256;
   private final Map<String, Tenant> tenants;
   private final Map<String, ConsoleUser> consoleUsers;
+  private final Map<String, Tenant> lookup;
 
   Policy(String source, String sha256, List<Tenant> tenants, List<ConsoleUser> consoleUsers) {
     this.source = source;
@@ -24,6 +26,7 @@ public final class Policy {
     Map<String, Tenant> t = new LinkedHashMap<>();
     tenants.forEach(x -> t.put(x.name(), x));
     this.tenants = Collections.unmodifiableMap(t);
+    this.lookup = new HashMap<>(t);
     Map<String, ConsoleUser> u = new LinkedHashMap<>();
     consoleUsers.forEach(x -> u.put(x.name(), x));
     this.consoleUsers = Collections.unmodifiableMap(u);
@@ -42,6 +45,11 @@ public final class Policy {
   /** Tenants by name, in file order. */
   public Map<String, Tenant> tenants() {
     return tenants;
+  }
+
+  /** The tenant of that name, or null (one plain hash lookup, for decisions). */
+  Tenant tenant(String name) {
+    return lookup.get(name);
   }
 
   /** Console users by name, in file order. */

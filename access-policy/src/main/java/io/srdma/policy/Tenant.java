@@ -3,6 +3,7 @@ package io.srdma.policy;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -16,7 +17,23 @@ public final class Tenant {
   private final List<PeerEntry> peers;
   private final Map<String, PeerEntry> exactPeers = new HashMap<>();
   private final List<PeerEntry> patternPeers = new ArrayList<>();
-  private final Map<String, Map<Operation, Permission>> requested = new HashMap<>();
+  private final Map<String, RegionAccess> access = new HashMap<>();
+
+  /** A region with, per role and operation, the first role permission implying access. */
+  static final class RegionAccess {
+    final Region region;
+    final Map<Role, Map<Operation, RolePermission>> byRole = new IdentityHashMap<>();
+
+    RegionAccess(Region region) {
+      this.region = region;
+    }
+
+    /** The permission of {@code role} implying {@code op} here, or null. */
+    RolePermission permitting(Role role, Operation op) {
+      Map<Operation, RolePermission> byOp = byRole.get(role);
+      return byOp == null ? null : byOp.get(op);
+    }
+  }
 
   Tenant(String name, List<Region> regions, List<Role> roles, List<PeerEntry> peers) {
     this.name = name;
@@ -34,12 +51,24 @@ public final class Tenant {
         exactPeers.put(p.pattern().text(), p);
       }
     }
+    // Regions and operations are finite and declared, so Shiro's answer for every (region,
+    // role, operation) is computed once here; decide() only looks it up.
     for (Region r : regions) {
-      Map<Operation, Permission> byOp = new EnumMap<>(Operation.class);
-      for (Operation op : Operation.values()) {
-        byOp.put(op, TenantScope.requested(name, op, r.name()));
+      RegionAccess ra = new RegionAccess(r);
+      for (Role role : roles) {
+        Map<Operation, RolePermission> byOp = new EnumMap<>(Operation.class);
+        for (Operation op : Operation.values()) {
+          Permission needed = TenantScope.requested(name, op, r.name());
+          for (RolePermission rp : role.permissions()) {
+            if (rp.scoped().implies(needed)) {
+              byOp.put(op, rp);
+              break;
+            }
+          }
+        }
+        ra.byRole.put(role, byOp);
       }
-      requested.put(r.name(), byOp);
+      access.put(r.name(), ra);
     }
   }
 
@@ -84,8 +113,13 @@ public final class Tenant {
     return null;
   }
 
-  /** The precomputed permission a request for {@code op} on {@code region} needs. */
-  Permission requested(String region, Operation op) {
-    return requested.get(region).get(op);
+  /**
+   * A declared region with the answers Shiro gave at load for each of this tenant's roles.
+   *
+   * @param region the region name
+   * @return the access table, or null if the tenant declares no such region
+   */
+  RegionAccess access(String region) {
+    return access.get(region);
   }
 }

@@ -54,7 +54,8 @@ class PolicyWatcherTest {
                 1024,
                 Duration.ofSeconds(1))
             .allowed());
-    try (PolicyWatcher w = PolicyWatcher.start(file, loader, authority, listener)) {
+    PolicyWatcher watcher = PolicyWatcher.start(file, loader, authority, listener);
+    try {
       assertTrue(
           Thread.getAllStackTraces().keySet().stream()
               .anyMatch(t -> t.getName().equals(PolicyWatcher.THREAD_NAME) && t.isDaemon()));
@@ -70,6 +71,8 @@ class PolicyWatcherTest {
       Object rejected = events.poll(20, TimeUnit.SECONDS);
       assertInstanceOf(PolicyRejectedException.class, rejected);
       assertSame(inForce, authority.policy());
+    } finally {
+      watcher.close();
     }
     Thread.sleep(50);
     assertFalse(
