@@ -61,7 +61,9 @@ class CertCommandTest {
     assertTrue(r.out().contains("issued srdma://acme/kv-1"), r.out());
     X509Certificate cert = Pem.readCertificate(out.resolve("acme.kv-1.crt"));
     assertEquals(PeerIdentity.of("acme", "kv-1"), PeerIdentity.fromCertificate(cert));
-    long days = (cert.getNotAfter().getTime() - System.currentTimeMillis()) / (24L * 3600 * 1000);
+    long days =
+        java.time.Duration.between(java.time.Instant.now(), cert.getNotAfter().toInstant())
+            .toDays();
     assertTrue(days >= 6 && days <= 7, "validity " + days);
     assertEquals(
         "rw-------",

@@ -206,6 +206,7 @@ public final class DeploymentCa {
             FileChannel.open(
                 dir.resolve(LOCK), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
         FileLock lock = ch.lock()) {
+      checkLocked(lock);
       if (!isIssued(serial)) {
         throw new KeyExchangeException(
             KeyExchangeException.Reason.UNKNOWN_SERIAL,
@@ -289,6 +290,7 @@ public final class DeploymentCa {
             FileChannel.open(
                 dir.resolve(LOCK), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
         FileLock lock = ch.lock()) {
+      checkLocked(lock);
       Files.write(
           dir.resolve(ISSUED),
           line.getBytes(StandardCharsets.UTF_8),
@@ -297,6 +299,13 @@ public final class DeploymentCa {
     } catch (IOException e) {
       throw new KeyExchangeException(
           KeyExchangeException.Reason.IO_ERROR, "cannot record issuance in " + dir, e);
+    }
+  }
+
+  private static void checkLocked(FileLock lock) {
+    if (!lock.isValid()) {
+      throw new KeyExchangeException(
+          KeyExchangeException.Reason.IO_ERROR, "lost the lock on the CA directory");
     }
   }
 

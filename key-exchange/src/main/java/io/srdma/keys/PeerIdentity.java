@@ -105,13 +105,13 @@ public final class PeerIdentity {
   }
 
   private static boolean isSrdmaUri(Object value) {
-    if (!(value instanceof String)) {
+    if (!(value instanceof String s)) {
       return false;
     }
     try {
-      return SCHEME.equalsIgnoreCase(new URI((String) value).getScheme());
+      return SCHEME.equalsIgnoreCase(new URI(s).getScheme());
     } catch (URISyntaxException e) {
-      return ((String) value).regionMatches(true, 0, SCHEME + ":", 0, SCHEME.length() + 1);
+      return s.regionMatches(true, 0, SCHEME + ":", 0, SCHEME.length() + 1);
     }
   }
 
@@ -168,9 +168,9 @@ public final class PeerIdentity {
 
   @Override
   public boolean equals(Object o) {
-    return o instanceof PeerIdentity
-        && tenant.equals(((PeerIdentity) o).tenant)
-        && peer.equals(((PeerIdentity) o).peer);
+    return o instanceof PeerIdentity other
+        && tenant.equals(other.tenant)
+        && peer.equals(other.peer);
   }
 
   @Override

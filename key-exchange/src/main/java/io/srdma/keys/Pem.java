@@ -107,9 +107,9 @@ public final class Pem {
     List<X509Certificate> out = new ArrayList<>();
     JcaX509CertificateConverter converter = new JcaX509CertificateConverter();
     for (Object o : parseAll(file)) {
-      if (o instanceof X509CertificateHolder) {
+      if (o instanceof X509CertificateHolder holder) {
         try {
-          out.add(converter.getCertificate((X509CertificateHolder) o));
+          out.add(converter.getCertificate(holder));
         } catch (CertificateException e) {
           throw new KeyExchangeException(
               KeyExchangeException.Reason.BAD_PEM, file + " holds a malformed certificate", e);
@@ -122,9 +122,9 @@ public final class Pem {
   /** Reads the CRL of a PEM file. */
   public static X509CRL readCrl(Path file) {
     for (Object o : parseAll(file)) {
-      if (o instanceof X509CRLHolder) {
+      if (o instanceof X509CRLHolder holder) {
         try {
-          return new JcaX509CRLConverter().getCRL((X509CRLHolder) o);
+          return new JcaX509CRLConverter().getCRL(holder);
         } catch (CRLException e) {
           throw new KeyExchangeException(
               KeyExchangeException.Reason.BAD_PEM, file + " holds a malformed CRL", e);
@@ -143,24 +143,23 @@ public final class Pem {
     JcaPEMKeyConverter converter = new JcaPEMKeyConverter();
     for (Object o : parseAll(file)) {
       try {
-        if (o instanceof PrivateKeyInfo) {
-          return converter.getPrivateKey((PrivateKeyInfo) o);
+        if (o instanceof PrivateKeyInfo info) {
+          return converter.getPrivateKey(info);
         }
-        if (o instanceof PEMKeyPair) {
-          return converter.getPrivateKey(((PEMKeyPair) o).getPrivateKeyInfo());
+        if (o instanceof PEMKeyPair pair) {
+          return converter.getPrivateKey(pair.getPrivateKeyInfo());
         }
-        if (o instanceof PKCS8EncryptedPrivateKeyInfo) {
+        if (o instanceof PKCS8EncryptedPrivateKeyInfo encrypted) {
           if (passphrase == null || passphrase.length == 0) {
             throw new KeyExchangeException(
                 KeyExchangeException.Reason.BAD_PASSPHRASE,
                 file + " is encrypted and no passphrase was given");
           }
           PrivateKeyInfo info =
-              ((PKCS8EncryptedPrivateKeyInfo) o)
-                  .decryptPrivateKeyInfo(
-                      new JceOpenSSLPKCS8DecryptorProviderBuilder()
-                          .setProvider(Providers.BC)
-                          .build(passphrase));
+              encrypted.decryptPrivateKeyInfo(
+                  new JceOpenSSLPKCS8DecryptorProviderBuilder()
+                      .setProvider(Providers.BC)
+                      .build(passphrase));
           return converter.getPrivateKey(info);
         }
       } catch (PKCSException e) {

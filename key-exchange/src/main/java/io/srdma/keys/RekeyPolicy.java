@@ -52,7 +52,7 @@ public final class RekeyPolicy {
     return new RekeyPolicy(
         Long.getLong(MAX_RECORDS_PROP_NAME, MAX_RECORDS_DEFAULT),
         Long.getLong(MAX_BYTES_PROP_NAME, MAX_BYTES_DEFAULT),
-        Duration.ofSeconds(Long.getLong(MAX_AGE_PROP_NAME, MAX_AGE_DEFAULT.getSeconds())));
+        Duration.ofSeconds(Long.getLong(MAX_AGE_PROP_NAME, MAX_AGE_DEFAULT.toSeconds())));
   }
 
   /** A copy with another record limit. */

@@ -1,9 +1,10 @@
 package io.srdma.keys;
 
 import java.net.SocketTimeoutException;
+import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.Locale;
-import java.util.Map;
+import java.util.Set;
 import javax.net.ssl.SSLHandshakeException;
 
 /**
@@ -18,8 +19,8 @@ final class TlsFailures {
   private TlsFailures() {}
 
   static KeyExchangeException classify(Throwable failure) {
-    Map<Throwable, Boolean> seen = new IdentityHashMap<>();
-    for (Throwable t = failure; t != null && seen.put(t, Boolean.TRUE) == null; t = t.getCause()) {
+    Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+    for (Throwable t = failure; t != null && seen.add(t); t = t.getCause()) {
       if (t instanceof KeyExchangeException) {
         KeyExchangeException k = (KeyExchangeException) t;
         return new KeyExchangeException(k.reason(), k.getMessage(), failure);
