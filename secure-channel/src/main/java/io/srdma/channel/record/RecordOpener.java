@@ -1,0 +1,196 @@
+package io.srdma.channel.record;
+
+import io.srdma.keys.DirectionKeys;
+import io.srdma.keys.KeyExchangeException;
+import io.srdma.keys.KeySchedule;
+import java.nio.ByteBuffer;
+import java.security.GeneralSecurityException;
+import java.util.function.IntFunction;
+import javax.crypto.AEADBadTagException;
+import javax.crypto.Cipher;
+import javax.crypto.spec.GCMParameterSpec;
+
+/**
+ * Opens records of one direction of one session. The record is first copied out of the (remotely
+ * writable) region, so the bytes authenticated are the bytes decrypted even if the writer keeps
+ * writing. Rejects malformed, truncated, replayed, relocated and tampered records with a typed
+ * {@link OpenResult}; the replay window of each epoch is moved only by authentic records.
+ *
+ * <p>One instance per reading thread.
+ */
+public final class RecordOpener {
+  private final IntFunction<DirectionKeys> keysForEpoch;
+  private final Cipher cipher;
+  private final int maxPayload;
+  private final byte[] record;
+  private final byte[] plain;
+  private final byte[] nonce = new byte[DirectionKeys.NONCE_LENGTH];
+  private final byte[] aad = new byte[RecordSealer.AAD_MAX];
+  private final RecordFlyweight header = new RecordFlyweight();
+  private int currentEpoch = -1;
+  private ReplayWindow current = new ReplayWindow();
+  private int previousEpoch = -1;
+  private ReplayWindow previous = new ReplayWindow();
+  private int lastLength;
+  private long lastSequence;
+  private int lastEpoch;
+
+  /**
+   * An opener.
+   *
+   * @param keysForEpoch the receive keys of an epoch, or null when there are none
+   * @param maxPayload the largest payload accepted in one record
+   */
+  public RecordOpener(IntFunction<DirectionKeys> keysForEpoch, int maxPayload) {
+    if (maxPayload < 1 || maxPayload > (1 << 24)) {
+      throw new RecordException(
+          RecordException.Reason.BAD_ARGUMENT, "maxPayload must be 1..16 MiB");
+    }
+    this.keysForEpoch = keysForEpoch;
+    this.maxPayload = maxPayload;
+    this.record = new byte[maxPayload + RecordSealer.OVERHEAD];
+    this.plain = new byte[maxPayload];
+    try {
+      this.cipher = Cipher.getInstance("AES/GCM/NoPadding");
+    } catch (GeneralSecurityException e) {
+      throw new IllegalStateException("the JDK has no AES/GCM", e);
+    }
+  }
+
+  /** An opener taking receive keys from a session's key schedule. */
+  public static RecordOpener forSchedule(KeySchedule schedule, int maxPayload) {
+    return new RecordOpener(
+        epoch -> {
+          try {
+            return schedule.receiveKeys(epoch);
+          } catch (KeyExchangeException e) {
+            return null;
+          }
+        },
+        maxPayload);
+  }
+
+  /**
+   * Opens the record at {@code offset} of {@code source}, which holds at most {@code available}
+   * bytes for it, and writes its plaintext at {@code plaintext}'s position (advancing it).
+   *
+   * @param binding grant, tenant and region the record must belong to
+   * @param remoteOffset the offset in the region the record was written at
+   */
+  public OpenResult open(
+      ByteBuffer source,
+      int offset,
+      int available,
+      RecordBinding binding,
+      long remoteOffset,
+      ByteBuffer plaintext) {
+    if (offset < 0 || available < RecordSealer.OVERHEAD || source.capacity() - offset < available) {
+      return available < RecordSealer.OVERHEAD && available >= 0
+          ? OpenResult.TRUNCATED
+          : OpenResult.MALFORMED;
+    }
+    source.get(offset, record, 0, RecordFlyweight.HEADER_LENGTH);
+    header.wrap(record, 0);
+    int length = header.length();
+    if (header.version() != RecordFlyweight.VERSION
+        || header.flags() != 0
+        || header.reserved() != 0
+        || length < 0
+        || length > maxPayload) {
+      return OpenResult.MALFORMED;
+    }
+    if (available - RecordSealer.OVERHEAD < length) {
+      return OpenResult.TRUNCATED;
+    }
+    if (plaintext.remaining() < length) {
+      return OpenResult.NO_ROOM;
+    }
+    int epoch = header.epoch();
+    long sequence = header.sequence();
+    ReplayWindow window = windowFor(epoch);
+    if (window == null) {
+      return OpenResult.UNKNOWN_EPOCH;
+    }
+    if (!window.isFresh(sequence)) {
+      return OpenResult.REPLAYED;
+    }
+    DirectionKeys keys = keysForEpoch.apply(epoch);
+    if (keys == null || keys.isClosed()) {
+      return OpenResult.UNKNOWN_EPOCH;
+    }
+    source.get(
+        offset + RecordFlyweight.HEADER_LENGTH,
+        record,
+        RecordFlyweight.HEADER_LENGTH,
+        length + RecordFlyweight.TAG_LENGTH);
+    int aadLength = RecordSealer.associatedData(aad, record, binding, remoteOffset);
+    keys.writeNonce(sequence, nonce, 0);
+    try {
+      cipher.init(Cipher.DECRYPT_MODE, keys.aesKey(), new GCMParameterSpec(128, nonce));
+      cipher.updateAAD(aad, 0, aadLength);
+      cipher.doFinal(
+          record, RecordFlyweight.HEADER_LENGTH, length + RecordFlyweight.TAG_LENGTH, plain, 0);
+    } catch (AEADBadTagException e) {
+      return OpenResult.AUTH_FAILED;
+    } catch (GeneralSecurityException e) {
+      throw new IllegalStateException("AES-GCM failed to open", e);
+    }
+    commitWindow(epoch, window).mark(sequence);
+    plaintext.put(plain, 0, length);
+    lastLength = length;
+    lastSequence = sequence;
+    lastEpoch = epoch;
+    return OpenResult.OK;
+  }
+
+  /** Plaintext length of the last record opened. */
+  public int lastLength() {
+    return lastLength;
+  }
+
+  /** Sequence of the last record opened. */
+  public long lastSequence() {
+    return lastSequence;
+  }
+
+  /** Epoch of the last record opened. */
+  public int lastEpoch() {
+    return lastEpoch;
+  }
+
+  /** Total bytes a record of the last one's size occupied. */
+  public int lastRecordLength() {
+    return lastLength + RecordSealer.OVERHEAD;
+  }
+
+  /** The window of {@code epoch}: current, previous, a fresh one for a newer epoch, else null. */
+  private ReplayWindow windowFor(int epoch) {
+    if (epoch == currentEpoch) {
+      return current;
+    }
+    if (epoch == previousEpoch) {
+      return previous;
+    }
+    if (epoch > currentEpoch) {
+      return new ReplayWindow();
+    }
+    if (epoch == currentEpoch - 1 && previousEpoch < epoch) {
+      // The epoch before the current one, of which no record opened yet: it never had a window.
+      previous = new ReplayWindow();
+      previousEpoch = epoch;
+      return previous;
+    }
+    return null;
+  }
+
+  /** Makes a newer epoch's window current once one of its records proved authentic. */
+  private ReplayWindow commitWindow(int epoch, ReplayWindow window) {
+    if (epoch > currentEpoch) {
+      previous = current;
+      previousEpoch = currentEpoch;
+      current = window;
+      currentEpoch = epoch;
+    }
+    return window;
+  }
+}
