@@ -28,6 +28,16 @@ public final class PeerPattern {
     return new PeerPattern(text);
   }
 
+  /** The text before the star (the whole identity if there is none). */
+  String prefix() {
+    return prefix;
+  }
+
+  /** The text after the star (empty if there is none). */
+  String suffix() {
+    return suffix;
+  }
+
   /** The pattern as written. */
   public String text() {
     return text;

@@ -16,7 +16,10 @@ public final class Tenant {
   private final Map<String, Role> roles;
   private final List<PeerEntry> peers;
   private final Map<String, PeerEntry> exactPeers = new HashMap<>();
-  private final List<PeerEntry> patternPeers = new ArrayList<>();
+  // patterns as flat arrays: a miss costs two string checks, not four object hops
+  private final String[] patternPrefixes;
+  private final String[] patternSuffixes;
+  private final PeerEntry[] patternEntries;
   private final Map<String, RegionAccess> access = new HashMap<>();
 
   /** A region with, per role and operation, the first role permission implying access. */
@@ -44,13 +47,17 @@ public final class Tenant {
     roles.forEach(r -> rl.put(r.name(), r));
     this.roles = java.util.Collections.unmodifiableMap(rl);
     this.peers = List.copyOf(peers);
+    List<PeerEntry> patterns = new ArrayList<>();
     for (PeerEntry p : peers) {
       if (p.pattern().isWildcard()) {
-        patternPeers.add(p);
+        patterns.add(p);
       } else {
         exactPeers.put(p.pattern().text(), p);
       }
     }
+    patternEntries = patterns.toArray(PeerEntry[]::new);
+    patternPrefixes = patterns.stream().map(p -> p.pattern().prefix()).toArray(String[]::new);
+    patternSuffixes = patterns.stream().map(p -> p.pattern().suffix()).toArray(String[]::new);
     // Regions and operations are finite and declared, so Shiro's answer for every (region,
     // role, operation) is computed once here; decide() only looks it up.
     for (Region r : regions) {
@@ -104,10 +111,13 @@ public final class Tenant {
     if (exact != null) {
       return exact;
     }
-    for (int i = 0, n = patternPeers.size(); i < n; i++) {
-      PeerEntry p = patternPeers.get(i);
-      if (p.pattern().matches(identity)) {
-        return p;
+    for (int i = 0; i < patternEntries.length; i++) {
+      String pre = patternPrefixes[i];
+      String suf = patternSuffixes[i];
+      if (identity.length() >= pre.length() + suf.length()
+          && identity.startsWith(pre)
+          && identity.endsWith(suf)) {
+        return patternEntries[i];
       }
     }
     return null;
