@@ -82,8 +82,10 @@ public final class WriteBench {
       b.qp.readyToSend();
       if (mode.equals("lat")) {
         // warm-up long enough for the JIT to finish: under TCG a compiler thread competing with
-        // the two spinning threads for the two vCPUs shows up as latency
+        // the two spinning threads for the two vCPUs shows up as latency; then a pause for
+        // background compiles to drain
         latency(a, b, size, Math.max(2000, iters), false);
+        Thread.sleep(2000);
         latency(a, b, size, iters, true);
       } else {
         bandwidth(a, b, size, Math.max(200, iters / 5), false);
@@ -156,7 +158,7 @@ public final class WriteBench {
       if ((++spins & 0xFFFF) == 0 && System.nanoTime() > deadline) {
         throw new IllegalStateException("peer's write of " + value + " never landed");
       }
-      Thread.onSpinWait();
+      // no Thread.onSpinWait(): perftest spins without PAUSE, and under TCG PAUSE exits the vCPU
     }
   }
 
