@@ -8,25 +8,33 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
 import java.time.Duration;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The requester side of one QP: the TCP connection to the peer's responder. Posting threads encode
- * request headers and gather payload views, then write them in one call ({@link #flush()}, under
- * the QP's send lock); this object's thread reads responses and completes send queue slots.
+ * The requester side of one QP: the TCP connection to the peer's responder, non-blocking after the
+ * HELLO. Posting threads encode request headers and gather payload views, then write them in one
+ * call ({@link #flush()}, under the QP's send lock). Responses are read by whoever drives {@link
+ * #progress()}: the thread polling or waiting on the send CQ (so a completion needs no extra thread
+ * hop, as a NIC's completion is seen by the poller), a posting thread whose write is blocked, or
+ * the device's timer for QPs nobody polls.
  */
-final class Requester implements Runnable {
+final class Requester {
   private static final Logger LOG = LoggerFactory.getLogger(Requester.class);
   private static final int MAX_BATCH = 64;
   private static final int RX_SIZE = 64 * 1024;
+  private static final long WRITE_WAIT_MS = 50;
 
   private final SoftQueuePair qp;
   private final SocketChannel channel;
+  private final Selector writeSelector;
   private final int maxSge;
   private final ByteBuffer headerBlock;
   private final ByteBuffer[] headers = new ByteBuffer[MAX_BATCH];
@@ -35,13 +43,18 @@ final class Requester implements Runnable {
   private final RequestFlyweight request = new RequestFlyweight();
   private final ResponseFlyweight response = new ResponseFlyweight();
   private final ByteBuffer rx = ByteBuffer.allocateDirect(RX_SIZE);
-  private final ViewCache scatterViews;
-  private final Thread thread;
+  private final ReentrantLock progressLock = new ReentrantLock();
   private int batchHeaders;
   private int gatherCount;
   private volatile boolean closed;
 
-  private Requester(SoftQueuePair qp, SocketChannel channel) {
+  // A READ response being scattered, across calls of progress().
+  private int readSlot = -1;
+  private int readPsn;
+  private int readSge;
+  private int readSgeDone;
+
+  private Requester(SoftQueuePair qp, SocketChannel channel) throws IOException {
     this.qp = qp;
     this.channel = channel;
     this.maxSge = qp.attributes().maxSendSge();
@@ -56,10 +69,10 @@ final class Requester implements Runnable {
     }
     gather = new ByteBuffer[MAX_BATCH * (1 + maxSge)];
     gatherViews = new ViewCache(gather.length);
-    scatterViews = new ViewCache(maxSge);
     rx.limit(0);
-    thread = new Thread(this, String.format("srdma-soft-req-qp%06x", qp.qpn()));
-    thread.setDaemon(true);
+    channel.configureBlocking(false);
+    writeSelector = Selector.open();
+    channel.register(writeSelector, SelectionKey.OP_WRITE);
   }
 
   /** Connects to the responder named in {@code remote} and introduces this QP (bounded). */
@@ -123,14 +136,18 @@ final class Requester implements Runnable {
     }
   }
 
-  void start() {
-    thread.start();
+  SocketChannel channel() {
+    return channel;
   }
 
   /** Adds a request header to the batch being built. Caller holds the QP's send lock. */
   void addHeader(byte opcode, byte flags, int psn, int length, int imm, long address, int rkey) {
     if (batchHeaders == MAX_BATCH || gatherCount + 1 + maxSge > gather.length) {
-      flushQuietly();
+      try {
+        flush();
+      } catch (IOException e) {
+        qp.fail(WcStatus.RETRY_EXC_ERR);
+      }
     }
     ByteBuffer h = headers[batchHeaders++];
     request.wrap(h, 0).encode(opcode, flags, psn, length, imm, address, rkey);
@@ -144,14 +161,26 @@ final class Requester implements Runnable {
     gatherCount++;
   }
 
-  /** Writes the batch. Caller holds the QP's send lock. */
+  /**
+   * Writes the batch. Caller holds the QP's send lock. While the socket is full it reads responses
+   * (so the peer, blocked on sending them, can drain our requests) and waits; a QP that failed
+   * meanwhile closes the channel, which ends the wait.
+   */
   void flush() throws IOException {
     try {
       int start = 0;
       while (start < gatherCount) {
-        channel.write(gather, start, gatherCount - start);
+        long n = channel.write(gather, start, gatherCount - start);
         while (start < gatherCount && !gather[start].hasRemaining()) {
           start++;
+        }
+        if (n == 0 && start < gatherCount) {
+          progress();
+          if (closed) {
+            throw new ClosedChannelException();
+          }
+          writeSelector.select(WRITE_WAIT_MS);
+          writeSelector.selectedKeys().clear();
         }
       }
     } finally {
@@ -163,43 +192,39 @@ final class Requester implements Runnable {
     }
   }
 
-  private void flushQuietly() {
-    try {
-      flush();
-    } catch (IOException e) {
-      qp.fail(WcStatus.RETRY_EXC_ERR);
+  /**
+   * Reads and handles every response available now, without blocking. Only one thread at a time
+   * does this; others return at once.
+   *
+   * @return the number of responses handled
+   */
+  int progress() {
+    if (closed || !progressLock.tryLock()) {
+      return 0;
     }
-  }
-
-  @Override
-  public void run() {
+    int handled = 0;
     try {
       while (!closed) {
-        fill(ResponseFlyweight.LENGTH);
-        response.wrap(rx, rx.position());
-        byte type = response.type();
-        int psn = response.psn();
-        int length = response.length();
-        rx.position(rx.position() + ResponseFlyweight.LENGTH);
-        if (response.version() != RequestFlyweight.VERSION) {
-          throw new ProtocolException("response version " + response.version());
+        int step = handleBuffered();
+        if (step > 0) {
+          handled += step;
+          continue;
         }
-        qp.progressed();
-        if (type == ResponseFlyweight.TYPE_ACK) {
-          if (!qp.sendQueue().ackThrough(psn)) {
-            throw new ProtocolException("ACK for unknown PSN " + psn);
-          }
-        } else if (type == ResponseFlyweight.TYPE_NAK) {
-          WcStatus status = WcStatus.fromCode(response.syndrome());
-          if (qp.sendQueue().pendingSlotFor(psn) < 0) {
-            throw new ProtocolException("NAK for unknown PSN " + psn);
-          }
-          qp.failAt(psn, status);
-          return;
-        } else if (type == ResponseFlyweight.TYPE_READ_RESP) {
-          readResponse(psn, length);
-        } else {
-          throw new ProtocolException("unknown response type " + type);
+        if (step < 0) {
+          break;
+        }
+        rx.compact();
+        int n;
+        try {
+          n = channel.read(rx);
+        } finally {
+          rx.flip();
+        }
+        if (n < 0) {
+          throw new EOFException("peer closed the connection");
+        }
+        if (n == 0) {
+          break;
         }
       }
     } catch (ProtocolException e) {
@@ -215,59 +240,91 @@ final class Requester implements Runnable {
         qp.fail(WcStatus.RETRY_EXC_ERR);
       }
     } finally {
-      closeQuietly(channel);
+      progressLock.unlock();
     }
+    return handled;
   }
 
-  private void readResponse(int psn, int length) throws IOException {
+  /**
+   * Handles what {@link #rx} holds.
+   *
+   * @return 1 if something was handled, 0 if more bytes are needed, -1 to stop (QP failed)
+   */
+  private int handleBuffered() throws IOException {
+    if (readSlot >= 0) {
+      return scatterReadPayload();
+    }
+    if (rx.remaining() < ResponseFlyweight.LENGTH) {
+      return 0;
+    }
+    response.wrap(rx, rx.position());
+    byte type = response.type();
+    int psn = response.psn();
+    int length = response.length();
+    if (response.version() != RequestFlyweight.VERSION) {
+      throw new ProtocolException("response version " + response.version());
+    }
+    rx.position(rx.position() + ResponseFlyweight.LENGTH);
+    qp.progressed();
     SendQueue sq = qp.sendQueue();
-    int slot = sq.pendingSlotFor(psn);
-    if (slot < 0 || length != sq.byteLength(slot)) {
-      throw new ProtocolException(
-          "READ response for PSN " + psn + " of " + length + " bytes does not match a request");
-    }
-    for (int k = 0; k < sq.readSges(slot); k++) {
-      SoftMemoryRegion mr = sq.readRegion(slot, k);
-      long offset = sq.readOffset(slot, k);
-      int len = sq.readLength(slot, k);
-      int buffered = Math.min(rx.remaining(), len);
-      mr.memory().put((int) offset, rx, rx.position(), buffered);
-      rx.position(rx.position() + buffered);
-      if (buffered < len) {
-        ByteBuffer view = scatterViews.view(k, mr, offset + buffered, len - buffered);
-        while (view.hasRemaining()) {
-          if (channel.read(view) < 0) {
-            throw new EOFException("peer closed during READ response");
-          }
-        }
+    if (type == ResponseFlyweight.TYPE_ACK) {
+      if (!sq.ackThrough(psn)) {
+        throw new ProtocolException("ACK for unknown PSN " + psn);
       }
+      return 1;
     }
-    sq.ackThrough(psn);
+    if (type == ResponseFlyweight.TYPE_NAK) {
+      if (sq.pendingSlotFor(psn) < 0) {
+        throw new ProtocolException("NAK for unknown PSN " + psn);
+      }
+      qp.failAt(psn, WcStatus.fromCode(response.syndrome()));
+      return -1;
+    }
+    if (type == ResponseFlyweight.TYPE_READ_RESP) {
+      int slot = sq.pendingSlotFor(psn);
+      if (slot < 0 || length != sq.byteLength(slot)) {
+        throw new ProtocolException(
+            "READ response for PSN " + psn + " of " + length + " bytes matches no request");
+      }
+      readSlot = slot;
+      readPsn = psn;
+      readSge = 0;
+      readSgeDone = 0;
+      return 1;
+    }
+    throw new ProtocolException("unknown response type " + type);
   }
 
-  private void fill(int needed) throws IOException {
-    if (rx.remaining() >= needed) {
-      return;
+  /** Copies buffered READ response bytes into the request's local SGEs. */
+  private int scatterReadPayload() {
+    SendQueue sq = qp.sendQueue();
+    while (readSge < sq.readSges(readSlot) && sq.readLength(readSlot, readSge) == readSgeDone) {
+      readSge++;
+      readSgeDone = 0;
     }
-    rx.compact();
-    while (rx.position() < needed) {
-      if (channel.read(rx) < 0) {
-        throw new EOFException("peer closed the connection");
-      }
+    if (readSge == sq.readSges(readSlot)) {
+      readSlot = -1;
+      sq.ackThrough(readPsn);
+      return 1;
     }
-    rx.flip();
+    if (!rx.hasRemaining()) {
+      return 0;
+    }
+    int n = Math.min(rx.remaining(), sq.readLength(readSlot, readSge) - readSgeDone);
+    long at = sq.readOffset(readSlot, readSge) + readSgeDone;
+    sq.readRegion(readSlot, readSge).memory().put((int) at, rx, rx.position(), n);
+    rx.position(rx.position() + n);
+    readSgeDone += n;
+    return 1;
   }
 
   void close() {
     closed = true;
     closeQuietly(channel);
-  }
-
-  void join() {
     try {
-      thread.join(TimeUnit.SECONDS.toMillis(5));
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
+      writeSelector.close();
+    } catch (IOException e) {
+      LOG.debug("closing write selector: {}", e.toString());
     }
   }
 

@@ -5,15 +5,20 @@ import io.srdma.verbs.VerbsException;
 import io.srdma.verbs.WcOpcode;
 import io.srdma.verbs.WcStatus;
 import io.srdma.verbs.WorkCompletion;
+import java.io.IOException;
+import java.nio.channels.ClosedSelectorException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
 import java.time.Duration;
-import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
 
 /**
  * A completion queue: a fixed ring of primitive fields, so pushing and polling allocate nothing.
  * Many producers (requester and responder threads), one consumer at a time.
  */
 final class SoftCompletionQueue implements CompletionQueue {
-  private static final long SPIN_NANOS = 50_000;
 
   private final SoftDeviceContext ctx;
   private final int capacity;
@@ -29,8 +34,11 @@ final class SoftCompletionQueue implements CompletionQueue {
   private long tail;
   private volatile long published;
   private boolean overrun;
-  private volatile Thread waiter;
+  private volatile boolean waiting;
   private boolean closed;
+  private final Selector selector;
+  private final ReentrantLock pollLock = new ReentrantLock();
+  private final Consumer<SelectionKey> onReady = key -> ((Requester) key.attachment()).progress();
 
   SoftCompletionQueue(SoftDeviceContext ctx, int capacity) {
     this.ctx = ctx;
@@ -42,6 +50,21 @@ final class SoftCompletionQueue implements CompletionQueue {
     imms = new int[capacity];
     hasImms = new boolean[capacity];
     qpns = new int[capacity];
+    try {
+      selector = Selector.open();
+    } catch (IOException e) {
+      throw new VerbsException(VerbsException.Reason.IO, "create_cq", "cannot open a selector", e);
+    }
+  }
+
+  /** Lets pollers of this CQ read the responses of {@code requester} (the QP's send CQ). */
+  void attach(Requester requester) {
+    try {
+      requester.channel().register(selector, SelectionKey.OP_READ, requester);
+    } catch (IOException e) {
+      throw new VerbsException(
+          VerbsException.Reason.IO, "modify_qp(RTS)", "cannot watch the connection", e);
+    }
   }
 
   SoftDeviceContext softContext() {
@@ -77,9 +100,8 @@ final class SoftCompletionQueue implements CompletionQueue {
       tail++;
       published = tail;
     }
-    Thread w = waiter;
-    if (w != null) {
-      LockSupport.unpark(w);
+    if (waiting) {
+      selector.wakeup();
     }
   }
 
@@ -90,6 +112,61 @@ final class SoftCompletionQueue implements CompletionQueue {
 
   @Override
   public int poll(WorkCompletion[] out) {
+    if (pollLock.tryLock()) {
+      try {
+        selectNow();
+      } finally {
+        pollLock.unlock();
+      }
+    }
+    return drain(out);
+  }
+
+  @Override
+  public int await(WorkCompletion[] out, Duration timeout) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    pollLock.lock();
+    try {
+      while (true) {
+        selectNow();
+        int n = drain(out);
+        if (n > 0) {
+          return n;
+        }
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          return 0;
+        }
+        waiting = true;
+        try {
+          n = drain(out);
+          if (n > 0) {
+            return n;
+          }
+          selector.select(onReady, Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+        } catch (IOException | ClosedSelectorException e) {
+          throw new VerbsException(
+              VerbsException.Reason.IO, "poll_cq", "waiting for completions failed", e);
+        } finally {
+          waiting = false;
+        }
+      }
+    } finally {
+      pollLock.unlock();
+    }
+  }
+
+  /** Handles responses that arrived on attached connections; caller holds the poll lock. */
+  private void selectNow() {
+    try {
+      selector.selectNow(onReady);
+    } catch (IOException | ClosedSelectorException e) {
+      throw new VerbsException(
+          VerbsException.Reason.IO, "poll_cq", "reading completions failed", e);
+    }
+  }
+
+  private int drain(WorkCompletion[] out) {
     if (published == head && !overrun) {
       return 0;
     }
@@ -112,38 +189,18 @@ final class SoftCompletionQueue implements CompletionQueue {
   }
 
   @Override
-  public int await(WorkCompletion[] out, Duration timeout) {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    long spinUntil = System.nanoTime() + Math.min(SPIN_NANOS, timeout.toNanos());
-    int n;
-    while ((n = poll(out)) == 0 && System.nanoTime() < spinUntil) {
-      Thread.onSpinWait();
-    }
-    if (n > 0) {
-      return n;
-    }
-    waiter = Thread.currentThread();
-    try {
-      while ((n = poll(out)) == 0) {
-        long left = deadline - System.nanoTime();
-        if (left <= 0) {
-          return 0;
-        }
-        LockSupport.parkNanos(this, left);
-      }
-      return n;
-    } finally {
-      waiter = null;
-    }
-  }
-
-  @Override
   public synchronized void close() {
     if (closed) {
       return;
     }
     users.requireNone("destroy_cq", "completion queue");
     closed = true;
+    try {
+      selector.close();
+    } catch (IOException e) {
+      throw new VerbsException(
+          VerbsException.Reason.IO, "destroy_cq", "closing the selector failed", e);
+    }
     ctx.children().remove(SoftDeviceContext.COMPLETION_QUEUE);
   }
 

@@ -20,7 +20,7 @@ import java.util.concurrent.TimeUnit;
  * An RC queue pair of the soft provider. Requests go out on a TCP connection to the peer's
  * responder ({@link Requester}); the peer's requests arrive on a connection our device's responder
  * accepted ({@link Responder}). Posting writes to the socket on the caller's thread; responses are
- * read by the requester's thread, which produces the completions.
+ * read by the thread polling the send CQ (or the device's timer), which produces the completions.
  */
 final class SoftQueuePair implements QueuePair {
   /** Unsignaled requests ask for an acknowledgement at least this often, to free send slots. */
@@ -158,9 +158,9 @@ final class SoftQueuePair implements QueuePair {
       }
       requester = r;
       lastProgressNanos = System.nanoTime();
+      sendCq.attach(r);
       setState(QpState.RTS);
     }
-    r.start();
   }
 
   @Override
@@ -228,6 +228,11 @@ final class SoftQueuePair implements QueuePair {
 
   /** Watchdog: a request without progress for the transport timeout fails with RETRY_EXC_ERR. */
   void checkProgress(long nowNanos, long timeoutNanos) {
+    Requester r = requester;
+    if (r != null && state == QpState.RTS) {
+      // Responses of QPs whose CQ nobody polls, and a dead peer, are noticed here.
+      r.progress();
+    }
     if (state == QpState.RTS
         && sendQueue.hasPendingRemote()
         && nowNanos - lastProgressNanos > timeoutNanos) {
@@ -494,10 +499,6 @@ final class SoftQueuePair implements QueuePair {
       closed = true;
     }
     fail(null);
-    Requester r = requester;
-    if (r != null) {
-      r.join();
-    }
     Responder in = responder;
     if (in != null) {
       in.join();
