@@ -20,8 +20,8 @@ public interface CompletionQueue extends AutoCloseable {
   int poll(WorkCompletion[] out);
 
   /**
-   * Like {@link #poll} but waits up to {@code timeout} for at least one completion: spins briefly,
-   * then parks.
+   * Like {@link #poll} but waits up to {@code timeout} for at least one completion, sleeping (not
+   * spinning) while there is none. One waiting thread at a time; others queue behind it.
    *
    * @return how many were filled; 0 when the timeout passed
    */
