@@ -118,10 +118,7 @@ final class Bytes {
 
   /** Checks a region name's length ({@code 1..63}) and characters; ASCII, so safe in logs. */
   static void checkName(byte[] b, int i, int n) {
-    if (n == 0 || n > MAX_NAME_LENGTH) {
-      throw new ProtocolException(
-          Reason.STRING_TOO_LONG, "region name of " + n + " bytes, allowed 1.." + MAX_NAME_LENGTH);
-    }
+    checkNameLength(n);
     for (int k = 0; k < n; k++) {
       int c = b[i + k];
       boolean ok =
@@ -131,6 +128,15 @@ final class Bytes {
             Reason.BAD_STRING, "region name is not [a-z0-9][a-z0-9_-]*: byte " + k);
       }
     }
+  }
+
+  /** Checks a region name's length alone, before the body is known to hold it. */
+  static int checkNameLength(int n) {
+    if (n == 0 || n > MAX_NAME_LENGTH) {
+      throw new ProtocolException(
+          Reason.STRING_TOO_LONG, "region name of " + n + " bytes, allowed 1.." + MAX_NAME_LENGTH);
+    }
+    return n;
   }
 
   /** Encodes a region name at {@code i}; returns its length. */

@@ -163,7 +163,7 @@ public final class GrantFlyweight {
     Bytes.positive(expiryEpochMillis(), "expiry");
     Operations.check(operations());
     checkKey(operations(), regionKeyLength());
-    int n = Bytes.getU8(buffer, offset + NAME_LENGTH_OFFSET);
+    int n = Bytes.checkNameLength(Bytes.getU8(buffer, offset + NAME_LENGTH_OFFSET));
     Bytes.exactly(length, NAME_OFFSET + n + regionKeyLength(), "GRANT");
     Bytes.checkName(buffer, offset + NAME_OFFSET, n);
     return this;

@@ -101,7 +101,7 @@ public final class GrantRequestFlyweight {
     Bytes.range(offset(), length());
     Bytes.positive(ttlMillis(), "ttl");
     Operations.check(operations());
-    int n = Bytes.getU8(buffer, offset + NAME_LENGTH_OFFSET);
+    int n = Bytes.checkNameLength(Bytes.getU8(buffer, offset + NAME_LENGTH_OFFSET));
     Bytes.exactly(length, NAME_OFFSET + n, "GRANT_REQUEST");
     Bytes.checkName(buffer, offset + NAME_OFFSET, n);
     return this;
