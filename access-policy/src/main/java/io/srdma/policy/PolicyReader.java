@@ -28,7 +28,6 @@ import org.snakeyaml.engine.v2.nodes.Node;
 import org.snakeyaml.engine.v2.nodes.NodeTuple;
 import org.snakeyaml.engine.v2.nodes.ScalarNode;
 import org.snakeyaml.engine.v2.nodes.SequenceNode;
-import org.snakeyaml.engine.v2.nodes.Tag;
 
 /** Reads one policy text into a {@link Policy}, collecting every error with its position. */
 final class PolicyReader {
@@ -37,6 +36,7 @@ final class PolicyReader {
   private static final Pattern IDENTITY =
       Pattern.compile("srdma://([a-z0-9][a-z0-9_-]{0,62})/([A-Za-z0-9._*-]{1,128})");
   private static final Pattern PERMISSION = Pattern.compile("[a-z0-9_*,:-]+");
+  private static final Pattern INTEGER = Pattern.compile("[0-9]{1,9}");
   private static final Set<String> HASH_ALGORITHMS =
       Set.of("argon2id", "argon2i", "argon2d", "2y", "2a", "2b");
 
@@ -513,7 +513,7 @@ final class PolicyReader {
       typeError(node, what, "a string");
       return null;
     }
-    if (Tag.NULL.equals(s.getTag())) {
+    if (isEmpty(s)) {
       error(node, what + " must not be empty");
       return null;
     }
@@ -525,7 +525,7 @@ final class PolicyReader {
     if (s == null) {
       return null;
     }
-    if (!s.matches("[0-9]{1,9}")) {
+    if (!INTEGER.matcher(s).matches()) {
       error(node, what + " must be a whole number, found '" + s + "'");
       return null;
     }
@@ -574,9 +574,19 @@ final class PolicyReader {
         switch (node.getNodeType()) {
           case MAPPING -> "a mapping";
           case SEQUENCE -> "a list";
-          default -> Tag.NULL.equals(node.getTag()) ? "nothing" : "a scalar";
+          default -> node instanceof ScalarNode s && isEmpty(s) ? "nothing" : "a scalar";
         };
     error(node, what + " must be " + expected + ", found " + found);
+  }
+
+  // Every scalar is read as text and parsed here, so "empty" is judged on the text, whatever
+  // tag the schema resolved: an empty plain scalar, `key: ~` or `key: null`.
+  private static boolean isEmpty(ScalarNode s) {
+    if (!s.isPlain()) {
+      return false;
+    }
+    String v = s.getValue();
+    return v.isEmpty() || v.equals("~") || v.equals("null") || v.equals("Null") || v.equals("NULL");
   }
 
   private static int line(Node n) {

@@ -142,6 +142,22 @@ class PolicyLoaderTest {
   }
 
   @Test
+  void shouldRejectEmptyAndNullValues() {
+    String yaml =
+        "version: 1\ntenants:\n  acme:\n    regions:\n      a: {size: ~}\n      b:\n"
+            + "        size:\n      c: {size: 'null'}\n";
+    PolicyRejectedException e =
+        assertThrows(PolicyRejectedException.class, () -> new PolicyLoader().parse("n", yaml));
+    assertEquals(
+        java.util.List.of(
+            "n:5:17: size must not be empty",
+            "n:7:14: size must not be empty",
+            "n:8:17: bad size 'null' for size (a positive whole number with an optional unit B,"
+                + " KiB, MiB, GiB, TiB, kB, MB, GB, TB)"),
+        e.errors().stream().map(PolicyError::toString).toList());
+  }
+
+  @Test
   void shouldReadSizesAndDurations() {
     assertEquals(64L << 20, Units.parseSize("64MiB").getAsLong());
     assertEquals(4096, Units.parseSize("4096").getAsLong());
