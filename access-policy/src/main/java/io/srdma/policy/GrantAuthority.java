@@ -20,9 +20,11 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <p>Deny by default: a request is allowed only when the identity belongs to the tenant, a peer
  * entry of that tenant matches it, the range lies inside a declared region, and one of the peer's
- * roles holds permissions implying every requested operation (Shiro decides) and its scope admits
- * the operations, the length and one more live grant. Roles are tried in file order; the first that
- * admits the request decides, and its max TTL clips the requested TTL.
+ * roles holds permissions implying every requested operation and its scope admits the operations,
+ * the length and one more live grant. Roles are tried in file order; the first that admits the
+ * request decides, and its max TTL clips the requested TTL. Which permission implies which (region,
+ * operation) is Shiro's {@code WildcardPermission.implies}, asked once per pair when the policy is
+ * built (see {@link Tenant}).
  *
  * <p>Thread-safe. {@link #decide} is lock-free and reads the policy once, so a decision sees the
  * old or the new policy, never a mix. {@link #issue}, {@link #release} and {@link #reload} are
