@@ -245,6 +245,16 @@ class ProtocolRoundTripTest {
                 }
                 return -1;
               }
+
+              @Override
+              public int read(byte[] b, int off, int len) throws IOException {
+                int c = read();
+                if (c < 0) {
+                  return -1;
+                }
+                b[off] = (byte) c;
+                return 1;
+              }
             },
             new ByteArrayInputStream(ping));
     FrameReader r = new FrameReader(timesOutOnce, Side.CLIENT);
