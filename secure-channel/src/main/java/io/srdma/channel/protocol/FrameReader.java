@@ -179,6 +179,11 @@ public final class FrameReader {
     return framesRead;
   }
 
+  /** The frame buffer itself, for tests of wiping. */
+  byte[] buffer() {
+    return buffer;
+  }
+
   /** Bytes this reader holds for frames: fixed at construction. */
   int bufferCapacity() {
     return buffer.length;

@@ -9,6 +9,7 @@ import static io.srdma.channel.protocol.Frames.SERVER_QP;
 import static io.srdma.channel.protocol.Frames.SESSION_ID;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -220,6 +221,35 @@ class ProtocolRoundTripTest {
     for (MessageType t : MessageType.values()) {
       assertEquals(t, MessageType.fromCode(t.code()));
     }
+  }
+
+  @Test
+  void shouldWipeRegionKeyMaterialBeforeTheNextFrame() throws IOException {
+    byte[] key = Frames.filled(32, 0x5a);
+    byte[] bytes =
+        Frames.written(
+            p -> {
+              p.grant(1, 1, "kv", Operations.READ, 0, 16, 1, 0, 0, key);
+              p.ping(2, 0);
+            });
+    FrameReader r = Frames.reader(bytes, Side.SERVER);
+    r.read().grant();
+    assertTrue(contains(r.buffer(), key));
+    r.read().expect(MessageType.PING);
+    assertFalse(contains(r.buffer(), key), "key material left in the reader's buffer");
+  }
+
+  private static boolean contains(byte[] haystack, byte[] needle) {
+    outer:
+    for (int i = 0; i + needle.length <= haystack.length; i++) {
+      for (int k = 0; k < needle.length; k++) {
+        if (haystack[i + k] != needle[k]) {
+          continue outer;
+        }
+      }
+      return true;
+    }
+    return false;
   }
 
   @Test
