@@ -62,6 +62,9 @@ final class Native {
   /** The shared object rdma-core installs (package libibverbs1). */
   static final String LIBRARY = "ibverbs";
 
+  /** Its soname, for systems without the development link. */
+  static final String SONAME = "libibverbs.so.1";
+
   static final MemoryIO MEMORY = MemoryIO.getInstance();
   static final Invoker INVOKER = Invoker.getInstance();
 
@@ -100,7 +103,13 @@ final class Native {
 
   private static Loaded load() {
     try {
-      LibIbverbs lib = LibraryLoader.create(LibIbverbs.class).failImmediately().load(LIBRARY);
+      LibIbverbs lib;
+      try {
+        lib = LibraryLoader.create(LibIbverbs.class).failImmediately().load(LIBRARY);
+      } catch (LinkageError | RuntimeException unversioned) {
+        // without libibverbs-dev there is no libibverbs.so link: ask the dynamic linker for .so.1
+        lib = LibraryLoader.create(LibIbverbs.class).failImmediately().load(SONAME);
+      }
       return new Loaded(lib, Runtime.getRuntime(lib), null);
     } catch (LinkageError | RuntimeException e) {
       return new Loaded(
