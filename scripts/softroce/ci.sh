@@ -27,6 +27,9 @@ for tool in qemu-system-x86_64 ibv_rc_pingpong ib_write_lat busybox cpio depmod 
   command -v "$tool" > /dev/null 2>&1 || missing="$missing $tool"
 done
 [ -f /usr/include/infiniband/verbs.h ] || missing="$missing libibverbs-dev"
+# the initramfs needs the static busybox; Debian's plain busybox is dynamically linked
+dpkg -s busybox-static > /dev/null 2>&1 || missing="$missing busybox-static"
+mkdir -p "$CACHE"
 if [ -n "$missing" ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get > /dev/null; then
     say "installing $PACKAGES (missing:$missing)"
@@ -42,7 +45,14 @@ QBOOT=$(ls /usr/share/qemu/qboot.rom /usr/share/seabios/qboot.rom 2>/dev/null | 
 
 # --- kernel: Debian's current linux-image, unpacked, uncompressed -------------------------------
 mkdir -p "$CACHE" "$WORK"
-KPKG=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/{print $2; exit}')
+kernel_package() {
+  apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/{print $2; exit}'
+}
+KPKG=$(kernel_package)
+if [ -z "$KPKG" ] && [ "$(id -u)" = 0 ]; then
+  apt-get update -q > /dev/null 2>&1 || true
+  KPKG=$(kernel_package)
+fi
 [ -n "$KPKG" ] || skip "apt-cache does not know linux-image-amd64 (run apt-get update)"
 KROOT=$CACHE/$KPKG
 if [ ! -f "$KROOT/.done" ]; then
@@ -81,8 +91,7 @@ fi
 # --- initramfs: static busybox + the modules, see init.sh ---------------------------------------
 IRD=$WORK/initramfs
 rm -rf "$IRD" && mkdir -p "$IRD"/{bin,modules,proc,sys,dev}
-cp "$(command -v busybox)" "$IRD/bin/busybox"
-file "$IRD/bin/busybox" 2>/dev/null | grep -q "statically" || cp /bin/busybox "$IRD/bin/busybox"
+cp /bin/busybox "$IRD/bin/busybox"
 : > "$IRD/modules.order"
 for m in virtio_pci 9pnet_virtio 9p overlay crc32_generic rdma_rxe ib_uverbs rdma_ucm; do
   modprobe -d "$KROOT" -S "$KVER" --show-depends "$m" | awk '$1=="insmod"{print $2}'
