@@ -42,7 +42,7 @@ SUITE_RC=${PIPESTATUS[0]}
 result RAN "contract-suite-ibv(rc=$SUITE_RC)"
 
 PINGPONG="ibv_rc_pingpong -d rxe0 -g 1 -i 1 -m $MTU -s 4096 -n $PINGPONG_ITERS"
-JAVA_BIN="$JAVA -XX:+UseSerialGC -cp $CP"
+JAVA_BIN="$JAVA -XX:+UseSerialGC -XX:ErrorFile=$OUT/hs_err_%p.log -cp $CP"
 JAVA_QUICK="$JAVA_BIN -XX:TieredStopAtLevel=1"
 # latency: the default JIT (C2); WriteBench warms up long enough for compiles to finish (C1
 # alone measured ten times slower here). Bandwidth: C1 compiled in the foreground (-Xbatch) so
@@ -102,7 +102,7 @@ for round in $(seq 1 "$PERF_ROUNDS"); do
     LAT_OK=0
   fi
   step "round $round: Java WRITE latency"
-  timeout 600 $JAVA_LAT io.srdma.verbs.ibv.WriteBench lat "$LAT_SIZE" "$LAT_ITERS" | grep JAVA_ | sed "s/^JAVA_WRITE_LAT /JAVA_WRITE_LAT round=$round /" | tee -a "$PERF" || LAT_OK=0
+  timeout 600 $JAVA_LAT io.srdma.verbs.ibv.WriteBench lat "$LAT_SIZE" "$LAT_ITERS" | tee "$OUT/java-lat-$round.log" | grep JAVA_ | sed "s/^JAVA_WRITE_LAT /JAVA_WRITE_LAT round=$round /" | tee -a "$PERF" || LAT_OK=0
   step "round $round: C ib_write_bw"
   if perftest_pair ib_write_bw -s "$BW_SIZE" -n "$BW_ITERS"; then
     awk -v s="$BW_SIZE" -v r="$round" '$1==s && NF>=4 {print "C_WRITE_BW round=" r " bytes=" $1 " iters=" $2 " MiB_per_s=" $4}' "$OUT/ib_write_bw-client.log" | tee -a "$PERF"
@@ -110,7 +110,7 @@ for round in $(seq 1 "$PERF_ROUNDS"); do
     BW_OK=0
   fi
   step "round $round: Java WRITE bandwidth"
-  timeout 600 $JAVA_BW io.srdma.verbs.ibv.WriteBench bw "$BW_SIZE" "$BW_ITERS" | grep JAVA_ | sed "s/^JAVA_WRITE_BW /JAVA_WRITE_BW round=$round /" | tee -a "$PERF" || BW_OK=0
+  timeout 600 $JAVA_BW io.srdma.verbs.ibv.WriteBench bw "$BW_SIZE" "$BW_ITERS" | tee "$OUT/java-bw-$round.log" | grep JAVA_ | sed "s/^JAVA_WRITE_BW /JAVA_WRITE_BW round=$round /" | tee -a "$PERF" || BW_OK=0
 done
 [ $LAT_OK = 1 ] && result PASS perf-write-latency-c-and-java || result FAIL perf-write-latency-c-and-java
 [ $BW_OK = 1 ] && result PASS perf-write-bandwidth-c-and-java || result FAIL perf-write-bandwidth-c-and-java
