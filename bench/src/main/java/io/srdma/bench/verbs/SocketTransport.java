@@ -94,10 +94,14 @@ final class SocketTransport implements Transport {
   }
 
   @Override
-  public void close() throws Exception {
+  public void close() throws IOException {
     client.close();
     server.close();
     listener.close();
-    peer.join(5000);
+    try {
+      peer.join(5000);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 }

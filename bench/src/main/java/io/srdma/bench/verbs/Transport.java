@@ -1,5 +1,7 @@
 package io.srdma.bench.verbs;
 
+import java.io.IOException;
+
 /** One way of moving {@code size}-byte messages between two endpoints on loopback. */
 interface Transport extends AutoCloseable {
   /** Messages per {@link #streamBatch()}. */
@@ -12,7 +14,7 @@ interface Transport extends AutoCloseable {
   void roundTrip() throws Exception;
 
   @Override
-  void close() throws Exception;
+  void close() throws IOException;
 
   /** Opens the transport called {@code name} for {@code size}-byte messages. */
   static Transport open(String name, int size, boolean echo) throws Exception {

@@ -15,7 +15,6 @@ import java.nio.channels.SocketChannel;
 import java.time.Duration;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -32,9 +31,6 @@ final class Requester {
   private static final int MAX_BATCH = 64;
   private static final int RX_SIZE = 64 * 1024;
   private static final long WRITE_WAIT_MS = 50;
-
-  /** Waiting with a consumer keeps keys out of the selected-key set, whose nodes would allocate. */
-  private static final Consumer<SelectionKey> IGNORE_KEY = key -> {};
 
   private final SoftQueuePair qp;
   private final SocketChannel channel;
@@ -183,7 +179,8 @@ final class Requester {
           if (closed) {
             throw new ClosedChannelException();
           }
-          writeSelector.select(IGNORE_KEY, WRITE_WAIT_MS);
+          // A consumer keeps keys out of the selected-key set, whose nodes would allocate.
+          writeSelector.select(Requester::writable, WRITE_WAIT_MS);
         }
       }
     } finally {
@@ -193,6 +190,10 @@ final class Requester {
       gatherCount = 0;
       batchHeaders = 0;
     }
+  }
+
+  private static void writable(SelectionKey key) {
+    // nothing to do: the caller retries the write
   }
 
   /**

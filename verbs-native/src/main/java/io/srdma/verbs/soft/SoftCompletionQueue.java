@@ -12,7 +12,6 @@ import java.nio.channels.Selector;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.Consumer;
 
 /**
  * A completion queue: a fixed ring of primitive fields, so pushing and polling allocate nothing.
@@ -38,7 +37,6 @@ final class SoftCompletionQueue implements CompletionQueue {
   private boolean closed;
   private final Selector selector;
   private final ReentrantLock pollLock = new ReentrantLock();
-  private final Consumer<SelectionKey> onReady = key -> ((Requester) key.attachment()).progress();
 
   SoftCompletionQueue(SoftDeviceContext ctx, int capacity) {
     this.ctx = ctx;
@@ -143,7 +141,8 @@ final class SoftCompletionQueue implements CompletionQueue {
           if (n > 0) {
             return n;
           }
-          selector.select(onReady, Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+          selector.select(
+              SoftCompletionQueue::progress, Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
         } catch (IOException | ClosedSelectorException e) {
           throw new VerbsException(
               VerbsException.Reason.IO, "poll_cq", "waiting for completions failed", e);
@@ -156,10 +155,15 @@ final class SoftCompletionQueue implements CompletionQueue {
     }
   }
 
+  /** A connection has responses: read them (a static method reference allocates nothing). */
+  private static void progress(SelectionKey key) {
+    ((Requester) key.attachment()).progress();
+  }
+
   /** Handles responses that arrived on attached connections; caller holds the poll lock. */
   private void selectNow() {
     try {
-      selector.selectNow(onReady);
+      selector.selectNow(SoftCompletionQueue::progress);
     } catch (IOException | ClosedSelectorException e) {
       throw new VerbsException(
           VerbsException.Reason.IO, "poll_cq", "reading completions failed", e);
