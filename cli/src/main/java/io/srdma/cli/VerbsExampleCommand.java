@@ -35,8 +35,11 @@ import picocli.CommandLine.Spec;
     name = "verbs-example",
     mixinStandardHelpOptions = true,
     description = {
-      "Run RDMA WRITE/READ between two queue pairs on loopback and show the responder refusing",
-      "out-of-window, guessed-rkey and revoked-window accesses. Exits 0 when every outcome is as expected."
+      "RDMA WRITE/READ between two QPs on loopback, and attacks the responder refuses.",
+      "",
+      "Connects two queue pairs, moves data through a type-2 memory window, then tries a write",
+      "one byte past the window, a guessed rkey and a revoked window. Exits 0 only when every",
+      "outcome is the expected one."
     })
 public final class VerbsExampleCommand implements Callable<Integer> {
   private static final Duration WAIT = Duration.ofSeconds(10);
