@@ -12,7 +12,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HexFormat;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -79,10 +78,10 @@ class PeerProcessContractTest {
             assertTrue(errors == 0, "a success after an error breaks RC ordering: " + wcs[i]);
             succeeded++;
           } else {
+            // Any error: the peer's death shows as a retry timeout or a flush (soft), or, while the
+            // kernel tears the dead process's objects down, as a remote access or operation error.
             errors++;
-            assertTrue(
-                List.of(WcStatus.RETRY_EXC_ERR, WcStatus.WR_FLUSH_ERR).contains(wcs[i].status()),
-                () -> "unexpected " + n);
+            assertTrue(killed, "error before the peer was killed: " + wcs[i]);
           }
         }
         if (!killed && succeeded >= 200) {

@@ -20,9 +20,14 @@ class RemoteAccessContractTest {
   /** Posts a WRITE that must be refused plus one behind it, and checks the aftermath. */
   private static void assertWriteRefused(
       VerbsTestRig rig, MemoryRegion src, long addr, int len, int rkey) {
+    assertWriteRefused(rig, src, addr, len, rkey, WcStatus.REM_ACCESS_ERR);
+  }
+
+  private static void assertWriteRefused(
+      VerbsTestRig rig, MemoryRegion src, long addr, int len, int rkey, WcStatus... allowed) {
     rig.write(rig.qpA, 1, src, 0, len, addr, rkey);
     rig.write(rig.qpA, 2, src, 0, 1, addr, rkey);
-    rig.expect(rig.cqA, WcStatus.REM_ACCESS_ERR, 1);
+    rig.expectAny(rig.cqA, 1, allowed);
     rig.expect(rig.cqA, WcStatus.WR_FLUSH_ERR, 2);
     VerbsTestRig.awaitState(rig.qpA, QpState.ERROR);
     VerbsTestRig.awaitState(rig.qpB, QpState.ERROR);
@@ -126,7 +131,16 @@ class RemoteAccessContractTest {
     try (VerbsTestRig rig = VerbsTestRig.open(AccessFlags.REMOTE_READ, AccessFlags.REMOTE_READ)) {
       MemoryRegion src = rig.register(rig.pdA, 64, AccessFlags.LOCAL_WRITE);
       MemoryRegion dst = rig.register(rig.pdB, 64, RW);
-      assertWriteRefused(rig, src, dst.address(), 8, dst.rkey());
+      // The IB spec NAKs an operation the QP does not enable as an invalid request (rxe does);
+      // the soft provider reports it as an access error.
+      assertWriteRefused(
+          rig,
+          src,
+          dst.address(),
+          8,
+          dst.rkey(),
+          WcStatus.REM_ACCESS_ERR,
+          WcStatus.REM_INV_REQ_ERR);
       assertAll(dst, 0, 64, (byte) 0);
     }
   }
@@ -148,14 +162,17 @@ class RemoteAccessContractTest {
     try (VerbsTestRig rig = VerbsTestRig.open()) {
       MemoryRegion src = rig.register(rig.pdA, 64, AccessFlags.LOCAL_WRITE);
       MemoryRegion dst = rig.register(rig.pdB, 64, RW);
-      rig.qpB.postReceive(new ReceiveWorkRequest(1).wrId(50));
+      rig.qpA.postReceive(new ReceiveWorkRequest(1).wrId(50));
       rig.qpA.toError();
       assertEquals(QpState.ERROR, rig.qpA.state());
+      WorkCompletion flushed = rig.expect(rig.cqA, WcStatus.WR_FLUSH_ERR, 50);
+      assertEquals(WcOpcode.RECV, flushed.opcode());
       rig.write(rig.qpA, 3, src, 0, 8, dst.address(), dst.rkey());
       rig.expect(rig.cqA, WcStatus.WR_FLUSH_ERR, 3);
-      VerbsTestRig.awaitState(rig.qpB, QpState.ERROR);
-      WorkCompletion flushed = rig.expect(rig.cqB, WcStatus.WR_FLUSH_ERR, 50);
-      assertEquals(WcOpcode.RECV, flushed.opcode());
+      rig.qpA.postReceive(new ReceiveWorkRequest(1).wrId(51));
+      rig.expect(rig.cqA, WcStatus.WR_FLUSH_ERR, 51);
+      // RC has no disconnect message: whether the peer notices depends on the RNIC (soft: at
+      // once; InfiniBand: on its next send), so the peer's state is not part of the contract.
     }
   }
 }
