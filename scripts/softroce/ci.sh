@@ -13,7 +13,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 REPO=$(pwd)
 HERE=$REPO/scripts/softroce
-CACHE=${SOFTROCE_CACHE:-$HOME/.cache/srdma-softroce}
+# under the checkout: the guest sees the host root over 9p, but not /root (mode 700) here
+CACHE=${SOFTROCE_CACHE:-$REPO/target/softroce-cache}
 WORK=${SOFTROCE_WORK:-$REPO/target/softroce}
 GUEST_TIMEOUT_S=${SOFTROCE_GUEST_TIMEOUT_S:-2700}
 START=$(date +%s)

@@ -26,7 +26,7 @@ mount -t devtmpfs dev /merged/dev
 mkdir -p /merged/dev/pts /merged/dev/shm
 mount -t devpts devpts /merged/dev/pts
 mount -t tmpfs tmpfs /merged/dev/shm
-mount -t tmpfs -o size=1g tmpfs /merged/tmp
+# /tmp stays the overlay's (writable, tmpfs-backed): a tmpfs here would hide a checkout under /tmp
 mount -t tmpfs tmpfs /merged/run
 echo "srdma-guest: running guest script"
 chroot /merged /bin/bash /srdma-out/guest.sh > /dev/console 2>&1
