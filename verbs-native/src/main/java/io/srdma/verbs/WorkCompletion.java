@@ -23,7 +23,10 @@ public final class WorkCompletion {
     return status;
   }
 
-  /** What completed. Only meaningful for receives when the status is not SUCCESS. */
+  /**
+   * What completed. As in libibverbs, only meaningful when the status is SUCCESS: providers need
+   * not set it on error completions (the soft provider does; rxe does not).
+   */
   public WcOpcode opcode() {
     return opcode;
   }

@@ -165,8 +165,8 @@ class RemoteAccessContractTest {
       rig.qpA.postReceive(new ReceiveWorkRequest(1).wrId(50));
       rig.qpA.toError();
       assertEquals(QpState.ERROR, rig.qpA.state());
-      WorkCompletion flushed = rig.expect(rig.cqA, WcStatus.WR_FLUSH_ERR, 50);
-      assertEquals(WcOpcode.RECV, flushed.opcode());
+      // as in libibverbs, an error completion's opcode is undefined: only its id and status count
+      rig.expect(rig.cqA, WcStatus.WR_FLUSH_ERR, 50);
       rig.write(rig.qpA, 3, src, 0, 8, dst.address(), dst.rkey());
       rig.expect(rig.cqA, WcStatus.WR_FLUSH_ERR, 3);
       // RC has no disconnect message: whether the peer notices depends on the RNIC (soft: at
