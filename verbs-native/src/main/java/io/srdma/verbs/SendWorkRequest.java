@@ -58,8 +58,16 @@ public final class SendWorkRequest {
     return opcode;
   }
 
-  /** Sets the operation. */
+  /**
+   * Sets the operation.
+   *
+   * @throws VerbsException INVALID_ARGUMENT for null
+   */
   public SendWorkRequest opcode(WrOpcode value) {
+    if (value == null) {
+      throw new VerbsException(
+          VerbsException.Reason.INVALID_ARGUMENT, "post_send", "opcode is null");
+    }
     this.opcode = value;
     return this;
   }

@@ -128,6 +128,26 @@ class LifecycleContractTest {
   }
 
   @Test
+  void shouldRefuseMoreScatterGatherEntriesThanTheQueuePairAllows() {
+    try (VerbsTestRig rig = VerbsTestRig.open();
+        CompletionQueue cq = rig.ctxA.createCompletionQueue(16);
+        QueuePair narrow = rig.pdA.createQueuePair(QueuePairAttributes.of(cq, 4, 1));
+        QueuePair peer = rig.pdB.createQueuePair(QueuePairAttributes.of(rig.cqB, 4, 1))) {
+      VerbsTestRig.connect(narrow, 0, peer, AccessFlags.REMOTE_WRITE);
+      MemoryRegion src = rig.register(rig.pdA, 64, AccessFlags.LOCAL_WRITE);
+      SendWorkRequest wr = new SendWorkRequest(2).wrId(1).opcode(WrOpcode.RDMA_WRITE).remote(0, 0);
+      wr.sgl().add(src, 0, 8).add(src, 8, 8);
+      VerbsException e = assertThrows(VerbsException.class, () -> narrow.postSend(wr));
+      assertEquals(VerbsException.Reason.INVALID_ARGUMENT, e.reason());
+      SendWorkRequest noOp = new SendWorkRequest(1);
+      assertEquals(
+          VerbsException.Reason.INVALID_ARGUMENT,
+          assertThrows(VerbsException.class, () -> noOp.opcode(null)).reason());
+      assertEquals(QpState.RTS, narrow.state(), "a refused post changes nothing");
+    }
+  }
+
+  @Test
   void shouldRoundTripConnectionInfo() {
     ConnectionInfo info =
         new ConnectionInfo(0xABCDEF, 0x123456, new byte[] {127, 0, 0, 1, 0x12, 0x34});

@@ -243,6 +243,7 @@ final class SoftQueuePair implements QueuePair {
   @Override
   public void postSend(SendWorkRequest wr) {
     synchronized (sendLock) {
+      validate(wr);
       if (prePost(1)) {
         post(wr);
         flush();
@@ -301,10 +302,6 @@ final class SoftQueuePair implements QueuePair {
 
   private void validate(SendWorkRequest wr) {
     WrOpcode op = wr.opcode();
-    if (op == null) {
-      throw new VerbsException(
-          VerbsException.Reason.INVALID_ARGUMENT, "post_send", "opcode missing");
-    }
     if (wr.sgl().count() > attributes.maxSendSge()) {
       throw new VerbsException(
           VerbsException.Reason.INVALID_ARGUMENT,
