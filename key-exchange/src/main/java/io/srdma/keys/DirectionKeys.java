@@ -35,6 +35,32 @@ public final class DirectionKeys implements AutoCloseable {
     this.noncePrefix = noncePrefix;
   }
 
+  /**
+   * Keys from raw material that did not come from a key schedule: a region key that a host
+   * generated and hands to the readers of its records (docs/data-plane.md). The arrays are copied;
+   * wipe yours.
+   *
+   * @param direction the direction the records travel
+   * @param epoch the key's generation
+   * @param key {@value #KEY_LENGTH} bytes of AES-256 key
+   * @param noncePrefix {@value #NONCE_PREFIX_LENGTH} bytes
+   * @return keys owning a copy of the material
+   * @throws IllegalArgumentException naming a wrong length or a negative epoch
+   */
+  public static DirectionKeys fromMaterial(
+      Direction direction, int epoch, byte[] key, byte[] noncePrefix) {
+    if (direction == null || epoch < 0) {
+      throw new IllegalArgumentException("direction required and epoch must be >= 0");
+    }
+    if (key == null || key.length != KEY_LENGTH) {
+      throw new IllegalArgumentException("key must be " + KEY_LENGTH + " bytes");
+    }
+    if (noncePrefix == null || noncePrefix.length != NONCE_PREFIX_LENGTH) {
+      throw new IllegalArgumentException("nonce prefix must be " + NONCE_PREFIX_LENGTH + " bytes");
+    }
+    return new DirectionKeys(direction, epoch, key.clone(), noncePrefix.clone());
+  }
+
   /** The direction these keys protect. */
   public Direction direction() {
     return direction;

@@ -22,6 +22,7 @@ public final class RecordOpener {
   private final IntFunction<DirectionKeys> keysForEpoch;
   private final Cipher cipher;
   private final int maxPayload;
+  private final boolean replayProtection;
   private final byte[] record;
   private final byte[] plain;
   private final byte[] nonce = new byte[DirectionKeys.NONCE_LENGTH];
@@ -42,11 +43,26 @@ public final class RecordOpener {
    * @param maxPayload the largest payload accepted in one record
    */
   public RecordOpener(IntFunction<DirectionKeys> keysForEpoch, int maxPayload) {
+    this(keysForEpoch, maxPayload, true);
+  }
+
+  /**
+   * An opener that may skip the replay check: for records fetched by RDMA READ, which a reader may
+   * legitimately fetch again. Authenticity and placement (grant, tenant, region, offset) are still
+   * checked; freshness is not.
+   *
+   * @param keysForEpoch the receive keys of an epoch, or null when there are none
+   * @param maxPayload the largest payload of one record, in bytes
+   * @param replayProtection whether a sequence seen before is refused
+   */
+  public RecordOpener(
+      IntFunction<DirectionKeys> keysForEpoch, int maxPayload, boolean replayProtection) {
     if (maxPayload < 1 || maxPayload > (1 << 24)) {
       throw new RecordException(
           RecordException.Reason.BAD_ARGUMENT, "maxPayload must be 1..16 MiB");
     }
     this.keysForEpoch = keysForEpoch;
+    this.replayProtection = replayProtection;
     this.maxPayload = maxPayload;
     this.record = new byte[maxPayload + RecordSealer.OVERHEAD];
     this.plain = new byte[maxPayload];
@@ -111,7 +127,7 @@ public final class RecordOpener {
     if (window == null) {
       return OpenResult.UNKNOWN_EPOCH;
     }
-    if (!window.isFresh(sequence)) {
+    if (replayProtection && !window.isFresh(sequence)) {
       return OpenResult.REPLAYED;
     }
     DirectionKeys keys = keysForEpoch.apply(epoch);
@@ -135,7 +151,9 @@ public final class RecordOpener {
     } catch (GeneralSecurityException e) {
       throw new IllegalStateException("AES-GCM failed to open", e);
     }
-    commitWindow(epoch, window).mark(sequence);
+    if (replayProtection) {
+      commitWindow(epoch, window).mark(sequence);
+    }
     plaintext.put(plain, 0, length);
     lastLength = length;
     lastSequence = sequence;

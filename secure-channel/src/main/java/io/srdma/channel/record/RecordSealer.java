@@ -39,8 +39,7 @@ public final class RecordSealer {
   private final byte[] nonce = new byte[DirectionKeys.NONCE_LENGTH];
   private final byte[] aad = new byte[AAD_MAX];
   private final RecordFlyweight header = new RecordFlyweight();
-  private DirectionKeys keys;
-  private long nextSequence;
+  private final SealingKeys shared;
 
   /**
    * A sealer.
@@ -49,11 +48,21 @@ public final class RecordSealer {
    * @param maxPayload the largest payload of one record, in bytes
    */
   public RecordSealer(DirectionKeys keys, int maxPayload) {
+    this(new SealingKeys(keys), maxPayload);
+  }
+
+  /**
+   * A sealer that shares its key and sequence counter with other sealers (one per thread).
+   *
+   * @param shared the key and counter every sealer of this direction uses
+   * @param maxPayload the largest plaintext of one record
+   */
+  public RecordSealer(SealingKeys shared, int maxPayload) {
     if (maxPayload < 1 || maxPayload > (1 << 24)) {
       throw new RecordException(
           RecordException.Reason.BAD_ARGUMENT, "maxPayload must be 1..16 MiB");
     }
-    this.keys = keys;
+    this.shared = shared;
     this.maxPayload = maxPayload;
     this.input = new byte[maxPayload];
     this.output = new byte[maxPayload + OVERHEAD];
@@ -66,23 +75,17 @@ public final class RecordSealer {
 
   /** Switches to the next epoch's keys; sequences restart at 0 under the new key. */
   public void rekey(DirectionKeys next) {
-    if (next.epoch() <= keys.epoch()) {
-      throw new RecordException(
-          RecordException.Reason.BAD_ARGUMENT,
-          "epoch " + next.epoch() + " does not follow " + keys.epoch());
-    }
-    keys = next;
-    nextSequence = 0;
+    shared.rekey(next);
   }
 
   /** The epoch records are sealed in. */
   public int epoch() {
-    return keys.epoch();
+    return shared.epoch();
   }
 
   /** Sequence number the next record gets; also the count sealed in this epoch. */
   public long nextSequence() {
-    return nextSequence;
+    return shared.nextSequence();
   }
 
   /** The largest payload of one record. */
@@ -113,10 +116,12 @@ public final class RecordSealer {
     if (destinationOffset < 0 || destination.capacity() - destinationOffset < recordLength) {
       return NO_ROOM;
     }
-    if (nextSequence == Long.MAX_VALUE) {
+    SealingKeys.Generation generation = shared.generation();
+    long sequence = generation.reserve();
+    if (sequence < 0) {
       return SEQUENCE_EXHAUSTED;
     }
-    long sequence = nextSequence++;
+    DirectionKeys keys = generation.keys;
     header.wrap(output, 0).encode(keys.epoch(), sequence, length);
     int aadLength = associatedData(aad, output, binding, remoteOffset);
     plaintext.get(plaintext.position(), input, 0, length);

@@ -1,0 +1,179 @@
+package io.srdma.channel;
+
+import io.srdma.keys.Credential;
+import io.srdma.keys.DeploymentTrust;
+import io.srdma.keys.RekeyPolicy;
+import io.srdma.verbs.DeviceOptions;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+
+/** Settings of a {@link SecureRdmaClient}; fluent setters, checked by {@code connect}. */
+public final class ClientOptions {
+  private Credential credential;
+  private DeploymentTrust trust;
+  private InetSocketAddress host;
+  private String provider = "soft";
+  private DeviceOptions device = new DeviceOptions();
+  private Duration connectTimeout = Duration.ofSeconds(5);
+  private Duration requestTimeout = Duration.ofSeconds(5);
+  private Duration keepalive = Duration.ofSeconds(20);
+  private int maxRecordPayload = SealedLayout.DEFAULT_MAX_RECORD_PAYLOAD;
+  private int stagingSlots = 64;
+  private int maxReadBytes = 4 << 20;
+  private int sealingThreads = Math.max(1, Runtime.getRuntime().availableProcessors() - 1);
+  private RekeyPolicy rekeyPolicy = RekeyPolicy.fromSystemProperties();
+
+  /** The tenant peer's certificate and key: identity and tenant come from it. */
+  public ClientOptions credential(Credential value) {
+    credential = value;
+    return this;
+  }
+
+  /** The deployment's CA and CRL: which hosts to trust. */
+  public ClientOptions trust(DeploymentTrust value) {
+    trust = value;
+    return this;
+  }
+
+  /** The host's control-plane address. */
+  public ClientOptions host(InetSocketAddress value) {
+    host = value;
+    return this;
+  }
+
+  /** RDMA provider: soft, ibv or auto (default soft). */
+  public ClientOptions provider(String value) {
+    provider = value;
+    return this;
+  }
+
+  /** Device options for this client's queue pair. */
+  public ClientOptions device(DeviceOptions value) {
+    device = value;
+    return this;
+  }
+
+  /** Deadline of connection, TLS and session handshake (default 5 s). */
+  public ClientOptions connectTimeout(Duration value) {
+    connectTimeout = value;
+    return this;
+  }
+
+  /** Deadline of each request and operation (default 5 s). */
+  public ClientOptions requestTimeout(Duration value) {
+    requestTimeout = value;
+    return this;
+  }
+
+  /** Interval of keep-alive pings (default 20 s; the host ends idle sessions after 60 s). */
+  public ClientOptions keepalive(Duration value) {
+    keepalive = value;
+    return this;
+  }
+
+  /** Largest payload of one record (default 64 KiB); larger writes are split. */
+  public ClientOptions maxRecordPayload(int value) {
+    maxRecordPayload = value;
+    return this;
+  }
+
+  /** Records that may be in flight at once (registered staging slots, default 64). */
+  public ClientOptions stagingSlots(int value) {
+    stagingSlots = value;
+    return this;
+  }
+
+  /** Largest single read (default 4 MiB). */
+  public ClientOptions maxReadBytes(int value) {
+    maxReadBytes = value;
+    return this;
+  }
+
+  /** Extra threads that seal the records of a large write in parallel (default cores - 1). */
+  public ClientOptions sealingThreads(int value) {
+    sealingThreads = value;
+    return this;
+  }
+
+  /** When to move to a new key epoch (default from system properties, docs/keys.md). */
+  public ClientOptions rekeyPolicy(RekeyPolicy value) {
+    rekeyPolicy = value;
+    return this;
+  }
+
+  Credential credential() {
+    return credential;
+  }
+
+  DeploymentTrust trust() {
+    return trust;
+  }
+
+  InetSocketAddress host() {
+    return host;
+  }
+
+  String provider() {
+    return provider;
+  }
+
+  DeviceOptions device() {
+    return device;
+  }
+
+  Duration connectTimeout() {
+    return connectTimeout;
+  }
+
+  Duration requestTimeout() {
+    return requestTimeout;
+  }
+
+  Duration keepalive() {
+    return keepalive;
+  }
+
+  int maxRecordPayload() {
+    return maxRecordPayload;
+  }
+
+  int stagingSlots() {
+    return stagingSlots;
+  }
+
+  int maxReadBytes() {
+    return maxReadBytes;
+  }
+
+  int sealingThreads() {
+    return sealingThreads;
+  }
+
+  RekeyPolicy rekeyPolicy() {
+    return rekeyPolicy;
+  }
+
+  void check() {
+    HostOptions.require(credential, "credential");
+    HostOptions.require(trust, "trust");
+    HostOptions.require(host, "host");
+    HostOptions.require(provider, "provider");
+    HostOptions.require(device, "device");
+    HostOptions.require(rekeyPolicy, "rekeyPolicy");
+    HostOptions.positive("connectTimeout", connectTimeout);
+    HostOptions.positive("requestTimeout", requestTimeout);
+    HostOptions.positive("keepalive", keepalive);
+    if (maxRecordPayload < 1 || maxRecordPayload > (1 << 24)) {
+      throw HostOptions.invalid("maxRecordPayload must be 1..16777216, got " + maxRecordPayload);
+    }
+    if (stagingSlots < 1 || stagingSlots > 4096) {
+      throw HostOptions.invalid("stagingSlots must be 1..4096, got " + stagingSlots);
+    }
+    if (maxReadBytes < SealedLayout.RECORD_OVERHEAD + 1) {
+      throw HostOptions.invalid("maxReadBytes too small: " + maxReadBytes);
+    }
+    if (sealingThreads < 0 || sealingThreads > 64) {
+      throw HostOptions.invalid("sealingThreads must be 0..64, got " + sealingThreads);
+    }
+  }
+}

@@ -1,0 +1,258 @@
+package io.srdma.channel;
+
+import io.srdma.keys.Credential;
+import io.srdma.keys.DeploymentTrust;
+import io.srdma.policy.AuditTrail;
+import io.srdma.policy.Policy;
+import io.srdma.verbs.DeviceOptions;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.Objects;
+
+/** Settings of a {@link RegionHost}; fluent setters, checked by {@link RegionHost#start}. */
+public final class HostOptions {
+  /** How grants are scoped on the device. */
+  public enum Scoping {
+    /** Type-2 windows where the device enforces their bounds, else per-grant memory regions. */
+    AUTO,
+    /** Always a type-2 memory window bound to the grantee's QP. */
+    WINDOW,
+    /** Always a memory region registered over exactly the granted range. */
+    REGION
+  }
+
+  private Credential credential;
+  private DeploymentTrust trust;
+  private Policy policy;
+  private AuditTrail audit;
+  private InetSocketAddress bind = new InetSocketAddress("127.0.0.1", 0);
+  private String provider = "soft";
+  private DeviceOptions device = new DeviceOptions();
+  private Scoping scoping = Scoping.AUTO;
+  private int maxSessions = 1024;
+  private int maxSessionsPerTenant = 64;
+  private int maxPendingHandshakes = 32;
+  private int authFailuresPerMinute = 20;
+  private Duration handshakeTimeout = Duration.ofSeconds(5);
+  private Duration requestTimeout = Duration.ofSeconds(5);
+  private Duration idleTimeout = Duration.ofSeconds(60);
+  private int maxRecordPayload = SealedLayout.DEFAULT_MAX_RECORD_PAYLOAD;
+  private int receiveDepth = 256;
+
+  /** The host's certificate and key (a server certificate of the deployment CA). */
+  public HostOptions credential(Credential value) {
+    credential = value;
+    return this;
+  }
+
+  /** The deployment's CA and CRL: who may connect. */
+  public HostOptions trust(DeploymentTrust value) {
+    trust = value;
+    return this;
+  }
+
+  /** The access policy in force at start. */
+  public HostOptions policy(Policy value) {
+    policy = value;
+    return this;
+  }
+
+  /** Where authentications, grants, revocations and violations are recorded. */
+  public HostOptions audit(AuditTrail value) {
+    audit = value;
+    return this;
+  }
+
+  /** Control-plane address (default 127.0.0.1, ephemeral port). */
+  public HostOptions bind(InetSocketAddress value) {
+    bind = value;
+    return this;
+  }
+
+  /** RDMA provider: soft, ibv or auto (default soft). */
+  public HostOptions provider(String value) {
+    provider = value;
+    return this;
+  }
+
+  /** Device options (soft: responder bind address; ibv: port and GID index). */
+  public HostOptions device(DeviceOptions value) {
+    device = value;
+    return this;
+  }
+
+  /** How grants are scoped (default AUTO). */
+  public HostOptions scoping(Scoping value) {
+    scoping = value;
+    return this;
+  }
+
+  /** Most sessions at once, all tenants (default 1024). */
+  public HostOptions maxSessions(int value) {
+    maxSessions = value;
+    return this;
+  }
+
+  /** Most sessions (hence queue pairs) per tenant at once (default 64). */
+  public HostOptions maxSessionsPerTenant(int value) {
+    maxSessionsPerTenant = value;
+    return this;
+  }
+
+  /** Most TLS handshakes in progress; more connections are closed at once (default 32). */
+  public HostOptions maxPendingHandshakes(int value) {
+    maxPendingHandshakes = value;
+    return this;
+  }
+
+  /** Failed authentications per remote address per minute before it is refused (default 20). */
+  public HostOptions authFailuresPerMinute(int value) {
+    authFailuresPerMinute = value;
+    return this;
+  }
+
+  /** Deadline of the TLS handshake and of the session handshake (default 5 s). */
+  public HostOptions handshakeTimeout(Duration value) {
+    handshakeTimeout = value;
+    return this;
+  }
+
+  /** Deadline of work done for one request, such as binding a window (default 5 s). */
+  public HostOptions requestTimeout(Duration value) {
+    requestTimeout = value;
+    return this;
+  }
+
+  /** A session that sends nothing for this long is ended (default 60 s; clients ping). */
+  public HostOptions idleTimeout(Duration value) {
+    idleTimeout = value;
+    return this;
+  }
+
+  /** Largest payload of one record (default 64 KiB). */
+  public HostOptions maxRecordPayload(int value) {
+    maxRecordPayload = value;
+    return this;
+  }
+
+  /** Receive work requests kept posted per session for write notifications (default 256). */
+  public HostOptions receiveDepth(int value) {
+    receiveDepth = value;
+    return this;
+  }
+
+  Credential credential() {
+    return credential;
+  }
+
+  DeploymentTrust trust() {
+    return trust;
+  }
+
+  Policy policy() {
+    return policy;
+  }
+
+  AuditTrail audit() {
+    return audit;
+  }
+
+  InetSocketAddress bind() {
+    return bind;
+  }
+
+  String provider() {
+    return provider;
+  }
+
+  DeviceOptions device() {
+    return device;
+  }
+
+  Scoping scoping() {
+    return scoping;
+  }
+
+  int maxSessions() {
+    return maxSessions;
+  }
+
+  int maxSessionsPerTenant() {
+    return maxSessionsPerTenant;
+  }
+
+  int maxPendingHandshakes() {
+    return maxPendingHandshakes;
+  }
+
+  int authFailuresPerMinute() {
+    return authFailuresPerMinute;
+  }
+
+  Duration handshakeTimeout() {
+    return handshakeTimeout;
+  }
+
+  Duration requestTimeout() {
+    return requestTimeout;
+  }
+
+  Duration idleTimeout() {
+    return idleTimeout;
+  }
+
+  int maxRecordPayload() {
+    return maxRecordPayload;
+  }
+
+  int receiveDepth() {
+    return receiveDepth;
+  }
+
+  void check() {
+    require(credential, "credential");
+    require(trust, "trust");
+    require(policy, "policy");
+    require(audit, "audit");
+    require(bind, "bind");
+    require(provider, "provider");
+    require(device, "device");
+    require(scoping, "scoping");
+    positive("maxSessions", maxSessions);
+    positive("maxSessionsPerTenant", maxSessionsPerTenant);
+    positive("maxPendingHandshakes", maxPendingHandshakes);
+    positive("authFailuresPerMinute", authFailuresPerMinute);
+    positive("handshakeTimeout", handshakeTimeout);
+    positive("requestTimeout", requestTimeout);
+    positive("idleTimeout", idleTimeout);
+    if (maxRecordPayload < 1 || maxRecordPayload > (1 << 24)) {
+      throw invalid("maxRecordPayload must be 1..16777216, got " + maxRecordPayload);
+    }
+    if (receiveDepth < 1 || receiveDepth > 4096) {
+      throw invalid("receiveDepth must be 1..4096, got " + receiveDepth);
+    }
+  }
+
+  static void require(Object value, String name) {
+    if (value == null) {
+      throw invalid(name + " is required");
+    }
+  }
+
+  static void positive(String name, int value) {
+    if (value < 1) {
+      throw invalid(name + " must be >= 1, got " + value);
+    }
+  }
+
+  static void positive(String name, Duration value) {
+    Objects.requireNonNull(value, name);
+    if (value.isNegative() || value.isZero()) {
+      throw invalid(name + " must be positive, got " + value);
+    }
+  }
+
+  static ChannelException invalid(String message) {
+    return new ChannelException(ChannelException.Reason.INVALID_ARGUMENT, message);
+  }
+}

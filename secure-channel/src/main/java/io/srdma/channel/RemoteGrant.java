@@ -1,0 +1,242 @@
+package io.srdma.channel;
+
+import io.srdma.channel.record.RecordBinding;
+import io.srdma.channel.record.RecordOpener;
+import io.srdma.keys.Direction;
+import io.srdma.keys.DirectionKeys;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Arrays;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * A grant a {@link SecureRdmaClient} holds: a range of one region of its tenant, the operations
+ * allowed on it and until when. Writes are sealed before they leave; reads open owner-sealed
+ * records. Every access is checked here first (the writer's check) and again by the target's RNIC.
+ */
+public final class RemoteGrant {
+  private final SecureRdmaClient client;
+  private final long id;
+  private final String tenant;
+  private final String region;
+  private final long offset;
+  private final long length;
+  private final Set<Access> access;
+  private final Instant expiresAt;
+  final long remoteAddress;
+  final int rkey;
+  final long unit;
+  final RecordBinding writeBinding;
+  final RecordBinding readBinding;
+  final RecordOpener readOpener;
+  private final DirectionKeys regionKeys;
+  private volatile String endedBecause;
+
+  RemoteGrant(
+      SecureRdmaClient client,
+      long id,
+      String tenant,
+      String region,
+      long offset,
+      long length,
+      Set<Access> access,
+      Instant expiresAt,
+      long remoteAddress,
+      int rkey,
+      byte[] regionKey,
+      int maxRecordPayload) {
+    this.client = client;
+    this.id = id;
+    this.tenant = tenant;
+    this.region = region;
+    this.offset = offset;
+    this.length = length;
+    this.access = Set.copyOf(access);
+    this.expiresAt = expiresAt;
+    this.remoteAddress = remoteAddress;
+    this.rkey = rkey;
+    this.unit = SealedLayout.writeUnit(length);
+    this.writeBinding = RecordBinding.of(id, tenant, region);
+    this.readBinding = RecordBinding.of(0L, tenant, region);
+    if (regionKey.length == HostedRegion.REGION_KEY_MATERIAL) {
+      int generation =
+          ((regionKey[0] & 0xff) << 24)
+              | ((regionKey[1] & 0xff) << 16)
+              | ((regionKey[2] & 0xff) << 8)
+              | (regionKey[3] & 0xff);
+      byte[] key = Arrays.copyOfRange(regionKey, 4, 4 + DirectionKeys.KEY_LENGTH);
+      byte[] prefix = Arrays.copyOfRange(regionKey, 4 + DirectionKeys.KEY_LENGTH, regionKey.length);
+      regionKeys =
+          DirectionKeys.fromMaterial(Direction.RESPONDER_TO_INITIATOR, generation, key, prefix);
+      Arrays.fill(key, (byte) 0);
+      Arrays.fill(prefix, (byte) 0);
+      readOpener =
+          new RecordOpener(e -> e == generation ? regionKeys : null, maxRecordPayload, false);
+    } else {
+      regionKeys = null;
+      readOpener = null;
+    }
+    Arrays.fill(regionKey, (byte) 0);
+  }
+
+  /** The slot the host gave the grant on this session (the low 8 bits of its id). */
+  int slot() {
+    return (int) (id & 0xff);
+  }
+
+  /** The grant's id (as the host's audit log and console show it). */
+  public long id() {
+    return id;
+  }
+
+  /** The region. */
+  public String region() {
+    return region;
+  }
+
+  /** First granted byte of the region. */
+  public long offset() {
+    return offset;
+  }
+
+  /** Granted bytes; offsets of {@link #write} and {@link #read} are relative to {@link #offset}. */
+  public long length() {
+    return length;
+  }
+
+  /** Allowed operations. */
+  public Set<Access> access() {
+    return access;
+  }
+
+  /** When the grant expires (the host's clock). */
+  public Instant expiresAt() {
+    return expiresAt;
+  }
+
+  /** Whether the grant may still be used: not revoked, released, expired or its session lost. */
+  public boolean isValid() {
+    return endedBecause == null && Instant.now().isBefore(expiresAt);
+  }
+
+  /** Why the grant ended ({@code REVOKED}, {@code EXPIRED}, …), or null while it is live. */
+  public String endedBecause() {
+    return endedBecause;
+  }
+
+  /**
+   * Seals {@code data} (from its position; not moved) and writes it with RDMA WRITE_WITH_IMM at
+   * {@code relativeOffset} in the grant: records of at most the client's record size laid end to
+   * end. Completes when every record's write completed at the target.
+   *
+   * @return a stage failing with {@link ChannelException} ({@code OUT_OF_BOUNDS}, {@code
+   *     NOT_PERMITTED}, {@code REVOKED}, {@code EXPIRED}, {@code REMOTE_ACCESS_ERROR}, …)
+   */
+  public CompletionStage<Void> write(long relativeOffset, ByteBuffer data) {
+    return client.write(this, relativeOffset, data);
+  }
+
+  /** {@link #write}, waiting for it (at most the client's request timeout per batch). */
+  public void writeBlocking(long relativeOffset, ByteBuffer data) {
+    SecureRdmaClient.join(write(relativeOffset, data).toCompletableFuture(), client.timeout());
+  }
+
+  /**
+   * Fetches {@code sealedLength} bytes at {@code relativeOffset} with RDMA READ and opens the
+   * owner-sealed records in them with the region key this grant carries.
+   *
+   * @return the plaintext of the records, in order
+   */
+  public CompletionStage<ByteBuffer> read(long relativeOffset, int sealedLength) {
+    return client.read(this, relativeOffset, sealedLength);
+  }
+
+  /** {@link #read}, waiting for it. */
+  public ByteBuffer readBlocking(long relativeOffset, int sealedLength) {
+    return SecureRdmaClient.join(
+        read(relativeOffset, sealedLength).toCompletableFuture(), client.timeout());
+  }
+
+  /** Gives the grant back before it expires; completes when the host confirmed. */
+  public CompletionStage<Void> release() {
+    if (endedBecause != null) {
+      return CompletableFuture.completedFuture(null);
+    }
+    return client.release(this);
+  }
+
+  CompletableFuture<Void> check(Access needed, long relativeOffset, long span) {
+    String ended = endedBecause;
+    if (ended != null) {
+      return failed(
+          "EXPIRED".equals(ended)
+              ? ChannelException.Reason.EXPIRED
+              : ChannelException.Reason.REVOKED,
+          "grant " + id + " ended: " + ended);
+    }
+    if (!Instant.now().isBefore(expiresAt)) {
+      return failed(ChannelException.Reason.EXPIRED, "grant " + id + " expired at " + expiresAt);
+    }
+    if (!access.contains(needed)) {
+      return failed(
+          ChannelException.Reason.NOT_PERMITTED,
+          "grant " + id + " allows " + access + ", not " + needed);
+    }
+    if (relativeOffset < 0
+        || span < 0
+        || relativeOffset > length
+        || length - relativeOffset < span) {
+      return failed(
+          ChannelException.Reason.OUT_OF_BOUNDS,
+          span
+              + " bytes at offset "
+              + relativeOffset
+              + " do not fit grant "
+              + id
+              + " of "
+              + length
+              + " bytes");
+    }
+    return null;
+  }
+
+  static <T> CompletableFuture<T> failed(ChannelException.Reason reason, String message) {
+    return CompletableFuture.failedFuture(new ChannelException(reason, message));
+  }
+
+  void end(String reason) {
+    if (endedBecause == null) {
+      endedBecause = reason;
+    }
+    if (regionKeys != null) {
+      regionKeys.close();
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "RemoteGrant["
+        + id
+        + " "
+        + tenant
+        + "/"
+        + region
+        + " ["
+        + offset
+        + ", +"
+        + length
+        + ") "
+        + access
+        + " until "
+        + expiresAt
+        + (endedBecause == null ? "" : ", ended: " + endedBecause)
+        + "]";
+  }
+
+  static Duration remaining(Instant until) {
+    return Duration.between(Instant.now(), until);
+  }
+}

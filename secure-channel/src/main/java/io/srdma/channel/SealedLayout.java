@@ -1,0 +1,49 @@
+package io.srdma.channel;
+
+import io.srdma.channel.record.RecordSealer;
+
+/**
+ * How much region space sealed data takes: a payload is split into records of at most {@code
+ * maxRecordPayload} bytes laid end to end, each with {@value #RECORD_OVERHEAD} bytes of header and
+ * tag.
+ */
+public final class SealedLayout {
+  /** Header and GCM tag of one record. */
+  public static final int RECORD_OVERHEAD = RecordSealer.OVERHEAD;
+
+  /** Default largest payload of one record (64 KiB). */
+  public static final int DEFAULT_MAX_RECORD_PAYLOAD = 64 * 1024;
+
+  private SealedLayout() {}
+
+  /**
+   * Region bytes that {@code payloadLength} bytes of plaintext occupy once sealed.
+   *
+   * @param payloadLength plaintext bytes, at least 1
+   * @param maxRecordPayload the largest payload of one record
+   * @return the sealed length
+   */
+  public static long sealedLength(long payloadLength, int maxRecordPayload) {
+    if (payloadLength < 1 || maxRecordPayload < 1) {
+      throw new ChannelException(
+          ChannelException.Reason.INVALID_ARGUMENT,
+          "payload length and record size must be >= 1, got " + payloadLength);
+    }
+    long records = (payloadLength + maxRecordPayload - 1) / maxRecordPayload;
+    return payloadLength + records * RECORD_OVERHEAD;
+  }
+
+  /** Number of records a payload is split into. */
+  static int records(long payloadLength, int maxRecordPayload) {
+    return (int) ((payloadLength + maxRecordPayload - 1) / maxRecordPayload);
+  }
+
+  /**
+   * The write unit of a grant: offsets of records inside it are carried in the 24 low bits of the
+   * RDMA immediate, in this unit (1 byte for grants up to 16 MiB, then the next power of two).
+   */
+  static long writeUnit(long grantLength) {
+    long units = (grantLength + (1L << 24) - 1) >>> 24;
+    return units <= 1 ? 1 : Long.highestOneBit(units - 1) << 1;
+  }
+}
