@@ -385,7 +385,9 @@ public final class SecureRdmaClient implements AutoCloseable {
         LOG.debug("{}: CLOSE not sent: {}", name, e.getMessage());
       }
     }
-    fail(new ChannelException(ChannelException.Reason.SESSION_CLOSED, "session closed"), false);
+    ChannelException closing =
+        new ChannelException(ChannelException.Reason.SESSION_CLOSED, "session closed");
+    fail(closing, false);
     try {
       socket.close();
     } catch (IOException ignored) {
@@ -397,6 +399,7 @@ public final class SecureRdmaClient implements AutoCloseable {
     }
     joinThread(controlThread);
     joinThread(pollerThread);
+    failInflight(closing);
     qp.close();
     staging.close();
     readBuffer.close();
@@ -634,7 +637,6 @@ public final class SecureRdmaClient implements AutoCloseable {
       g.end("SESSION_CLOSED");
     }
     grants.clear();
-    failInflight(cause);
     if (notify && !closed.get()) {
       LOG.warn("{}: session {} lost: {}", name, sessionId, cause.getMessage());
       try {
@@ -965,6 +967,22 @@ public final class SecureRdmaClient implements AutoCloseable {
     }
     out.flip();
     return CompletableFuture.completedFuture(out);
+  }
+
+  /**
+   * Seals one record for {@code relativeOffset} of a grant without sending it: for tests that
+   * relocate or tamper with a record whose sequence the host has not seen.
+   */
+  byte[] sealRecord(RemoteGrant g, long relativeOffset, byte[] payload) {
+    ByteBuffer out = ByteBuffer.allocate(payload.length + SealedLayout.RECORD_OVERHEAD);
+    int n =
+        sealers
+            .get()
+            .seal(ByteBuffer.wrap(payload), g.writeBinding, g.offset() + relativeOffset, out, 0);
+    if (n < 0) {
+      throw new ChannelException(ChannelException.Reason.INVALID_ARGUMENT, "seal refused: " + n);
+    }
+    return out.array();
   }
 
   /**

@@ -1,0 +1,434 @@
+package io.srdma.channel;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.srdma.keys.AuthenticatedPeer;
+import io.srdma.keys.DeploymentCa;
+import io.srdma.keys.MutualTls;
+import io.srdma.keys.PeerIdentity;
+import io.srdma.verbs.WcStatus;
+import io.srdma.verbs.WrOpcode;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.EnumSet;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The attacks of DESIGN.md §7 that exist at the channel layer, each on the soft provider. For each:
+ * the typed error, the audit line, the other tenant's region untouched, the host still serving.
+ */
+class ChannelThreatTest {
+  @TempDir Path dir;
+  ChannelRig rig;
+  SecureRdmaClient globex;
+  RemoteGrant globexGrant;
+  long globexChecksum;
+  boolean addressBlocked;
+
+  @BeforeEach
+  void start() throws Exception {
+    rig = new ChannelRig(dir);
+    globex = rig.client("globex", "loader-1");
+    globexGrant =
+        globex.grant(
+            "features", EnumSet.of(Access.READ, Access.WRITE), 0, 65536, Duration.ofMinutes(1));
+    globexGrant.writeBlocking(0, ChannelRig.bytes(5000, 42));
+    ChannelRig.await(() -> rig.host.stats().recordsOpened() == 1, "globex record");
+    globexChecksum = ChannelRig.checksum(rig.globexFeatures);
+  }
+
+  @AfterEach
+  void stop() throws Exception {
+    try {
+      assertEquals(globexChecksum, ChannelRig.checksum(rig.globexFeatures), "globex untouched");
+
+      assertTrue(globex.isOpen(), "globex's session undisturbed");
+      if (addressBlocked) {
+        // 127.0.0.1 is refused for the rest of the minute (that is the point); the host still
+        // serves the sessions it has.
+        globexGrant.writeBlocking(1024, ChannelRig.bytes(10, 5));
+      } else {
+        stillServing();
+      }
+    } finally {
+      rig.close();
+    }
+  }
+
+  /** A fresh acme session can still write and be opened. */
+  private void stillServing() throws Exception {
+    long before = rig.host.stats().recordsOpened();
+    SecureRdmaClient c = rig.client("acme", "trainer-9");
+    RemoteGrant g = c.grant("kvcache", EnumSet.of(Access.WRITE), 0, 4096, Duration.ofSeconds(30));
+    g.writeBlocking(0, ChannelRig.bytes(100, 1));
+    ChannelRig.await(() -> rig.host.stats().recordsOpened() == before + 1, "host still serving");
+  }
+
+  private void auditHas(String... fragments) throws Exception {
+    ChannelRig.await(
+        () -> {
+          try {
+            String a = rig.audit();
+            for (String f : fragments) {
+              if (!a.contains(f)) {
+                return false;
+              }
+            }
+            return true;
+          } catch (Exception e) {
+            return false;
+          }
+        },
+        "audit lines " + String.join(", ", fragments));
+  }
+
+  private static byte[] payload(int n) {
+    byte[] b = new byte[n];
+    new SecureRandom().nextBytes(b);
+    return b;
+  }
+
+  @Test
+  void crossTenantRkeyIsRefusedByThePdCheck() throws Exception {
+    SecureRdmaClient acme = rig.client("acme", "trainer-1");
+    WcStatus s =
+        acme.rawPost(
+            WrOpcode.RDMA_WRITE_WITH_IMM,
+            globexGrant.remoteAddress,
+            globexGrant.rkey,
+            payload(64),
+            64,
+            globexGrant.slot() << 24,
+            0);
+    assertEquals(WcStatus.REM_ACCESS_ERR, s);
+    ChannelRig.await(() -> !acme.isOpen(), "acme session ended");
+    assertEquals(1, rig.host.stats().remoteAccessErrors());
+    auditHas("queue pair entered ERROR");
+  }
+
+  @Test
+  void guessedRkeyIsRefused() throws Exception {
+    SecureRdmaClient acme = rig.client("acme", "trainer-1");
+    RemoteGrant own =
+        acme.grant("kvcache", EnumSet.of(Access.WRITE), 0, 4096, Duration.ofMinutes(1));
+    int guess = own.rkey ^ (1 + new SecureRandom().nextInt(Integer.MAX_VALUE));
+    WcStatus s =
+        acme.rawPost(
+            WrOpcode.RDMA_WRITE_WITH_IMM,
+            own.remoteAddress,
+            guess,
+            payload(8),
+            8,
+            own.slot() << 24,
+            0);
+    assertEquals(WcStatus.REM_ACCESS_ERR, s);
+    ChannelRig.await(() -> !acme.isOpen(), "session ended");
+    ChannelException e =
+        assertThrows(
+            ChannelException.class, () -> own.writeBlocking(0, ByteBuffer.wrap(payload(8))));
+    assertTrue(
+        e.reason() == ChannelException.Reason.SESSION_CLOSED
+            || e.reason() == ChannelException.Reason.REVOKED
+            || e.reason() == ChannelException.Reason.REMOTE_ACCESS_ERROR,
+        e.toString());
+    auditHas("queue pair entered ERROR");
+  }
+
+  @Test
+  void revokedGrantFailsAtTheWriterAndAtTheTarget() throws Exception {
+    SecureRdmaClient acme = rig.client("acme", "trainer-1");
+    RemoteGrant g = acme.grant("kvcache", EnumSet.of(Access.WRITE), 0, 4096, Duration.ofMinutes(1));
+    java.util.concurrent.atomic.AtomicReference<String> told =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    acme.onRevoked((grant, why) -> told.set(why));
+    assertTrue(rig.host.revoke(g.id(), "operator"));
+    ChannelRig.await(() -> "REVOKED".equals(told.get()), "client told of revocation");
+    ChannelException e =
+        assertThrows(ChannelException.class, () -> g.writeBlocking(0, ByteBuffer.wrap(payload(8))));
+    assertEquals(ChannelException.Reason.REVOKED, e.reason());
+    WcStatus s =
+        acme.rawPost(
+            WrOpcode.RDMA_WRITE_WITH_IMM,
+            g.remoteAddress,
+            g.rkey,
+            payload(8),
+            8,
+            g.slot() << 24,
+            0);
+    assertEquals(WcStatus.REM_ACCESS_ERR, s, "the RNIC refuses the revoked rkey");
+    auditHas("\"revoke\"", "operator");
+    assertFalse(rig.host.revoke(g.id(), "operator"), "revoking twice reports nothing live");
+  }
+
+  @Test
+  void expiredGrantFails() throws Exception {
+    SecureRdmaClient acme = rig.client("acme", "trainer-1");
+    RemoteGrant g =
+        acme.grant("kvcache", EnumSet.of(Access.WRITE), 0, 4096, Duration.ofMillis(300));
+    ChannelRig.await(() -> "EXPIRED".equals(g.endedBecause()), "expiry pushed to the client");
+    ChannelException e =
+        assertThrows(ChannelException.class, () -> g.writeBlocking(0, ByteBuffer.wrap(payload(8))));
+    assertEquals(ChannelException.Reason.EXPIRED, e.reason());
+    WcStatus s =
+        acme.rawPost(
+            WrOpcode.RDMA_WRITE_WITH_IMM,
+            g.remoteAddress,
+            g.rkey,
+            payload(8),
+            8,
+            g.slot() << 24,
+            0);
+    assertEquals(WcStatus.REM_ACCESS_ERR, s);
+    auditHas("expired");
+  }
+
+  @Test
+  void outOfBoundsAndOverflowingRangesAreRefusedTwice() throws Exception {
+    SecureRdmaClient acme = rig.client("acme", "trainer-1");
+    RemoteGrant g =
+        acme.grant("kvcache", EnumSet.of(Access.WRITE), 8192, 4096, Duration.ofMinutes(1));
+    long before = ChannelRig.checksum(rig.acmeKv);
+    assertEquals(
+        ChannelException.Reason.OUT_OF_BOUNDS,
+        assertThrows(
+                ChannelException.class,
+                () -> g.writeBlocking(4096 - 40, ByteBuffer.wrap(payload(8))))
+            .reason());
+    assertEquals(
+        ChannelException.Reason.OUT_OF_BOUNDS,
+        assertThrows(
+                ChannelException.class,
+                () -> g.writeBlocking(Long.MAX_VALUE - 4, ByteBuffer.wrap(payload(8))))
+            .reason());
+    assertEquals(
+        ChannelException.Reason.OUT_OF_BOUNDS,
+        assertThrows(ChannelException.class, () -> g.writeBlocking(-1, ByteBuffer.wrap(payload(8))))
+            .reason());
+    ChannelException denied =
+        assertThrows(
+            ChannelException.class,
+            () ->
+                acme.grant(
+                    "kvcache",
+                    EnumSet.of(Access.WRITE),
+                    Long.MAX_VALUE - 10,
+                    100,
+                    Duration.ofMinutes(1)));
+    assertEquals(ChannelException.Reason.INVALID_ARGUMENT, denied.reason());
+    ChannelException past =
+        assertThrows(
+            ChannelException.class,
+            () ->
+                acme.grant(
+                    "kvcache",
+                    EnumSet.of(Access.WRITE),
+                    ChannelRig.REGION_SIZE - 10,
+                    100,
+                    Duration.ofMinutes(1)));
+    assertEquals(ChannelException.Reason.GRANT_DENIED, past.reason());
+    assertEquals("OUT_OF_BOUNDS", past.detail());
+    assertEquals(before, ChannelRig.checksum(rig.acmeKv), "nothing written by refused writes");
+    WcStatus s =
+        acme.rawPost(
+            WrOpcode.RDMA_WRITE_WITH_IMM,
+            g.remoteAddress + 4096,
+            g.rkey,
+            payload(1),
+            1,
+            g.slot() << 24,
+            0);
+    assertEquals(WcStatus.REM_ACCESS_ERR, s, "1 byte past the grant refused by the target");
+    byte[] around = new byte[16];
+    rig.acmeKv.copy(8192 + 4096, around);
+    assertEquals(
+        ByteBuffer.wrap(new byte[16]), ByteBuffer.wrap(around), "nothing written past the grant");
+    auditHas("OUT_OF_BOUNDS");
+  }
+
+  @Test
+  void readWithAWriteOnlyGrantIsRefused() throws Exception {
+    SecureRdmaClient acme = rig.client("acme", "trainer-1");
+    RemoteGrant g = acme.grant("kvcache", EnumSet.of(Access.WRITE), 0, 4096, Duration.ofMinutes(1));
+    ChannelException e = assertThrows(ChannelException.class, () -> g.readBlocking(0, 100));
+    assertEquals(ChannelException.Reason.NOT_PERMITTED, e.reason());
+    WcStatus s = acme.rawPost(WrOpcode.RDMA_READ, g.remoteAddress, g.rkey, null, 64, 0, 0);
+    assertEquals(WcStatus.REM_ACCESS_ERR, s);
+    auditHas("queue pair entered ERROR");
+  }
+
+  @Test
+  void replayedRelocatedTruncatedAndTamperedRecordsAreRejected() throws Exception {
+    SecureRdmaClient acme = rig.client("acme", "trainer-1");
+    RemoteGrant g =
+        acme.grant("kvcache", EnumSet.of(Access.WRITE), 0, 65536, Duration.ofMinutes(1));
+    g.writeBlocking(0, ByteBuffer.wrap(payload(200)));
+    ChannelRig.await(() -> rig.acmeRecords.size() == 1, "first record");
+    byte[] record = new byte[200 + SealedLayout.RECORD_OVERHEAD];
+    rig.acmeKv.copy(0, record);
+    int slot = g.slot() << 24;
+    long rejected = rig.host.stats().recordsRejected();
+
+    assertEquals(
+        WcStatus.SUCCESS,
+        acme.rawPost(
+            WrOpcode.RDMA_WRITE_WITH_IMM, g.remoteAddress, g.rkey, record, record.length, slot, 0));
+    ChannelRig.await(() -> rig.host.stats().recordsRejected() == rejected + 1, "replay rejected");
+    auditHas("record REPLAYED");
+
+    byte[] relocated = acme.sealRecord(g, 4096, payload(200));
+    assertEquals(
+        WcStatus.SUCCESS,
+        acme.rawPost(
+            WrOpcode.RDMA_WRITE_WITH_IMM,
+            g.remoteAddress + 20480,
+            g.rkey,
+            relocated,
+            relocated.length,
+            slot | 20480,
+            0));
+    ChannelRig.await(
+        () -> rig.host.stats().recordsRejected() == rejected + 2, "relocation rejected");
+    auditHas("record AUTH_FAILED");
+
+    byte[] truncated = acme.sealRecord(g, 8192, payload(200));
+    assertEquals(
+        WcStatus.SUCCESS,
+        acme.rawPost(
+            WrOpcode.RDMA_WRITE_WITH_IMM,
+            g.remoteAddress + 8192,
+            g.rkey,
+            truncated,
+            truncated.length / 2,
+            slot | 8192,
+            0));
+    ChannelRig.await(
+        () -> rig.host.stats().recordsRejected() == rejected + 3, "truncation rejected");
+    auditHas("record TRUNCATED");
+
+    byte[] tampered = acme.sealRecord(g, 24576, payload(200));
+    tampered[30] ^= 1;
+    assertEquals(
+        WcStatus.SUCCESS,
+        acme.rawPost(
+            WrOpcode.RDMA_WRITE_WITH_IMM,
+            g.remoteAddress + 24576,
+            g.rkey,
+            tampered,
+            tampered.length,
+            slot | 24576,
+            0));
+    ChannelRig.await(
+        () -> rig.host.stats().recordsRejected() == rejected + 4, "tampering rejected");
+    assertEquals(1, rig.acmeRecords.size(), "no forged record delivered");
+    g.writeBlocking(28672, ByteBuffer.wrap(payload(200)));
+    ChannelRig.await(
+        () -> rig.acmeRecords.size() == 2, "a valid record after the attacks still opens");
+    assertTrue(acme.isOpen(), "rejected records do not end the session");
+  }
+
+  @Test
+  void aPeerWithANarrowerRoleIsDenied() throws Exception {
+    SecureRdmaClient dashboard = rig.client("acme", "dashboard");
+    ChannelException e =
+        assertThrows(
+            ChannelException.class,
+            () ->
+                dashboard.grant(
+                    "kvcache", EnumSet.of(Access.WRITE), 0, 4096, Duration.ofSeconds(10)));
+    assertEquals(ChannelException.Reason.GRANT_DENIED, e.reason());
+    assertTrue(
+        e.detail().equals("NOT_PERMITTED") || e.detail().equals("OPERATION_NOT_ALLOWED"),
+        e.detail());
+    ChannelException other =
+        assertThrows(
+            ChannelException.class,
+            () ->
+                dashboard.grant(
+                    "features", EnumSet.of(Access.READ), 0, 4096, Duration.ofSeconds(10)));
+    assertEquals(
+        ChannelException.Reason.GRANT_DENIED,
+        other.reason(),
+        "another tenant's region name is unknown in acme");
+    assertEquals(2, rig.host.stats().denials());
+    auditHas("\"decide\"");
+    assertTrue(dashboard.isOpen(), "a denial is an answer; the session goes on");
+  }
+
+  @Test
+  void malformedAndOversizedFramesEndOnlyThatSession() throws Exception {
+    for (byte[] junk :
+        new byte[][] {
+          "GET / HTTP/1.1\r\n\r\n".getBytes(),
+          {0x53, 0x52, 1, 0x10, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0x10, 0, 0}
+        }) {
+      MutualTls tls = MutualTls.client(rig.credential("acme", "trainer-7"), rig.ca.trust());
+      AuthenticatedPeer p = tls.connect(rig.host.address(), Duration.ofSeconds(5));
+      try (var s = p.socket()) {
+        OutputStream out = s.getOutputStream();
+        out.write(junk);
+        out.flush();
+        s.setSoTimeout(5000);
+        InputStream in = s.getInputStream();
+        byte[] buf = new byte[4096];
+        int total = 0;
+        for (int n; (n = in.read(buf)) > 0; ) {
+          total += n;
+        }
+        assertTrue(total >= 16, "an ERROR frame came back before the close");
+      }
+    }
+    ChannelRig.await(() -> rig.host.stats().protocolErrors() == 2, "two protocol errors");
+    auditHas("protocol violation: BAD_MAGIC", "protocol violation: FRAME_TOO_LARGE");
+  }
+
+  @Test
+  void connectionsBeyondTheQuotaAndFailedAuthenticationsAreRefused() throws Exception {
+    rig.close();
+    rig =
+        new ChannelRig(
+            dir.resolve("quota"), o -> o.maxSessionsPerTenant(2).authFailuresPerMinute(3));
+    globex = rig.client("globex", "loader-1");
+    globexGrant =
+        globex.grant("features", EnumSet.of(Access.WRITE), 0, 4096, Duration.ofMinutes(1));
+    globexChecksum = ChannelRig.checksum(rig.globexFeatures);
+    SecureRdmaClient first = rig.client("acme", "trainer-1");
+    rig.client("acme", "trainer-2");
+    ChannelException e =
+        assertThrows(ChannelException.class, () -> rig.client("acme", "trainer-3"));
+    assertEquals(ChannelException.Reason.QUOTA_EXCEEDED, e.reason());
+    auditHas("session quota exceeded");
+
+    // A peer of another deployment: its certificate is not from this CA (and it trusts its own).
+    DeploymentCa foreign = DeploymentCa.init(dir.resolve("foreign"), null);
+    MutualTls impostor =
+        MutualTls.client(
+            foreign.issuePeer(PeerIdentity.of("acme", "mallory"), Duration.ofDays(1)),
+            foreign.trust());
+    for (int i = 0; i < 3; i++) {
+      assertThrows(
+          io.srdma.keys.KeyExchangeException.class,
+          () -> impostor.connect(rig.host.address(), Duration.ofSeconds(5)));
+    }
+    ChannelRig.await(() -> rig.host.stats().authFailures() == 3, "three failures counted");
+    assertThrows(
+        io.srdma.keys.KeyExchangeException.class,
+        () -> impostor.connect(rig.host.address(), Duration.ofSeconds(5)));
+    addressBlocked = true;
+    ChannelRig.await(
+        () -> rig.host.stats().rateLimited() >= 1, "fourth refused before the handshake");
+    auditHas("\"authenticate\"");
+    first.close();
+    ChannelRig.await(
+        () -> rig.host.stats().sessions() == 2, "a slot of acme's quota is free again");
+  }
+}
