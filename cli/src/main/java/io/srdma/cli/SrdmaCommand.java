@@ -17,6 +17,7 @@ import picocli.CommandLine.Command;
       PolicyCommand.class,
       AuditCommand.class,
       VerbsExampleCommand.class,
+      DemoCommand.class,
       CaCommand.class,
       CertCommand.class
     })
