@@ -93,6 +93,7 @@ final class HostSession implements Runnable {
   private ByteBuffer plain;
   private ControlProxy proxy;
   private boolean quotaHeld;
+  private int announcedEpoch;
   private AuthenticatedPeer peer;
 
   HostSession(RegionHost host, SSLSocket socket) {
@@ -430,14 +431,20 @@ final class HostSession implements Runnable {
     }
   }
 
+  /**
+   * The client announces a new epoch. Its records of that epoch open at once (the key schedule
+   * looks one epoch ahead); the receiver moves the schedule forward when it opens the first of
+   * them, so records of the old epoch that are still in flight behind the announcement keep
+   * opening: the control connection and the queue pair are not ordered with each other.
+   */
   private void rekey(Frame f) throws IOException {
     int epoch = f.rekey().epoch();
-    if (epoch != schedule.epoch() + 1) {
+    if (epoch != announcedEpoch + 1) {
       throw new ProtocolException(
           ProtocolException.Reason.BAD_VALUE,
-          "REKEY to epoch " + epoch + " does not follow " + schedule.epoch());
+          "REKEY to epoch " + epoch + " does not follow " + announcedEpoch);
     }
-    schedule.rekey();
+    announcedEpoch = epoch;
     proxy.rekey(f.requestId(), epoch);
   }
 
@@ -570,6 +577,9 @@ final class HostSession implements Runnable {
         return;
       }
       plain.flip();
+      if (opener.lastEpoch() > schedule.epoch()) {
+        schedule.rekey();
+      }
       recordsIn.incrementAndGet();
       bytesIn.addAndGet(plain.remaining());
       host.stats.recordsOpened.increment();

@@ -79,10 +79,24 @@ class ChannelEndToEndTest {
           c.grant("kvcache", EnumSet.of(Access.WRITE), 0, 1 << 20, Duration.ofMinutes(1));
       int n = 400;
       for (int i = 0; i < n; i++) {
-        g.write((i % 64) * 1024L, ChannelRig.bytes(200, i));
+        g.write(i * 1024L, ChannelRig.bytes(200, i));
       }
-      g.writeBlocking(0, ChannelRig.bytes(10, 1));
-      ChannelRig.await(() -> rig.acmeRecords.size() == n + 1, "every record");
+      g.writeBlocking(n * 1024L, ChannelRig.bytes(10, 1));
+      try {
+        ChannelRig.await(() -> rig.acmeRecords.size() == n + 1, "every record");
+      } catch (AssertionError e) {
+        throw new AssertionError(
+            e.getMessage()
+                + ": "
+                + rig.acmeRecords.size()
+                + " opened, "
+                + rig.host.stats()
+                + ", epoch "
+                + c.epoch()
+                + "\n"
+                + rig.audit(),
+            e);
+      }
       assertEquals(0, rig.host.stats().recordsRejected());
       assertTrue(c.epoch() >= 5, "epoch " + c.epoch());
     }
