@@ -66,7 +66,7 @@ final class BenchRunner {
         out.add(measure(t, size));
         progress.stepDone();
       }
-    } catch (Exception e) {
+    } catch (RuntimeException e) {
       progress.note("bench: closing " + name + " failed: " + e);
     }
     return out;

@@ -5,6 +5,7 @@ import io.srdma.keys.MutualTls;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -158,21 +159,25 @@ final class JdkTlsTransport implements BenchTransport {
   private void closeQuietly() {
     try {
       close();
-    } catch (IOException e) {
+    } catch (UncheckedIOException e) {
       // the receiver's failure is what gets reported
     }
   }
 
   @Override
-  public void close() throws IOException {
+  public void close() {
     try {
-      if (senderSocket != null) {
-        senderSocket.close();
+      try {
+        if (senderSocket != null) {
+          senderSocket.close();
+        }
+      } finally {
+        if (receiverSocket != null) {
+          receiverSocket.close();
+        }
       }
-    } finally {
-      if (receiverSocket != null) {
-        receiverSocket.close();
-      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("closing the tls-jdk sockets failed", e);
     }
   }
 }

@@ -255,6 +255,8 @@ final class NettyTlsTransport implements BenchTransport {
   }
 
   /** The sending end, on the sender's event loop. */
+  // writes use the void promise or a tracked one whose listener reports failures
+  @SuppressWarnings("FutureReturnValueIgnored")
   @io.netty.channel.ChannelHandler.Sharable
   private final class SenderHandler extends ChannelInboundHandlerAdapter
       implements ChannelFutureListener {
@@ -411,6 +413,8 @@ final class NettyTlsTransport implements BenchTransport {
   }
 
   /** The receiving end, on the receiver's event loop. */
+  // acknowledgements use the void promise: a failed write fires exceptionCaught
+  @SuppressWarnings("FutureReturnValueIgnored")
   @io.netty.channel.ChannelHandler.Sharable
   private static final class ReceiverHandler extends ChannelInboundHandlerAdapter {
     private Run run;
@@ -462,22 +466,26 @@ final class NettyTlsTransport implements BenchTransport {
   }
 
   @Override
-  public void close() throws InterruptedException {
+  public void close() {
     if (senderChannel != null) {
-      senderChannel.close().await(5, TimeUnit.SECONDS);
+      senderChannel.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
     }
     if (serverChannel != null) {
-      serverChannel.close().await(5, TimeUnit.SECONDS);
+      serverChannel.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
     }
     if (body != null) {
       body.release();
       body = null;
     }
     if (senderGroup != null) {
-      senderGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(10, TimeUnit.SECONDS);
+      senderGroup
+          .shutdownGracefully(0, 1, TimeUnit.SECONDS)
+          .awaitUninterruptibly(10, TimeUnit.SECONDS);
     }
     if (receiverGroup != null) {
-      receiverGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(10, TimeUnit.SECONDS);
+      receiverGroup
+          .shutdownGracefully(0, 1, TimeUnit.SECONDS)
+          .awaitUninterruptibly(10, TimeUnit.SECONDS);
     }
     senderChannel = null;
     serverChannel = null;

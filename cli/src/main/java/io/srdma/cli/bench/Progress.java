@@ -26,8 +26,26 @@ final class Progress {
 
   Progress(PrintWriter err, Mode mode, int total) {
     this.err = err;
-    this.mode = mode == Mode.AUTO ? (System.console() != null ? Mode.BAR : Mode.LINES) : mode;
+    this.mode = mode == Mode.AUTO ? (onTerminal() ? Mode.BAR : Mode.LINES) : mode;
     this.total = Math.max(1, total);
+  }
+
+  /**
+   * Whether the JVM runs on a terminal. Up to JDK 21 that is {@code System.console() != null}; from
+   * JDK 22 the console exists even when redirected and {@code Console.isTerminal()} (absent in 17,
+   * hence reflection) tells.
+   */
+  @SuppressWarnings("SystemConsoleNull") // handled: isTerminal() is asked where it exists
+  static boolean onTerminal() {
+    java.io.Console console = System.console();
+    if (console == null) {
+      return false;
+    }
+    try {
+      return (Boolean) java.io.Console.class.getMethod("isTerminal").invoke(console);
+    } catch (ReflectiveOperationException e) {
+      return true;
+    }
   }
 
   /** The mode in effect ({@code AUTO} resolved). */
