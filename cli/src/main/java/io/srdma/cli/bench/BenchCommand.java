@@ -240,8 +240,8 @@ public final class BenchCommand implements Callable<Integer> {
         Locale.ROOT,
         "srdma bench: %s per run after %s warm-up, depth %d, provider %s%s; JDK %s, %d CPUs,"
             + " load average %.2f",
-        c.duration(),
-        c.warmup(),
+        Report.duration(c.duration()),
+        Report.duration(c.warmup()),
         c.depth(),
         provider,
         c.verify() ? ", verifying every message" : "",

@@ -50,6 +50,15 @@ final class Report {
     return bytes + " B";
   }
 
+  /** 3 s, 250 ms, 1.5 s. */
+  static String duration(java.time.Duration d) {
+    long ms = d.toMillis();
+    if (ms % 1000 == 0) {
+      return ms / 1000 + " s";
+    }
+    return ms < 1000 ? ms + " ms" : String.format(Locale.ROOT, "%.3f s", ms / 1e3);
+  }
+
   /** One Markdown table per size. */
   static void printTables(PrintWriter out, List<Integer> sizes, List<Measurement> all) {
     for (int size : sizes) {
