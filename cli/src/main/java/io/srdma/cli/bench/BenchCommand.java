@@ -101,6 +101,7 @@ public final class BenchCommand implements Callable<Integer> {
 
   @Option(
       names = "--provider",
+      paramLabel = "NAME",
       defaultValue = "soft",
       description =
           "RDMA provider for plain-write (and sealed): soft, ibv or auto (default: ${DEFAULT-VALUE}).")
@@ -108,6 +109,7 @@ public final class BenchCommand implements Callable<Integer> {
 
   @Option(
       names = "--depth",
+      paramLabel = "N",
       defaultValue = "16",
       description =
           "Pipeline depth: messages (work requests) outstanding at once for plain-write"
@@ -134,6 +136,7 @@ public final class BenchCommand implements Callable<Integer> {
 
   @Option(
       names = "--progress",
+      paramLabel = "MODE",
       defaultValue = "auto",
       description =
           "Progress on stderr: auto (a bar when on a terminal, else lines), bar, lines or none"
