@@ -4,6 +4,7 @@ import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.HdrHistogram.Histogram;
 
 /**
@@ -32,11 +33,22 @@ final class BenchRunner {
   private final Config config;
   private final BenchContext context;
   private final Progress progress;
+  private final Map<String, Transports.Factory> registry;
 
   BenchRunner(Config config, BenchContext context, Progress progress) {
+    this(config, context, progress, Transports.REGISTRY);
+  }
+
+  /** With another registry: tests run fake transports through the same path. */
+  BenchRunner(
+      Config config,
+      BenchContext context,
+      Progress progress,
+      Map<String, Transports.Factory> registry) {
     this.config = config;
     this.context = context;
     this.progress = progress;
+    this.registry = registry;
   }
 
   List<Measurement> run() {
@@ -52,7 +64,7 @@ final class BenchRunner {
     List<Measurement> out = new ArrayList<>();
     BenchTransport transport;
     try {
-      transport = Transports.REGISTRY.get(name).create(context);
+      transport = registry.get(name).create(context);
     } catch (RuntimeException | LinkageError e) {
       return notMeasured(name, Measurement.UNAVAILABLE, "cannot create it: " + e);
     }
