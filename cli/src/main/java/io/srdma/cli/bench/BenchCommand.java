@@ -46,8 +46,8 @@ import picocli.CommandLine.Spec;
     },
     footer = {
       "",
-      "Exit status: 0 all selected transports measured or unavailable here (reason printed),"
-          + " 1 a run failed, 2 bad options.",
+      "Exit status: 0 measured (transports unavailable here are listed with the reason),"
+          + " 1 a run failed, 2 bad options, 3 every selected transport unavailable.",
       "Example: srdma bench --quick --sizes 64,4k --transports tls-jdk,plain-write --json r.json"
     })
 public final class BenchCommand implements Callable<Integer> {
@@ -163,8 +163,14 @@ public final class BenchCommand implements Callable<Integer> {
           json, Report.json(header(started), configJson(config), results), StandardCharsets.UTF_8);
       err.println("bench: results written to " + json);
     }
-    boolean failed = results.stream().anyMatch(m -> Measurement.FAILED.equals(m.status()));
-    return failed ? 1 : 0;
+    if (results.stream().anyMatch(m -> Measurement.FAILED.equals(m.status()))) {
+      return 1;
+    }
+    if (results.stream().noneMatch(Measurement::ok)) {
+      err.println("bench: nothing was measured: every selected transport is unavailable here");
+      return 3;
+    }
+    return 0;
   }
 
   private BenchRunner.Config validate() {

@@ -12,12 +12,14 @@ import io.srdma.verbs.QueuePairAttributes;
 import io.srdma.verbs.RdmaProviders;
 import io.srdma.verbs.ReceiveWorkRequest;
 import io.srdma.verbs.SendWorkRequest;
+import io.srdma.verbs.VerbsException;
 import io.srdma.verbs.WcOpcode;
 import io.srdma.verbs.WcStatus;
 import io.srdma.verbs.WorkCompletion;
 import io.srdma.verbs.WrOpcode;
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeoutException;
 import java.util.zip.CRC32C;
@@ -107,6 +109,17 @@ final class PlainWriteTransport implements BenchTransport {
   @Override
   public String name() {
     return NAME;
+  }
+
+  /** The provider cannot run here (not installed, no device): say so, never substitute another. */
+  @Override
+  public Optional<String> unavailableReason() {
+    try {
+      RdmaProviders.firstDevice(provider);
+      return Optional.empty();
+    } catch (VerbsException e) {
+      return Optional.of("RDMA provider '" + provider + "': " + e.getMessage());
+    }
   }
 
   /** The provider and device in use, once prepared. */

@@ -132,6 +132,24 @@ class BenchCommandTest {
   }
 
   @Test
+  void shouldExitThreeWhenNothingCouldBeMeasured() {
+    Run r =
+        bench(
+            "--transports",
+            "plain-write",
+            "--provider",
+            "no-such-provider",
+            "--sizes",
+            "64",
+            "--quick",
+            "--progress",
+            "none");
+    assertEquals(3, r.exit(), r.out() + r.err());
+    assertTrue(r.err().contains("plain-write is unavailable here"), r.err());
+    assertTrue(r.out().contains("| plain-write | unavailable: "), r.out());
+  }
+
+  @Test
   void shouldRegisterAsSubcommandOfSrdma() {
     assertTrue(SrdmaCommand.newCommandLine().getSubcommands().containsKey("bench"));
   }
