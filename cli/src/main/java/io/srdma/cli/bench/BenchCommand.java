@@ -1,0 +1,348 @@
+package io.srdma.cli.bench;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code srdma bench}: the end-to-end benchmark. Moves messages between two endpoints in this JVM
+ * over loopback with every selected transport and prints, per message size, delivered throughput,
+ * sender write-completion throughput, one-way latency percentiles and CPU per GB, with ratios
+ * against the {@code tls-jdk} and {@code plain-write} baselines.
+ */
+@Command(
+    name = "bench",
+    mixinStandardHelpOptions = true,
+    sortOptions = false,
+    description = {
+      "End-to-end benchmark: secure RDMA against TLS and plain RDMA, on loopback in one JVM.",
+      "",
+      "For each message size and transport: a warm-up, a throughput run (messages stream from a"
+          + " sender to a receiver; a message counts when the receiver has all of it, decrypted),"
+          + " then a latency run (one message at a time; one-way time from send start to the"
+          + " receiver having it, the receiver's ack only paces the run).",
+      "Transports: tls-jdk (JDK SSLSocket, TLS 1.3, mutual auth), tls-netty (Netty + BoringSSL),"
+          + " plain-write (plaintext RDMA WRITE_WITH_IMM on --provider).",
+      "Tables go to stdout (Markdown), progress to stderr. See docs/bench.md.",
+      ""
+    },
+    footer = {
+      "",
+      "Exit status: 0 measured (transports unavailable here are listed with the reason),"
+          + " 1 a run failed, 2 bad options, 3 every selected transport unavailable.",
+      "Example: srdma bench --quick --sizes 64,4k --transports tls-jdk,plain-write --json r.json"
+    })
+public final class BenchCommand implements Callable<Integer> {
+  static final String DEFAULT_SIZES = "64,4096,65536,1048576";
+  static final Duration QUICK_DURATION = Duration.ofSeconds(1);
+  static final Duration QUICK_WARMUP = Duration.ofMillis(250);
+  static final int MIN_SIZE = Payload.MIN_SIZE;
+  static final int MAX_SIZE = 64 << 20;
+  static final long MAX_RING_BYTES = 1L << 30;
+
+  @Spec CommandLine.Model.CommandSpec spec;
+
+  @Option(
+      names = "--sizes",
+      split = ",",
+      paramLabel = "SIZE",
+      defaultValue = DEFAULT_SIZES,
+      converter = SizeConverter.class,
+      description =
+          "Message sizes, comma separated; suffixes k/K/KiB and m/M/MiB are powers of 1024"
+              + " (default: ${DEFAULT-VALUE}). "
+              + MIN_SIZE
+              + " B to 64 MiB.")
+  List<Integer> sizes;
+
+  @Option(
+      names = "--duration",
+      paramLabel = "TIME",
+      converter = DurationConverter.class,
+      description =
+          "Length of each measured run, per size per transport (throughput and latency each)"
+              + " (default: 3s; --quick: 1s). Like 500ms, 3s, 1m.")
+  Duration duration;
+
+  @Option(
+      names = "--warmup",
+      paramLabel = "TIME",
+      converter = DurationConverter.class,
+      description =
+          "Length of each warm-up run before measuring, 0 for none (default: 1s; --quick: 250ms).")
+  Duration warmup;
+
+  @Option(
+      names = "--transports",
+      split = ",",
+      paramLabel = "NAME",
+      description =
+          "Transports to run, comma separated, in table order (default: all: ${COMPLETION-CANDIDATES}).",
+      completionCandidates = TransportNames.class)
+  List<String> transports;
+
+  @Option(
+      names = "--provider",
+      paramLabel = "NAME",
+      defaultValue = "soft",
+      description =
+          "RDMA provider for plain-write (and sealed): soft, ibv or auto (default: ${DEFAULT-VALUE}).")
+  String provider;
+
+  @Option(
+      names = "--depth",
+      paramLabel = "N",
+      defaultValue = "16",
+      description =
+          "Pipeline depth: messages (work requests) outstanding at once for plain-write"
+              + " (default: ${DEFAULT-VALUE}). 1 to 1024.")
+  int depth;
+
+  @Option(
+      names = "--json",
+      paramLabel = "FILE",
+      description = "Also write every result, machine-readable, to FILE.")
+  Path json;
+
+  @Option(
+      names = "--quick",
+      description = "Short runs for a smoke test: --duration 1s --warmup 250ms.")
+  boolean quick;
+
+  @Option(
+      names = "--verify",
+      description =
+          "Checksum (CRC32C) every message on both sides in the measured runs too; costs CPU, so"
+              + " figures are lower. Sequence numbers are always checked.")
+  boolean verify;
+
+  @Option(
+      names = "--progress",
+      paramLabel = "MODE",
+      defaultValue = "auto",
+      description =
+          "Progress on stderr: auto (a bar when on a terminal, else lines), bar, lines or none"
+              + " (default: ${DEFAULT-VALUE}).")
+  Progress.Mode progressMode;
+
+  @Override
+  public Integer call() throws IOException {
+    BenchRunner.Config config = validate();
+    PrintWriter out = spec.commandLine().getOut();
+    PrintWriter err = spec.commandLine().getErr();
+    Instant started = Instant.now().truncatedTo(ChronoUnit.SECONDS);
+    out.println(headline(config));
+    out.flush();
+    List<Measurement> results;
+    try (BenchContext context = new BenchContext(provider, depth)) {
+      Progress progress =
+          new Progress(err, progressMode, config.transports().size() * config.sizes().size());
+      results = new BenchRunner(config, context, progress).run();
+    }
+    Report.printTables(out, config.sizes(), results);
+    if (json != null) {
+      Files.writeString(
+          json, Report.json(header(started), configJson(config), results), StandardCharsets.UTF_8);
+      err.println("bench: results written to " + json);
+    }
+    if (results.stream().anyMatch(m -> Measurement.FAILED.equals(m.status()))) {
+      return 1;
+    }
+    if (results.stream().noneMatch(Measurement::ok)) {
+      err.println("bench: nothing was measured: every selected transport is unavailable here");
+      return 3;
+    }
+    return 0;
+  }
+
+  private BenchRunner.Config validate() {
+    CommandLine cl = spec.commandLine();
+    boolean explicitDuration = duration != null;
+    boolean explicitWarmup = warmup != null;
+    if (quick && (explicitDuration || explicitWarmup)) {
+      throw new ParameterException(
+          cl, "--quick sets --duration and --warmup; give either --quick or those options");
+    }
+    Duration d = explicitDuration ? duration : quick ? QUICK_DURATION : Duration.ofSeconds(3);
+    Duration w = explicitWarmup ? warmup : quick ? QUICK_WARMUP : Duration.ofSeconds(1);
+    if (d.isZero() || d.isNegative() || d.compareTo(Duration.ofHours(1)) > 0) {
+      throw new ParameterException(cl, "--duration must be more than 0 and at most 1h, got " + d);
+    }
+    if (w.isNegative() || w.compareTo(Duration.ofHours(1)) > 0) {
+      throw new ParameterException(cl, "--warmup must be 0 to 1h, got " + w);
+    }
+    if (sizes == null || sizes.isEmpty()) {
+      throw new ParameterException(cl, "--sizes needs at least one size");
+    }
+    for (int s : sizes) {
+      if (s < MIN_SIZE || s > MAX_SIZE) {
+        throw new ParameterException(
+            cl,
+            "--sizes: each size must be " + MIN_SIZE + " B to 64 MiB, got " + s,
+            spec.findOption("--sizes"),
+            String.valueOf(s));
+      }
+    }
+    if (depth < 1 || depth > 1024) {
+      throw new ParameterException(cl, "--depth must be 1 to 1024, got " + depth);
+    }
+    int largest = sizes.stream().mapToInt(Integer::intValue).max().orElseThrow();
+    if ((long) largest * depth > MAX_RING_BYTES) {
+      throw new ParameterException(
+          cl,
+          "--depth "
+              + depth
+              + " x largest size "
+              + largest
+              + " needs more than 1 GiB of registered memory for plain-write; lower one of them");
+    }
+    List<String> names =
+        transports == null ? new ArrayList<>(Transports.REGISTRY.keySet()) : transports;
+    List<String> chosen = new ArrayList<>();
+    for (String n : names) {
+      String t = n.trim().toLowerCase(Locale.ROOT);
+      if (!Transports.REGISTRY.containsKey(t)) {
+        throw new ParameterException(
+            cl,
+            "--transports: unknown transport '"
+                + n
+                + "'; known: "
+                + String.join(", ", Transports.REGISTRY.keySet()));
+      }
+      if (chosen.contains(t)) {
+        throw new ParameterException(cl, "--transports: '" + t + "' given twice");
+      }
+      chosen.add(t);
+    }
+    if (chosen.isEmpty()) {
+      throw new ParameterException(cl, "--transports needs at least one transport");
+    }
+    if (provider == null || provider.isBlank()) {
+      throw new ParameterException(cl, "--provider must name a provider: soft, ibv or auto");
+    }
+    if (json != null && Files.isDirectory(json)) {
+      throw new ParameterException(cl, "--json: " + json + " is a directory");
+    }
+    return new BenchRunner.Config(List.copyOf(sizes), d, w, List.copyOf(chosen), depth, verify);
+  }
+
+  private String headline(BenchRunner.Config c) {
+    return String.format(
+        Locale.ROOT,
+        "srdma bench: %s per run after %s warm-up, depth %d, provider %s%s; JDK %s, %d CPUs,"
+            + " load average %.2f",
+        Report.duration(c.duration()),
+        Report.duration(c.warmup()),
+        c.depth(),
+        provider,
+        c.verify() ? ", verifying every message" : "",
+        Runtime.version(),
+        Runtime.getRuntime().availableProcessors(),
+        java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
+  }
+
+  private Map<String, Object> header(Instant started) {
+    Map<String, Object> h = new LinkedHashMap<>();
+    h.put("tool", "srdma bench");
+    h.put("formatVersion", 1);
+    h.put("startedAt", started.toString());
+    h.put("command", String.join(" ", spec.commandLine().getParseResult().originalArgs()));
+    Map<String, Object> machine = new LinkedHashMap<>();
+    machine.put("cpus", Runtime.getRuntime().availableProcessors());
+    machine.put("java", Runtime.version().toString());
+    machine.put("os", System.getProperty("os.name") + " " + System.getProperty("os.version"));
+    machine.put(
+        "loadAverage",
+        java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
+    h.put("machine", machine);
+    return h;
+  }
+
+  private Map<String, Object> configJson(BenchRunner.Config c) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("sizes", new ArrayList<Object>(c.sizes()));
+    m.put("durationMs", c.duration().toMillis());
+    m.put("warmupMs", c.warmup().toMillis());
+    m.put("transports", new ArrayList<Object>(c.transports()));
+    m.put("provider", provider);
+    m.put("depth", c.depth());
+    m.put("verify", c.verify());
+    m.put("latency", "one-way, send start to receiver delivered, same-JVM System.nanoTime");
+    m.put("cpu", "process CPU time during the throughput run / bytes delivered (both endpoints)");
+    return m;
+  }
+
+  /** The transport names for {@code --help}. */
+  static final class TransportNames extends ArrayList<String> {
+    TransportNames() {
+      super(Transports.REGISTRY.keySet());
+    }
+  }
+
+  /** {@code 4096}, {@code 4k}, {@code 4KiB}, {@code 1m}, {@code 1MiB}. */
+  static final class SizeConverter implements CommandLine.ITypeConverter<Integer> {
+    private static final Pattern SIZE =
+        Pattern.compile("(\\d{1,10})\\s*(|b|k|kb|kib|m|mb|mib)", Pattern.CASE_INSENSITIVE);
+
+    @Override
+    public Integer convert(String value) {
+      Matcher m = SIZE.matcher(value.trim());
+      if (!m.matches()) {
+        throw new CommandLine.TypeConversionException(
+            "'" + value + "' is not a size (like 64, 4096, 4k, 1m)");
+      }
+      long n = Long.parseLong(m.group(1));
+      String unit = m.group(2).toLowerCase(Locale.ROOT);
+      long bytes = unit.startsWith("k") ? n << 10 : unit.startsWith("m") ? n << 20 : n;
+      if (bytes > Integer.MAX_VALUE) {
+        throw new CommandLine.TypeConversionException("'" + value + "' is too large");
+      }
+      return (int) bytes;
+    }
+  }
+
+  /** {@code 500ms}, {@code 3s}, {@code 1m}, {@code 0}, or ISO-8601 {@code PT3S}. */
+  static final class DurationConverter implements CommandLine.ITypeConverter<Duration> {
+    private static final Pattern TIME =
+        Pattern.compile("(\\d{1,9})\\s*(ms|s|m|min)?", Pattern.CASE_INSENSITIVE);
+
+    @Override
+    public Duration convert(String value) {
+      String v = value.trim();
+      Matcher m = TIME.matcher(v);
+      if (m.matches()) {
+        long n = Long.parseLong(m.group(1));
+        String unit = m.group(2) == null ? "s" : m.group(2).toLowerCase(Locale.ROOT);
+        return switch (unit) {
+          case "ms" -> Duration.ofMillis(n);
+          case "m", "min" -> Duration.ofMinutes(n);
+          default -> Duration.ofSeconds(n);
+        };
+      }
+      try {
+        return Duration.parse(v);
+      } catch (RuntimeException e) {
+        throw new CommandLine.TypeConversionException(
+            "'" + value + "' is not a duration (like 500ms, 3s, 1m)");
+      }
+    }
+  }
+}

@@ -1,0 +1,156 @@
+package io.srdma.cli.bench;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.srdma.cli.SrdmaCommand;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import picocli.CommandLine;
+
+@Timeout(value = 5, unit = TimeUnit.MINUTES)
+class BenchCommandTest {
+  @TempDir Path dir;
+
+  record Run(int exit, String out, String err) {}
+
+  static Run bench(String... args) {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    CommandLine cl = SrdmaCommand.newCommandLine();
+    cl.setOut(new PrintWriter(out, true));
+    cl.setErr(new PrintWriter(err, true));
+    String[] all = new String[args.length + 1];
+    all[0] = "bench";
+    System.arraycopy(args, 0, all, 1, args.length);
+    return new Run(cl.execute(all), out.toString(), err.toString());
+  }
+
+  @Test
+  @SuppressWarnings("unchecked")
+  void shouldWriteJsonWithEveryFieldForEveryTransportAndSize() throws Exception {
+    Path json = dir.resolve("results.json");
+    Run r =
+        bench(
+            "--sizes", "64,4k",
+            "--duration", "200ms",
+            "--warmup", "0",
+            "--depth", "4",
+            "--progress", "none",
+            "--json", json.toString());
+    assertEquals(0, r.exit(), r.out() + r.err());
+    assertTrue(r.out().contains("### 64 B messages"), r.out());
+    assertTrue(r.out().contains("### 4 KiB messages"), r.out());
+
+    Map<String, Object> root = (Map<String, Object>) MiniJson.parse(Files.readString(json));
+    for (String k : List.of("tool", "formatVersion", "startedAt", "command", "machine")) {
+      assertTrue(root.containsKey(k), k);
+    }
+    Map<String, Object> config = (Map<String, Object>) root.get("config");
+    for (String k :
+        List.of("sizes", "durationMs", "warmupMs", "transports", "provider", "depth", "verify")) {
+      assertTrue(config.containsKey(k), "config." + k);
+    }
+    assertEquals(List.of(64.0, 4096.0), config.get("sizes"));
+    List<Object> results = (List<Object>) root.get("results");
+    assertEquals(Transports.REGISTRY.size() * 2, results.size());
+    for (Object o : results) {
+      Map<String, Object> m = (Map<String, Object>) o;
+      assertEquals(Report.RESULT_FIELDS, List.copyOf(m.keySet()), "fields of " + m);
+      String transport = (String) m.get("transport");
+      if ("unavailable".equals(m.get("status"))) {
+        assertNotNull(m.get("reason"), transport);
+        continue;
+      }
+      assertEquals("ok", m.get("status"), transport + ": " + m.get("reason"));
+      for (String k : Report.RESULT_FIELDS) {
+        if (!k.equals("reason")) {
+          assertNotNull(m.get(k), transport + "." + k);
+        }
+      }
+      assertEquals(m.get("messagesSent"), m.get("messagesDelivered"), transport);
+      assertInstanceOf(Double.class, m.get("deliveredMBps"));
+    }
+  }
+
+  @Test
+  void shouldExplainEveryOptionInHelp() {
+    Run r = bench("--help");
+    assertEquals(0, r.exit());
+    for (String o :
+        List.of(
+            "--sizes",
+            "--duration",
+            "--warmup",
+            "--transports",
+            "--provider",
+            "--depth",
+            "--json",
+            "--quick",
+            "--verify",
+            "--progress")) {
+      assertTrue(r.out().contains(o), o + " in\n" + r.out());
+    }
+    assertTrue(r.out().contains("plain-write"), r.out());
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = ';',
+      value = {
+        "--sizes 4; --sizes",
+        "--sizes 64,abc; 'abc' is not a size",
+        "--sizes 128m; --sizes",
+        "--transports tls-jdk,nope; unknown transport 'nope'",
+        "--transports plain-write,plain-write; given twice",
+        "--depth 0; --depth",
+        "--depth 1024 --sizes 16m; --depth",
+        "--duration 0; --duration",
+        "--duration soon; 'soon' is not a duration",
+        "--warmup 2h; --warmup",
+        "--quick --duration 2s; --quick",
+        "--progress loud; --progress",
+        "--frobnicate; --frobnicate"
+      })
+  void shouldRefuseBadOptionsNamingTheOption(String args, String expected) {
+    Run r = bench(args.split(" "));
+    assertEquals(2, r.exit(), r.err());
+    assertTrue(r.err().contains(expected), "expected '" + expected + "' in: " + r.err());
+    assertTrue(r.out().isEmpty(), "nothing measured: " + r.out());
+  }
+
+  @Test
+  void shouldExitThreeWhenNothingCouldBeMeasured() {
+    Run r =
+        bench(
+            "--transports",
+            "plain-write",
+            "--provider",
+            "no-such-provider",
+            "--sizes",
+            "64",
+            "--quick",
+            "--progress",
+            "none");
+    assertEquals(3, r.exit(), r.out() + r.err());
+    assertTrue(r.err().contains("plain-write is unavailable here"), r.err());
+    assertTrue(r.out().contains("| plain-write | unavailable: "), r.out());
+  }
+
+  @Test
+  void shouldRegisterAsSubcommandOfSrdma() {
+    assertTrue(SrdmaCommand.newCommandLine().getSubcommands().containsKey("bench"));
+  }
+}
