@@ -31,6 +31,7 @@ public final class Transports {
     m.put(JdkTlsTransport.NAME, ctx -> new JdkTlsTransport(ctx.pki()));
     m.put(NettyTlsTransport.NAME, ctx -> new NettyTlsTransport(ctx.pki()));
     m.put(PlainWriteTransport.NAME, ctx -> new PlainWriteTransport(ctx.provider(), ctx.depth()));
+    m.put(SealedTransport.NAME, ctx -> new SealedTransport(ctx.provider(), ctx.depth()));
     return Collections.unmodifiableMap(m);
   }
 }
