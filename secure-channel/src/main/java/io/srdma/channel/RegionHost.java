@@ -157,6 +157,7 @@ public final class RegionHost implements AutoCloseable {
    */
   public static RegionHost start(HostOptions options) {
     options.check();
+    io.srdma.channel.record.CipherWarmup.start();
     RegionHost host;
     try {
       host = new RegionHost(options);

@@ -232,6 +232,7 @@ public final class SecureRdmaClient implements AutoCloseable {
    */
   public static SecureRdmaClient connect(ClientOptions options) {
     options.check();
+    io.srdma.channel.record.CipherWarmup.start();
     Resources r = new Resources();
     AuthenticatedPeer peer = null;
     try {

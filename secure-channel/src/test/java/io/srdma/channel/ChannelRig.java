@@ -22,6 +22,19 @@ import java.util.zip.CRC32C;
 final class ChannelRig implements AutoCloseable {
   static final int REGION_SIZE = 1 << 20;
 
+  /** The provider under test: {@code -Dsrdma.test.provider=ibv} in the Soft-RoCE guest. */
+  static final String PROVIDER = System.getProperty("srdma.test.provider", "soft");
+
+  /**
+   * Multiplies every deadline: the Soft-RoCE guest runs under emulation, many times slower ({@code
+   * -Dsrdma.test.timeScale=10}).
+   */
+  static final int TIME_SCALE = Integer.getInteger("srdma.test.timeScale", 1);
+
+  static Duration scaled(Duration d) {
+    return d.multipliedBy(TIME_SCALE);
+  }
+
   final Path dir;
   final DeploymentCa ca;
   final AuditLog auditLog;
@@ -45,7 +58,10 @@ final class ChannelRig implements AutoCloseable {
                 ca.issuePeer(PeerIdentity.of(RegionHost.HOST_TENANT, "host-1"), Duration.ofDays(1)))
             .trust(ca.trust())
             .policy(new PolicyLoader().loadSample())
-            .audit(new AuditTrail(auditLog));
+            .audit(new AuditTrail(auditLog))
+            .provider(PROVIDER)
+            .handshakeTimeout(scaled(Duration.ofSeconds(5)))
+            .requestTimeout(scaled(Duration.ofSeconds(5)));
     tune.accept(o);
     host = RegionHost.start(o);
     acmeKv = host.registerRegion("acme", "kvcache", REGION_SIZE);
@@ -67,7 +83,9 @@ final class ChannelRig implements AutoCloseable {
         .credential(credential(tenant, peer))
         .trust(ca.trust())
         .host(host.address())
-        .requestTimeout(Duration.ofSeconds(5));
+        .provider(PROVIDER)
+        .connectTimeout(scaled(Duration.ofSeconds(5)))
+        .requestTimeout(scaled(Duration.ofSeconds(5)));
   }
 
   SecureRdmaClient client(String tenant, String peer) {
@@ -100,10 +118,11 @@ final class ChannelRig implements AutoCloseable {
   }
 
   static void await(BooleanSupplier condition, String what) throws InterruptedException {
-    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    Duration limit = scaled(Duration.ofSeconds(10));
+    long deadline = System.nanoTime() + limit.toNanos();
     while (!condition.getAsBoolean()) {
       if (System.nanoTime() > deadline) {
-        throw new AssertionError("not within 10 s: " + what);
+        throw new AssertionError("not within " + limit + ": " + what);
       }
       Thread.sleep(5);
     }

@@ -372,12 +372,13 @@ class ChannelThreatTest {
           {0x53, 0x52, 1, 0x10, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0x10, 0, 0}
         }) {
       MutualTls tls = MutualTls.client(rig.credential("acme", "trainer-7"), rig.ca.trust());
-      AuthenticatedPeer p = tls.connect(rig.host.address(), Duration.ofSeconds(5));
+      AuthenticatedPeer p =
+          tls.connect(rig.host.address(), ChannelRig.scaled(Duration.ofSeconds(5)));
       try (var s = p.socket()) {
         OutputStream out = s.getOutputStream();
         out.write(junk);
         out.flush();
-        s.setSoTimeout(5000);
+        s.setSoTimeout((int) ChannelRig.scaled(Duration.ofSeconds(5)).toMillis());
         InputStream in = s.getInputStream();
         byte[] buf = new byte[4096];
         int total = 0;
@@ -417,12 +418,12 @@ class ChannelThreatTest {
     for (int i = 0; i < 3; i++) {
       assertThrows(
           io.srdma.keys.KeyExchangeException.class,
-          () -> impostor.connect(rig.host.address(), Duration.ofSeconds(5)));
+          () -> impostor.connect(rig.host.address(), ChannelRig.scaled(Duration.ofSeconds(5))));
     }
     ChannelRig.await(() -> rig.host.stats().authFailures() == 3, "three failures counted");
     assertThrows(
         io.srdma.keys.KeyExchangeException.class,
-        () -> impostor.connect(rig.host.address(), Duration.ofSeconds(5)));
+        () -> impostor.connect(rig.host.address(), ChannelRig.scaled(Duration.ofSeconds(5))));
     addressBlocked = true;
     ChannelRig.await(
         () -> rig.host.stats().rateLimited() >= 1, "fourth refused before the handshake");

@@ -185,7 +185,10 @@ final class SealedTransport implements BenchTransport {
       messageBytes = 0;
       expected++;
       lastDeliveredNanos = System.nanoTime();
-      delivered.incrementAndGet();
+      synchronized (delivered) {
+        delivered.incrementAndGet();
+        delivered.notifyAll();
+      }
     }
   }
 
@@ -244,14 +247,7 @@ final class SealedTransport implements BenchTransport {
     for (CompletableFuture<Void> f : inflight) {
       f.get(STALL.toMillis(), TimeUnit.MILLISECONDS);
     }
-    long deadline = System.nanoTime() + spec.drainDeadline().toNanos();
-    while (delivered.get() < base + sent) {
-      if (System.nanoTime() > deadline) {
-        throw new TimeoutException(
-            "sealed: host delivered " + (delivered.get() - base) + " of " + sent);
-      }
-      Thread.onSpinWait();
-    }
+    awaitDelivered(base + sent);
     return new ThroughputResult(
         size,
         sent,
@@ -264,13 +260,17 @@ final class SealedTransport implements BenchTransport {
         verify ? receiverCrc.getValue() : 0);
   }
 
-  private void awaitDelivered(long count) throws TimeoutException {
+  /** Blocks (never spins: on 2 cores the host's receiver needs the CPU) until delivered. */
+  private void awaitDelivered(long count) throws TimeoutException, InterruptedException {
     long deadline = System.nanoTime() + STALL.toNanos();
-    while (delivered.get() < count) {
-      if (System.nanoTime() > deadline) {
-        throw new TimeoutException("sealed: the host delivered nothing for " + STALL);
+    synchronized (delivered) {
+      while (delivered.get() < count) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          throw new TimeoutException("sealed: the host delivered nothing for " + STALL);
+        }
+        delivered.wait(Math.max(1, left / 1_000_000));
       }
-      Thread.onSpinWait();
     }
   }
 
