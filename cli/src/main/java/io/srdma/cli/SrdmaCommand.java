@@ -18,7 +18,8 @@ import picocli.CommandLine.Command;
       AuditCommand.class,
       VerbsExampleCommand.class,
       CaCommand.class,
-      CertCommand.class
+      CertCommand.class,
+      ServeCommand.class
     })
 public final class SrdmaCommand implements Runnable {
 
