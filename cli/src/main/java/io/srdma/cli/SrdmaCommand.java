@@ -20,7 +20,8 @@ import picocli.CommandLine.Command;
       DemoCommand.class,
       io.srdma.cli.bench.BenchCommand.class,
       CaCommand.class,
-      CertCommand.class
+      CertCommand.class,
+      ServeCommand.class
     })
 public final class SrdmaCommand implements Runnable {
 

@@ -106,6 +106,7 @@ public final class RegionHost implements AutoCloseable {
     this.context = RdmaProviders.firstDevice(o.provider()).open(o.device());
     DeviceAttributes attributes = context.queryDevice();
     boolean ok = false;
+    CompletionQueue cq = null;
     try {
       scopedByRegion =
           switch (o.scoping()) {
@@ -126,9 +127,10 @@ public final class RegionHost implements AutoCloseable {
               1,
               Math.min(
                   o.receiveDepth(), Math.min(attributes.maxQpWr(), cqCapacity / o.maxSessions())));
-      receiveQueue =
+      cq =
           context.createCompletionQueue(
               Math.max(receiveDepth, Math.min(cqCapacity, receiveDepth * o.maxSessions())));
+      receiveQueue = cq;
       server = tls.bind(o.bind(), 128);
       timer =
           Executors.newSingleThreadScheduledExecutor(
@@ -144,6 +146,10 @@ public final class RegionHost implements AutoCloseable {
       ok = true;
     } finally {
       if (!ok) {
+        // children first, or closing the context fails and hides why the start failed
+        if (cq != null) {
+          cq.close();
+        }
         context.close();
       }
     }

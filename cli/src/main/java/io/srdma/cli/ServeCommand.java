@@ -1,0 +1,536 @@
+package io.srdma.cli;
+
+import io.srdma.channel.HostOptions;
+import io.srdma.channel.RegionHost;
+import io.srdma.keys.CertificateUsage;
+import io.srdma.keys.Credential;
+import io.srdma.keys.DeploymentTrust;
+import io.srdma.keys.KeyExchangeException;
+import io.srdma.keys.PeerIdentity;
+import io.srdma.keys.Pem;
+import io.srdma.keys.RevocationList;
+import io.srdma.policy.AuditLog;
+import io.srdma.policy.AuditTrail;
+import io.srdma.policy.GrantAuthority;
+import io.srdma.policy.Policy;
+import io.srdma.policy.PolicyException;
+import io.srdma.policy.PolicyLoader;
+import io.srdma.policy.PolicyRejectedException;
+import io.srdma.policy.PolicyWatcher;
+import io.srdma.policy.Region;
+import io.srdma.policy.ReloadResult;
+import io.srdma.policy.Tenant;
+import io.srdma.verbs.DeviceOptions;
+import io.srdma.verbs.RdmaProviders;
+import io.srdma.verbs.VerbsException;
+import java.io.PrintWriter;
+import java.net.Inet6Address;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.PrivateKey;
+import java.security.SecureRandom;
+import java.security.Signature;
+import java.security.cert.X509CRL;
+import java.security.cert.X509Certificate;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code srdma serve --config FILE}: runs a {@link RegionHost} until SIGINT or SIGTERM.
+ *
+ * <p>Three phases, so that a bad configuration starts nothing: the file is read and checked as a
+ * whole ({@link ServeConfig}); then everything it names is loaded and checked (certificates, key,
+ * CA, CRL, policy, regions against the policy, provider, audit directory); only then are the audit
+ * log opened, the host started, the regions registered and the policy watch started. Errors of the
+ * first two phases exit 2 with every error as {@code file:line:column: key: what}; a failure to
+ * start (port in use, device error) exits 1 after undoing what was started.
+ */
+@Command(
+    name = "serve",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Run a region host: mutual-TLS control plane, grants under the access policy, sealed"
+          + " records, audit log. Runs until SIGINT/SIGTERM (see docs/serve.md).",
+      "Prints one line 'srdma serve: listening on HOST:PORT ...' when ready."
+    },
+    exitCodeListHeading = "%nExit status:%n",
+    exitCodeList = {
+      "0:stopped cleanly (143/130 when the JVM ends on SIGTERM/SIGINT)",
+      "1:could not start (port in use, device error, audit log unusable)",
+      "2:bad configuration; nothing was started"
+    })
+final class ServeCommand implements Callable<Integer> {
+  private static final Logger LOG = LoggerFactory.getLogger(ServeCommand.class);
+
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  @Option(
+      names = "--config",
+      required = true,
+      paramLabel = "FILE",
+      description = "The serve configuration (YAML, docs/serve.md).")
+  Path config;
+
+  private final CountDownLatch stopRequested = new CountDownLatch(1);
+  private final CountDownLatch stopped = new CountDownLatch(1);
+  private volatile Running running;
+  private volatile InetSocketAddress address;
+
+  /** What the checks produced: everything the host needs, nothing opened yet. */
+  private record Prepared(
+      Credential credential, DeploymentTrust trust, Policy policy, String hostIdentity) {}
+
+  /** What is running; closed in reverse. */
+  private static final class Running implements AutoCloseable {
+    AuditLog auditLog;
+    RegionHost host;
+    PolicyWatcher watcher;
+
+    @Override
+    public void close() {
+      if (watcher != null) {
+        watcher.close();
+      }
+      if (host != null) {
+        host.close();
+      }
+      if (auditLog != null) {
+        auditLog.close();
+      }
+    }
+  }
+
+  @Override
+  public Integer call() {
+    PrintWriter out = spec.commandLine().getOut();
+    PrintWriter err = spec.commandLine().getErr();
+    ServeConfig c;
+    Prepared p;
+    try {
+      c = ServeConfig.read(config);
+      p = prepare(c);
+    } catch (ServeConfig.ConfigException e) {
+      for (String line : e.errors()) {
+        err.println(line);
+      }
+      err.printf(
+          "srdma serve: %d error%s in %s; nothing was started%n",
+          e.errors().size(), e.errors().size() == 1 ? "" : "s", config);
+      err.flush();
+      return KeyCommands.EXIT_USAGE;
+    }
+    Running r = new Running();
+    try {
+      start(c, p, r);
+    } catch (RuntimeException e) {
+      r.close();
+      err.println("srdma serve: could not start: " + e.getMessage());
+      err.flush();
+      return KeyCommands.EXIT_FAILED;
+    }
+    running = r;
+    Thread hook = new Thread(() -> shutdown(c.shutdownTimeout), "srdma-serve-shutdown");
+    Runtime.getRuntime().addShutdownHook(hook);
+    address = r.host.address();
+    out.printf(
+        "srdma serve: listening on %s (host %s, provider %s, grants scoped by %s, %d region%s,"
+            + " policy %s sha256 %s%s, audit %s)%n",
+        format(address),
+        p.hostIdentity(),
+        c.provider,
+        r.host.scopedByRegion() ? "per-grant memory regions" : "type-2 memory windows",
+        c.regions.size(),
+        c.regions.size() == 1 ? "" : "s",
+        c.policyFile,
+        p.policy().sha256().substring(0, 12),
+        c.watchPolicy ? ", watched" : "",
+        c.auditFile);
+    out.flush();
+    try {
+      stopRequested.await();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    shutdown(c.shutdownTimeout);
+    try {
+      Runtime.getRuntime().removeShutdownHook(hook);
+    } catch (IllegalStateException e) {
+      // the JVM is shutting down: the hook is running or ran
+    }
+    out.println("srdma serve: stopped");
+    out.flush();
+    return 0;
+  }
+
+  /** Asks a running serve to stop (as SIGTERM does); {@link #call} then returns 0. */
+  void stop() {
+    stopRequested.countDown();
+  }
+
+  /** The control-plane address once ready, else null. */
+  InetSocketAddress address() {
+    return address;
+  }
+
+  /** Waits until the host is closed (or the wait is over). */
+  boolean awaitStopped(Duration d) throws InterruptedException {
+    return stopped.await(d.toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  /**
+   * Closes what runs, at most {@code limit} long: the watch, then the host (ending every session
+   * and revoking its grants), then the audit log. Idempotent; callable from the shutdown hook.
+   */
+  private void shutdown(Duration limit) {
+    stopRequested.countDown();
+    Running r;
+    synchronized (this) {
+      r = running;
+      running = null;
+    }
+    if (r == null) {
+      awaitQuietly(limit);
+      return;
+    }
+    LOG.info("srdma serve: stopping");
+    Thread closer =
+        new Thread(
+            () -> {
+              try {
+                r.close();
+              } finally {
+                stopped.countDown();
+              }
+            },
+            "srdma-serve-close");
+    closer.setDaemon(true);
+    closer.start();
+    try {
+      closer.join(limit.toMillis());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    if (closer.isAlive()) {
+      LOG.warn("srdma serve: did not stop within {}; exiting anyway", limit);
+    }
+  }
+
+  private void awaitQuietly(Duration limit) {
+    try {
+      stopped.await(limit.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private static String format(InetSocketAddress a) {
+    String host = a.getAddress().getHostAddress();
+    return (a.getAddress() instanceof Inet6Address ? "[" + host + "]" : host) + ":" + a.getPort();
+  }
+
+  // ------------------------------------------------------------------ checks (nothing started)
+
+  private static Prepared prepare(ServeConfig c) throws ServeConfig.ConfigException {
+    List<String> errors = new ArrayList<>();
+    // TLS material
+    char[] pass = null;
+    if (c.keyPassphraseFile != null) {
+      try {
+        pass = KeyCommands.readPassphrase(c.keyPassphraseFile);
+      } catch (KeyExchangeException e) {
+        errors.add(c.where("tls.key-passphrase-file") + ": " + message(e));
+      }
+    }
+    X509Certificate cert = null;
+    PrivateKey key = null;
+    X509CRL crl = null;
+    try {
+      cert = readCertificate(c.certificate, c.where("tls.certificate"), errors);
+      if (readable(c.key, c.where("tls.key"), errors)) {
+        try {
+          key = Pem.readPrivateKey(c.key, pass);
+        } catch (KeyExchangeException e) {
+          errors.add(c.where("tls.key") + ": " + c.key + ": " + message(e));
+        }
+      }
+    } finally {
+      KeyCommands.wipe(pass);
+    }
+    X509Certificate ca = readCertificate(c.caCertificate, c.where("tls.ca-certificate"), errors);
+    if (readable(c.crl, c.where("tls.crl"), errors)) {
+      try {
+        crl = Pem.readCrl(c.crl);
+      } catch (KeyExchangeException e) {
+        errors.add(c.where("tls.crl") + ": " + c.crl + ": " + message(e));
+      }
+    }
+    String hostIdentity = null;
+    if (cert != null) {
+      try {
+        PeerIdentity id = PeerIdentity.fromCertificate(cert);
+        hostIdentity = id.toUri();
+        if (!RegionHost.HOST_TENANT.equals(id.tenant())) {
+          errors.add(
+              c.where("tls.certificate")
+                  + ": "
+                  + c.certificate
+                  + " names "
+                  + id
+                  + "; a host needs an identity srdma://"
+                  + RegionHost.HOST_TENANT
+                  + "/<name> (srdma cert issue --tenant "
+                  + RegionHost.HOST_TENANT
+                  + " --peer NAME)");
+        }
+      } catch (KeyExchangeException e) {
+        errors.add(c.where("tls.certificate") + ": " + c.certificate + ": " + message(e));
+      }
+    }
+    if (cert != null && key != null && !matches(cert, key)) {
+      errors.add(c.where("tls.key") + ": " + c.key + " is not the key of " + c.certificate);
+    }
+    if (ca != null && crl != null) {
+      try {
+        RevocationList list = RevocationList.of(crl, ca);
+        if (cert != null) {
+          DeploymentTrust.of(ca, list)
+              .verify(new X509Certificate[] {cert}, CertificateUsage.TLS_SERVER);
+        }
+      } catch (KeyExchangeException e) {
+        String at =
+            e.reason() == KeyExchangeException.Reason.REVOCATION_STATUS_UNKNOWN
+                ? c.where("tls.crl") + ": " + c.crl
+                : c.where("tls.certificate") + ": " + c.certificate;
+        errors.add(at + ": " + message(e) + " (checked against " + c.caCertificate + ")");
+      }
+    }
+    // policy and regions
+    Policy policy = null;
+    if (readable(c.policyFile, c.where("policy.file"), errors)) {
+      try {
+        policy = new PolicyLoader().load(c.policyFile);
+      } catch (PolicyRejectedException e) {
+        errors.add(
+            c.where("policy.file")
+                + ": "
+                + c.policyFile
+                + " is not a valid policy ("
+                + e.errors().size()
+                + " errors):");
+        e.errors().forEach(pe -> errors.add("  " + pe));
+      } catch (PolicyException e) {
+        errors.add(c.where("policy.file") + ": " + e.getMessage());
+      }
+    }
+    if (policy != null) {
+      for (ServeConfig.RegionSpec r : c.regions) {
+        Tenant t = policy.tenants().get(r.tenant());
+        Region pr = t == null ? null : t.regions().get(r.region());
+        long max = pr == null ? 0 : Math.min(pr.size(), Integer.MAX_VALUE - 8);
+        if (t == null) {
+          errors.add(c.where(r.at()) + ": the policy has no tenant '" + r.tenant() + "'");
+        } else if (pr == null) {
+          errors.add(
+              c.where(r.at())
+                  + ": the policy's tenant '"
+                  + r.tenant()
+                  + "' has no region '"
+                  + r.region()
+                  + "' (it has "
+                  + String.join(", ", t.regions().keySet())
+                  + ")");
+        } else if (r.size() > max) {
+          errors.add(
+              c.where(r.at())
+                  + ": size "
+                  + r.size()
+                  + " of "
+                  + r.tenant()
+                  + "/"
+                  + r.region()
+                  + " exceeds "
+                  + max
+                  + " bytes (the policy's size"
+                  + (pr.size() > max ? ", capped at 2 GiB - 8 per region" : "")
+                  + ")");
+        }
+      }
+    }
+    // audit log: its directory must exist and be writable; the file is opened at start
+    Path auditDir = c.auditFile.toAbsolutePath().getParent();
+    if (auditDir == null || !Files.isDirectory(auditDir)) {
+      errors.add(c.where("audit.file") + ": directory " + auditDir + " does not exist");
+    } else if (!Files.isWritable(auditDir)) {
+      errors.add(c.where("audit.file") + ": directory " + auditDir + " is not writable");
+    } else if (Files.isDirectory(c.auditFile)) {
+      errors.add(c.where("audit.file") + ": " + c.auditFile + " is a directory");
+    }
+    // provider and device
+    try {
+      RdmaProviders.firstDevice(c.provider);
+    } catch (VerbsException e) {
+      errors.add(c.where("provider") + ": " + c.provider + ": " + e.getMessage());
+    }
+    try {
+      deviceOptions(c).conclude();
+    } catch (VerbsException e) {
+      errors.add(c.where("device") + ": " + e.getMessage());
+    }
+    if (!errors.isEmpty()) {
+      throw new ServeConfig.ConfigException(errors);
+    }
+    return new Prepared(
+        Credential.of(cert, key),
+        DeploymentTrust.load(c.caCertificate, c.crl),
+        policy,
+        hostIdentity);
+  }
+
+  private static X509Certificate readCertificate(Path file, String where, List<String> errors) {
+    if (!readable(file, where, errors)) {
+      return null;
+    }
+    try {
+      return Pem.readCertificate(file);
+    } catch (KeyExchangeException e) {
+      errors.add(where + ": " + file + ": " + message(e));
+      return null;
+    }
+  }
+
+  private static boolean readable(Path file, String where, List<String> errors) {
+    if (file == null) {
+      return false;
+    }
+    if (!Files.isRegularFile(file)) {
+      errors.add(where + ": " + file + " does not exist (or is not a file)");
+      return false;
+    }
+    if (!Files.isReadable(file)) {
+      errors.add(where + ": " + file + " is not readable");
+      return false;
+    }
+    return true;
+  }
+
+  /** Whether {@code key} signs what the certificate's public key verifies. */
+  private static boolean matches(X509Certificate cert, PrivateKey key) {
+    try {
+      String alg =
+          "EC".equals(key.getAlgorithm()) ? "SHA256withECDSA" : "SHA256with" + key.getAlgorithm();
+      byte[] probe = new byte[32];
+      new SecureRandom().nextBytes(probe);
+      Signature s = Signature.getInstance(alg);
+      s.initSign(key);
+      s.update(probe);
+      byte[] sig = s.sign();
+      Signature v = Signature.getInstance(alg);
+      v.initVerify(cert.getPublicKey());
+      v.update(probe);
+      return v.verify(sig);
+    } catch (GeneralSecurityException e) {
+      return false;
+    }
+  }
+
+  private static String message(KeyExchangeException e) {
+    String m = e.getMessage();
+    String prefix = e.reason() + ": ";
+    return m.startsWith(prefix) ? m.substring(prefix.length()) : m;
+  }
+
+  private static DeviceOptions deviceOptions(ServeConfig c) {
+    return new DeviceOptions()
+        .bindAddress(c.bindAddress)
+        .bindPort(c.bindPort)
+        .portNumber(c.ibvPort)
+        .gidIndex(c.gidIndex);
+  }
+
+  // ------------------------------------------------------------------ start
+
+  private static void start(ServeConfig c, Prepared p, Running r) {
+    r.auditLog = AuditLog.open(c.auditFile, c.auditRotateBytes, Clock.systemUTC());
+    AuditTrail trail = new AuditTrail(r.auditLog);
+    r.host =
+        RegionHost.start(
+            new HostOptions()
+                .credential(p.credential())
+                .trust(p.trust())
+                .policy(p.policy())
+                .audit(trail)
+                .bind(c.listen)
+                .provider(c.provider)
+                .device(deviceOptions(c))
+                .scoping(HostOptions.Scoping.valueOf(c.scoping.toUpperCase(Locale.ROOT)))
+                .maxSessions(c.maxSessions)
+                .maxSessionsPerTenant(c.maxSessionsPerTenant)
+                .maxPendingHandshakes(c.maxPendingHandshakes)
+                .authFailuresPerMinute(c.authFailuresPerMinute)
+                .handshakeTimeout(c.handshakeTimeout)
+                .requestTimeout(c.requestTimeout)
+                .idleTimeout(c.idleTimeout)
+                .receiveDepth(c.receiveDepth)
+                .maxRecordPayload(c.recordSize));
+    for (ServeConfig.RegionSpec s : c.regions) {
+      r.host.registerRegion(s.tenant(), s.region(), s.size());
+      LOG.info("registered {}/{} ({} bytes)", s.tenant(), s.region(), s.size());
+    }
+    if (c.watchPolicy) {
+      r.watcher = watch(c.policyFile, r.host, trail);
+    }
+  }
+
+  /**
+   * Watches the policy file. {@link PolicyWatcher} installs a changed, valid file into an
+   * authority; this one is a mirror holding no grants (the host owns the real one), and each
+   * installed policy goes on to {@link RegionHost#reloadPolicy}, which revokes what the new policy
+   * forbids.
+   */
+  private static PolicyWatcher watch(Path file, RegionHost host, AuditTrail trail) {
+    GrantAuthority mirror = new GrantAuthority(host.policy());
+    return PolicyWatcher.start(
+        file,
+        new PolicyLoader(),
+        mirror,
+        new PolicyWatcher.Listener() {
+          @Override
+          public void reloaded(ReloadResult result) {
+            try {
+              ReloadResult r = host.reloadPolicy(result.current(), AuditTrail.SYSTEM);
+              LOG.info(
+                  "policy {} reloaded (sha256 {}); {} live grant(s) revoked",
+                  file,
+                  r.current().sha256(),
+                  r.forbidden().size());
+            } catch (RuntimeException e) {
+              mirror.reload(host.policy());
+              LOG.error("policy {} could not be put in force; the old one stays", file, e);
+            }
+          }
+
+          @Override
+          public void rejected(PolicyException error) {
+            try {
+              trail.reloadRejected(error, AuditTrail.SYSTEM);
+            } catch (RuntimeException e) {
+              LOG.error("audit of a refused reload failed", e);
+            }
+            LOG.warn("policy {} refused, the policy in force stays: {}", file, error.getMessage());
+          }
+        });
+  }
+}

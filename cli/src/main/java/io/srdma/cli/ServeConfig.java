@@ -1,0 +1,727 @@
+package io.srdma.cli;
+
+import io.srdma.policy.Units;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.regex.Pattern;
+import org.snakeyaml.engine.v2.api.LoadSettings;
+import org.snakeyaml.engine.v2.api.lowlevel.Compose;
+import org.snakeyaml.engine.v2.api.lowlevel.Parse;
+import org.snakeyaml.engine.v2.events.AliasEvent;
+import org.snakeyaml.engine.v2.events.Event;
+import org.snakeyaml.engine.v2.events.NodeEvent;
+import org.snakeyaml.engine.v2.exceptions.Mark;
+import org.snakeyaml.engine.v2.exceptions.MarkedYamlEngineException;
+import org.snakeyaml.engine.v2.exceptions.YamlEngineException;
+import org.snakeyaml.engine.v2.nodes.MappingNode;
+import org.snakeyaml.engine.v2.nodes.Node;
+import org.snakeyaml.engine.v2.nodes.NodeTuple;
+import org.snakeyaml.engine.v2.nodes.ScalarNode;
+import org.snakeyaml.engine.v2.nodes.SequenceNode;
+
+/**
+ * The configuration file of {@code srdma serve} (docs/serve.md), read and checked as a whole: every
+ * error is collected as {@code file:line:column: key: what is wrong} and reported together. This
+ * class only checks the file's own shape and values; {@link ServeCommand} then checks what the
+ * values point to (certificates, policy, regions) before anything starts.
+ */
+final class ServeConfig {
+  /** The format version this build reads. */
+  static final int VERSION = 1;
+
+  /** Largest configuration file read. */
+  static final long MAX_FILE_BYTES = 1 << 20;
+
+  private static final Pattern NAME = Pattern.compile("[a-z0-9][a-z0-9_-]{0,62}");
+  private static final Pattern INTEGER = Pattern.compile("[0-9]{1,10}");
+
+  private static final List<String> ROOT_KEYS =
+      List.of(
+          "version",
+          "listen",
+          "provider",
+          "scoping",
+          "device",
+          "tls",
+          "policy",
+          "audit",
+          "regions",
+          "limits",
+          "record-size");
+  private static final List<String> DEVICE_KEYS =
+      List.of("bind-address", "bind-port", "ibv-port", "gid-index");
+  private static final List<String> TLS_KEYS =
+      List.of("certificate", "key", "key-passphrase-file", "ca-certificate", "crl");
+  private static final List<String> POLICY_KEYS = List.of("file", "watch");
+  private static final List<String> AUDIT_KEYS = List.of("file", "rotate-size");
+  private static final List<String> REGION_KEYS = List.of("tenant", "region", "size");
+  private static final List<String> LIMIT_KEYS =
+      List.of(
+          "max-sessions",
+          "max-sessions-per-tenant",
+          "max-pending-handshakes",
+          "auth-failures-per-minute",
+          "handshake-timeout",
+          "request-timeout",
+          "idle-timeout",
+          "receive-depth",
+          "shutdown-timeout");
+
+  /** Where a value was written, for errors found after reading (files it names, regions). */
+  record At(String key, int line, int column) {}
+
+  /** One region to register at start. */
+  record RegionSpec(String tenant, String region, long size, At at) {}
+
+  /** A configuration file with errors: every error, one per line, in file order. */
+  static final class ConfigException extends Exception {
+    private static final long serialVersionUID = 1L;
+    private final List<String> errors;
+
+    ConfigException(List<String> errors) {
+      super(errors.size() + " error(s): " + String.join("; ", errors));
+      this.errors = List.copyOf(errors);
+    }
+
+    List<String> errors() {
+      return errors;
+    }
+  }
+
+  final Path file;
+  final String label;
+  InetSocketAddress listen;
+  String provider = "soft";
+  String scoping = "auto";
+  String bindAddress = "127.0.0.1";
+  int bindPort;
+  int ibvPort = 1;
+  int gidIndex = 1;
+  Path certificate;
+  Path key;
+  Path keyPassphraseFile;
+  Path caCertificate;
+  Path crl;
+  Path policyFile;
+  boolean watchPolicy = true;
+  Path auditFile;
+  long auditRotateBytes = 64L << 20;
+  final List<RegionSpec> regions = new ArrayList<>();
+  int maxSessions = 1024;
+  int maxSessionsPerTenant = 64;
+  int maxPendingHandshakes = 32;
+  int authFailuresPerMinute = 20;
+  Duration handshakeTimeout = Duration.ofSeconds(5);
+  Duration requestTimeout = Duration.ofSeconds(5);
+  Duration idleTimeout = Duration.ofSeconds(60);
+  int receiveDepth = 256;
+  Duration shutdownTimeout = Duration.ofSeconds(20);
+  int recordSize = 64 * 1024;
+  final Map<String, At> positions = new LinkedHashMap<>();
+
+  private final Path base;
+  private final List<Located> errors = new ArrayList<>();
+
+  private record Located(int line, int column, String text) {}
+
+  private record Entry(String key, Node keyNode, Node value) {}
+
+  private ServeConfig(Path file) {
+    this.file = file;
+    this.label = file.toString();
+    Path parent = file.toAbsolutePath().getParent();
+    this.base = parent == null ? Path.of("") : parent;
+  }
+
+  /**
+   * Reads and checks a configuration file.
+   *
+   * @throws ConfigException listing every error
+   */
+  static ServeConfig read(Path file) throws ConfigException {
+    ServeConfig c = new ServeConfig(file);
+    String text = c.load();
+    if (text != null) {
+      Node root = c.compose(text);
+      if (root != null) {
+        c.readRoot(root);
+      }
+    }
+    if (!c.errors.isEmpty()) {
+      c.errors.sort(
+          (a, b) -> a.line != b.line ? Integer.compare(a.line, b.line) : a.column - b.column);
+      List<String> out = new ArrayList<>();
+      for (Located e : c.errors) {
+        out.add(e.text);
+      }
+      throw new ConfigException(out);
+    }
+    return c;
+  }
+
+  /** The position of a key as {@code file:line:column: key}, for errors found later. */
+  String where(String key) {
+    At at = positions.get(key);
+    return at == null ? label + ": " + key : where(at);
+  }
+
+  String where(At at) {
+    return label + ":" + at.line() + ":" + at.column() + ": " + at.key();
+  }
+
+  // ------------------------------------------------------------------ reading
+
+  private String load() {
+    byte[] raw;
+    try {
+      if (!Files.isRegularFile(file)) {
+        fileError("no such file (or not a regular file)");
+        return null;
+      }
+      if (Files.size(file) > MAX_FILE_BYTES) {
+        fileError("larger than " + MAX_FILE_BYTES + " bytes; not a configuration file");
+        return null;
+      }
+      raw = Files.readAllBytes(file);
+    } catch (IOException e) {
+      fileError("cannot read: " + e.getMessage());
+      return null;
+    }
+    try {
+      return StandardCharsets.UTF_8
+          .newDecoder()
+          .onMalformedInput(CodingErrorAction.REPORT)
+          .onUnmappableCharacter(CodingErrorAction.REPORT)
+          .decode(ByteBuffer.wrap(raw))
+          .toString();
+    } catch (CharacterCodingException e) {
+      fileError("not valid UTF-8");
+      return null;
+    }
+  }
+
+  private Node compose(String text) {
+    LoadSettings settings =
+        LoadSettings.builder()
+            .setLabel(label)
+            .setUseMarks(true)
+            .setAllowDuplicateKeys(false)
+            .setAllowRecursiveKeys(false)
+            .setMaxAliasesForCollections(1)
+            .build();
+    try {
+      if (text.indexOf('&') >= 0 || text.indexOf('*') >= 0) {
+        for (Event e : new Parse(settings).parseString(text)) {
+          if (e instanceof AliasEvent || (e instanceof NodeEvent n && n.getAnchor().isPresent())) {
+            error(
+                e.getStartMark().orElse(null),
+                null,
+                "anchors and aliases are not allowed in a serve configuration");
+          }
+        }
+        if (!errors.isEmpty()) {
+          return null;
+        }
+      }
+      Node root = new Compose(settings).composeString(text).orElse(null);
+      if (root == null) {
+        fileError("the file is empty");
+      }
+      return root;
+    } catch (MarkedYamlEngineException e) {
+      Mark m = e.getProblemMark().orElse(e.getContextMark().orElse(null));
+      String problem = e.getProblem() == null ? e.getContext() : e.getProblem();
+      error(m, null, "YAML syntax: " + problem);
+      return null;
+    } catch (YamlEngineException e) {
+      fileError("YAML: " + e.getMessage());
+      return null;
+    }
+  }
+
+  private void readRoot(Node root) {
+    Map<String, Entry> f =
+        fields(root, "", ROOT_KEYS, List.of("version", "listen", "tls", "policy", "audit"));
+    if (f == null) {
+      return;
+    }
+    Entry v = f.get("version");
+    if (v != null) {
+      Long n = integer(v, "version", 0, Integer.MAX_VALUE);
+      if (n != null && n != VERSION) {
+        error(v.value(), "version", "unsupported version " + n + " (this build reads 1)");
+      }
+    }
+    Entry listenEntry = f.get("listen");
+    if (listenEntry != null) {
+      listen = address(listenEntry, "listen");
+    }
+    Entry p = f.get("provider");
+    if (p != null) {
+      provider = choice(p, "provider", List.of("soft", "ibv", "auto"), provider);
+    }
+    Entry s = f.get("scoping");
+    if (s != null) {
+      scoping = choice(s, "scoping", List.of("auto", "window", "region"), scoping);
+    }
+    Entry d = f.get("device");
+    if (d != null) {
+      readDevice(d.value());
+    }
+    Entry t = f.get("tls");
+    if (t != null) {
+      readTls(t.value());
+    }
+    Entry pol = f.get("policy");
+    if (pol != null) {
+      Map<String, Entry> pf = fields(pol.value(), "policy", POLICY_KEYS, List.of("file"));
+      if (pf != null) {
+        policyFile = path(pf.get("file"), "policy.file", policyFile);
+        Entry w = pf.get("watch");
+        if (w != null) {
+          watchPolicy = bool(w, "policy.watch", watchPolicy);
+        }
+      }
+    }
+    Entry a = f.get("audit");
+    if (a != null) {
+      Map<String, Entry> af = fields(a.value(), "audit", AUDIT_KEYS, List.of("file"));
+      if (af != null) {
+        auditFile = path(af.get("file"), "audit.file", auditFile);
+        Entry r = af.get("rotate-size");
+        if (r != null) {
+          Long n = size(r, "audit.rotate-size", 4096, 1L << 40);
+          auditRotateBytes = n == null ? auditRotateBytes : n;
+        }
+      }
+    }
+    Entry regs = f.get("regions");
+    if (regs != null) {
+      readRegions(regs.value());
+    }
+    Entry l = f.get("limits");
+    if (l != null) {
+      readLimits(l.value());
+    }
+    Entry rs = f.get("record-size");
+    if (rs != null) {
+      Long n = size(rs, "record-size", 1, 1 << 24);
+      recordSize = n == null ? recordSize : (int) (long) n;
+    }
+  }
+
+  private void readDevice(Node node) {
+    Map<String, Entry> f = fields(node, "device", DEVICE_KEYS, List.of());
+    if (f == null) {
+      return;
+    }
+    Entry b = f.get("bind-address");
+    if (b != null) {
+      String host = scalar(b, "device.bind-address");
+      if (host != null) {
+        InetAddress a = resolve(host);
+        if (a == null) {
+          error(b.value(), "device.bind-address", "'" + host + "' does not resolve");
+        } else if (a.isAnyLocalAddress()) {
+          error(
+              b.value(),
+              "device.bind-address",
+              "must be an address clients can reach (it is sent to them), not the wildcard '"
+                  + host
+                  + "'");
+        } else {
+          bindAddress = host;
+        }
+      }
+    }
+    bindPort = intOr(f.get("bind-port"), "device.bind-port", 0, 65535, bindPort);
+    ibvPort = intOr(f.get("ibv-port"), "device.ibv-port", 1, 255, ibvPort);
+    gidIndex = intOr(f.get("gid-index"), "device.gid-index", 0, 65535, gidIndex);
+  }
+
+  private void readTls(Node node) {
+    Map<String, Entry> f =
+        fields(node, "tls", TLS_KEYS, List.of("certificate", "key", "ca-certificate", "crl"));
+    if (f == null) {
+      return;
+    }
+    certificate = path(f.get("certificate"), "tls.certificate", null);
+    key = path(f.get("key"), "tls.key", null);
+    keyPassphraseFile = path(f.get("key-passphrase-file"), "tls.key-passphrase-file", null);
+    caCertificate = path(f.get("ca-certificate"), "tls.ca-certificate", null);
+    crl = path(f.get("crl"), "tls.crl", null);
+  }
+
+  private void readRegions(Node node) {
+    if (!(node instanceof SequenceNode seq)) {
+      if (isEmpty(node)) {
+        return;
+      }
+      error(node, "regions", "must be a list of {tenant, region, size}, got " + kind(node));
+      return;
+    }
+    int i = 0;
+    for (Node item : seq.getValue()) {
+      String k = "regions[" + i++ + "]";
+      Map<String, Entry> f = fields(item, k, REGION_KEYS, REGION_KEYS);
+      if (f == null) {
+        continue;
+      }
+      String tenant = name(f.get("tenant"), k + ".tenant");
+      String region = name(f.get("region"), k + ".region");
+      Long size = f.get("size") == null ? null : size(f.get("size"), k + ".size", 1, 1L << 40);
+      if (tenant != null && region != null && size != null) {
+        Mark m = item.getStartMark().orElse(null);
+        At at = at(m, k);
+        for (RegionSpec other : regions) {
+          if (other.tenant().equals(tenant) && other.region().equals(region)) {
+            error(
+                item,
+                k,
+                tenant + "/" + region + " is listed twice (also " + other.at().key() + ")");
+          }
+        }
+        regions.add(new RegionSpec(tenant, region, size, at));
+      }
+    }
+  }
+
+  private void readLimits(Node node) {
+    Map<String, Entry> f = fields(node, "limits", LIMIT_KEYS, List.of());
+    if (f == null) {
+      return;
+    }
+    maxSessions = intOr(f.get("max-sessions"), "limits.max-sessions", 1, 1_000_000, maxSessions);
+    maxSessionsPerTenant =
+        intOr(
+            f.get("max-sessions-per-tenant"),
+            "limits.max-sessions-per-tenant",
+            1,
+            1_000_000,
+            maxSessionsPerTenant);
+    maxPendingHandshakes =
+        intOr(
+            f.get("max-pending-handshakes"),
+            "limits.max-pending-handshakes",
+            1,
+            100_000,
+            maxPendingHandshakes);
+    authFailuresPerMinute =
+        intOr(
+            f.get("auth-failures-per-minute"),
+            "limits.auth-failures-per-minute",
+            1,
+            1_000_000,
+            authFailuresPerMinute);
+    handshakeTimeout =
+        durationOr(f.get("handshake-timeout"), "limits.handshake-timeout", handshakeTimeout);
+    requestTimeout = durationOr(f.get("request-timeout"), "limits.request-timeout", requestTimeout);
+    idleTimeout = durationOr(f.get("idle-timeout"), "limits.idle-timeout", idleTimeout);
+    receiveDepth = intOr(f.get("receive-depth"), "limits.receive-depth", 1, 4096, receiveDepth);
+    shutdownTimeout =
+        durationOr(f.get("shutdown-timeout"), "limits.shutdown-timeout", shutdownTimeout);
+    if (maxSessionsPerTenant > maxSessions && f.containsKey("max-sessions-per-tenant")) {
+      error(
+          f.get("max-sessions-per-tenant").value(),
+          "limits.max-sessions-per-tenant",
+          "must not exceed limits.max-sessions (" + maxSessions + "), got " + maxSessionsPerTenant);
+    }
+  }
+
+  // ------------------------------------------------------------------ values
+
+  private Map<String, Entry> fields(
+      Node node, String where, List<String> allowed, List<String> required) {
+    String what = where.isEmpty() ? "the configuration" : where;
+    if (!(node instanceof MappingNode map)) {
+      error(
+          node,
+          where.isEmpty() ? null : where,
+          (where.isEmpty() ? "the configuration " : "") + "must be a mapping, got " + kind(node));
+      return null;
+    }
+    Map<String, Entry> out = new LinkedHashMap<>();
+    for (NodeTuple t : map.getValue()) {
+      Node k = t.getKeyNode();
+      if (!(k instanceof ScalarNode ks)) {
+        error(k, where.isEmpty() ? null : where, "keys must be plain words");
+        continue;
+      }
+      String name = ks.getValue();
+      String full = where.isEmpty() ? name : where + "." + name;
+      if (!allowed.contains(name)) {
+        error(
+            k,
+            full,
+            "unknown key '"
+                + name
+                + "' in "
+                + what
+                + " (expected one of "
+                + String.join(", ", allowed)
+                + ")");
+        continue;
+      }
+      if (out.containsKey(name)) {
+        error(k, full, "duplicate key '" + name + "' in " + what);
+        continue;
+      }
+      positions.put(full, at(k.getStartMark().orElse(null), full));
+      out.put(name, new Entry(name, k, t.getValueNode()));
+    }
+    for (String r : required) {
+      if (!out.containsKey(r)) {
+        error(node, where.isEmpty() ? r : where + "." + r, "missing required key '" + r + "'");
+      }
+    }
+    return out;
+  }
+
+  private String scalar(Entry e, String key) {
+    if (!(e.value() instanceof ScalarNode s)) {
+      error(e.value(), key, "must be a single value, got " + kind(e.value()));
+      return null;
+    }
+    String v = s.getValue().trim();
+    if (v.isEmpty() || (s.getTag().getValue().endsWith(":null") && isNullWord(v))) {
+      error(e.value(), key, "has no value");
+      return null;
+    }
+    return v;
+  }
+
+  private static boolean isNullWord(String v) {
+    return v.equals("~") || v.equalsIgnoreCase("null");
+  }
+
+  private Long integer(Entry e, String key, long min, long max) {
+    String v = scalar(e, key);
+    if (v == null) {
+      return null;
+    }
+    if (!INTEGER.matcher(v).matches() || Long.parseLong(v) < min || Long.parseLong(v) > max) {
+      error(e.value(), key, "must be a whole number " + min + ".." + max + ", got '" + v + "'");
+      return null;
+    }
+    return Long.parseLong(v);
+  }
+
+  private int intOr(Entry e, String key, int min, int max, int fallback) {
+    if (e == null) {
+      return fallback;
+    }
+    Long n = integer(e, key, min, max);
+    return n == null ? fallback : (int) (long) n;
+  }
+
+  private Long size(Entry e, String key, long min, long max) {
+    String v = scalar(e, key);
+    if (v == null) {
+      return null;
+    }
+    OptionalLong n = Units.parseSize(v);
+    if (n.isEmpty()) {
+      error(
+          e.value(),
+          key,
+          "must be a size such as 4096, 64KiB or 1GiB (units B, KiB, MiB, GiB, TiB, kB, MB, GB,"
+              + " TB), got '"
+              + v
+              + "'");
+      return null;
+    }
+    if (n.getAsLong() < min || n.getAsLong() > max) {
+      error(
+          e.value(),
+          key,
+          "must be " + min + ".." + max + " bytes, got " + n.getAsLong() + " bytes");
+      return null;
+    }
+    return n.getAsLong();
+  }
+
+  private Duration durationOr(Entry e, String key, Duration fallback) {
+    if (e == null) {
+      return fallback;
+    }
+    String v = scalar(e, key);
+    if (v == null) {
+      return fallback;
+    }
+    Duration d = Units.parseDuration(v);
+    if (d == null) {
+      error(
+          e.value(),
+          key,
+          "must be a positive duration with a unit ms, s, m, h or d (e.g. 5s), got '" + v + "'");
+      return fallback;
+    }
+    if (d.compareTo(Duration.ofDays(1)) > 0) {
+      error(e.value(), key, "must be at most 1d, got '" + v + "'");
+      return fallback;
+    }
+    return d;
+  }
+
+  private boolean bool(Entry e, String key, boolean fallback) {
+    String v = scalar(e, key);
+    if (v == null) {
+      return fallback;
+    }
+    if (!v.equals("true") && !v.equals("false")) {
+      error(e.value(), key, "must be true or false, got '" + v + "'");
+      return fallback;
+    }
+    return v.equals("true");
+  }
+
+  private String choice(Entry e, String key, List<String> allowed, String fallback) {
+    String v = scalar(e, key);
+    if (v == null) {
+      return fallback;
+    }
+    String lower = v.toLowerCase(Locale.ROOT);
+    if (!allowed.contains(lower)) {
+      error(e.value(), key, "must be one of " + String.join(", ", allowed) + ", got '" + v + "'");
+      return fallback;
+    }
+    return lower;
+  }
+
+  private String name(Entry e, String key) {
+    if (e == null) {
+      return null;
+    }
+    String v = scalar(e, key);
+    if (v != null && !NAME.matcher(v).matches()) {
+      error(
+          e.value(),
+          key,
+          "must be a name of 1-63 characters a-z, 0-9, '_', '-' starting with a letter or digit,"
+              + " got '"
+              + v
+              + "'");
+      return null;
+    }
+    return v;
+  }
+
+  private Path path(Entry e, String key, Path fallback) {
+    if (e == null) {
+      return fallback;
+    }
+    String v = scalar(e, key);
+    if (v == null) {
+      return fallback;
+    }
+    if (v.indexOf('\0') >= 0) {
+      error(e.value(), key, "is not a usable path");
+      return fallback;
+    }
+    try {
+      Path p = Path.of(v);
+      return p.isAbsolute() ? p : base.resolve(p).normalize();
+    } catch (java.nio.file.InvalidPathException x) {
+      error(e.value(), key, "is not a usable path: " + x.getReason());
+      return fallback;
+    }
+  }
+
+  private InetSocketAddress address(Entry e, String key) {
+    String v = scalar(e, key);
+    if (v == null) {
+      return null;
+    }
+    String host;
+    String port;
+    if (v.startsWith("[")) {
+      int close = v.indexOf("]:");
+      if (close < 0) {
+        error(e.value(), key, "must be HOST:PORT or [IPv6]:PORT, got '" + v + "'");
+        return null;
+      }
+      host = v.substring(1, close);
+      port = v.substring(close + 2);
+    } else {
+      int colon = v.lastIndexOf(':');
+      if (colon <= 0 || v.indexOf(':') != colon) {
+        error(e.value(), key, "must be HOST:PORT (e.g. 0.0.0.0:7471, [::]:7471), got '" + v + "'");
+        return null;
+      }
+      host = v.substring(0, colon);
+      port = v.substring(colon + 1);
+    }
+    if (!INTEGER.matcher(port).matches() || Long.parseLong(port) > 65535) {
+      error(e.value(), key, "port must be 0..65535 (0: any free port), got '" + port + "'");
+      return null;
+    }
+    InetAddress address = resolve(host);
+    if (address == null) {
+      error(e.value(), key, "host '" + host + "' does not resolve");
+      return null;
+    }
+    return new InetSocketAddress(address, Integer.parseInt(port));
+  }
+
+  private static InetAddress resolve(String host) {
+    if (host.isEmpty()) {
+      return null;
+    }
+    try {
+      return InetAddress.getByName(host);
+    } catch (UnknownHostException | SecurityException e) {
+      return null;
+    }
+  }
+
+  private static boolean isEmpty(Node node) {
+    return node instanceof ScalarNode s && s.getValue().isEmpty();
+  }
+
+  private static String kind(Node node) {
+    if (node instanceof MappingNode) {
+      return "a mapping";
+    }
+    if (node instanceof SequenceNode) {
+      return "a list";
+    }
+    if (node instanceof ScalarNode s) {
+      return s.getValue().isEmpty() ? "nothing" : "'" + s.getValue() + "'";
+    }
+    return "something else";
+  }
+
+  private static At at(Mark m, String key) {
+    return m == null ? new At(key, 1, 1) : new At(key, m.getLine() + 1, m.getColumn() + 1);
+  }
+
+  private void error(Node node, String key, String message) {
+    error(node == null ? null : node.getStartMark().orElse(null), key, message);
+  }
+
+  private void error(Mark m, String key, String message) {
+    int line = m == null ? 0 : m.getLine() + 1;
+    int column = m == null ? 0 : m.getColumn() + 1;
+    String pos = m == null ? label : label + ":" + line + ":" + column;
+    errors.add(new Located(line, column, pos + ": " + (key == null ? "" : key + ": ") + message));
+  }
+
+  private void fileError(String message) {
+    errors.add(new Located(0, 0, label + ": " + message));
+  }
+}
