@@ -24,6 +24,7 @@ final class ConsoleFixture implements AutoCloseable {
   final FakeBackend backend;
   final AuditLog log;
   final ConsoleServer server;
+  final java.security.cert.X509Certificate serverCertificate;
 
   ConsoleFixture(Path dir) {
     this(dir, new ConsoleConfig());
@@ -32,6 +33,7 @@ final class ConsoleFixture implements AutoCloseable {
   ConsoleFixture(Path dir, ConsoleConfig config) {
     ca = DeploymentCa.init(dir.resolve("ca"), null);
     Credential cert = ca.issueServer("127.0.0.1", Duration.ofDays(1));
+    serverCertificate = cert.certificate();
     log = AuditLog.open(dir.resolve("audit.log"));
     backend = new FakeBackend(log.file());
     ConsoleServer s;
