@@ -120,7 +120,7 @@ final class AuthRoutes {
   /** State changes need the session's CSRF token in {@value #CSRF_HEADER}. */
   void requireCsrf(RoutingContext ctx) {
     HttpMethod m = ctx.request().method();
-    if (m == HttpMethod.GET || m == HttpMethod.HEAD || m == HttpMethod.OPTIONS) {
+    if (HttpMethod.GET.equals(m) || HttpMethod.HEAD.equals(m) || HttpMethod.OPTIONS.equals(m)) {
       ctx.next();
       return;
     }

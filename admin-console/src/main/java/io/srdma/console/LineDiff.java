@@ -75,10 +75,6 @@ final class LineDiff {
   }
 
   private static String[] split(String text) {
-    if (text.isEmpty()) {
-      return new String[0];
-    }
-    String t = text.endsWith("\n") ? text.substring(0, text.length() - 1) : text;
-    return t.split("\r?\n", -1);
+    return text.lines().toArray(String[]::new);
   }
 }

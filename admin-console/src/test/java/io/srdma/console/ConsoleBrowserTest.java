@@ -54,6 +54,7 @@ class ConsoleBrowserTest {
   static WebDriver driver;
   static WebDriverWait wait;
   static ScheduledExecutorService host;
+  static java.util.concurrent.ScheduledFuture<?> ticking;
 
   @BeforeAll
   static void start() throws Exception {
@@ -66,8 +67,15 @@ class ConsoleBrowserTest {
             + " missing; install the Debian packages chromium chromium-driver (.ci/run does)");
     console = new ConsoleFixture(dir);
     host = Executors.newSingleThreadScheduledExecutor();
-    host.scheduleAtFixedRate(
-        () -> console.backend.advance(256 * 1024, 40), 0, 100, TimeUnit.MILLISECONDS);
+    java.util.Random load = new java.util.Random(7);
+    ticking =
+        host.scheduleAtFixedRate(
+            () ->
+                console.backend.advance(
+                    128 * 1024 + load.nextInt(256 * 1024), 10 + load.nextInt(60)),
+            0,
+            100,
+            TimeUnit.MILLISECONDS);
     byte[] spki = console.serverCertificate.getPublicKey().getEncoded();
     ChromeOptions options = new ChromeOptions();
     options.setBinary(CHROMIUM);
@@ -92,6 +100,7 @@ class ConsoleBrowserTest {
       driver.quit();
     }
     if (host != null) {
+      ticking.cancel(false);
       host.shutdownNow();
     }
     if (console != null) {

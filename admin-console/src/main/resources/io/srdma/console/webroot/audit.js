@@ -57,7 +57,7 @@
       el('strong', { class: v.intact ? 'ok' : 'bad', id: 'chain-status',
         text: v.intact ? 'Hash chain intact' : 'Hash chain BROKEN' }),
       el('div', { class: 'mono', text: v.summary }),
-      v.head ? el('div', { class: 'muted', text: 'Record the head outside this machine to detect lines cut from the end: ' + v.head }) : null);
+      v.head ? el('div', { class: 'muted', text: 'Record the head hash outside this machine: only that shows lines cut from the end.' }) : null);
   }
 
   document.getElementById('filters').addEventListener('submit', (ev) => { ev.preventDefault(); offset = 0; load(); });
