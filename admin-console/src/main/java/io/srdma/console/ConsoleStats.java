@@ -13,7 +13,8 @@ package io.srdma.console;
  * @param liveGrants live grants now
  * @param denials grant requests the policy denied
  * @param remoteAccessErrors remote access errors (accesses outside a grant, unknown rkeys)
- * @param authFailures failed peer authentications (TLS) and failed console logins
+ * @param authFailures failed peer authentications (refused TLS handshakes); the console counts its
+ *     own failed logins separately
  */
 public record ConsoleStats(
     long bytesMoved,

@@ -43,7 +43,11 @@ final class Http {
       error(ctx, 400, "bad_json", "the request body is not valid JSON: " + e.getMessage());
     } else if (t == null) {
       int s = ctx.statusCode();
-      error(ctx, s, s == 404 ? "not_found" : "http_" + s, "HTTP " + s);
+      switch (s) {
+        case 404 -> error(ctx, s, "not_found", "no such page or route");
+        case 413 -> error(ctx, s, "too_large", "the request body is over the limit");
+        default -> error(ctx, s, "http_" + s, "HTTP " + s);
+      }
     } else {
       LOG.warn("{} {} failed", ctx.request().method(), ctx.request().path(), t);
       error(ctx, 500, "internal", "internal error; the console log has the details");

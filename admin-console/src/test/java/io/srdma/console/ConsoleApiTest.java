@@ -29,10 +29,12 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -635,5 +637,65 @@ class ConsoleApiTest {
     assertTrue(test.awaitCompletion(20, TimeUnit.SECONDS));
     vertx.cancelTimer(ticker);
     await(http.close());
+  }
+
+  @Test
+  void shouldEndTheSessionOfAUserRemovedFromThePolicy() throws Exception {
+    Login auditor = login("auditor", ConsoleFixture.AUDITOR_PASSWORD);
+    Login admin = login("admin", ConsoleFixture.ADMIN_PASSWORD);
+    String running = console.backend.policyText();
+    int cut = running.indexOf("    auditor:\n");
+    assertTrue(cut > 0);
+    String withoutAuditor = running.substring(0, cut);
+    try {
+      assertEquals(
+          200,
+          send(
+                  admin.client(),
+                  HttpMethod.POST,
+                  "/api/policy/apply",
+                  new JsonObject().put("text", withoutAuditor),
+                  admin.csrf())
+              .statusCode());
+      assertError(
+          send(auditor.client(), HttpMethod.GET, "/api/grants", null, null),
+          401,
+          "not_authenticated");
+    } finally {
+      assertEquals(
+          200,
+          send(
+                  admin.client(),
+                  HttpMethod.POST,
+                  "/api/policy/apply",
+                  new JsonObject().put("text", running),
+                  admin.csrf())
+              .statusCode());
+    }
+  }
+
+  @Test
+  @SuppressWarnings("unchecked")
+  void shouldServeEveryGetPathOfTheOpenApiDocument() throws Exception {
+    Path doc = Path.of(System.getProperty("user.dir")).resolve("../docs/openapi.yaml");
+    Assumptions.assumeTrue(Files.exists(doc), "no " + doc);
+    Map<String, Object> api =
+        (Map<String, Object>)
+            new org.snakeyaml.engine.v2.api.Load(
+                    org.snakeyaml.engine.v2.api.LoadSettings.builder().build())
+                .loadFromString(Files.readString(doc));
+    Map<String, Map<String, Object>> paths = (Map<String, Map<String, Object>>) api.get("paths");
+    Login auditor = login("auditor", ConsoleFixture.AUDITOR_PASSWORD);
+    int checked = 0;
+    for (Map.Entry<String, Map<String, Object>> p : paths.entrySet()) {
+      if (!p.getValue().containsKey("get") || p.getKey().equals("/api/stream")) {
+        continue;
+      }
+      String path = p.getKey().replace("{id}", "g-4");
+      HttpResponse<Buffer> r = send(auditor.client(), HttpMethod.GET, path, null, null);
+      assertEquals(200, r.statusCode(), path + ": " + r.bodyAsString());
+      checked++;
+    }
+    assertTrue(checked >= 10, "checked " + checked);
   }
 }
