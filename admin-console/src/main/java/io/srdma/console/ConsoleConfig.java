@@ -12,8 +12,8 @@ import java.util.List;
 /**
  * Settings of the admin console. Fluent setters, then {@link #conclude()} checks them ({@link
  * ConsoleServer#start} calls it). The console serves HTTPS only, so a server certificate is
- * required: one the deployment CA issued ({@code DeploymentCa.issueServer("127.0.0.1", ...)}), or
- * an operator's PEM key and certificate chain.
+ * required: one the deployment CA issued ({@code DeploymentCa.issueServer(List.of("localhost",
+ * "127.0.0.1"), ...)}), or an operator's PEM key and certificate chain.
  *
  * <p>Each setting has a {@code *_PROP_NAME} system property and a {@code *_DEFAULT}.
  */

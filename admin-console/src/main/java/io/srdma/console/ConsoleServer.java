@@ -16,7 +16,7 @@ import org.slf4j.LoggerFactory;
  * {@link #start}, point a browser at {@link #url()}, {@link #close()} it when the host stops.
  *
  * <pre>{@code
- * Credential cert = ca.issueServer("127.0.0.1", Duration.ofDays(90));
+ * Credential cert = ca.issueServer(List.of("localhost", "127.0.0.1"), Duration.ofDays(90));
  * try (ConsoleServer console =
  *     ConsoleServer.start(
  *         new ConsoleConfig().tls(cert, List.of(ca.certificate())),

@@ -89,6 +89,7 @@ final class ConsoleVerticle extends VerticleBase {
     api.get("/stats").handler(host::stats);
     api.get("/stream").handler(host::stream);
     api.get("/sessions").handler(host::sessions);
+    api.get("/peers").handler(host::peers);
     api.get("/regions").handler(host::regions);
     api.get("/grants").handler(host::grants);
     api.get("/grants/:id").handler(host::grant);

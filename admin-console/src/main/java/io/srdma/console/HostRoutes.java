@@ -2,6 +2,8 @@ package io.srdma.console;
 
 import io.srdma.policy.AuditTrail;
 import io.srdma.policy.LiveGrant;
+import io.srdma.policy.PeerEntry;
+import io.srdma.policy.Tenant;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.core.json.JsonArray;
@@ -98,6 +100,46 @@ final class HostRoutes {
           all.stream()
               .sorted(Comparator.comparing(SessionInfo::tenant).thenComparing(SessionInfo::since))
               .forEach(s -> a.add(Views.session(s)));
+          return new JsonObject().put("items", a);
+        },
+        body -> Http.json(ctx, 200, body));
+  }
+
+  /** The peer entries of the policy in force, with their live sessions and grants. */
+  void peers(RoutingContext ctx) {
+    Blocking.run(
+        ctx,
+        () -> {
+          List<SessionInfo> sessions = backend.sessions();
+          List<GrantInfo> grants = backend.grants();
+          JsonArray a = new JsonArray();
+          for (Tenant t : backend.policy().tenants().values()) {
+            for (PeerEntry p : t.peers()) {
+              JsonArray roles = new JsonArray();
+              p.roles().forEach(r -> roles.add(r.name()));
+              a.add(
+                  new JsonObject()
+                      .put("tenant", t.name())
+                      .put("identity", p.pattern().text())
+                      .put("roles", roles)
+                      .put(
+                          "sessions",
+                          sessions.stream()
+                              .filter(
+                                  s ->
+                                      s.tenant().equals(t.name())
+                                          && p.pattern().matches(s.identity()))
+                              .count())
+                      .put(
+                          "liveGrants",
+                          grants.stream()
+                              .filter(
+                                  g ->
+                                      g.tenant().equals(t.name())
+                                          && p.pattern().matches(g.identity()))
+                              .count()));
+            }
+          }
           return new JsonObject().put("items", a);
         },
         body -> Http.json(ctx, 200, body));

@@ -315,6 +315,25 @@ class ConsoleApiTest {
   }
 
   @Test
+  void shouldListPeersOfThePolicyWithTheirSessions() throws Exception {
+    Login auditor = login("auditor", ConsoleFixture.AUDITOR_PASSWORD);
+    JsonArray peers =
+        send(auditor.client(), HttpMethod.GET, "/api/peers", null, null)
+            .bodyAsJsonObject()
+            .getJsonArray("items");
+    JsonObject trainers =
+        peers.stream()
+            .map(JsonObject.class::cast)
+            .filter(p -> p.getString("identity").equals("srdma://acme/trainer-*"))
+            .findFirst()
+            .orElseThrow();
+    assertEquals("acme", trainers.getString("tenant"));
+    assertEquals(new JsonArray().add("trainer"), trainers.getJsonArray("roles"));
+    assertEquals(1, trainers.getInteger("sessions"));
+    assertEquals(5, peers.size());
+  }
+
+  @Test
   void shouldAnswerUnknownIdsAndRoutesWith404Json() throws Exception {
     Login auditor = login("auditor", ConsoleFixture.AUDITOR_PASSWORD);
     HttpResponse<Buffer> r =

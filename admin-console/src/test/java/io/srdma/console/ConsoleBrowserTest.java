@@ -183,6 +183,9 @@ class ConsoleBrowserTest {
         ExpectedConditions.textToBePresentInElementLocated(
             By.id("rows"), "srdma://acme/trainer-1"));
     assertEquals(3, driver.findElements(By.cssSelector("#rows tr[data-session]")).size());
+    wait.until(
+        ExpectedConditions.textToBePresentInElementLocated(
+            By.id("peers"), "srdma://globex/loader-1"));
     screenshot("sessions");
     open("/regions.html");
     wait.until(ExpectedConditions.textToBePresentInElementLocated(By.id("rows"), "checkpoints"));

@@ -12,8 +12,8 @@ import java.util.List;
 
 /**
  * A console on an ephemeral loopback port over a {@link FakeBackend}: a fresh deployment CA issues
- * its certificate for 127.0.0.1, the sample policy's demo users log in ({@value #ADMIN_PASSWORD},
- * {@value #AUDITOR_PASSWORD}).
+ * its certificate for localhost and 127.0.0.1, the sample policy's demo users log in ({@value
+ * #ADMIN_PASSWORD}, {@value #AUDITOR_PASSWORD}).
  */
 final class ConsoleFixture implements AutoCloseable {
   static final String ADMIN_PASSWORD = "admin-demo";
@@ -32,7 +32,7 @@ final class ConsoleFixture implements AutoCloseable {
 
   ConsoleFixture(Path dir, ConsoleConfig config) {
     ca = DeploymentCa.init(dir.resolve("ca"), null);
-    Credential cert = ca.issueServer("127.0.0.1", Duration.ofDays(1));
+    Credential cert = ca.issueServer(List.of("localhost", "127.0.0.1"), Duration.ofDays(1));
     serverCertificate = cert.certificate();
     log = AuditLog.open(dir.resolve("audit.log"));
     backend = new FakeBackend(log.file());

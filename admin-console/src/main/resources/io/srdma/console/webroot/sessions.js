@@ -3,7 +3,13 @@
   await srdma.init();
   const { el } = srdma;
   async function load() {
-    const data = await srdma.api('GET', '/api/sessions');
+    const [data, peers] = await Promise.all([srdma.api('GET', '/api/sessions'), srdma.api('GET', '/api/peers')]);
+    srdma.fillTable(document.getElementById('peers'), peers.items.map((p) => el('tr', { 'data-peer': p.identity },
+      el('td', { class: 'mono', text: p.identity }),
+      el('td', { text: p.tenant }),
+      el('td', { text: p.roles.join(', ') }),
+      el('td', { class: 'num', text: p.sessions }),
+      el('td', { class: 'num', text: p.liveGrants }))), 'No peers in the policy.', 5);
     srdma.fillTable(document.getElementById('rows'), data.items.map((s) => el('tr', { 'data-session': s.sessionId },
       el('td', { class: 'mono', text: s.identity }),
       el('td', { text: s.tenant }),
