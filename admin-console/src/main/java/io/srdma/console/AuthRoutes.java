@@ -8,25 +8,21 @@ import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
-import io.vertx.ext.web.Session;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
-import java.security.SecureRandom;
-import java.util.Base64;
 
 /**
  * Login, logout, and the guards every API route passes: logged in (else 401), CSRF token on state
  * changes (else 403), admin role for admin actions (else 403).
  *
- * <p>CSRF: a synchronizer token. Login puts 32 random bytes in the server-side session and returns
+ * <p>CSRF: a synchronizer token. Login keeps 32 random bytes in the server-side session and returns
  * them; the UI sends them back in {@value #CSRF_HEADER} on every POST, PUT and DELETE, compared in
  * constant time. The session cookie is also {@code SameSite=Strict}. Login itself has no session
  * yet: it accepts only {@code application/json} (a cross-site form cannot send that without a CORS
  * preflight, which the console never answers) and refuses a foreign {@code Origin}.
  */
 final class AuthRoutes {
-  static final String USER = "user";
-  static final String CSRF = "csrf";
+  static final String USER = "srdma.user";
   static final String CSRF_HEADER = "X-CSRF-Token";
   private static final int MAX_USER_CHARS = 128;
 
@@ -34,9 +30,15 @@ final class AuthRoutes {
   private final AuditTrail trail;
   private final LoginLimiter limiter;
   private final ConsoleMetrics metrics;
-  private final SecureRandom random = new SecureRandom();
+  private final ConsoleSessions sessions;
 
-  AuthRoutes(ConsoleUsers users, AuditTrail trail, LoginLimiter limiter, ConsoleMetrics metrics) {
+  AuthRoutes(
+      ConsoleUsers users,
+      AuditTrail trail,
+      LoginLimiter limiter,
+      ConsoleMetrics metrics,
+      ConsoleSessions sessions) {
+    this.sessions = sessions;
     this.users = users;
     this.trail = trail;
     this.limiter = limiter;
@@ -80,11 +82,8 @@ final class AuthRoutes {
           }
           metrics.loginSuccess.increment();
           limiter.succeeded(user, remote);
-          Session s = ctx.session().regenerateId(); // no session fixation
-          String token = newToken();
-          s.put(USER, user);
-          s.put(CSRF, token);
-          Http.json(ctx, 200, me(user, token));
+          ConsoleSessions.Session s = sessions.start(ctx, user); // always a new id
+          Http.json(ctx, 200, me(user, s.csrf));
         });
   }
 
@@ -93,23 +92,23 @@ final class AuthRoutes {
   }
 
   void logout(RoutingContext ctx) {
-    ctx.session().destroy();
+    sessions.end(ctx);
     ctx.response().setStatusCode(204).end();
   }
 
   void me(RoutingContext ctx) {
-    String user = user(ctx);
-    Http.json(ctx, 200, me(user, ctx.session().get(CSRF)));
+    Http.json(ctx, 200, me(user(ctx), ConsoleSessions.of(ctx).csrf));
   }
 
   /** API guard: a logged-in user who still holds a console role in the policy in force. */
   void requireLogin(RoutingContext ctx) {
-    String user = ctx.session() == null ? null : ctx.session().get(USER);
-    if (user == null) {
+    ConsoleSessions.Session s = ConsoleSessions.of(ctx);
+    if (s == null) {
       throw new ApiException(401, "not_authenticated", "log in first (POST /api/login)");
     }
-    if (!users.hasRole(user, ConsoleRole.ADMIN) && !users.hasRole(user, ConsoleRole.AUDITOR)) {
-      ctx.session().destroy(); // removed from the policy since login
+    String user = s.user;
+    if (!hasConsoleRole(user)) {
+      sessions.end(ctx); // removed from the policy since login
       throw new ApiException(
           401, "not_authenticated", "user '" + user + "' holds no console role any more");
     }
@@ -124,7 +123,7 @@ final class AuthRoutes {
       ctx.next();
       return;
     }
-    String expected = ctx.session().get(CSRF);
+    String expected = ConsoleSessions.of(ctx).csrf;
     String given = ctx.request().getHeader(CSRF_HEADER);
     if (expected == null
         || given == null
@@ -154,13 +153,16 @@ final class AuthRoutes {
   void pageGuard(RoutingContext ctx) {
     String path = ctx.normalizedPath();
     boolean page = path.equals("/") || path.endsWith(".html");
-    if (page
-        && !path.equals("/login.html")
-        && (ctx.session() == null || ctx.session().get(USER) == null)) {
+    if (page && !path.equals("/login.html") && ConsoleSessions.of(ctx) == null) {
       ctx.redirect("/login.html");
       return;
     }
     ctx.next();
+  }
+
+  /** Whether a user holds a console role in the policy in force. */
+  boolean hasConsoleRole(String user) {
+    return users.hasRole(user, ConsoleRole.ADMIN) || users.hasRole(user, ConsoleRole.AUDITOR);
   }
 
   private void checkOrigin(RoutingContext ctx) {
@@ -183,11 +185,5 @@ final class AuthRoutes {
         .put("roles", roles)
         .put("admin", users.hasRole(user, ConsoleRole.ADMIN))
         .put("csrf", token);
-  }
-
-  private String newToken() {
-    byte[] b = new byte[32];
-    random.nextBytes(b);
-    return Base64.getUrlEncoder().withoutPadding().encodeToString(b);
   }
 }

@@ -38,12 +38,14 @@ public final class ConsoleServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ConsoleServer.class);
 
   private final Vertx vertx;
+  private final ConsoleVerticle verticle;
   private final String url;
   private final int port;
   private volatile boolean closed;
 
-  private ConsoleServer(Vertx vertx, String url, int port) {
+  private ConsoleServer(Vertx vertx, ConsoleVerticle verticle, String url, int port) {
     this.vertx = vertx;
+    this.verticle = verticle;
     this.url = url;
     this.port = port;
   }
@@ -91,7 +93,7 @@ public final class ConsoleServer implements AutoCloseable {
     } else if (host.indexOf(':') >= 0) {
       host = "[" + host + "]";
     }
-    ConsoleServer s = new ConsoleServer(vertx, "https://" + host + ":" + port, port);
+    ConsoleServer s = new ConsoleServer(vertx, verticle, "https://" + host + ":" + port, port);
     LOG.info("admin console listening at {}", s.url);
     return s;
   }
@@ -104,6 +106,11 @@ public final class ConsoleServer implements AutoCloseable {
   /** The port it listens on (the ephemeral one if the configured port was 0). */
   public int port() {
     return port;
+  }
+
+  /** Login sessions held now (tests). */
+  int sessionCount() {
+    return verticle.sessionCount();
   }
 
   /** Stops the server and its Vert.x instance, waiting at most {@link #CLOSE_TIMEOUT}. */

@@ -1,20 +1,16 @@
 package io.srdma.console;
 
 import io.srdma.policy.AuditTrail;
-import io.srdma.policy.ConsoleRole;
 import io.srdma.policy.ConsoleUsers;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
-import io.vertx.core.http.CookieSameSite;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
-import io.vertx.ext.web.handler.SessionHandler;
 import io.vertx.ext.web.handler.StaticHandler;
-import io.vertx.ext.web.sstore.LocalSessionStore;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.time.Clock;
@@ -25,9 +21,6 @@ import java.util.Set;
  * login with CSRF and per-route admin checks, {@code /metrics}, and the static UI mounted last.
  */
 final class ConsoleVerticle extends VerticleBase {
-  /** {@code __Host-}: the browser insists on Secure, Path=/ and no Domain. */
-  static final String SESSION_COOKIE = "__Host-srdma-session";
-
   static final String CSP =
       "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src"
           + " 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors"
@@ -42,6 +35,8 @@ final class ConsoleVerticle extends VerticleBase {
   private final AuditTrail trail;
   final ConsoleMetrics metrics = new ConsoleMetrics();
   private HttpServer server;
+  private AuthRoutes auth;
+  private ConsoleSessions sessions;
 
   ConsoleVerticle(
       ConsoleConfig config, ConsoleBackend backend, ConsoleUsers users, AuditTrail trail) {
@@ -55,11 +50,16 @@ final class ConsoleVerticle extends VerticleBase {
     return server.actualPort();
   }
 
+  int sessionCount() {
+    return sessions.size();
+  }
+
   @Override
   public Future<?> start() {
     LoginLimiter limiter =
         new LoginLimiter(config.loginAttempts(), config.loginWindow(), Clock.systemUTC());
-    AuthRoutes auth = new AuthRoutes(users, trail, limiter, metrics);
+    sessions = new ConsoleSessions(config.sessionTimeout(), Clock.systemUTC());
+    auth = new AuthRoutes(users, trail, limiter, metrics, sessions);
     HostRoutes host =
         new HostRoutes(
             vertx, backend, trail, metrics, auth::loginFailures, config.streamInterval());
@@ -68,15 +68,7 @@ final class ConsoleVerticle extends VerticleBase {
 
     Router router = Router.router(vertx);
     router.route().handler(ConsoleVerticle::securityHeaders);
-    router
-        .route()
-        .handler(
-            SessionHandler.create(LocalSessionStore.create(vertx))
-                .setSessionCookieName(SESSION_COOKIE)
-                .setCookieSecureFlag(true)
-                .setCookieHttpOnlyFlag(true)
-                .setCookieSameSite(CookieSameSite.STRICT)
-                .setSessionTimeout(config.sessionTimeout().toMillis()));
+    router.route().handler(sessions::attach);
     router.get("/metrics").handler(this::metrics);
 
     Router api = Router.router(vertx);
@@ -154,10 +146,8 @@ final class ConsoleVerticle extends VerticleBase {
 
   /** Prometheus text; needs a console login or {@code Authorization: Bearer <metrics token>}. */
   private void metrics(RoutingContext ctx) {
-    String user = ctx.session() == null ? null : ctx.session().get(AuthRoutes.USER);
-    boolean loggedIn =
-        user != null
-            && (users.hasRole(user, ConsoleRole.ADMIN) || users.hasRole(user, ConsoleRole.AUDITOR));
+    ConsoleSessions.Session s = ConsoleSessions.of(ctx);
+    boolean loggedIn = s != null && auth.hasConsoleRole(s.user);
     if (!loggedIn && !bearerOk(ctx.request().getHeader("Authorization"))) {
       throw new ApiException(
           401, "not_authenticated", "log in, or send Authorization: Bearer <metrics token>");

@@ -163,7 +163,7 @@ class ConsoleApiTest {
     Login admin = login("admin", ConsoleFixture.ADMIN_PASSWORD);
     String cookie =
         admin.response().cookies().stream()
-            .filter(c -> c.startsWith(ConsoleVerticle.SESSION_COOKIE + "="))
+            .filter(c -> c.startsWith(ConsoleSessions.COOKIE + "="))
             .findFirst()
             .orElseThrow();
     String lower = cookie.toLowerCase(java.util.Locale.ROOT);
@@ -184,10 +184,40 @@ class ConsoleApiTest {
                         && l.getString("outcome").equals("success")
                         && l.getString("actor").equals("admin")));
 
-    assertEquals(
-        204, send(admin.client(), HttpMethod.POST, "/api/logout", null, admin.csrf()).statusCode());
+    HttpResponse<Buffer> out =
+        send(admin.client(), HttpMethod.POST, "/api/logout", null, admin.csrf());
+    assertEquals(204, out.statusCode());
+    assertTrue(
+        out.cookies().stream()
+            .anyMatch(c -> c.startsWith(ConsoleSessions.COOKIE + "=;") && c.contains("Max-Age=0")),
+        out.cookies().toString());
     assertError(
         send(admin.client(), HttpMethod.GET, "/api/me", null, null), 401, "not_authenticated");
+  }
+
+  @Test
+  void shouldKeepNoSessionForRequestsWithoutALogin() throws Exception {
+    int before = console.server.sessionCount();
+    for (int i = 0; i < 20; i++) {
+      await(
+          client
+              .get(i % 2 == 0 ? "/login.html" : "/api/me")
+              .putHeader("Cookie", ConsoleSessions.COOKIE + "=forged-" + i)
+              .send());
+      await(client.get("/index.html").send());
+    }
+    assertError(
+        send(
+            client,
+            HttpMethod.POST,
+            "/api/login",
+            new JsonObject().put("user", "nobody").put("password", "x"),
+            null),
+        401,
+        "bad_credentials");
+    assertEquals(before, console.server.sessionCount());
+    login("auditor", ConsoleFixture.AUDITOR_PASSWORD);
+    assertEquals(before + 1, console.server.sessionCount());
   }
 
   @Test
@@ -609,7 +639,7 @@ class ConsoleApiTest {
     Login auditor = login("auditor", ConsoleFixture.AUDITOR_PASSWORD);
     String cookie =
         auditor.response().cookies().stream()
-            .filter(c -> c.startsWith(ConsoleVerticle.SESSION_COOKIE + "="))
+            .filter(c -> c.startsWith(ConsoleSessions.COOKIE + "="))
             .findFirst()
             .orElseThrow();
     cookie = cookie.substring(0, cookie.indexOf(';'));
