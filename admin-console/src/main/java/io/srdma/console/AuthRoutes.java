@@ -25,6 +25,8 @@ final class AuthRoutes {
   static final String USER = "srdma.user";
   static final String CSRF_HEADER = "X-CSRF-Token";
   private static final int MAX_USER_CHARS = 128;
+  // bounds the hash work one request can cause
+  private static final int MAX_PASSWORD_CHARS = 1024;
 
   private final ConsoleUsers users;
   private final AuditTrail trail;
@@ -58,6 +60,10 @@ final class AuthRoutes {
     if (user.isEmpty() || user.length() > MAX_USER_CHARS) {
       throw ApiException.badRequest(
           "field 'user' must hold 1 to " + MAX_USER_CHARS + " characters");
+    }
+    if (password.length() > MAX_PASSWORD_CHARS) {
+      throw ApiException.badRequest(
+          "field 'password' must hold at most " + MAX_PASSWORD_CHARS + " characters");
     }
     String remote = ctx.request().remoteAddress().host();
     long wait = limiter.tryAcquire(user, remote);

@@ -415,6 +415,15 @@ class ConsoleApiTest {
                 .sendBuffer(Buffer.buffer("version: 1")));
     assertError(r, 415, "unsupported_media_type");
     assertError(send(client, HttpMethod.POST, "/api/login", "{\"user\":", null), 400, "bad_json");
+    r =
+        send(
+            client,
+            HttpMethod.POST,
+            "/api/login",
+            new JsonObject().put("user", "admin").put("password", "x".repeat(5000)),
+            null);
+    assertError(r, 400, "bad_request");
+    assertTrue(r.bodyAsJsonObject().getString("message").contains("'password'"));
     r = send(admin.client(), HttpMethod.GET, "/api/audit?from=yesterday", null, null);
     assertError(r, 400, "bad_request");
     assertTrue(r.bodyAsJsonObject().getString("message").contains("'from'"));
