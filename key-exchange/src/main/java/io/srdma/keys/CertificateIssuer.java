@@ -118,13 +118,29 @@ final class CertificateIssuer {
       String host,
       Instant from,
       Instant to) {
-    X500Name subject = new X500NameBuilder(BCStyle.INSTANCE).addRDN(BCStyle.CN, host).build();
-    GeneralName name =
-        IPV4.matcher(host).matches()
-            ? new GeneralName(GeneralName.iPAddress, host)
-            : new GeneralName(GeneralName.dNSName, host);
+    return server(ca, caKey, subjectKey, java.util.List.of(host), from, to);
+  }
+
+  /** A server certificate for several checked hosts: CN the first, one SAN entry each. */
+  X509Certificate server(
+      X509Certificate ca,
+      PrivateKey caKey,
+      PublicKey subjectKey,
+      java.util.List<String> hosts,
+      Instant from,
+      Instant to) {
+    X500Name subject =
+        new X500NameBuilder(BCStyle.INSTANCE).addRDN(BCStyle.CN, hosts.get(0)).build();
+    GeneralName[] names = new GeneralName[hosts.size()];
+    for (int i = 0; i < names.length; i++) {
+      String host = hosts.get(i);
+      names[i] =
+          IPV4.matcher(host).matches()
+              ? new GeneralName(GeneralName.iPAddress, host)
+              : new GeneralName(GeneralName.dNSName, host);
+    }
     ExtendedKeyUsage eku = new ExtendedKeyUsage(KeyPurposeId.id_kp_serverAuth);
-    return leaf(ca, caKey, subjectKey, subject, new GeneralNames(name), eku, from, to);
+    return leaf(ca, caKey, subjectKey, subject, new GeneralNames(names), eku, from, to);
   }
 
   private X509Certificate leaf(

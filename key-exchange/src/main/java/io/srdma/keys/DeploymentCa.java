@@ -19,6 +19,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
@@ -191,6 +192,28 @@ public final class DeploymentCa {
         issuer.server(
             certificate, key, keys.getPublic(), h, now.minus(BACKDATE), now.plus(validity));
     record(cert, "host:" + h);
+    return Credential.of(cert, keys.getPrivate());
+  }
+
+  /**
+   * Issues a console (HTTPS server) certificate valid for several names, e.g. {@code localhost} and
+   * {@code 127.0.0.1}: one SAN entry per host (DNS name or IPv4 address), the first as CN.
+   *
+   * @throws KeyExchangeException {@link KeyExchangeException.Reason#BAD_NAME} for no host or a
+   *     malformed one
+   */
+  public Credential issueServer(List<String> hosts, Duration validity) {
+    if (hosts.isEmpty()) {
+      throw new KeyExchangeException(
+          KeyExchangeException.Reason.BAD_NAME, "a server certificate needs at least one host");
+    }
+    List<String> checked = hosts.stream().map(CertificateIssuer::checkHost).distinct().toList();
+    Instant now = clock.instant().truncatedTo(ChronoUnit.SECONDS);
+    KeyPair keys = issuer.newKeyPair();
+    X509Certificate cert =
+        issuer.server(
+            certificate, key, keys.getPublic(), checked, now.minus(BACKDATE), now.plus(validity));
+    record(cert, "host:" + String.join(",", checked));
     return Credential.of(cert, keys.getPrivate());
   }
 

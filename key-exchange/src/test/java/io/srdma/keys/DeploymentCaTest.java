@@ -167,6 +167,31 @@ class DeploymentCaTest {
     }
   }
 
+  @Test
+  void shouldIssueOneConsoleCertificateForLocalhostAndLoopback() throws Exception {
+    DeploymentCa ca = DeploymentCa.init(tmp.resolve("ca"), null);
+    X509Certificate cert =
+        ca.issueServer(List.of("localhost", "127.0.0.1", "LOCALHOST"), Duration.ofDays(1))
+            .certificate();
+    assertEquals(
+        List.of(List.of(2, "localhost"), List.of(7, "127.0.0.1")),
+        List.copyOf(cert.getSubjectAlternativeNames()));
+    assertEquals("CN=localhost", cert.getSubjectX500Principal().getName());
+    assertEquals(List.of("1.3.6.1.5.5.7.3.1"), cert.getExtendedKeyUsage());
+    assertTrue(ca.isIssued(cert.getSerialNumber()));
+    assertEquals(
+        KeyExchangeException.Reason.BAD_NAME,
+        assertThrows(
+                KeyExchangeException.class, () -> ca.issueServer(List.of(), Duration.ofDays(1)))
+            .reason());
+    assertEquals(
+        KeyExchangeException.Reason.BAD_NAME,
+        assertThrows(
+                KeyExchangeException.class,
+                () -> ca.issueServer(List.of("localhost", "a b"), Duration.ofDays(1)))
+            .reason());
+  }
+
   /** Reads files without going through the code under test. */
   private static final class SecureFilesBytes {
     static byte[] read(Path p) {

@@ -1,0 +1,195 @@
+package io.srdma.console;
+
+import io.srdma.policy.AuditTrail;
+import io.srdma.policy.ConsoleAuthResult;
+import io.srdma.policy.ConsoleRole;
+import io.srdma.policy.ConsoleUsers;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.RoutingContext;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+
+/**
+ * Login, logout, and the guards every API route passes: logged in (else 401), CSRF token on state
+ * changes (else 403), admin role for admin actions (else 403).
+ *
+ * <p>CSRF: a synchronizer token. Login keeps 32 random bytes in the server-side session and returns
+ * them; the UI sends them back in {@value #CSRF_HEADER} on every POST, PUT and DELETE, compared in
+ * constant time. The session cookie is also {@code SameSite=Strict}. Login itself has no session
+ * yet: it accepts only {@code application/json} (a cross-site form cannot send that without a CORS
+ * preflight, which the console never answers) and refuses a foreign {@code Origin}.
+ */
+final class AuthRoutes {
+  static final String USER = "srdma.user";
+  static final String CSRF_HEADER = "X-CSRF-Token";
+  private static final int MAX_USER_CHARS = 128;
+  // bounds the hash work one request can cause
+  private static final int MAX_PASSWORD_CHARS = 1024;
+
+  private final ConsoleUsers users;
+  private final AuditTrail trail;
+  private final LoginLimiter limiter;
+  private final ConsoleMetrics metrics;
+  private final ConsoleSessions sessions;
+
+  AuthRoutes(
+      ConsoleUsers users,
+      AuditTrail trail,
+      LoginLimiter limiter,
+      ConsoleMetrics metrics,
+      ConsoleSessions sessions) {
+    this.sessions = sessions;
+    this.users = users;
+    this.trail = trail;
+    this.limiter = limiter;
+    this.metrics = metrics;
+  }
+
+  /** The logged-in user of a request that passed {@link #requireLogin}. */
+  static String user(RoutingContext ctx) {
+    return ctx.get(USER);
+  }
+
+  void login(RoutingContext ctx) {
+    checkOrigin(ctx);
+    JsonObject body = Http.body(ctx);
+    String user = Http.string(body, "user");
+    String password = Http.string(body, "password");
+    if (user.isEmpty() || user.length() > MAX_USER_CHARS) {
+      throw ApiException.badRequest(
+          "field 'user' must hold 1 to " + MAX_USER_CHARS + " characters");
+    }
+    if (password.length() > MAX_PASSWORD_CHARS) {
+      throw ApiException.badRequest(
+          "field 'password' must hold at most " + MAX_PASSWORD_CHARS + " characters");
+    }
+    String remote = ctx.request().remoteAddress().host();
+    long wait = limiter.tryAcquire(user, remote);
+    if (wait > 0) {
+      metrics.loginRateLimited.increment();
+      throw ApiException.tooMany(
+          "too many login attempts for this user from this address; try again in " + wait + " s",
+          wait);
+    }
+    char[] pw = password.toCharArray();
+    Blocking.run(
+        ctx,
+        () -> {
+          ConsoleAuthResult r = users.authenticate(user, pw); // wipes pw
+          trail.consoleLogin(r, remote); // fails closed: no audit line, no session
+          return r;
+        },
+        r -> {
+          if (!r.succeeded()) {
+            metrics.loginFailure.increment();
+            throw new ApiException(401, "bad_credentials", "wrong user name or password");
+          }
+          metrics.loginSuccess.increment();
+          limiter.succeeded(user, remote);
+          ConsoleSessions.Session s = sessions.start(ctx, user); // always a new id
+          Http.json(ctx, 200, me(user, s.csrf));
+        });
+  }
+
+  long loginFailures() {
+    return (long) metrics.loginFailure.count();
+  }
+
+  void logout(RoutingContext ctx) {
+    sessions.end(ctx);
+    ctx.response().setStatusCode(204).end();
+  }
+
+  void me(RoutingContext ctx) {
+    Http.json(ctx, 200, me(user(ctx), ConsoleSessions.of(ctx).csrf));
+  }
+
+  /** API guard: a logged-in user who still holds a console role in the policy in force. */
+  void requireLogin(RoutingContext ctx) {
+    ConsoleSessions.Session s = ConsoleSessions.of(ctx);
+    if (s == null) {
+      throw new ApiException(401, "not_authenticated", "log in first (POST /api/login)");
+    }
+    String user = s.user;
+    if (!hasConsoleRole(user)) {
+      sessions.end(ctx); // removed from the policy since login
+      throw new ApiException(
+          401, "not_authenticated", "user '" + user + "' holds no console role any more");
+    }
+    ctx.put(USER, user);
+    ctx.next();
+  }
+
+  /** State changes need the session's CSRF token in {@value #CSRF_HEADER}. */
+  void requireCsrf(RoutingContext ctx) {
+    HttpMethod m = ctx.request().method();
+    if (HttpMethod.GET.equals(m) || HttpMethod.HEAD.equals(m) || HttpMethod.OPTIONS.equals(m)) {
+      ctx.next();
+      return;
+    }
+    String expected = ConsoleSessions.of(ctx).csrf;
+    String given = ctx.request().getHeader(CSRF_HEADER);
+    if (expected == null
+        || given == null
+        || !MessageDigest.isEqual(
+            expected.getBytes(StandardCharsets.US_ASCII), given.getBytes(StandardCharsets.UTF_8))) {
+      throw new ApiException(
+          403,
+          "csrf",
+          given == null
+              ? "missing " + CSRF_HEADER + " header (the token from /api/login or /api/me)"
+              : "wrong " + CSRF_HEADER + " token");
+    }
+    ctx.next();
+  }
+
+  /** Admin actions: 403 for an auditor. */
+  void requireAdmin(RoutingContext ctx) {
+    String user = user(ctx);
+    if (!users.hasRole(user, ConsoleRole.ADMIN)) {
+      throw new ApiException(
+          403, "forbidden", "user '" + user + "' is not an admin; auditors can only read");
+    }
+    ctx.next();
+  }
+
+  /** HTML pages other than the login page send a visitor without a session to log in. */
+  void pageGuard(RoutingContext ctx) {
+    String path = ctx.normalizedPath();
+    boolean page = path.equals("/") || path.endsWith(".html");
+    if (page && !path.equals("/login.html") && ConsoleSessions.of(ctx) == null) {
+      ctx.redirect("/login.html");
+      return;
+    }
+    ctx.next();
+  }
+
+  /** Whether a user holds a console role in the policy in force. */
+  boolean hasConsoleRole(String user) {
+    return users.hasRole(user, ConsoleRole.ADMIN) || users.hasRole(user, ConsoleRole.AUDITOR);
+  }
+
+  private void checkOrigin(RoutingContext ctx) {
+    String origin = ctx.request().getHeader("Origin");
+    String host = ctx.request().getHeader("Host");
+    if (origin != null && (host == null || !origin.equalsIgnoreCase("https://" + host))) {
+      throw new ApiException(403, "csrf", "login from a foreign origin refused: " + origin);
+    }
+  }
+
+  private JsonObject me(String user, String token) {
+    JsonArray roles = new JsonArray();
+    for (ConsoleRole r : ConsoleRole.values()) {
+      if (users.hasRole(user, r)) {
+        roles.add(r.token());
+      }
+    }
+    return new JsonObject()
+        .put("user", user)
+        .put("roles", roles)
+        .put("admin", users.hasRole(user, ConsoleRole.ADMIN))
+        .put("csrf", token);
+  }
+}

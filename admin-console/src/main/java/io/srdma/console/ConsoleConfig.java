@@ -1,0 +1,268 @@
+package io.srdma.console;
+
+import io.srdma.keys.Credential;
+import io.srdma.keys.Pem;
+import java.nio.file.Path;
+import java.security.PrivateKey;
+import java.security.cert.X509Certificate;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Settings of the admin console. Fluent setters, then {@link #conclude()} checks them ({@link
+ * ConsoleServer#start} calls it). The console serves HTTPS only, so a server certificate is
+ * required: one the deployment CA issued ({@code DeploymentCa.issueServer(List.of("localhost",
+ * "127.0.0.1"), ...)}), or an operator's PEM key and certificate chain.
+ *
+ * <p>Each setting has a {@code *_PROP_NAME} system property and a {@code *_DEFAULT}.
+ */
+public final class ConsoleConfig {
+  /** System property of the bind address. */
+  public static final String HOST_PROP_NAME = "srdma.console.host";
+
+  /** Default bind address: loopback only; expose the console on purpose. */
+  public static final String HOST_DEFAULT = "127.0.0.1";
+
+  /** System property of the port. */
+  public static final String PORT_PROP_NAME = "srdma.console.port";
+
+  /** Default port: 0, an ephemeral port ({@link ConsoleServer#url()} tells which). */
+  public static final int PORT_DEFAULT = 0;
+
+  /** Default idle timeout of a login session. */
+  public static final Duration SESSION_TIMEOUT_DEFAULT = Duration.ofMinutes(30);
+
+  /** Default number of login attempts per user and client address within the window. */
+  public static final int LOGIN_ATTEMPTS_DEFAULT = 5;
+
+  /** Default login rate-limit window. */
+  public static final Duration LOGIN_WINDOW_DEFAULT = Duration.ofMinutes(5);
+
+  /** Default interval between live updates on the overview page. */
+  public static final Duration STREAM_INTERVAL_DEFAULT = Duration.ofSeconds(1);
+
+  private String host = System.getProperty(HOST_PROP_NAME, HOST_DEFAULT);
+  private int port = Integer.getInteger(PORT_PROP_NAME, PORT_DEFAULT);
+  private Credential credential;
+  private List<X509Certificate> chain = List.of();
+  private Duration sessionTimeout = SESSION_TIMEOUT_DEFAULT;
+  private int loginAttempts = LOGIN_ATTEMPTS_DEFAULT;
+  private Duration loginWindow = LOGIN_WINDOW_DEFAULT;
+  private Duration streamInterval = STREAM_INTERVAL_DEFAULT;
+  private char[] metricsToken;
+
+  /** Settings with every default; a certificate must still be set. */
+  public ConsoleConfig() {}
+
+  /**
+   * The address to bind.
+   *
+   * @param host a host name or IP address
+   * @return this
+   */
+  public ConsoleConfig host(String host) {
+    this.host = host;
+    return this;
+  }
+
+  /** The address to bind. */
+  public String host() {
+    return host;
+  }
+
+  /**
+   * The port to bind; 0 for an ephemeral port.
+   *
+   * @param port 0..65535
+   * @return this
+   */
+  public ConsoleConfig port(int port) {
+    this.port = port;
+    return this;
+  }
+
+  /** The port to bind; 0 for an ephemeral port. */
+  public int port() {
+    return port;
+  }
+
+  /**
+   * The server certificate and key, e.g. from {@code DeploymentCa.issueServer}.
+   *
+   * @param credential the certificate and its key
+   * @param chain the issuing certificates to send after it (the deployment CA certificate), may be
+   *     empty
+   * @return this
+   */
+  public ConsoleConfig tls(Credential credential, List<X509Certificate> chain) {
+    this.credential = credential;
+    this.chain = List.copyOf(chain);
+    return this;
+  }
+
+  /**
+   * The server certificate and key from an operator's PEM files.
+   *
+   * @param certificateChainFile the certificate, then any issuing certificates
+   * @param keyFile the PKCS#8 private key, optionally encrypted
+   * @param passphrase the key's passphrase, or null if it is not encrypted; not kept
+   * @return this
+   * @throws io.srdma.keys.KeyExchangeException if a file cannot be read
+   */
+  public ConsoleConfig pem(Path certificateChainFile, Path keyFile, char[] passphrase) {
+    List<X509Certificate> certs = Pem.readCertificates(certificateChainFile);
+    if (certs.isEmpty()) {
+      throw new ConsoleException("no certificate in " + certificateChainFile);
+    }
+    PrivateKey key = Pem.readPrivateKey(keyFile, passphrase);
+    return tls(Credential.of(certs.get(0), key), certs.subList(1, certs.size()));
+  }
+
+  /** The server credential, or null if none is set. */
+  public Credential credential() {
+    return credential;
+  }
+
+  /** The issuing certificates sent after the server certificate. */
+  public List<X509Certificate> chain() {
+    return chain;
+  }
+
+  /**
+   * How long a login session lasts without requests.
+   *
+   * @param timeout positive
+   * @return this
+   */
+  public ConsoleConfig sessionTimeout(Duration timeout) {
+    this.sessionTimeout = timeout;
+    return this;
+  }
+
+  /** How long a login session lasts without requests. */
+  public Duration sessionTimeout() {
+    return sessionTimeout;
+  }
+
+  /**
+   * The login rate limit: at most {@code attempts} failed logins per user name and client address
+   * within {@code window}; more are answered 429 until the window has passed.
+   *
+   * @param attempts at least 1
+   * @param window positive
+   * @return this
+   */
+  public ConsoleConfig loginLimit(int attempts, Duration window) {
+    this.loginAttempts = attempts;
+    this.loginWindow = window;
+    return this;
+  }
+
+  /** Failed logins allowed per user and address within {@link #loginWindow()}. */
+  public int loginAttempts() {
+    return loginAttempts;
+  }
+
+  /** The login rate-limit window. */
+  public Duration loginWindow() {
+    return loginWindow;
+  }
+
+  /**
+   * How often the overview's live stream sends a snapshot.
+   *
+   * @param interval at least 50 ms
+   * @return this
+   */
+  public ConsoleConfig streamInterval(Duration interval) {
+    this.streamInterval = interval;
+    return this;
+  }
+
+  /** How often the overview's live stream sends a snapshot. */
+  public Duration streamInterval() {
+    return streamInterval;
+  }
+
+  /**
+   * A bearer token that lets a Prometheus scraper read {@code /metrics} without logging in. Without
+   * one, {@code /metrics} needs a console login like every other page.
+   *
+   * @param token at least 32 characters; copied
+   * @return this
+   */
+  public ConsoleConfig metricsToken(char[] token) {
+    this.metricsToken = token == null ? null : token.clone();
+    return this;
+  }
+
+  /** A copy of the metrics token, or null if none is set. */
+  char[] metricsToken() {
+    return metricsToken == null ? null : metricsToken.clone();
+  }
+
+  /**
+   * Checks the settings.
+   *
+   * @return this
+   * @throws ConsoleException naming the first bad setting
+   */
+  public ConsoleConfig conclude() {
+    if (host == null || host.isBlank()) {
+      throw new ConsoleException("host must be set");
+    }
+    if (port < 0 || port > 65535) {
+      throw new ConsoleException("port out of range: " + port);
+    }
+    if (credential == null) {
+      throw new ConsoleException(
+          "the console serves HTTPS only: set a certificate with tls(...) or pem(...)");
+    }
+    if (sessionTimeout == null || sessionTimeout.isNegative() || sessionTimeout.isZero()) {
+      throw new ConsoleException("sessionTimeout must be positive: " + sessionTimeout);
+    }
+    if (loginAttempts < 1
+        || loginWindow == null
+        || loginWindow.isNegative()
+        || loginWindow.isZero()) {
+      throw new ConsoleException(
+          "loginLimit needs attempts >= 1 and a positive window: "
+              + loginAttempts
+              + ", "
+              + loginWindow);
+    }
+    if (streamInterval == null || streamInterval.toMillis() < 50) {
+      throw new ConsoleException("streamInterval must be at least 50 ms: " + streamInterval);
+    }
+    if (metricsToken != null && metricsToken.length < 32) {
+      throw new ConsoleException("metricsToken must be at least 32 characters");
+    }
+    return this;
+  }
+
+  /** All certificates to present: the server certificate, then the chain. */
+  List<X509Certificate> certificates() {
+    List<X509Certificate> all = new ArrayList<>();
+    all.add(credential.certificate());
+    all.addAll(chain);
+    return all;
+  }
+
+  @Override
+  public String toString() {
+    return "ConsoleConfig[https://"
+        + host
+        + ":"
+        + port
+        + ", "
+        + credential
+        + ", metricsToken="
+        + (metricsToken == null ? "none" : "set")
+        + ", loginLimit="
+        + loginAttempts
+        + "/"
+        + loginWindow
+        + "]";
+  }
+}

@@ -1,0 +1,140 @@
+package io.srdma.console;
+
+import io.vertx.core.http.Cookie;
+import io.vertx.core.http.CookieSameSite;
+import io.vertx.ext.web.RoutingContext;
+import java.security.SecureRandom;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Base64;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+
+/**
+ * Login sessions, kept in memory. A session exists only after a successful login, so requests
+ * without one cost no memory (Vert.x's session handler stores a session for every cookieless
+ * request). At most {@link #MAX_SESSIONS}; when full, the least recently used goes.
+ *
+ * <p>The cookie {@value #COOKIE} holds 256 random bits and is {@code Secure}, {@code HttpOnly},
+ * {@code SameSite=Strict}, {@code Path=/}, without {@code Domain} (the {@code __Host-} prefix makes
+ * browsers insist on that) and without {@code Max-Age} (gone when the browser closes).
+ */
+final class ConsoleSessions {
+  /** {@code __Host-}: the browser insists on Secure, Path=/ and no Domain. */
+  static final String COOKIE = "__Host-srdma-session";
+
+  static final int MAX_SESSIONS = 1024;
+  private static final String KEY = "srdma.session";
+
+  /** One login: the user and the CSRF token of its state changes. */
+  static final class Session {
+    final String id;
+    final String user;
+    final String csrf;
+    long lastSeen;
+
+    Session(String id, String user, String csrf, long now) {
+      this.id = id;
+      this.user = user;
+      this.csrf = csrf;
+      this.lastSeen = now;
+    }
+  }
+
+  private final long timeoutMillis;
+  private final Clock clock;
+  private final SecureRandom random = new SecureRandom();
+  // access order: the first entry is the least recently used
+  private final LinkedHashMap<String, Session> sessions = new LinkedHashMap<>(16, 0.75f, true);
+
+  ConsoleSessions(Duration timeout, Clock clock) {
+    this.timeoutMillis = timeout.toMillis();
+    this.clock = clock;
+  }
+
+  /** Route handler: attaches the request's live session, if any, for {@link #of}. */
+  void attach(RoutingContext ctx) {
+    Cookie c = ctx.request().getCookie(COOKIE);
+    if (c != null) {
+      Session s = lookup(c.getValue());
+      if (s != null) {
+        ctx.put(KEY, s);
+      }
+    }
+    ctx.next();
+  }
+
+  /** The request's session, or null if it has none. */
+  static Session of(RoutingContext ctx) {
+    return ctx.get(KEY);
+  }
+
+  /**
+   * Starts a session for a user who just logged in (ending the request's old one) and sets its
+   * cookie.
+   */
+  synchronized Session start(RoutingContext ctx, String user) {
+    Session old = of(ctx);
+    if (old != null) {
+      sessions.remove(old.id);
+    }
+    long now = clock.millis();
+    purge(now);
+    while (sessions.size() >= MAX_SESSIONS) {
+      Iterator<Session> lru = sessions.values().iterator();
+      lru.next();
+      lru.remove();
+    }
+    Session s = new Session(token(), user, token(), now);
+    sessions.put(s.id, s);
+    ctx.put(KEY, s);
+    ctx.response().addCookie(cookie(s.id));
+    return s;
+  }
+
+  /** Ends the request's session and clears its cookie. */
+  synchronized void end(RoutingContext ctx) {
+    Session s = of(ctx);
+    if (s != null) {
+      sessions.remove(s.id);
+      ctx.remove(KEY);
+    }
+    ctx.response().addCookie(cookie("").setMaxAge(0));
+  }
+
+  synchronized int size() {
+    return sessions.size();
+  }
+
+  private synchronized Session lookup(String id) {
+    Session s = sessions.get(id);
+    if (s == null) {
+      return null;
+    }
+    long now = clock.millis();
+    if (now - s.lastSeen >= timeoutMillis) {
+      sessions.remove(id);
+      return null;
+    }
+    s.lastSeen = now;
+    return s;
+  }
+
+  private void purge(long now) {
+    sessions.values().removeIf(s -> now - s.lastSeen >= timeoutMillis);
+  }
+
+  private String token() {
+    byte[] b = new byte[32];
+    random.nextBytes(b);
+    return Base64.getUrlEncoder().withoutPadding().encodeToString(b);
+  }
+
+  private static Cookie cookie(String value) {
+    return Cookie.cookie(COOKIE, value)
+        .setPath("/")
+        .setSecure(true)
+        .setHttpOnly(true)
+        .setSameSite(CookieSameSite.STRICT);
+  }
+}

@@ -1,0 +1,177 @@
+package io.srdma.console;
+
+import io.srdma.policy.AuditTrail;
+import io.srdma.policy.ConsoleUsers;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.http.HttpServer;
+import io.vertx.core.http.HttpServerOptions;
+import io.vertx.core.http.HttpServerResponse;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import io.vertx.ext.web.handler.BodyHandler;
+import io.vertx.ext.web.handler.StaticHandler;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.time.Clock;
+import java.util.Set;
+
+/**
+ * The console's one verticle: security headers and sessions on every route, {@code /api/*} behind
+ * login with CSRF and per-route admin checks, {@code /metrics}, and the static UI mounted last.
+ */
+final class ConsoleVerticle extends VerticleBase {
+  static final String CSP =
+      "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src"
+          + " 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors"
+          + " 'none'";
+
+  static final long MAX_BODY_BYTES = 16L << 20;
+  static final String WEBROOT = "io/srdma/console/webroot";
+
+  private final ConsoleConfig config;
+  private final ConsoleBackend backend;
+  private final ConsoleUsers users;
+  private final AuditTrail trail;
+  final ConsoleMetrics metrics = new ConsoleMetrics();
+  private HttpServer server;
+  private AuthRoutes auth;
+  private ConsoleSessions sessions;
+
+  ConsoleVerticle(
+      ConsoleConfig config, ConsoleBackend backend, ConsoleUsers users, AuditTrail trail) {
+    this.config = config;
+    this.backend = backend;
+    this.users = users;
+    this.trail = trail;
+  }
+
+  int actualPort() {
+    return server.actualPort();
+  }
+
+  int sessionCount() {
+    return sessions.size();
+  }
+
+  @Override
+  public Future<?> start() {
+    LoginLimiter limiter =
+        new LoginLimiter(config.loginAttempts(), config.loginWindow(), Clock.systemUTC());
+    sessions = new ConsoleSessions(config.sessionTimeout(), Clock.systemUTC());
+    auth = new AuthRoutes(users, trail, limiter, metrics, sessions);
+    HostRoutes host =
+        new HostRoutes(
+            vertx, backend, trail, metrics, auth::loginFailures, config.streamInterval());
+    PolicyRoutes policy = new PolicyRoutes(backend, trail, metrics);
+    AuditRoutes audit = new AuditRoutes(backend);
+
+    Router router = Router.router(vertx);
+    router.route().handler(ConsoleVerticle::securityHeaders);
+    router.route().handler(sessions::attach);
+    router.get("/metrics").handler(this::metrics);
+
+    Router api = Router.router(vertx);
+    api.route().handler(BodyHandler.create(false).setBodyLimit(MAX_BODY_BYTES));
+    api.post("/login").handler(auth::login);
+    api.route().handler(auth::requireLogin);
+    api.route().handler(auth::requireCsrf);
+    api.get("/me").handler(auth::me);
+    api.post("/logout").handler(auth::logout);
+    api.get("/stats").handler(host::stats);
+    api.get("/stream").handler(host::stream);
+    api.get("/sessions").handler(host::sessions);
+    api.get("/peers").handler(host::peers);
+    api.get("/regions").handler(host::regions);
+    api.get("/grants").handler(host::grants);
+    api.get("/grants/:id").handler(host::grant);
+    api.delete("/grants/:id").handler(auth::requireAdmin).handler(host::revoke);
+    api.get("/policy").handler(policy::get);
+    api.post("/policy/validate").handler(policy::validate);
+    api.post("/policy/apply").handler(auth::requireAdmin).handler(policy::apply);
+    api.get("/audit").handler(audit::list);
+    api.get("/audit/export").handler(audit::export);
+    api.get("/audit/verify").handler(audit::verify);
+    api.route()
+        .handler(
+            ctx -> {
+              throw ApiException.notFound(
+                  "no API route " + ctx.request().method() + " " + ctx.request().path());
+            });
+    api.route().failureHandler(Http::failure);
+    router.route("/api/*").subRouter(api);
+
+    router.route().handler(auth::pageGuard);
+    router.route().handler(StaticHandler.create(WEBROOT).setIndexPage("index.html"));
+    router.route().failureHandler(Http::failure);
+
+    HttpServerOptions options =
+        new HttpServerOptions()
+            .setHost(config.host())
+            .setPort(config.port())
+            .setSsl(true)
+            .setKeyCertOptions(Tls.keyCertOptions(config))
+            .setEnabledSecureTransportProtocols(Set.of("TLSv1.3", "TLSv1.2"));
+    return vertx
+        .createHttpServer(options)
+        .requestHandler(router)
+        .listen()
+        .onSuccess(s -> server = s);
+  }
+
+  @Override
+  public Future<?> stop() {
+    metrics.close();
+    return server == null ? Future.succeededFuture() : server.close();
+  }
+
+  private static void securityHeaders(RoutingContext ctx) {
+    HttpServerResponse r = ctx.response();
+    r.putHeader("Content-Security-Policy", CSP)
+        .putHeader("X-Frame-Options", "DENY")
+        .putHeader("X-Content-Type-Options", "nosniff")
+        .putHeader("Referrer-Policy", "no-referrer")
+        .putHeader("Strict-Transport-Security", "max-age=31536000")
+        .putHeader("Cross-Origin-Opener-Policy", "same-origin")
+        .putHeader("Cross-Origin-Resource-Policy", "same-origin");
+    String path = ctx.normalizedPath();
+    if (path.startsWith("/api/")
+        || path.equals("/metrics")
+        || path.endsWith(".html")
+        || path.equals("/")) {
+      r.putHeader("Cache-Control", "no-store");
+    }
+    ctx.next();
+  }
+
+  /** Prometheus text; needs a console login or {@code Authorization: Bearer <metrics token>}. */
+  private void metrics(RoutingContext ctx) {
+    ConsoleSessions.Session s = ConsoleSessions.of(ctx);
+    boolean loggedIn = s != null && auth.hasConsoleRole(s.user);
+    if (!loggedIn && !bearerOk(ctx.request().getHeader("Authorization"))) {
+      throw new ApiException(
+          401, "not_authenticated", "log in, or send Authorization: Bearer <metrics token>");
+    }
+    Blocking.run(
+        ctx,
+        () -> {
+          metrics.update(backend.stats());
+          return metrics.scrape();
+        },
+        text ->
+            ctx.response()
+                .putHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+                .end(text));
+  }
+
+  private boolean bearerOk(String header) {
+    char[] token = config.metricsToken();
+    if (token == null || header == null || !header.startsWith("Bearer ")) {
+      return false;
+    }
+    byte[] expected = new String(token).getBytes(StandardCharsets.UTF_8);
+    java.util.Arrays.fill(token, '\0');
+    return MessageDigest.isEqual(
+        expected, header.substring(7).trim().getBytes(StandardCharsets.UTF_8));
+  }
+}

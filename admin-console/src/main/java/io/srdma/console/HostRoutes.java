@@ -1,0 +1,227 @@
+package io.srdma.console;
+
+import io.srdma.policy.AuditTrail;
+import io.srdma.policy.LiveGrant;
+import io.srdma.policy.PeerEntry;
+import io.srdma.policy.Tenant;
+import io.vertx.core.Vertx;
+import io.vertx.core.http.HttpServerResponse;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.RoutingContext;
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.List;
+import java.util.function.LongSupplier;
+
+/** Overview counters and their live stream, sessions, regions, grants and revocation. */
+final class HostRoutes {
+  /** A live stream ends after this long; the browser reconnects, which re-checks the login. */
+  static final Duration STREAM_LIFETIME = Duration.ofMinutes(5);
+
+  private final Vertx vertx;
+  private final ConsoleBackend backend;
+  private final AuditTrail trail;
+  private final ConsoleMetrics metrics;
+  private final LongSupplier loginFailures;
+  private final long intervalMillis;
+
+  HostRoutes(
+      Vertx vertx,
+      ConsoleBackend backend,
+      AuditTrail trail,
+      ConsoleMetrics metrics,
+      LongSupplier loginFailures,
+      Duration interval) {
+    this.vertx = vertx;
+    this.backend = backend;
+    this.trail = trail;
+    this.metrics = metrics;
+    this.loginFailures = loginFailures;
+    this.intervalMillis = interval.toMillis();
+  }
+
+  void stats(RoutingContext ctx) {
+    Blocking.run(ctx, backend::stats, s -> Http.json(ctx, 200, statsJson(s)));
+  }
+
+  private JsonObject statsJson(ConsoleStats s) {
+    return Views.stats(s, loginFailures.getAsLong(), System.currentTimeMillis());
+  }
+
+  /** Server-sent events: one {@code stats} event per interval. */
+  void stream(RoutingContext ctx) {
+    HttpServerResponse r = ctx.response();
+    r.setChunked(true)
+        .putHeader("Content-Type", "text/event-stream; charset=utf-8")
+        .putHeader("Cache-Control", "no-store");
+    r.write("retry: 2000\n\n");
+    long end = System.nanoTime() + STREAM_LIFETIME.toNanos();
+    long[] timer = new long[1];
+    boolean[] busy = new boolean[1];
+    timer[0] =
+        vertx.setPeriodic(
+            0,
+            intervalMillis,
+            id -> {
+              if (r.closed() || r.ended()) {
+                vertx.cancelTimer(id);
+                return;
+              }
+              if (System.nanoTime() - end > 0) {
+                vertx.cancelTimer(id);
+                r.end();
+                return;
+              }
+              if (busy[0]) {
+                return; // a slow backend: skip a beat rather than queue snapshots
+              }
+              busy[0] = true;
+              vertx
+                  .executeBlocking(backend::stats, false)
+                  .onComplete(
+                      ar -> {
+                        busy[0] = false;
+                        if (ar.succeeded() && !r.closed() && !r.ended()) {
+                          r.write(
+                              "event: stats\ndata: " + statsJson(ar.result()).encode() + "\n\n");
+                        }
+                      });
+            });
+    r.closeHandler(v -> vertx.cancelTimer(timer[0]));
+  }
+
+  void sessions(RoutingContext ctx) {
+    Blocking.run(
+        ctx,
+        () -> {
+          List<SessionInfo> all = backend.sessions();
+          JsonArray a = new JsonArray();
+          all.stream()
+              .sorted(Comparator.comparing(SessionInfo::tenant).thenComparing(SessionInfo::since))
+              .forEach(s -> a.add(Views.session(s)));
+          return new JsonObject().put("items", a);
+        },
+        body -> Http.json(ctx, 200, body));
+  }
+
+  /** The peer entries of the policy in force, with their live sessions and grants. */
+  void peers(RoutingContext ctx) {
+    Blocking.run(
+        ctx,
+        () -> {
+          List<SessionInfo> sessions = backend.sessions();
+          List<GrantInfo> grants = backend.grants();
+          JsonArray a = new JsonArray();
+          for (Tenant t : backend.policy().tenants().values()) {
+            for (PeerEntry p : t.peers()) {
+              JsonArray roles = new JsonArray();
+              p.roles().forEach(r -> roles.add(r.name()));
+              a.add(
+                  new JsonObject()
+                      .put("tenant", t.name())
+                      .put("identity", p.pattern().text())
+                      .put("roles", roles)
+                      .put(
+                          "sessions",
+                          sessions.stream()
+                              .filter(
+                                  s ->
+                                      s.tenant().equals(t.name())
+                                          && p.pattern().matches(s.identity()))
+                              .count())
+                      .put(
+                          "liveGrants",
+                          grants.stream()
+                              .filter(
+                                  g ->
+                                      g.tenant().equals(t.name())
+                                          && p.pattern().matches(g.identity()))
+                              .count()));
+            }
+          }
+          return new JsonObject().put("items", a);
+        },
+        body -> Http.json(ctx, 200, body));
+  }
+
+  void regions(RoutingContext ctx) {
+    Blocking.run(
+        ctx,
+        () -> {
+          JsonArray a = new JsonArray();
+          backend.regions().forEach(r -> a.add(Views.region(r)));
+          return new JsonObject().put("items", a);
+        },
+        body -> Http.json(ctx, 200, body));
+  }
+
+  /** Live grants, filtered by {@code tenant}, {@code peer} (substring) and {@code region}. */
+  void grants(RoutingContext ctx) {
+    String tenant = Http.param(ctx, "tenant");
+    String peer = Http.param(ctx, "peer");
+    String region = Http.param(ctx, "region");
+    Blocking.run(
+        ctx,
+        () -> {
+          JsonArray a = new JsonArray();
+          backend.grants().stream()
+              .filter(g -> tenant == null || g.tenant().equals(tenant))
+              .filter(g -> peer == null || g.identity().contains(peer))
+              .filter(g -> region == null || g.region().equals(region))
+              .sorted(Comparator.comparing(GrantInfo::issuedAt).thenComparing(GrantInfo::grantId))
+              .forEach(g -> a.add(Views.grant(g)));
+          return new JsonObject().put("items", a);
+        },
+        body -> Http.json(ctx, 200, body));
+  }
+
+  void grant(RoutingContext ctx) {
+    String id = ctx.pathParam("id");
+    Blocking.run(ctx, () -> find(id), g -> Http.json(ctx, 200, Views.grant(g)));
+  }
+
+  /**
+   * Revokes a grant: audits the revoke line (forced to disk) first, then has the host invalidate
+   * the window, as {@link AuditTrail#revoked} asks.
+   */
+  void revoke(RoutingContext ctx) {
+    String id = ctx.pathParam("id");
+    String user = AuthRoutes.user(ctx);
+    Blocking.run(
+        ctx,
+        () -> {
+          GrantInfo g = find(id);
+          trail.revoked(liveGrant(g), user, "console");
+          if (!backend.revoke(id, user)) {
+            throw ApiException.notFound("grant '" + id + "' ended before it could be revoked");
+          }
+          metrics.revocations.increment();
+          return g;
+        },
+        g ->
+            Http.json(
+                ctx, 200, new JsonObject().put("revoked", true).put("grant", Views.grant(g))));
+  }
+
+  private GrantInfo find(String id) {
+    return backend.grants().stream()
+        .filter(g -> g.grantId().equals(id))
+        .findFirst()
+        .orElseThrow(() -> ApiException.notFound("no live grant with id '" + id + "'"));
+  }
+
+  private static LiveGrant liveGrant(GrantInfo g) {
+    return new LiveGrant(
+        g.grantId(),
+        g.identity(),
+        g.tenant(),
+        g.region(),
+        g.operations(),
+        g.offset(),
+        g.length(),
+        Duration.between(g.issuedAt(), g.expiresAt()),
+        g.issuedAt(),
+        null);
+  }
+}

@@ -1,0 +1,71 @@
+package io.srdma.console;
+
+import io.srdma.keys.Credential;
+import io.srdma.keys.DeploymentCa;
+import io.srdma.keys.Pem;
+import io.srdma.policy.AuditLog;
+import io.srdma.policy.AuditTrail;
+import io.srdma.policy.ConsoleUsers;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * A console on an ephemeral loopback port over a {@link FakeBackend}: a fresh deployment CA issues
+ * its certificate for localhost and 127.0.0.1, the sample policy's demo users log in ({@value
+ * #ADMIN_PASSWORD}, {@value #AUDITOR_PASSWORD}).
+ */
+final class ConsoleFixture implements AutoCloseable {
+  static final String ADMIN_PASSWORD = "admin-demo";
+  static final String AUDITOR_PASSWORD = "auditor-demo";
+  static final int LOGIN_ATTEMPTS = 3;
+
+  final DeploymentCa ca;
+  final FakeBackend backend;
+  final AuditLog log;
+  final ConsoleServer server;
+  final java.security.cert.X509Certificate serverCertificate;
+
+  ConsoleFixture(Path dir) {
+    this(dir, new ConsoleConfig());
+  }
+
+  ConsoleFixture(Path dir, ConsoleConfig config) {
+    ca = DeploymentCa.init(dir.resolve("ca"), null);
+    Credential cert = ca.issueServer(List.of("localhost", "127.0.0.1"), Duration.ofDays(1));
+    serverCertificate = cert.certificate();
+    log = AuditLog.open(dir.resolve("audit.log"));
+    backend = new FakeBackend(log.file());
+    ConsoleServer s;
+    try {
+      s =
+          ConsoleServer.start(
+              config
+                  .host("127.0.0.1")
+                  .port(0)
+                  .tls(cert, List.of(ca.certificate()))
+                  .loginLimit(LOGIN_ATTEMPTS, Duration.ofMinutes(1))
+                  .streamInterval(Duration.ofMillis(200)),
+              backend,
+              new ConsoleUsers(backend::policy),
+              new AuditTrail(log));
+    } catch (RuntimeException e) {
+      log.close();
+      throw e;
+    }
+    server = s;
+  }
+
+  String caPem() {
+    return Pem.toPem(ca.certificate());
+  }
+
+  @Override
+  public void close() {
+    try {
+      server.close();
+    } finally {
+      log.close();
+    }
+  }
+}

@@ -1,0 +1,197 @@
+package io.srdma.console;
+
+import io.srdma.policy.Operation;
+import io.srdma.policy.Policy;
+import io.srdma.policy.PolicyException;
+import io.srdma.policy.PolicyLoader;
+import io.srdma.policy.Region;
+import io.srdma.policy.ReloadResult;
+import io.srdma.policy.Tenant;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicLong;
+
+/** An in-memory host: the sample policy, three sessions, four grants, counters tests advance. */
+final class FakeBackend implements ConsoleBackend {
+  final AtomicLong bytesMoved = new AtomicLong();
+  final AtomicLong records = new AtomicLong();
+  final AtomicLong operations = new AtomicLong();
+  final AtomicLong denials = new AtomicLong(2);
+  final AtomicLong remoteAccessErrors = new AtomicLong(1);
+  final List<String> revokedBy = new CopyOnWriteArrayList<>();
+  volatile PolicyException refuseReload;
+
+  private final Path auditLog;
+  private final Map<String, GrantInfo> grants = new LinkedHashMap<>();
+  private final List<SessionInfo> sessions = new ArrayList<>();
+  private Policy policy;
+  private String text;
+
+  FakeBackend(Path auditLog) {
+    this.auditLog = auditLog;
+    this.text = sampleText();
+    this.policy = new PolicyLoader().parse("sample-policy.yaml", text);
+    Instant t0 = Instant.parse("2026-11-29T21:00:00Z");
+    sessions.add(
+        new SessionInfo("s-1", "srdma://acme/trainer-1", "acme", t0, 3, 1 << 20, 4096, 300));
+    sessions.add(
+        new SessionInfo("s-2", "srdma://acme/checkpointer", "acme", t0, 1, 0, 1 << 24, 40));
+    sessions.add(
+        new SessionInfo("s-3", "srdma://globex/inference-7", "globex", t0, 0, 8192, 0, 12));
+    Instant far = Instant.now().plus(Duration.ofHours(1));
+    add(
+        new GrantInfo(
+            "g-1",
+            "srdma://acme/trainer-1",
+            "acme",
+            "kvcache",
+            0,
+            4096,
+            Set.of(Operation.READ, Operation.WRITE),
+            t0,
+            far,
+            "s-1"));
+    add(
+        new GrantInfo(
+            "g-2",
+            "srdma://acme/trainer-1",
+            "acme",
+            "checkpoints",
+            0,
+            1 << 20,
+            Set.of(Operation.READ),
+            t0,
+            far,
+            "s-1"));
+    add(
+        new GrantInfo(
+            "g-3",
+            "srdma://acme/checkpointer",
+            "acme",
+            "checkpoints",
+            1 << 20,
+            1 << 24,
+            Set.of(Operation.WRITE),
+            t0,
+            far,
+            "s-2"));
+    add(
+        new GrantInfo(
+            "g-4",
+            "srdma://globex/inference-7",
+            "globex",
+            "kvcache",
+            0,
+            65536,
+            Set.of(Operation.READ),
+            t0,
+            far,
+            "s-3"));
+  }
+
+  static String sampleText() {
+    try (InputStream in = PolicyLoader.class.getResourceAsStream(PolicyLoader.SAMPLE_RESOURCE)) {
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  private void add(GrantInfo g) {
+    grants.put(g.grantId(), g);
+  }
+
+  /** Moves the counters as a busy host would. */
+  void advance(long bytes, long ops) {
+    bytesMoved.addAndGet(bytes);
+    records.addAndGet(ops);
+    operations.addAndGet(ops);
+  }
+
+  @Override
+  public synchronized List<SessionInfo> sessions() {
+    return List.copyOf(sessions);
+  }
+
+  @Override
+  public synchronized List<RegionInfo> regions() {
+    List<RegionInfo> out = new ArrayList<>();
+    for (Tenant t : policy.tenants().values()) {
+      for (Region r : t.regions().values()) {
+        int live =
+            (int)
+                grants.values().stream()
+                    .filter(g -> g.tenant().equals(t.name()) && g.region().equals(r.name()))
+                    .count();
+        out.add(new RegionInfo(t.name(), r.name(), r.size(), live > 0 ? r.size() : 0, live));
+      }
+    }
+    return out;
+  }
+
+  @Override
+  public synchronized List<GrantInfo> grants() {
+    return List.copyOf(grants.values());
+  }
+
+  @Override
+  public synchronized boolean revoke(String grantId, String actor) {
+    if (grants.remove(grantId) == null) {
+      return false;
+    }
+    revokedBy.add(grantId + " by " + actor);
+    return true;
+  }
+
+  @Override
+  public synchronized ConsoleStats stats() {
+    return new ConsoleStats(
+        bytesMoved.get(),
+        records.get(),
+        0,
+        operations.get(),
+        sessions.size(),
+        grants.size(),
+        denials.get(),
+        remoteAccessErrors.get(),
+        0);
+  }
+
+  @Override
+  public synchronized Policy policy() {
+    return policy;
+  }
+
+  @Override
+  public synchronized String policyText() {
+    return text;
+  }
+
+  @Override
+  public synchronized ReloadResult reload(Policy next, String nextText, String actor) {
+    PolicyException refuse = refuseReload;
+    if (refuse != null) {
+      throw refuse;
+    }
+    Policy previous = policy;
+    policy = next;
+    text = nextText;
+    return new ReloadResult(previous, next, List.of());
+  }
+
+  @Override
+  public Path auditLog() {
+    return auditLog;
+  }
+}
