@@ -106,17 +106,28 @@ chmod +x "$IRD/init"
 (cd "$IRD" && find . | cpio -o -H newc --quiet) > "$WORK/initramfs.cpio"
 
 # --- Java: test classes and a classpath the guest sees at the same paths -------------------------
-say "building verbs-native test classes"
-./mvnw -B -q -pl verbs-native -DskipTests test-compile
-./mvnw -B -q -pl verbs-native dependency:build-classpath -Dmdep.includeScope=test \
-  -Dmdep.outputFile="$WORK/cp.txt" > /dev/null
+say "building verbs-native and secure-channel test classes"
+# one reactor run: modules resolve to each other's target/classes; every module writes its own
+# test class path to target/srdma-cp.txt
+./mvnw -B -q -pl verbs-native,secure-channel -am -DskipTests -Dspotless.check.skip=true \
+  test-compile dependency:build-classpath -Dmdep.includeScope=test \
+  -Dmdep.outputFile=target/srdma-cp.txt > /dev/null
 ./mvnw -B -q dependency:copy -Dartifact=org.junit.platform:junit-platform-console-standalone:1.14.1 \
   -DoutputDirectory="$WORK" -Dmdep.stripVersion=true > /dev/null
 # a snapshot of the classes: the guest must not see a rebuild that happens while it runs
-rm -rf "$WORK/classes" "$WORK/test-classes"
+rm -rf "$WORK/classes" "$WORK/test-classes" "$WORK/modules"
 cp -r verbs-native/target/classes "$WORK/classes"
 cp -r verbs-native/target/test-classes "$WORK/test-classes"
-CP="$WORK/test-classes:$WORK/classes:$(cat "$WORK/cp.txt")"
+CP="$WORK/test-classes:$WORK/classes:$(cat verbs-native/target/srdma-cp.txt)"
+SNAP_CP=""
+for m in verbs-native key-exchange access-policy secure-channel; do
+  mkdir -p "$WORK/modules/$m"
+  cp -r "$m/target/classes" "$WORK/modules/$m/classes"
+  SNAP_CP="$SNAP_CP -e s#$REPO/$m/target/classes#$WORK/modules/$m/classes#g"
+done
+cp -r secure-channel/target/test-classes "$WORK/modules/secure-channel/test-classes"
+# shellcheck disable=SC2086
+CP_CHANNEL="$WORK/modules/secure-channel/test-classes:$WORK/modules/secure-channel/classes:$(sed $SNAP_CP secure-channel/target/srdma-cp.txt)"
 
 OUT=$WORK/out
 rm -rf "$OUT" && mkdir -p "$OUT"
@@ -125,7 +136,9 @@ cat > "$OUT/guest.env" <<ENV
 REPO=$REPO
 JAVA=$(readlink -f "$(command -v java)")
 CP=$CP
+CP_CHANNEL=$CP_CHANNEL
 CONSOLE_JAR=$WORK/junit-platform-console-standalone.jar
+CHANNEL_BUDGET_S=${SOFTROCE_CHANNEL_BUDGET_S:-1200}
 SUITE_BUDGET_S=${SOFTROCE_SUITE_BUDGET_S:-1500}
 PINGPONG_ITERS=${SOFTROCE_PINGPONG_ITERS:-200}
 LAT_SIZE=64
@@ -189,6 +202,32 @@ if [ -f "$OUT/results.txt" ] && grep -q '^RAN contract-suite-ibv' "$OUT/results.
     sed -i 's/^RAN \(contract-suite-ibv.*\)/FAIL \1/' "$OUT/results.txt"
   fi
 fi
+CHANNEL_FAILED=0
+CHANNEL_PASSED=0
+if ls "$OUT"/junit-channel/*.xml > /dev/null 2>&1; then
+  echo "----- secure-channel end-to-end and threat tests on provider ibv, per test -----"
+  while read -r test status; do
+    [ -n "$test" ] || continue
+    case $status in
+      FAILED) CHANNEL_FAILED=$((CHANNEL_FAILED + 1)) ;;
+      PASSED) CHANNEL_PASSED=$((CHANNEL_PASSED + 1)) ;;
+    esac
+    echo "$status $test"
+  done <<< "$(awk -v RS='<testcase ' 'FNR > 1 {
+      match($0, /^name="[^"]*"/); n = substr($0, RSTART + 6, RLENGTH - 7)
+      match($0, /classname="[^"]*"/); c = substr($0, RSTART + 11, RLENGTH - 12)
+      st = "PASSED"
+      if ($0 ~ /<failure|<error/) st = "FAILED"; else if ($0 ~ /<skipped/) st = "SKIPPED"
+      print c "#" n " " st }' "$OUT"/junit-channel/*.xml)"
+  echo "secure-channel on ibv: $CHANNEL_PASSED passed, $CHANNEL_FAILED failed"
+fi
+if [ -f "$OUT/results.txt" ] && grep -q '^RAN channel-ibv' "$OUT/results.txt"; then
+  if [ "$CHANNEL_FAILED" = 0 ] && [ "$CHANNEL_PASSED" -gt 0 ]; then
+    sed -i 's/^RAN channel-ibv.*/PASS channel-ibv/' "$OUT/results.txt"
+  else
+    sed -i 's/^RAN \(channel-ibv.*\)/FAIL \1/' "$OUT/results.txt"
+  fi
+fi
 echo "----- perf (rxe0 under TCG: only ratios mean anything) -----"
 cat "$OUT/perf.txt" 2>/dev/null || true
 # per round: Java / C (latency: lower is better; bandwidth: higher is better)
@@ -205,7 +244,7 @@ echo "----- results -----"
 cat "$OUT/results.txt" 2>/dev/null || true
 PASSED=$(grep -c '^PASS' "$OUT/results.txt" 2>/dev/null || true)
 FAILED=$(grep -c '^FAIL' "$OUT/results.txt" 2>/dev/null || true)
-EXPECTED=6
+EXPECTED=7
 if [ "$((PASSED + FAILED))" -lt "$EXPECTED" ]; then
   FAILED=$((FAILED + EXPECTED - PASSED - FAILED))
 fi

@@ -41,6 +41,16 @@ SUITE_RC=${PIPESTATUS[0]}
 # ci.sh judges the suite from the JUnit XML against known-differences.txt
 result RAN "contract-suite-ibv(rc=$SUITE_RC)"
 
+step "secure-channel end-to-end and threat tests on provider ibv"
+# host and clients in one JVM, each on its own rxe0 context; deadlines x10 for emulation
+timeout "$CHANNEL_BUDGET_S" "$JAVA" $JOPTS -Dsrdma.test.timeScale=10 -cp "$CONSOLE_JAR:$CP_CHANNEL" \
+  org.junit.platform.console.ConsoleLauncher execute \
+  --select-class io.srdma.channel.ChannelEndToEndTest --select-class io.srdma.channel.ChannelThreatTest \
+  --details=tree --disable-banner --reports-dir "$OUT/junit-channel" 2>&1 | tee "$OUT/channel.log"
+CHANNEL_RC=${PIPESTATUS[0]}
+# ci.sh judges it from the JUnit XML, per test
+result RAN "channel-ibv(rc=$CHANNEL_RC)"
+
 PINGPONG="ibv_rc_pingpong -d rxe0 -g 1 -i 1 -m $MTU -s 4096 -n $PINGPONG_ITERS"
 JAVA_BIN="$JAVA -XX:+UseSerialGC -XX:ErrorFile=$OUT/hs_err_%p.log -cp $CP"
 JAVA_QUICK="$JAVA_BIN -XX:TieredStopAtLevel=1"

@@ -14,11 +14,11 @@ import java.util.List;
  * <p>Implementations must be thread-safe. The console calls every method from a worker thread
  * (never the event loop), so a method may block briefly, e.g. to force an audit line to disk.
  *
- * <p>Auditing: the console writes the audit lines of the state changes it causes (its logins, the
- * {@code revoke} line before it calls {@link #revoke}, the {@code reload} line after {@link
- * #reload}) through the {@link io.srdma.policy.AuditTrail} it is given. An implementation must not
- * write those lines a second time; it audits what follows from them (e.g. grants a reload forbids
- * and it then revokes).
+ * <p>Auditing: the console writes the audit lines of what only it sees (logins, policies that do
+ * not parse). The host audits the state changes themselves, whoever asked for them: {@link #revoke}
+ * writes the {@code revoke} line (actor = the console user) and {@link #reload} the {@code reload}
+ * line, and then the revocations a reload causes; a reload the host refuses it does not audit (the
+ * console does, as {@code reload} failure).
  */
 public interface ConsoleBackend {
 

@@ -1,7 +1,6 @@
 package io.srdma.console;
 
 import io.srdma.policy.AuditTrail;
-import io.srdma.policy.LiveGrant;
 import io.srdma.policy.PeerEntry;
 import io.srdma.policy.Tenant;
 import io.vertx.core.Vertx;
@@ -181,10 +180,7 @@ final class HostRoutes {
     Blocking.run(ctx, () -> find(id), g -> Http.json(ctx, 200, Views.grant(g)));
   }
 
-  /**
-   * Revokes a grant: audits the revoke line (forced to disk) first, then has the host invalidate
-   * the window, as {@link AuditTrail#revoked} asks.
-   */
+  /** Revokes a grant: the host invalidates the window and audits the revocation (actor = user). */
   void revoke(RoutingContext ctx) {
     String id = ctx.pathParam("id");
     String user = AuthRoutes.user(ctx);
@@ -192,7 +188,6 @@ final class HostRoutes {
         ctx,
         () -> {
           GrantInfo g = find(id);
-          trail.revoked(liveGrant(g), user, "console");
           if (!backend.revoke(id, user)) {
             throw ApiException.notFound("grant '" + id + "' ended before it could be revoked");
           }
@@ -209,19 +204,5 @@ final class HostRoutes {
         .filter(g -> g.grantId().equals(id))
         .findFirst()
         .orElseThrow(() -> ApiException.notFound("no live grant with id '" + id + "'"));
-  }
-
-  private static LiveGrant liveGrant(GrantInfo g) {
-    return new LiveGrant(
-        g.grantId(),
-        g.identity(),
-        g.tenant(),
-        g.region(),
-        g.operations(),
-        g.offset(),
-        g.length(),
-        Duration.between(g.issuedAt(), g.expiresAt()),
-        g.issuedAt(),
-        null);
   }
 }

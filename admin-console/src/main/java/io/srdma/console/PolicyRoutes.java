@@ -101,7 +101,6 @@ final class PolicyRoutes {
             metrics.reloadsRejected.increment();
             throw new ApiException(409, "reload_refused", e.getMessage());
           }
-          trail.reloaded(r, user);
           metrics.reloadsApplied.increment();
           return Views.reload(r);
         },

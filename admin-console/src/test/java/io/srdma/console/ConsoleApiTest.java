@@ -336,7 +336,7 @@ class ConsoleApiTest {
             .findFirst()
             .orElseThrow();
     assertEquals("admin", line.getString("actor"));
-    assertEquals("console", line.getString("reason"));
+    assertEquals("revoked", line.getString("reason"));
     assertEquals("srdma://acme/trainer-1", line.getString("peer"));
     assertError(
         send(admin.client(), HttpMethod.DELETE, "/api/grants/g-2", null, admin.csrf()),

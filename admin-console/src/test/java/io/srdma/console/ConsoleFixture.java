@@ -35,7 +35,7 @@ final class ConsoleFixture implements AutoCloseable {
     Credential cert = ca.issueServer(List.of("localhost", "127.0.0.1"), Duration.ofDays(1));
     serverCertificate = cert.certificate();
     log = AuditLog.open(dir.resolve("audit.log"));
-    backend = new FakeBackend(log.file());
+    backend = new FakeBackend(log);
     ConsoleServer s;
     try {
       s =

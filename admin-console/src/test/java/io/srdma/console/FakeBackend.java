@@ -38,8 +38,11 @@ final class FakeBackend implements ConsoleBackend {
   private Policy policy;
   private String text;
 
-  FakeBackend(Path auditLog) {
-    this.auditLog = auditLog;
+  private final io.srdma.policy.AuditTrail trail;
+
+  FakeBackend(io.srdma.policy.AuditLog log) {
+    this.auditLog = log.file();
+    this.trail = new io.srdma.policy.AuditTrail(log);
     this.text = sampleText();
     this.policy = new PolicyLoader().parse("sample-policy.yaml", text);
     Instant t0 = Instant.parse("2026-11-29T21:00:00Z");
@@ -147,9 +150,24 @@ final class FakeBackend implements ConsoleBackend {
 
   @Override
   public synchronized boolean revoke(String grantId, String actor) {
-    if (grants.remove(grantId) == null) {
+    GrantInfo g = grants.remove(grantId);
+    if (g == null) {
       return false;
     }
+    trail.revoked(
+        new io.srdma.policy.LiveGrant(
+            g.grantId(),
+            g.identity(),
+            g.tenant(),
+            g.region(),
+            g.operations(),
+            g.offset(),
+            g.length(),
+            Duration.between(g.issuedAt(), g.expiresAt()),
+            g.issuedAt(),
+            null),
+        actor,
+        "revoked");
     revokedBy.add(grantId + " by " + actor);
     return true;
   }
@@ -187,7 +205,9 @@ final class FakeBackend implements ConsoleBackend {
     Policy previous = policy;
     policy = next;
     text = nextText;
-    return new ReloadResult(previous, next, List.of());
+    ReloadResult r = new ReloadResult(previous, next, List.of());
+    trail.reloaded(r, actor);
+    return r;
   }
 
   @Override

@@ -18,6 +18,7 @@ import picocli.CommandLine.Command;
       AuditCommand.class,
       VerbsExampleCommand.class,
       DemoCommand.class,
+      AttackSuiteCommand.class,
       io.srdma.cli.bench.BenchCommand.class,
       CaCommand.class,
       CertCommand.class,

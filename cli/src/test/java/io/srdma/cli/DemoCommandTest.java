@@ -22,8 +22,8 @@ class DemoCommandTest {
     String text = out.toString();
     assertEquals(0, rc, text);
     assertTrue(text.contains("demo: every outcome as expected"), text);
-    assertTrue(text.contains("acme uses globex's rkey and address"), text);
-    assertTrue(text.contains("QUOTA_EXCEEDED after 15"), text);
+    assertTrue(text.contains("another tenant's rkey and address (PD check)"), text);
+    assertTrue(text.contains("QUOTA_EXCEEDED after"), text);
     assertTrue(!text.contains("FAIL "), text);
   }
 }

@@ -182,7 +182,7 @@ final class HostSession implements Runnable {
 
   private void establish(FrameReader reader) throws IOException {
     socket.setSoTimeout((int) host.options().handshakeTimeout().toMillis());
-    Frame helloFrame = reader.read().expect(MessageType.HELLO);
+    Frame helloFrame = next(reader).expect(MessageType.HELLO);
     HelloFlyweight hello = helloFrame.hello();
     if (hello.maxVersion() < VERSION) {
       throw new ProtocolException(
@@ -220,7 +220,7 @@ final class HostSession implements Runnable {
               .establish();
       proxy.helloAck(helloFrame.requestId(), VERSION, 0, publicKey, sessionId, qp.localInfo());
     }
-    Frame confirm = reader.read().expect(MessageType.KEY_CONFIRM);
+    Frame confirm = next(reader).expect(MessageType.KEY_CONFIRM);
     if (confirm.keyConfirm().epoch() != 0) {
       throw new ProtocolException(
           ProtocolException.Reason.BAD_VALUE, "first key confirmation must be for epoch 0");
@@ -240,7 +240,7 @@ final class HostSession implements Runnable {
 
   private String serve(FrameReader reader) throws IOException {
     while (!ended.get()) {
-      Frame f = reader.read();
+      Frame f = next(reader);
       switch (f.type()) {
         case GRANT_REQUEST -> grantRequest(f);
         case RELEASE -> release(f);
@@ -713,5 +713,16 @@ final class HostSession implements Runnable {
         recordsIn.get(),
         bytesIn.get(),
         liveGrants().size());
+  }
+
+  /**
+   * The next frame; a connection the peer closed between frames is an {@link java.io.EOFException}.
+   */
+  private static Frame next(FrameReader reader) throws IOException {
+    Frame f = reader.read();
+    if (f == null) {
+      throw new java.io.EOFException("the peer closed the connection");
+    }
+    return f;
   }
 }

@@ -155,7 +155,7 @@ public final class SecureRdmaClient implements AutoCloseable {
     byte[] sessionIdBytes;
     try (X25519KeyPair local = X25519KeyPair.generate(random)) {
       proxy.hello(nextRequestId(), VERSION, 0, local.publicKey(), qp.localInfo());
-      Frame f = reader.read();
+      Frame f = next(reader);
       if (f.type() == MessageType.ERROR) {
         throw refusal(f);
       }
@@ -179,7 +179,7 @@ public final class SecureRdmaClient implements AutoCloseable {
                 .establish();
       }
       proxy.keyConfirm(0, 0, schedule.current().confirmation());
-      Frame confirm = reader.read();
+      Frame confirm = next(reader);
       if (confirm.type() == MessageType.ERROR) {
         throw refusal(confirm);
       }
@@ -476,7 +476,7 @@ public final class SecureRdmaClient implements AutoCloseable {
   private void readControl() {
     try {
       while (!closed.get()) {
-        Frame f = reader.read();
+        Frame f = next(reader);
         switch (f.type()) {
           case GRANT -> answer(f.requestId(), grantFrom(f.grant()));
           case GRANT_DENIED ->
@@ -1089,5 +1089,16 @@ public final class SecureRdmaClient implements AutoCloseable {
         }
       }
     }
+  }
+
+  /**
+   * The next frame; a connection the peer closed between frames is an {@link java.io.EOFException}.
+   */
+  private static Frame next(FrameReader reader) throws IOException {
+    Frame f = reader.read();
+    if (f == null) {
+      throw new java.io.EOFException("the peer closed the connection");
+    }
+    return f;
   }
 }

@@ -1,0 +1,146 @@
+package io.srdma.console;
+
+import io.srdma.channel.Access;
+import io.srdma.channel.HostStats;
+import io.srdma.channel.HostedRegion;
+import io.srdma.channel.RegionHost;
+import io.srdma.policy.Operation;
+import io.srdma.policy.Policy;
+import io.srdma.policy.Region;
+import io.srdma.policy.ReloadResult;
+import io.srdma.policy.Tenant;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Set;
+
+/** The console's view of a running {@link RegionHost}: what {@code srdma serve} and demo use. */
+public final class HostConsoleBackend implements ConsoleBackend {
+  private final RegionHost host;
+  private final Path auditLog;
+  private volatile String policyText;
+
+  /**
+   * @param host the running host
+   * @param policyText the text of the policy the host started with
+   * @param auditLog the host's audit log file
+   */
+  public HostConsoleBackend(RegionHost host, String policyText, Path auditLog) {
+    this.host = host;
+    this.policyText = policyText;
+    this.auditLog = auditLog;
+  }
+
+  @Override
+  public List<SessionInfo> sessions() {
+    List<SessionInfo> out = new ArrayList<>();
+    for (io.srdma.channel.SessionInfo s : host.sessions()) {
+      out.add(
+          new SessionInfo(
+              s.sessionId(),
+              s.identity(),
+              s.tenant(),
+              s.since(),
+              s.epoch(),
+              s.bytesIn(),
+              0,
+              s.recordsIn()));
+    }
+    return out;
+  }
+
+  @Override
+  public List<RegionInfo> regions() {
+    Policy p = host.policy();
+    List<RegionInfo> out = new ArrayList<>();
+    for (HostedRegion r : host.regions()) {
+      Tenant t = p.tenants().get(r.tenant());
+      Region declared = t == null ? null : t.regions().get(r.name());
+      out.add(
+          new RegionInfo(
+              r.tenant(),
+              r.name(),
+              declared == null ? r.size() : declared.size(),
+              r.size(),
+              r.liveGrants()));
+    }
+    return out;
+  }
+
+  @Override
+  public List<GrantInfo> grants() {
+    List<GrantInfo> out = new ArrayList<>();
+    for (io.srdma.channel.GrantInfo g : host.grants()) {
+      out.add(
+          new GrantInfo(
+              Long.toString(g.grantId()),
+              g.identity(),
+              g.tenant(),
+              g.region(),
+              g.offset(),
+              g.length(),
+              operations(g.access()),
+              g.issuedAt(),
+              g.expiresAt(),
+              g.sessionId()));
+    }
+    return out;
+  }
+
+  private static Set<Operation> operations(Set<Access> access) {
+    Set<Operation> ops = EnumSet.noneOf(Operation.class);
+    for (Access a : access) {
+      ops.add(a == Access.READ ? Operation.READ : Operation.WRITE);
+    }
+    return ops;
+  }
+
+  @Override
+  public boolean revoke(String grantId, String actor) {
+    long id;
+    try {
+      id = Long.parseLong(grantId);
+    } catch (NumberFormatException e) {
+      return false;
+    }
+    return host.revoke(id, actor);
+  }
+
+  @Override
+  public ConsoleStats stats() {
+    HostStats s = host.stats();
+    return new ConsoleStats(
+        s.bytesOpened(),
+        s.recordsOpened(),
+        s.recordsRejected(),
+        s.grantsIssued() + s.denials() + s.recordsOpened() + s.recordsRejected(),
+        s.sessions(),
+        s.liveGrants(),
+        s.denials(),
+        s.remoteAccessErrors(),
+        s.authFailures());
+  }
+
+  @Override
+  public Policy policy() {
+    return host.policy();
+  }
+
+  @Override
+  public String policyText() {
+    return policyText;
+  }
+
+  @Override
+  public synchronized ReloadResult reload(Policy next, String text, String actor) {
+    ReloadResult r = host.reloadPolicy(next, actor);
+    policyText = text;
+    return r;
+  }
+
+  @Override
+  public Path auditLog() {
+    return auditLog;
+  }
+}

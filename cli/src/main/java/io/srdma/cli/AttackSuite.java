@@ -1,0 +1,411 @@
+package io.srdma.cli;
+
+import io.srdma.channel.Access;
+import io.srdma.channel.AttackProbe;
+import io.srdma.channel.ChannelException;
+import io.srdma.channel.ClientOptions;
+import io.srdma.channel.RemoteGrant;
+import io.srdma.channel.SecureRdmaClient;
+import io.srdma.keys.Credential;
+import io.srdma.keys.DeploymentCa;
+import io.srdma.keys.DeploymentTrust;
+import io.srdma.keys.KeyExchangeException;
+import io.srdma.keys.MutualTls;
+import io.srdma.keys.PeerIdentity;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
+import java.util.function.LongSupplier;
+
+/**
+ * The attacks of DESIGN.md §7 that a network peer can try against a running host, each reported as
+ * one row: what was tried, what a secure host does, what happened. Used by {@code srdma demo}
+ * (against its own host, which it can also inspect) and {@code srdma attack-suite} (against any
+ * host, given certificates of two tenants).
+ */
+final class AttackSuite {
+  /** One outcome. */
+  record Row(boolean ok, String what, String expected, String observed) {}
+
+  /**
+   * Who attacks what.
+   *
+   * @param address the host's control-plane address
+   * @param trust the deployment's CA (and CRL)
+   * @param attacker a peer with a WRITE-capable role on {@code region}
+   * @param region a region of the attacker's tenant
+   * @param victim a peer of another tenant that can get a grant on {@code victimRegion}
+   * @param victimRegion a region of the victim's tenant
+   * @param narrow a peer of the attacker's tenant whose role may not WRITE {@code region}, or null
+   * @param provider the RDMA provider clients use
+   * @param recordsRejected the host's rejected-record counter when the host can be inspected, else
+   *     null (record attacks then report what was sent; the verdict is in the host's audit log)
+   */
+  record Target(
+      InetSocketAddress address,
+      DeploymentTrust trust,
+      Credential attacker,
+      String region,
+      Credential victim,
+      String victimRegion,
+      Credential narrow,
+      String provider,
+      LongSupplier recordsRejected) {}
+
+  private static final Duration WAIT = Duration.ofSeconds(10);
+  private final Target target;
+  private final Consumer<Row> out;
+  private final List<SecureRdmaClient> clients = new ArrayList<>();
+  private boolean allExpected = true;
+
+  AttackSuite(Target target, Consumer<Row> out) {
+    this.target = target;
+    this.out = out;
+  }
+
+  /** Runs every attack; true when every outcome was the expected one. */
+  boolean run(Path scratch) throws Exception {
+    try {
+      foreignCertificate(scratch);
+      guessedRkey();
+      crossTenantRkey();
+      bounds();
+      readWithWriteOnlyGrant();
+      narrowerRole();
+      releasedAndExpiredGrants();
+      records();
+      flood();
+      malformedFrame();
+    } finally {
+      for (SecureRdmaClient c : clients) {
+        c.close();
+      }
+    }
+    return allExpected;
+  }
+
+  private SecureRdmaClient connect(Credential who) {
+    SecureRdmaClient c =
+        SecureRdmaClient.connect(
+            new ClientOptions()
+                .credential(who)
+                .trust(target.trust())
+                .host(target.address())
+                .provider(target.provider()));
+    clients.add(c);
+    return c;
+  }
+
+  private RemoteGrant writeGrant(SecureRdmaClient c, long offset, long length, Duration ttl) {
+    return c.grant(target.region(), EnumSet.of(Access.WRITE), offset, length, ttl);
+  }
+
+  void row(String what, String expected, String observed, boolean ok) {
+    allExpected &= ok;
+    out.accept(new Row(ok, what, expected, observed));
+  }
+
+  private void remote(String what, String status) {
+    row(what, "REM_ACCESS_ERR", status, "REM_ACCESS_ERR".equals(status));
+  }
+
+  private void foreignCertificate(Path scratch) {
+    DeploymentCa foreign = DeploymentCa.init(scratch.resolve("foreign-ca"), null);
+    String what = "peer with a foreign CA's certificate";
+    try {
+      MutualTls.client(
+              foreign.issuePeer(PeerIdentity.of("acme", "mallory"), Duration.ofDays(1)),
+              foreign.trust())
+          .connect(target.address(), WAIT)
+          .socket()
+          .close();
+      row(what, "TLS refused", "CONNECTED", false);
+    } catch (KeyExchangeException e) {
+      row(what, "TLS refused", e.reason().name(), true);
+    } catch (IOException e) {
+      row(what, "TLS refused", "closed: " + e.getMessage(), true);
+    }
+  }
+
+  private void guessedRkey() {
+    SecureRdmaClient c = connect(target.attacker());
+    RemoteGrant own = writeGrant(c, 0, 4096, Duration.ofMinutes(1));
+    int guess = AttackProbe.rkey(own) ^ (1 + new SecureRandom().nextInt(Integer.MAX_VALUE));
+    remote(
+        "guessed rkey (ReDMArk)",
+        AttackProbe.write(
+            c,
+            AttackProbe.remoteAddress(own),
+            guess,
+            new byte[8],
+            8,
+            AttackProbe.immediate(own, 0)));
+  }
+
+  private void crossTenantRkey() {
+    SecureRdmaClient victim = connect(target.victim());
+    RemoteGrant stolen =
+        victim.grant(
+            target.victimRegion(), EnumSet.of(Access.WRITE), 0, 4096, Duration.ofMinutes(1));
+    SecureRdmaClient thief = connect(target.attacker());
+    remote(
+        "another tenant's rkey and address (PD check)",
+        AttackProbe.write(
+            thief,
+            AttackProbe.remoteAddress(stolen),
+            AttackProbe.rkey(stolen),
+            new byte[64],
+            64,
+            AttackProbe.immediate(stolen, 0)));
+  }
+
+  private void bounds() {
+    SecureRdmaClient c = connect(target.attacker());
+    RemoteGrant small = writeGrant(c, 8192, 4096, Duration.ofMinutes(1));
+    failure(
+        "write 1 byte past the grant (writer's check)",
+        ChannelException.Reason.OUT_OF_BOUNDS,
+        () -> small.writeBlocking(4096 - 36, ByteBuffer.wrap(new byte[1])));
+    failure(
+        "write at an overflowing offset",
+        ChannelException.Reason.OUT_OF_BOUNDS,
+        () -> small.writeBlocking(Long.MAX_VALUE - 2, ByteBuffer.wrap(new byte[8])));
+    failure(
+        "READ with a write-only grant (writer's check)",
+        ChannelException.Reason.NOT_PERMITTED,
+        () -> small.readBlocking(0, 100));
+    remote(
+        "write 1 byte past the grant, checks skipped",
+        AttackProbe.write(
+            c,
+            AttackProbe.remoteAddress(small) + 4096,
+            AttackProbe.rkey(small),
+            new byte[1],
+            1,
+            0));
+  }
+
+  private void readWithWriteOnlyGrant() {
+    SecureRdmaClient c = connect(target.attacker());
+    RemoteGrant wo = writeGrant(c, 0, 4096, Duration.ofMinutes(1));
+    remote(
+        "READ with a write-only grant, checks skipped",
+        AttackProbe.read(c, AttackProbe.remoteAddress(wo), AttackProbe.rkey(wo), 64));
+  }
+
+  private void narrowerRole() {
+    if (target.narrow() == null) {
+      row("peer with a narrower role asks to WRITE", "GRANT_DENIED", "skipped: no --narrow", true);
+      return;
+    }
+    SecureRdmaClient c = connect(target.narrow());
+    denied(
+        "peer with a narrower role asks to WRITE",
+        () -> c.grant(target.region(), EnumSet.of(Access.WRITE), 0, 4096, Duration.ofSeconds(10)));
+    denied(
+        "asks for another tenant's region by name",
+        () ->
+            c.grant(
+                target.victimRegion() + "-x",
+                EnumSet.of(Access.READ),
+                0,
+                4096,
+                Duration.ofSeconds(10)));
+  }
+
+  private void releasedAndExpiredGrants() throws Exception {
+    SecureRdmaClient c = connect(target.attacker());
+    RemoteGrant g = writeGrant(c, 0, 4096, Duration.ofMinutes(1));
+    g.release().toCompletableFuture().get(WAIT.toSeconds(), java.util.concurrent.TimeUnit.SECONDS);
+    failure(
+        "write through a released grant",
+        ChannelException.Reason.REVOKED,
+        () -> g.writeBlocking(0, ByteBuffer.wrap(new byte[8])));
+    remote(
+        "released grant's rkey, checks skipped",
+        AttackProbe.write(c, AttackProbe.remoteAddress(g), AttackProbe.rkey(g), new byte[8], 8, 0));
+
+    SecureRdmaClient d = connect(target.attacker());
+    RemoteGrant e = writeGrant(d, 0, 4096, Duration.ofSeconds(1));
+    await(() -> !e.isValid(), "expiry");
+    failure(
+        "write through an expired grant",
+        ChannelException.Reason.EXPIRED,
+        () -> e.writeBlocking(0, ByteBuffer.wrap(new byte[8])));
+    Thread.sleep(200);
+    remote(
+        "expired grant's rkey, checks skipped",
+        AttackProbe.write(d, AttackProbe.remoteAddress(e), AttackProbe.rkey(e), new byte[8], 8, 0));
+  }
+
+  private void records() throws Exception {
+    SecureRdmaClient c = connect(target.attacker());
+    RemoteGrant g = writeGrant(c, 0, 65536, Duration.ofMinutes(1));
+    byte[] moved = AttackProbe.sealRecord(c, g, 4096, new byte[100]);
+    byte[] cut = AttackProbe.sealRecord(c, g, 12288, new byte[100]);
+    byte[] flipped = AttackProbe.sealRecord(c, g, 16384, new byte[100]);
+    flipped[40] ^= 1;
+    recordAttack(
+        "relocate a record to another offset", "AUTH_FAILED", c, g, 8192, moved, moved.length);
+    recordAttack("truncate a record", "TRUNCATED", c, g, 12288, cut, cut.length / 2);
+    recordAttack("flip one ciphertext bit", "AUTH_FAILED", c, g, 16384, flipped, flipped.length);
+    // a genuine record, delivered once, then the same bytes again
+    byte[] genuine = AttackProbe.sealRecord(c, g, 20480, new byte[100]);
+    String first =
+        AttackProbe.write(
+            c,
+            AttackProbe.remoteAddress(g) + 20480,
+            AttackProbe.rkey(g),
+            genuine,
+            genuine.length,
+            AttackProbe.immediate(g, 20480));
+    if (!"SUCCESS".equals(first)) {
+      row("replay a delivered record", "host rejects: REPLAYED", "first write " + first, false);
+      return;
+    }
+    Thread.sleep(100);
+    recordAttack("replay a delivered record", "REPLAYED", c, g, 20480, genuine, genuine.length);
+  }
+
+  private void recordAttack(
+      String what,
+      String hostVerdict,
+      SecureRdmaClient c,
+      RemoteGrant g,
+      long at,
+      byte[] bytes,
+      int length)
+      throws InterruptedException {
+    LongSupplier rejected = target.recordsRejected();
+    long before = rejected == null ? 0 : rejected.getAsLong();
+    String status =
+        AttackProbe.write(
+            c,
+            AttackProbe.remoteAddress(g) + at,
+            AttackProbe.rkey(g),
+            bytes,
+            length,
+            AttackProbe.immediate(g, at));
+    if (rejected == null) {
+      row(
+          what,
+          "host rejects: " + hostVerdict,
+          "write " + status + "; verdict in the host's audit log (access_violation)",
+          "SUCCESS".equals(status));
+      return;
+    }
+    boolean seen = awaitQuietly(() -> rejected.getAsLong() > before);
+    row(
+        what,
+        "host rejects: " + hostVerdict,
+        "write " + status + ", host " + (seen ? "rejected it (audited)" : "ACCEPTED it"),
+        seen && "SUCCESS".equals(status));
+  }
+
+  private void flood() {
+    int opened = 0;
+    ChannelException refusal = null;
+    List<SecureRdmaClient> flood = new ArrayList<>();
+    try {
+      for (int i = 0; i < 1024 && refusal == null; i++) {
+        try {
+          flood.add(
+              SecureRdmaClient.connect(
+                  new ClientOptions()
+                      .credential(target.attacker())
+                      .trust(target.trust())
+                      .host(target.address())
+                      .provider(target.provider())));
+          opened++;
+        } catch (ChannelException e) {
+          refusal = e;
+        }
+      }
+    } finally {
+      for (SecureRdmaClient c : flood) {
+        c.close();
+      }
+    }
+    row(
+        "sessions beyond the tenant's quota",
+        "QUOTA_EXCEEDED",
+        (refusal == null ? "none refused" : refusal.reason().name()) + " after " + opened + " more",
+        refusal != null && refusal.reason() == ChannelException.Reason.QUOTA_EXCEEDED);
+  }
+
+  private void malformedFrame() {
+    String what = "malformed control frame (an HTTP request)";
+    try {
+      var peer =
+          MutualTls.client(target.attacker(), target.trust()).connect(target.address(), WAIT);
+      try (var socket = peer.socket()) {
+        OutputStream o = socket.getOutputStream();
+        o.write("GET / HTTP/1.1\r\n\r\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+        o.flush();
+        socket.setSoTimeout((int) WAIT.toMillis());
+        InputStream in = socket.getInputStream();
+        byte[] head = in.readNBytes(4);
+        boolean error = head.length == 4 && head[0] == 0x53 && head[1] == 0x52 && head[3] == 0x3E;
+        while (in.read(new byte[1024]) > 0) {
+          // the host closes after its ERROR frame
+        }
+        row(
+            what,
+            "ERROR frame, connection closed",
+            error ? "ERROR frame, closed" : "no ERROR frame",
+            error);
+      }
+    } catch (IOException | KeyExchangeException e) {
+      row(what, "ERROR frame, connection closed", "closed without ERROR: " + e.getMessage(), false);
+    }
+  }
+
+  private void failure(String what, ChannelException.Reason expected, Runnable r) {
+    try {
+      r.run();
+      row(what, expected.name(), "SUCCEEDED", false);
+    } catch (ChannelException e) {
+      row(what, expected.name(), e.reason().name(), e.reason() == expected);
+    }
+  }
+
+  private void denied(String what, Runnable r) {
+    try {
+      r.run();
+      row(what, "GRANT_DENIED", "GRANTED", false);
+    } catch (ChannelException e) {
+      row(
+          what,
+          "GRANT_DENIED",
+          e.reason() + " " + e.detail(),
+          e.reason() == ChannelException.Reason.GRANT_DENIED);
+    }
+  }
+
+  static void await(BooleanSupplier condition, String what) throws InterruptedException {
+    if (!awaitQuietly(condition)) {
+      throw new IllegalStateException("not within " + WAIT + ": " + what);
+    }
+  }
+
+  static boolean awaitQuietly(BooleanSupplier condition) throws InterruptedException {
+    long deadline = System.nanoTime() + WAIT.toNanos();
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        return false;
+      }
+      Thread.sleep(5);
+    }
+    return true;
+  }
+}
