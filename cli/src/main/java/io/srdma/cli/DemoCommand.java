@@ -1,6 +1,7 @@
 package io.srdma.cli;
 
 import io.srdma.channel.Access;
+import io.srdma.channel.ChannelException;
 import io.srdma.channel.ClientOptions;
 import io.srdma.channel.HostOptions;
 import io.srdma.channel.HostStats;
@@ -206,11 +207,18 @@ public final class DemoCommand implements Callable<Integer> {
                 : "demo: UNEXPECTED OUTCOMES (rows marked FAIL)");
         out.flush();
         if (!once) {
-          out.println("host stays up; Ctrl-C to stop");
+          out.println(
+              "host stays up; acme/trainer-1 keeps writing 64 KiB every 200 ms (watch the console,"
+                  + " revoke its grant there); Ctrl-C to stop");
           out.flush();
           CountDownLatch stop = new CountDownLatch(1);
           Runtime.getRuntime().addShutdownHook(new Thread(stop::countDown, "srdma-demo-stop"));
+          Thread traffic = new Thread(() -> keepWriting(clients, stop, out), "srdma-demo-traffic");
+          traffic.setDaemon(true);
+          traffic.start();
           stop.await();
+          traffic.interrupt();
+          traffic.join(5_000);
         }
       } finally {
         clients.close();
@@ -284,6 +292,41 @@ public final class DemoCommand implements Callable<Integer> {
             provider,
             () -> host.stats().recordsRejected());
     new AttackSuite(target, r -> row(r.what(), r.expected(), r.observed(), r.ok())).run(run);
+  }
+
+  /**
+   * Background traffic for the console: writes through a grant, asks for a new one when the grant
+   * ends (revoked in the console, expired), and says so.
+   */
+  private void keepWriting(Clients clients, CountDownLatch stop, PrintWriter out) {
+    SecureRdmaClient writer = clients.connect("acme", "trainer-1");
+    ByteBuffer data = ByteBuffer.allocate(64 * 1024);
+    RemoteGrant g = null;
+    long offset = 0;
+    while (stop.getCount() > 0 && !Thread.currentThread().isInterrupted()) {
+      try {
+        if (g == null || !g.isValid()) {
+          if (g != null) {
+            out.printf(
+                "demo traffic: grant %d ended (%s); asking for a new one%n",
+                g.id(), g.endedBecause());
+            out.flush();
+          }
+          g = writer.grant("kvcache", EnumSet.of(Access.WRITE), 0, 2 << 20, Duration.ofMinutes(5));
+        }
+        g.writeBlocking(offset, data.clear());
+        offset = (offset + 65_600) % ((2 << 20) - 65_600);
+        Thread.sleep(200);
+      } catch (ChannelException e) {
+        out.printf("demo traffic: %s%n", e.getMessage());
+        out.flush();
+        if (!writer.isOpen()) {
+          return;
+        }
+      } catch (InterruptedException e) {
+        return;
+      }
+    }
   }
 
   private void row(String what, String expected, String observed, boolean ok) {
