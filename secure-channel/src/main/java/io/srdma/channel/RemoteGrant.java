@@ -171,11 +171,13 @@ public final class RemoteGrant {
   CompletableFuture<Void> check(Access needed, long relativeOffset, long span) {
     String ended = endedBecause;
     if (ended != null) {
-      return failed(
-          "EXPIRED".equals(ended)
-              ? ChannelException.Reason.EXPIRED
-              : ChannelException.Reason.REVOKED,
-          "grant " + id + " ended: " + ended);
+      ChannelException.Reason reason =
+          switch (ended) {
+            case "EXPIRED" -> ChannelException.Reason.EXPIRED;
+            case "SESSION_CLOSED" -> ChannelException.Reason.SESSION_CLOSED;
+            default -> ChannelException.Reason.REVOKED;
+          };
+      return failed(reason, "grant " + id + " ended: " + ended);
     }
     if (!Instant.now().isBefore(expiresAt)) {
       return failed(ChannelException.Reason.EXPIRED, "grant " + id + " expired at " + expiresAt);
