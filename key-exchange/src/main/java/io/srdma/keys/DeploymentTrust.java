@@ -155,4 +155,12 @@ public final class DeploymentTrust {
   public String toString() {
     return "DeploymentTrust[ca=" + ca.getSubjectX500Principal().getName() + "]";
   }
+
+  /**
+   * This trust as a JSSE trust manager, for TLS stacks other than {@link MutualTls} (e.g. Netty on
+   * BoringSSL): the same CA-only validation, revocation, usage and identity checks.
+   */
+  public javax.net.ssl.X509ExtendedTrustManager trustManager() {
+    return new DeploymentTrustManager(this);
+  }
 }

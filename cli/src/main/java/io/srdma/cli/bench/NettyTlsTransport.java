@@ -122,7 +122,7 @@ final class NettyTlsTransport implements BenchTransport {
                 .keyManager(me.privateKey(), me.certificate(), pki.trust().caCertificate());
     b.sslProvider(SslProvider.OPENSSL)
         .protocols(MutualTls.PROTOCOL)
-        .trustManager(new DeploymentTrustAdapter(pki.trust()));
+        .trustManager(pki.trust().trustManager());
     if (server) {
       b.clientAuth(ClientAuth.REQUIRE);
     }

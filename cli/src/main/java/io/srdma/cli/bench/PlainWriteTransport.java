@@ -114,6 +114,11 @@ final class PlainWriteTransport implements BenchTransport {
   /** The provider cannot run here (not installed, no device): say so, never substitute another. */
   @Override
   public Optional<String> unavailableReason() {
+    return providerUnavailable(provider);
+  }
+
+  /** Why {@code provider} has no device here, or empty when it has one. */
+  static Optional<String> providerUnavailable(String provider) {
     try {
       RdmaProviders.firstDevice(provider);
       return Optional.empty();

@@ -14,8 +14,6 @@ import io.srdma.keys.PeerIdentity;
 import io.srdma.policy.AuditLog;
 import io.srdma.policy.AuditTrail;
 import io.srdma.policy.PolicyLoader;
-import io.srdma.verbs.RdmaProviders;
-import io.srdma.verbs.VerbsException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
@@ -86,12 +84,7 @@ final class SealedTransport implements BenchTransport {
 
   @Override
   public Optional<String> unavailableReason() {
-    try {
-      RdmaProviders.firstDevice(provider);
-      return Optional.empty();
-    } catch (VerbsException e) {
-      return Optional.of("RDMA provider '" + provider + "': " + e.getMessage());
-    }
+    return PlainWriteTransport.providerUnavailable(provider);
   }
 
   @Override
