@@ -9,9 +9,13 @@ import io.srdma.policy.Policy;
 import io.srdma.policy.Region;
 import io.srdma.policy.ReloadResult;
 import io.srdma.policy.Tenant;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.EnumSet;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Set;
 
@@ -137,6 +141,33 @@ public final class HostConsoleBackend implements ConsoleBackend {
     ReloadResult r = host.reloadPolicy(next, actor);
     policyText = text;
     return r;
+  }
+
+  /**
+   * Takes the text of a policy that was put in force without the console, e.g. by {@code srdma
+   * serve}'s watch of the policy file, so that the console shows (and diffs against) what is in
+   * force. The text is taken only if it is the text of the host's policy now (same SHA-256 of its
+   * UTF-8 bytes); otherwise another reload came in between and the text in hand is stale.
+   *
+   * @param text the policy file's text, as read after the reload
+   * @return whether it was taken
+   */
+  public synchronized boolean policyReloaded(String text) {
+    if (!sha256(text).equals(host.policy().sha256())) {
+      return false;
+    }
+    policyText = text;
+    return true;
+  }
+
+  private static String sha256(String text) {
+    try {
+      return HexFormat.of()
+          .formatHex(
+              MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)));
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is required of every JVM", e);
+    }
   }
 
   @Override

@@ -2,6 +2,10 @@ package io.srdma.cli;
 
 import io.srdma.channel.HostOptions;
 import io.srdma.channel.RegionHost;
+import io.srdma.console.ConsoleConfig;
+import io.srdma.console.ConsoleException;
+import io.srdma.console.ConsoleServer;
+import io.srdma.console.HostConsoleBackend;
 import io.srdma.keys.CertificateUsage;
 import io.srdma.keys.Credential;
 import io.srdma.keys.DeploymentTrust;
@@ -11,6 +15,7 @@ import io.srdma.keys.Pem;
 import io.srdma.keys.RevocationList;
 import io.srdma.policy.AuditLog;
 import io.srdma.policy.AuditTrail;
+import io.srdma.policy.ConsoleUsers;
 import io.srdma.policy.GrantAuthority;
 import io.srdma.policy.Policy;
 import io.srdma.policy.PolicyException;
@@ -23,15 +28,19 @@ import io.srdma.policy.Tenant;
 import io.srdma.verbs.DeviceOptions;
 import io.srdma.verbs.RdmaProviders;
 import io.srdma.verbs.VerbsException;
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.Inet6Address;
 import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.security.PrivateKey;
 import java.security.SecureRandom;
 import java.security.Signature;
+import java.security.cert.CertificateExpiredException;
+import java.security.cert.CertificateNotYetValidException;
 import java.security.cert.X509CRL;
 import java.security.cert.X509Certificate;
 import java.time.Clock;
@@ -57,6 +66,10 @@ import picocli.CommandLine.Option;
  * log opened, the host started, the regions registered and the policy watch started. Errors of the
  * first two phases exit 2 with every error as {@code file:line:column: key: what}; a failure to
  * start (port in use, device error) exits 1 after undoing what was started.
+ *
+ * <p>With a {@code console:} section the admin console ({@link ConsoleServer}) runs in the same
+ * process: started after the host, over a {@link HostConsoleBackend} of it, with the console users
+ * of the policy in force; closed before the host.
  */
 @Command(
     name = "serve",
@@ -64,7 +77,8 @@ import picocli.CommandLine.Option;
     description = {
       "Run a region host: mutual-TLS control plane, grants under the access policy, sealed"
           + " records, audit log. Runs until SIGINT/SIGTERM (see docs/serve.md).",
-      "Prints one line 'srdma serve: listening on HOST:PORT ...' when ready."
+      "Prints one line 'srdma serve: listening on HOST:PORT ...' when ready (and, with a console"
+          + " section, 'srdma serve: console on https://HOST:PORT ...')."
     },
     exitCodeListHeading = "%nExit status:%n",
     exitCodeList = {
@@ -91,16 +105,26 @@ final class ServeCommand implements Callable<Integer> {
 
   /** What the checks produced: everything the host needs, nothing opened yet. */
   private record Prepared(
-      Credential credential, DeploymentTrust trust, Policy policy, String hostIdentity) {}
+      Credential credential,
+      DeploymentTrust trust,
+      Policy policy,
+      String policyText,
+      String hostIdentity,
+      ConsoleConfig console) {}
 
   /** What is running; closed in reverse. */
   private static final class Running implements AutoCloseable {
     AuditLog auditLog;
     RegionHost host;
+    HostConsoleBackend backend;
     PolicyWatcher watcher;
+    ConsoleServer console;
 
     @Override
     public void close() {
+      if (console != null) {
+        console.close();
+      }
       if (watcher != null) {
         watcher.close();
       }
@@ -158,6 +182,17 @@ final class ServeCommand implements Callable<Integer> {
         p.policy().sha256().substring(0, 12),
         c.watchPolicy ? ", watched" : "",
         c.auditFile);
+    if (r.console != null) {
+      int users = p.policy().consoleUsers().size();
+      out.printf(
+          "srdma serve: console on %s (%d console user%s of the policy, certificate %s, metrics"
+              + " token %s)%n",
+          r.console.url(),
+          users,
+          users == 1 ? "" : "s",
+          c.consoleCertificateChain,
+          c.consoleMetricsTokenFile == null ? "none: /metrics needs a login" : "set");
+    }
     out.flush();
     try {
       stopRequested.await();
@@ -191,8 +226,9 @@ final class ServeCommand implements Callable<Integer> {
   }
 
   /**
-   * Closes what runs, at most {@code limit} long: the watch, then the host (ending every session
-   * and revoking its grants), then the audit log. Idempotent; callable from the shutdown hook.
+   * Closes what runs, at most {@code limit} long: the console, the watch, then the host (ending
+   * every session and revoking its grants), then the audit log. Idempotent; callable from the
+   * shutdown hook.
    */
   private void shutdown(Duration limit) {
     stopRequested.countDown();
@@ -319,9 +355,12 @@ final class ServeCommand implements Callable<Integer> {
     }
     // policy and regions
     Policy policy = null;
+    String policyText = null;
     if (readable(c.policyFile, c.where("policy.file"), errors)) {
       try {
-        policy = new PolicyLoader().load(c.policyFile);
+        byte[] bytes = readPolicy(c.policyFile);
+        policy = new PolicyLoader().parse(c.policyFile.toString(), bytes);
+        policyText = new String(bytes, StandardCharsets.UTF_8);
       } catch (PolicyRejectedException e) {
         errors.add(
             c.where("policy.file")
@@ -389,6 +428,12 @@ final class ServeCommand implements Callable<Integer> {
     } catch (VerbsException e) {
       errors.add(c.where("device") + ": " + e.getMessage());
     }
+    ConsoleConfig console = c.console ? prepareConsole(c, errors) : null;
+    if (console != null && policy != null && policy.consoleUsers().isEmpty()) {
+      LOG.warn(
+          "the console runs but the policy {} has no console users: nobody can log in",
+          c.policyFile);
+    }
     if (!errors.isEmpty()) {
       throw new ServeConfig.ConfigException(errors);
     }
@@ -396,7 +441,136 @@ final class ServeCommand implements Callable<Integer> {
         Credential.of(cert, key),
         DeploymentTrust.load(c.caCertificate, c.crl),
         policy,
-        hostIdentity);
+        policyText,
+        hostIdentity,
+        console);
+  }
+
+  /**
+   * The policy file's bytes; one over the loader's limit is handed to {@link PolicyLoader#load},
+   * which refuses it without reading it.
+   */
+  private static byte[] readPolicy(Path file) {
+    try {
+      if (Files.size(file) > PolicyLoader.DEFAULT_MAX_FILE_BYTES) {
+        new PolicyLoader().load(file);
+      }
+      return Files.readAllBytes(file);
+    } catch (IOException e) {
+      throw new PolicyException(
+          PolicyException.Category.IO, "cannot read policy file " + file + ": " + e, e);
+    }
+  }
+
+  /**
+   * Checks the {@code console:} section's files (certificate chain, key and passphrase, metrics
+   * token) and settings; adds every error and returns null if there was one.
+   */
+  private static ConsoleConfig prepareConsole(ServeConfig c, List<String> errors) {
+    int before = errors.size();
+    char[] pass = null;
+    if (c.consoleKeyPassphraseFile != null) {
+      try {
+        pass = KeyCommands.readPassphrase(c.consoleKeyPassphraseFile);
+      } catch (KeyExchangeException e) {
+        errors.add(c.where("console.key-passphrase-file") + ": " + message(e));
+      }
+    }
+    List<X509Certificate> chain = null;
+    PrivateKey key = null;
+    try {
+      String at = c.where("console.certificate-chain");
+      if (readable(c.consoleCertificateChain, at, errors)) {
+        try {
+          chain = Pem.readCertificates(c.consoleCertificateChain);
+          if (chain.isEmpty()) {
+            errors.add(at + ": " + c.consoleCertificateChain + ": no certificate in the file");
+            chain = null;
+          }
+        } catch (KeyExchangeException e) {
+          errors.add(at + ": " + c.consoleCertificateChain + ": " + message(e));
+        }
+      }
+      if (readable(c.consoleKey, c.where("console.key"), errors)) {
+        try {
+          key = Pem.readPrivateKey(c.consoleKey, pass);
+        } catch (KeyExchangeException e) {
+          errors.add(c.where("console.key") + ": " + c.consoleKey + ": " + message(e));
+        }
+      }
+    } finally {
+      KeyCommands.wipe(pass);
+    }
+    if (chain != null) {
+      try {
+        chain.get(0).checkValidity();
+      } catch (CertificateExpiredException | CertificateNotYetValidException e) {
+        errors.add(
+            c.where("console.certificate-chain")
+                + ": "
+                + c.consoleCertificateChain
+                + ": the first certificate is not valid now (valid "
+                + chain.get(0).getNotBefore().toInstant()
+                + " to "
+                + chain.get(0).getNotAfter().toInstant()
+                + ")");
+      }
+      if (key != null && !matches(chain.get(0), key)) {
+        errors.add(
+            c.where("console.key")
+                + ": "
+                + c.consoleKey
+                + " is not the key of the first certificate in "
+                + c.consoleCertificateChain);
+      }
+    }
+    char[] token = null;
+    String tokenAt = c.where("console.metrics-token-file");
+    if (readable(c.consoleMetricsTokenFile, tokenAt, errors)) {
+      try {
+        token = KeyCommands.readPassphrase(c.consoleMetricsTokenFile);
+        if (token.length < 32) {
+          errors.add(
+              tokenAt
+                  + ": the token (the first line of "
+                  + c.consoleMetricsTokenFile
+                  + ") must be at least 32 characters, got "
+                  + token.length);
+        }
+      } catch (KeyExchangeException e) {
+        errors.add(
+            tokenAt
+                + ": "
+                + (e.reason() == KeyExchangeException.Reason.BAD_ARGUMENT
+                    ? c.consoleMetricsTokenFile + " is empty (the token is its first line)"
+                    : "cannot read " + c.consoleMetricsTokenFile));
+      }
+    }
+    if (c.consoleListen != null
+        && c.listen != null
+        && c.consoleListen.getPort() != 0
+        && c.consoleListen.equals(c.listen)) {
+      errors.add(c.where("console.listen") + ": must differ from listen (" + c.listen + ")");
+    }
+    if (errors.size() > before) {
+      KeyCommands.wipe(token);
+      return null;
+    }
+    ConsoleConfig config =
+        new ConsoleConfig()
+            .host(c.consoleListen.getAddress().getHostAddress())
+            .port(c.consoleListen.getPort())
+            .tls(Credential.of(chain.get(0), key), chain.subList(1, chain.size()))
+            .sessionTimeout(c.consoleSessionTimeout)
+            .loginLimit(c.consoleLoginAttempts, c.consoleLoginWindow)
+            .metricsToken(token);
+    KeyCommands.wipe(token);
+    try {
+      return config.conclude();
+    } catch (ConsoleException e) {
+      errors.add(c.where("console") + ": " + e.getMessage());
+      return null;
+    }
   }
 
   private static X509Certificate readCertificate(Path file, String where, List<String> errors) {
@@ -489,8 +663,16 @@ final class ServeCommand implements Callable<Integer> {
       r.host.registerRegion(s.tenant(), s.region(), s.size());
       LOG.info("registered {}/{} ({} bytes)", s.tenant(), s.region(), s.size());
     }
+    if (p.console() != null) {
+      r.backend = new HostConsoleBackend(r.host, p.policyText(), c.auditFile);
+    }
     if (c.watchPolicy) {
-      r.watcher = watch(c.policyFile, r.host, trail);
+      r.watcher = watch(c.policyFile, r.host, r.backend, trail);
+    }
+    if (p.console() != null) {
+      RegionHost host = r.host;
+      r.console =
+          ConsoleServer.start(p.console(), r.backend, new ConsoleUsers(host::policy), trail);
     }
   }
 
@@ -498,9 +680,11 @@ final class ServeCommand implements Callable<Integer> {
    * Watches the policy file. {@link PolicyWatcher} installs a changed, valid file into an
    * authority; this one is a mirror holding no grants (the host owns the real one), and each
    * installed policy goes on to {@link RegionHost#reloadPolicy}, which revokes what the new policy
-   * forbids.
+   * forbids. With a console, its backend then takes the file's text, so that the console shows the
+   * policy in force.
    */
-  private static PolicyWatcher watch(Path file, RegionHost host, AuditTrail trail) {
+  private static PolicyWatcher watch(
+      Path file, RegionHost host, HostConsoleBackend backend, AuditTrail trail) {
     GrantAuthority mirror = new GrantAuthority(host.policy());
     return PolicyWatcher.start(
         file,
@@ -516,6 +700,9 @@ final class ServeCommand implements Callable<Integer> {
                   file,
                   r.current().sha256(),
                   r.forbidden().size());
+              if (backend != null) {
+                consoleText(file, backend);
+              }
             } catch (RuntimeException e) {
               mirror.reload(host.policy());
               LOG.error("policy {} could not be put in force; the old one stays", file, e);
@@ -532,5 +719,20 @@ final class ServeCommand implements Callable<Integer> {
             LOG.warn("policy {} refused, the policy in force stays: {}", file, error.getMessage());
           }
         });
+  }
+
+  /** Hands the reloaded file's text to the console; a file changed again meanwhile is skipped. */
+  private static void consoleText(Path file, HostConsoleBackend backend) {
+    String text;
+    try {
+      text = Files.readString(file, StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      LOG.warn("policy {} reloaded but its text could not be re-read for the console: {}", file, e);
+      return;
+    }
+    if (!backend.policyReloaded(text)) {
+      LOG.info(
+          "policy {} changed again since the reload; the console shows it after the next", file);
+    }
   }
 }

@@ -62,7 +62,8 @@ final class ServeConfig {
           "audit",
           "regions",
           "limits",
-          "record-size");
+          "record-size",
+          "console");
   private static final List<String> DEVICE_KEYS =
       List.of("bind-address", "bind-port", "ibv-port", "gid-index");
   private static final List<String> TLS_KEYS =
@@ -70,6 +71,16 @@ final class ServeConfig {
   private static final List<String> POLICY_KEYS = List.of("file", "watch");
   private static final List<String> AUDIT_KEYS = List.of("file", "rotate-size");
   private static final List<String> REGION_KEYS = List.of("tenant", "region", "size");
+  private static final List<String> CONSOLE_KEYS =
+      List.of(
+          "listen",
+          "certificate-chain",
+          "key",
+          "key-passphrase-file",
+          "metrics-token-file",
+          "session-timeout",
+          "login-attempts",
+          "login-window");
   private static final List<String> LIMIT_KEYS =
       List.of(
           "max-sessions",
@@ -132,6 +143,18 @@ final class ServeConfig {
   int receiveDepth = 256;
   Duration shutdownTimeout = Duration.ofSeconds(20);
   int recordSize = 64 * 1024;
+
+  /** Whether the file has a {@code console:} section: the admin console runs with the host. */
+  boolean console;
+
+  InetSocketAddress consoleListen;
+  Path consoleCertificateChain;
+  Path consoleKey;
+  Path consoleKeyPassphraseFile;
+  Path consoleMetricsTokenFile;
+  Duration consoleSessionTimeout = Duration.ofMinutes(30);
+  int consoleLoginAttempts = 5;
+  Duration consoleLoginWindow = Duration.ofMinutes(5);
   final Map<String, At> positions = new LinkedHashMap<>();
 
   private final Path base;
@@ -323,6 +346,34 @@ final class ServeConfig {
       Long n = size(rs, "record-size", 1, 1 << 24);
       recordSize = n == null ? recordSize : (int) (long) n;
     }
+    Entry con = f.get("console");
+    if (con != null) {
+      readConsole(con.value());
+    }
+  }
+
+  private void readConsole(Node node) {
+    console = true;
+    Map<String, Entry> f =
+        fields(node, "console", CONSOLE_KEYS, List.of("listen", "certificate-chain", "key"));
+    if (f == null) {
+      return;
+    }
+    Entry l = f.get("listen");
+    if (l != null) {
+      consoleListen = address(l, "console.listen");
+    }
+    consoleCertificateChain = path(f.get("certificate-chain"), "console.certificate-chain", null);
+    consoleKey = path(f.get("key"), "console.key", null);
+    consoleKeyPassphraseFile =
+        path(f.get("key-passphrase-file"), "console.key-passphrase-file", null);
+    consoleMetricsTokenFile = path(f.get("metrics-token-file"), "console.metrics-token-file", null);
+    consoleSessionTimeout =
+        durationOr(f.get("session-timeout"), "console.session-timeout", consoleSessionTimeout);
+    consoleLoginAttempts =
+        intOr(f.get("login-attempts"), "console.login-attempts", 1, 1_000, consoleLoginAttempts);
+    consoleLoginWindow =
+        durationOr(f.get("login-window"), "console.login-window", consoleLoginWindow);
   }
 
   private void readDevice(Node node) {

@@ -2,9 +2,11 @@ package io.srdma.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.srdma.channel.Access;
+import io.srdma.channel.ChannelException;
 import io.srdma.channel.ClientOptions;
 import io.srdma.channel.RemoteGrant;
 import io.srdma.channel.SecureRdmaClient;
@@ -12,25 +14,36 @@ import io.srdma.keys.Credential;
 import io.srdma.keys.DeploymentCa;
 import io.srdma.keys.DeploymentTrust;
 import io.srdma.keys.PeerIdentity;
+import io.srdma.keys.Pem;
+import io.srdma.policy.ConsoleUsers;
 import io.srdma.policy.PolicyLoader;
 import java.io.InputStream;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.net.CookieManager;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.security.KeyStore;
 import java.time.Duration;
 import java.util.EnumSet;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManagerFactory;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -184,6 +197,188 @@ class ServeCommandTest {
     try (ServerSocket again = new ServerSocket(address.getPort(), 1, address.getAddress())) {
       assertTrue(again.isBound(), "the port is free again after stop");
     }
+  }
+
+  private static final Pattern CONSOLE = Pattern.compile("srdma serve: console on (https://\\S+) ");
+  private static final Pattern CSRF = Pattern.compile("\"csrf\":\"([^\"]+)\"");
+
+  /** Writes the console's certificate chain (server certificate, then the CA) and key. */
+  private void consoleCertificate() throws Exception {
+    Path d = dir.resolve("console");
+    Files.createDirectories(d);
+    Credential server = ca.issueServer(List.of("localhost", "127.0.0.1"), Duration.ofDays(1));
+    server.writeTo(d.resolve("console.crt"), d.resolve("console.key"), null);
+    Files.writeString(
+        d.resolve("chain.pem"),
+        Files.readString(d.resolve("console.crt"), StandardCharsets.UTF_8)
+            + Pem.toPem(ca.certificate()),
+        StandardCharsets.UTF_8);
+  }
+
+  private HttpClient https() throws Exception {
+    KeyStore trust = KeyStore.getInstance("PKCS12");
+    trust.load(null, null);
+    trust.setCertificateEntry("srdma-dev-ca", ca.certificate());
+    TrustManagerFactory tmf =
+        TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+    tmf.init(trust);
+    SSLContext tls = SSLContext.getInstance("TLS");
+    tls.init(null, tmf.getTrustManagers(), null);
+    return HttpClient.newBuilder()
+        .sslContext(tls)
+        .cookieHandler(new CookieManager())
+        .connectTimeout(Duration.ofSeconds(10))
+        .build();
+  }
+
+  private static HttpResponse<String> send(HttpClient http, HttpRequest.Builder request)
+      throws Exception {
+    return http.send(
+        request.timeout(Duration.ofSeconds(20)).build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  @Test
+  void runsTheConsoleWhoseAdminRevokesALiveGrantAndWhoseTextFollowsReloads() throws Exception {
+    consoleCertificate();
+    char[] password = "correct horse battery staple 42".toCharArray();
+    String hash = ConsoleUsers.hashPassword(password.clone(), true);
+    String policyText =
+        samplePolicy()
+            .replaceFirst(
+                "(?m)(^\\s+admin:\\s*\\n\\s+password-hash: )\"[^\"]*\"",
+                "$1\"" + Matcher.quoteReplacement(hash) + "\"");
+    assertTrue(policyText.contains(hash), "admin's hash replaced");
+    Files.writeString(policy, policyText, StandardCharsets.UTF_8);
+    String token = "0123456789abcdef0123456789abcdef-metrics";
+    Files.writeString(dir.resolve("console/metrics.token"), token + "\n", StandardCharsets.UTF_8);
+    Serving s =
+        new Serving(
+            config(
+                "127.0.0.1:0",
+                REGIONS
+                    + "console:\n"
+                    + "  listen: 127.0.0.1:0\n"
+                    + "  certificate-chain: console/chain.pem\n"
+                    + "  key: console/console.key\n"
+                    + "  metrics-token-file: console/metrics.token\n"
+                    + "  session-timeout: 10m\n"
+                    + "  login-attempts: 3\n"
+                    + "  login-window: 1m\n"));
+    InetSocketAddress address = s.awaitReady();
+    Matcher m = CONSOLE.matcher(s.out.toString());
+    assertTrue(m.find(), s.out.toString());
+    URI console = URI.create(m.group(1));
+    assertEquals("127.0.0.1", console.getHost());
+    assertTrue(s.out.toString().contains("2 console users of the policy"), s.out.toString());
+    HttpClient http = https();
+
+    LinkedBlockingQueue<String> revoked = new LinkedBlockingQueue<>();
+    try (SecureRdmaClient c = SecureRdmaClient.connect(client(address))) {
+      c.onRevoked((g, why) -> revoked.add(g.id() + " " + why));
+      RemoteGrant g =
+          c.grant("kvcache", EnumSet.of(Access.WRITE), 0, 64 * 1024, Duration.ofMinutes(1));
+      g.writeBlocking(0, ByteBuffer.wrap("before".getBytes(StandardCharsets.UTF_8)));
+
+      // nothing without a login; the scraper's token opens /metrics only
+      assertEquals(
+          401, send(http, HttpRequest.newBuilder(console.resolve("/api/grants"))).statusCode());
+      HttpResponse<String> metrics =
+          send(
+              http,
+              HttpRequest.newBuilder(console.resolve("/metrics"))
+                  .header("Authorization", "Bearer " + token));
+      assertEquals(200, metrics.statusCode(), metrics.body());
+
+      HttpResponse<String> login =
+          send(
+              http,
+              HttpRequest.newBuilder(console.resolve("/api/login"))
+                  .header("Content-Type", "application/json")
+                  .POST(
+                      HttpRequest.BodyPublishers.ofString(
+                          "{\"user\":\"admin\",\"password\":\"" + new String(password) + "\"}")));
+      assertEquals(200, login.statusCode(), login.body());
+      Matcher csrf = CSRF.matcher(login.body());
+      assertTrue(csrf.find(), login.body());
+
+      HttpResponse<String> grants =
+          send(http, HttpRequest.newBuilder(console.resolve("/api/grants?tenant=acme")));
+      assertEquals(200, grants.statusCode(), grants.body());
+      assertTrue(grants.body().contains("\"" + g.id() + "\""), grants.body());
+      assertTrue(grants.body().contains("srdma://acme/trainer-1"), grants.body());
+
+      // a state change needs the CSRF token
+      assertEquals(
+          403,
+          send(http, HttpRequest.newBuilder(console.resolve("/api/grants/" + g.id())).DELETE())
+              .statusCode());
+      assertTrue(g.isValid());
+      HttpResponse<String> revoke =
+          send(
+              http,
+              HttpRequest.newBuilder(console.resolve("/api/grants/" + g.id()))
+                  .header("X-CSRF-Token", csrf.group(1))
+                  .DELETE());
+      assertEquals(200, revoke.statusCode(), revoke.body());
+      assertTrue(revoke.body().contains("\"revoked\":true"), revoke.body());
+      assertEquals(g.id() + " REVOKED", revoked.poll(20, TimeUnit.SECONDS), s.err.toString());
+      ChannelException e =
+          assertThrows(
+              ChannelException.class, () -> g.writeBlocking(0, ByteBuffer.wrap(new byte[] {1})));
+      assertEquals(ChannelException.Reason.REVOKED, e.reason());
+
+      // the console shows the text of the policy the watch put in force
+      Path next = policy.resolveSibling("policy.yaml.tmp");
+      Files.writeString(next, policyText + "\n# changed by the operator\n", StandardCharsets.UTF_8);
+      Files.move(next, policy, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+      String shown = "";
+      while (System.nanoTime() < deadline && !shown.contains("changed by the operator")) {
+        Thread.sleep(100);
+        shown = send(http, HttpRequest.newBuilder(console.resolve("/api/policy"))).body();
+      }
+      assertTrue(shown.contains("changed by the operator"), shown + "\n" + s.err);
+    }
+
+    s.command.stop();
+    assertEquals(0, s.exit.get(30, TimeUnit.SECONDS), s.err.toString());
+    String audit = Files.readString(dir.resolve("audit.log"), StandardCharsets.UTF_8);
+    assertTrue(audit.contains("\"action\":\"authenticate\""), audit);
+    assertTrue(audit.contains("\"action\":\"revoke\""), audit);
+    assertTrue(audit.contains("admin"), audit);
+    try (ServerSocket again =
+        new ServerSocket(console.getPort(), 1, InetAddress.getLoopbackAddress())) {
+      assertTrue(again.isBound(), "the console's port is free again after stop");
+    }
+  }
+
+  @Test
+  void aBrokenConsoleSectionExitsTwoAndStartsNothing() throws Exception {
+    consoleCertificate();
+    Files.writeString(dir.resolve("console/short.token"), "too-short\n", StandardCharsets.UTF_8);
+    // the host's own certificate with the console server's key; a token under 32 characters
+    Path f =
+        config(
+            "127.0.0.1:7999",
+            "console:\n"
+                + "  listen: 127.0.0.1:7999\n"
+                + "  certificate-chain: certs/host.host-1.crt\n"
+                + "  key: console/console.key\n"
+                + "  key-passphrase-file: console/missing.pass\n"
+                + "  metrics-token-file: console/short.token\n");
+    CliRun r = CliRun.of("serve", "--config", f.toString());
+    assertEquals(2, r.exit(), r.err());
+    String err = r.err();
+    assertTrue(err.contains(f + ":17:3: console.listen: must differ from listen"), err);
+    assertTrue(err.contains(f + ":19:3: console.key: ") && err.contains("is not the key of"), err);
+    assertTrue(err.contains(f + ":20:3: console.key-passphrase-file: "), err);
+    assertTrue(
+        err.contains(f + ":21:3: console.metrics-token-file: the token")
+            && err.contains("must be at least 32 characters, got 9"),
+        err);
+    assertTrue(err.contains("4 errors in " + f + "; nothing was started"), err);
+    assertFalse(Files.exists(dir.resolve("audit.log")), "nothing may be started");
+    assertEquals("", r.out());
   }
 
   @Test

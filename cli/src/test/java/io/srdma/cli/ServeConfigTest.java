@@ -192,6 +192,39 @@ class ServeConfigTest {
   }
 
   @Test
+  void aConsoleSectionIsReadWithItsDefaults() throws Exception {
+    String head =
+        "version: 1\nlisten: 127.0.0.1:7471\n"
+            + "tls: {certificate: h.crt, key: h.key, ca-certificate: ca.crt, crl: crl.pem}\n"
+            + "policy: {file: policy.yaml}\naudit: {file: audit.log}\n";
+    Path none = dir.resolve("none.yaml");
+    Files.writeString(none, head, StandardCharsets.UTF_8);
+    assertFalse(ServeConfig.read(none).console);
+
+    Path f = dir.resolve("console.yaml");
+    Files.writeString(
+        f,
+        head
+            + "console:\n"
+            + "  listen: 0.0.0.0:8443\n"
+            + "  certificate-chain: console/chain.pem\n"
+            + "  key: console/console.key\n",
+        StandardCharsets.UTF_8);
+    ServeConfig c = ServeConfig.read(f);
+    assertTrue(c.console);
+    assertEquals(8443, c.consoleListen.getPort());
+    assertTrue(c.consoleListen.getAddress().isAnyLocalAddress());
+    assertEquals(dir.toAbsolutePath().resolve("console/chain.pem"), c.consoleCertificateChain);
+    assertEquals(dir.toAbsolutePath().resolve("console/console.key"), c.consoleKey);
+    assertEquals(null, c.consoleKeyPassphraseFile);
+    assertEquals(null, c.consoleMetricsTokenFile);
+    assertEquals(Duration.ofMinutes(30), c.consoleSessionTimeout);
+    assertEquals(5, c.consoleLoginAttempts);
+    assertEquals(Duration.ofMinutes(5), c.consoleLoginWindow);
+    assertTrue(c.where("console.key").endsWith(":9:3: console.key"));
+  }
+
+  @Test
   void theExampleInTheDocsIsValid() throws Exception {
     String md = Files.readString(Path.of("..", "docs", "serve.md"), StandardCharsets.UTF_8);
     String begin = "<!-- serve-example: begin -->\n```yaml\n";
@@ -202,5 +235,6 @@ class ServeConfigTest {
     Files.writeString(f, md.substring(b + begin.length(), e), StandardCharsets.UTF_8);
     ServeConfig c = ServeConfig.read(f);
     assertFalse(c.regions.isEmpty());
+    assertTrue(c.console, "the example shows the console section");
   }
 }
