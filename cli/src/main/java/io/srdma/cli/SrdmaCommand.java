@@ -17,6 +17,7 @@ import picocli.CommandLine.Command;
       PolicyCommand.class,
       AuditCommand.class,
       VerbsExampleCommand.class,
+      DoctorCommand.class,
       CaCommand.class,
       CertCommand.class
     })
