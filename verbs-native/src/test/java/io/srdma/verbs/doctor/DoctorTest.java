@@ -83,19 +83,28 @@ class DoctorTest {
   void shouldReportRxeOnLoopbackAsTheGuestSeesIt() {
     FakeHost host = new FakeHost(dir).libibverbs("libibverbs.so.1.14.44.0").rxe0OnLo();
     DoctorReport r =
-        examine(host, probe(List.of("rxe0"), Map.of("rxe0/1/1", ok(1024, true, false))));
+        examine(host, probe(List.of("rxe0"), Map.of("rxe0/1/1", ok(4096, true, false))));
     String t = text(r);
     assertEquals(DoctorReport.EXIT_USABLE, r.exitCode(), t);
     assertTrue(t.contains("device rxe0  provider rdma_rxe (Soft-RoCE)"), t);
     assertTrue(t.contains("link layer Ethernet, state ACTIVE (LinkUp), netdev lo MTU 65536"), t);
     assertTrue(t.contains("GID 1 0000:0000:0000:0000:0000:ffff:7f00:0001  RoCE v2 (lo)"), t);
-    assertTrue(t.contains("RoCE v2 GIDs: 1"), t);
-    assertTrue(t.contains("memoryWindowType2=true windowBoundsEnforced=false"), t);
+    assertTrue(t.contains("RoCE v2 GIDs: 0, 1, 2"), t);
+    assertTrue(t.contains("active MTU 4096, memoryWindowType2=true windowBoundsEnforced=false"), t);
     assertTrue(has(r, Finding.Severity.NOTE, "window bounds are not enforced"), t);
-    // lo carries 4096 but rxe came up with 1024: flagged, with the rxe fix
+    assertEquals(1, r.findings().size(), t);
+    assertTrue(t.contains("verdict: usable: ibv on rxe0 port 1"), t);
+  }
+
+  @Test
+  void shouldFlagAnActiveMtuBelowWhatTheNetdevAllows() {
+    FakeHost host = new FakeHost(dir).libibverbs("libibverbs.so.1.14.44.0").rxe0OnLo();
+    DoctorReport r =
+        examine(host, probe(List.of("rxe0"), Map.of("rxe0/1/1", ok(1024, true, false))));
+    String t = text(r);
+    assertEquals(DoctorReport.EXIT_USABLE, r.exitCode(), t);
     assertTrue(has(r, Finding.Severity.WARN, "MTU mismatch: active MTU 1024"), t);
     assertTrue(has(r, Finding.Severity.WARN, "rdma link add rxe0 type rxe netdev lo"), t);
-    assertTrue(t.contains("verdict: usable: ibv on rxe0 port 1"), t);
   }
 
   @Test
@@ -180,7 +189,7 @@ class DoctorTest {
     FakeHost host =
         new FakeHost(dir).libibverbs("libibverbs.so.1.14.44.0").rxe0OnLo().memlock("65536", "0");
     DoctorReport r =
-        examine(host, probe(List.of("rxe0"), Map.of("rxe0/1/1", ok(1024, true, false))));
+        examine(host, probe(List.of("rxe0"), Map.of("rxe0/1/1", ok(4096, true, false))));
     String t = text(r);
     assertEquals(DoctorReport.EXIT_MISCONFIGURED, r.exitCode(), t);
     assertTrue(t.contains("memlock     64 KiB (ulimit -l 64)"), t);

@@ -47,7 +47,7 @@ final class FakeHost {
     write(p.resolve("link_layer"), linkLayer + "\n");
     write(p.resolve("state"), state + "\n");
     write(p.resolve("phys_state"), physState + "\n");
-    write(p.resolve("gids/0"), "0000:0000:0000:0000:0000:0000:0000:0000\n");
+    write(p.resolve("gids/9"), "0000:0000:0000:0000:0000:0000:0000:0000\n");
     return this;
   }
 
@@ -59,12 +59,16 @@ final class FakeHost {
     return this;
   }
 
-  /** rxe0 on lo as the Soft-RoCE guest makes it: GID 0 v1 link-local, 1 v2 IPv4-mapped. */
+  /**
+   * rxe0 on lo as the Soft-RoCE guest showed it (kernel 6.1): three GIDs, all RoCE v2 (link-local,
+   * IPv4-mapped 127.0.0.1, ::1), lo's MTU 65536.
+   */
   FakeHost rxe0OnLo() {
     return netdev("lo", 65536)
         .port("rxe0", 1, "Ethernet", "4: ACTIVE", "5: LinkUp")
-        .gid("rxe0", 1, 0, "fe80:0000:0000:0000:0000:00ff:fe00:0000", "IB/RoCE v1", "lo")
-        .gid("rxe0", 1, 1, "0000:0000:0000:0000:0000:ffff:7f00:0001", "RoCE v2", "lo");
+        .gid("rxe0", 1, 0, "fe80:0000:0000:0000:0200:00ff:fe00:0000", "RoCE v2", "lo")
+        .gid("rxe0", 1, 1, "0000:0000:0000:0000:0000:ffff:7f00:0001", "RoCE v2", "lo")
+        .gid("rxe0", 1, 2, "0000:0000:0000:0000:0000:0000:0000:0001", "RoCE v2", "lo");
   }
 
   private Path portDir(String dev, int port) {

@@ -27,8 +27,8 @@ class SysfsTest {
     assertEquals("LinkUp", port.physState());
     assertEquals("lo", port.netdev());
     assertEquals(65536, port.netdevMtu());
-    assertEquals(2, port.gids().size(), "the all-zero GID 0 placeholder is skipped");
-    assertEquals(1, port.roceV2Gids().get(0).index());
+    assertEquals(3, port.gids().size(), "the all-zero GID 9 is skipped");
+    assertEquals(1, port.roceV2Gids().get(1).index());
   }
 
   @Test
