@@ -22,14 +22,16 @@ class DoctorCommandTest {
   }
 
   @Test
-  void shouldExitZeroOnThisHostAndSayWhichProviderIsPossible() {
+  void shouldReportThisHostAndSayWhichProviderIsPossible() {
     CliRun run = CliRun.of("doctor");
-    assertEquals(0, run.exit(), run.out() + run.err());
+    boolean rdmaHere = Files.isDirectory(Path.of("/sys/class/infiniband"));
+    // a host with RDMA devices may be misconfigured (1); one without is always usable (0)
+    assertTrue(run.exit() == 0 || (rdmaHere && run.exit() == 1), run.out() + run.err());
     assertTrue(run.out().startsWith("srdma doctor: RDMA setup of this host"), run.out());
     assertTrue(run.out().contains("libibverbs  "), run.out());
     assertTrue(run.out().contains("memlock     "), run.out());
-    assertTrue(run.out().contains("verdict: usable"), run.out());
-    if (!Files.isDirectory(Path.of("/sys/class/infiniband"))) {
+    assertTrue(run.out().contains("verdict: "), run.out());
+    if (!rdmaHere) {
       assertTrue(run.out().contains("no RDMA device found"), run.out());
       assertTrue(run.out().contains("soft provider only"), run.out());
     }
