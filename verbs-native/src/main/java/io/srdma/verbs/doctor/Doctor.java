@@ -309,7 +309,9 @@ public final class Doctor {
                   + allowed
                   + "; peers must agree on the path MTU, larger packets are faster",
               dev.provider().startsWith("rdma_rxe")
-                  ? "rxe takes the MTU when it is created: rdma link delete "
+                  ? "ibv_devinfo -d "
+                      + dev.name()
+                      + " | grep mtu; if it stays low, recreate the link: rdma link delete "
                       + dev.name()
                       + "; rdma link add "
                       + dev.name()
