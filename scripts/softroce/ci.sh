@@ -244,7 +244,7 @@ echo "----- results -----"
 cat "$OUT/results.txt" 2>/dev/null || true
 PASSED=$(grep -c '^PASS' "$OUT/results.txt" 2>/dev/null || true)
 FAILED=$(grep -c '^FAIL' "$OUT/results.txt" 2>/dev/null || true)
-EXPECTED=7
+EXPECTED=8
 if [ "$((PASSED + FAILED))" -lt "$EXPECTED" ]; then
   FAILED=$((FAILED + EXPECTED - PASSED - FAILED))
 fi

@@ -27,6 +27,20 @@ ulimit -l unlimited
 export JAVA_TOOL_OPTIONS="-Dlogback.configurationFile=$REPO/scripts/softroce/logback-guest.xml"
 result PASS rxe-setup
 
+step "srdma doctor"
+# the doctor's engine (srdma doctor prints the same report): it must see rxe0 with a RoCE v2 GID
+# and the window-bounds self-test must find rxe not enforcing window bounds (docs/rdma-setup.md)
+timeout 300 "$JAVA" -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -cp "$CP" io.srdma.verbs.doctor.DoctorMain > "$OUT/doctor.log" 2>&1
+DRC=$?
+cat "$OUT/doctor.log"
+if [ $DRC = 0 ] && grep -q '^device rxe0 ' "$OUT/doctor.log" \
+    && grep -q 'RoCE v2 GIDs: [0-9]' "$OUT/doctor.log" \
+    && grep -q 'windowBoundsEnforced=false' "$OUT/doctor.log"; then
+  result PASS doctor
+else
+  result FAIL "doctor(rc=$DRC)"
+fi
+
 JOPTS="-Xss1m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Dsrdma.test.provider=ibv"
 
 step "verbs contract suite on provider ibv"

@@ -20,6 +20,7 @@ import picocli.CommandLine.Command;
       DemoCommand.class,
       AttackSuiteCommand.class,
       io.srdma.cli.bench.BenchCommand.class,
+      DoctorCommand.class,
       CaCommand.class,
       CertCommand.class,
       ServeCommand.class

@@ -88,7 +88,8 @@ public final class RecordOpener {
 
   /**
    * Opens the record at {@code offset} of {@code source}, which holds at most {@code available}
-   * bytes for it, and writes its plaintext at {@code plaintext}'s position (advancing it).
+   * bytes for it (before its limit: a range past the limit is {@code MALFORMED}), and writes its
+   * plaintext at {@code plaintext}'s position (advancing it).
    *
    * @param binding grant, tenant and region the record must belong to
    * @param remoteOffset the offset in the region the record was written at
@@ -100,7 +101,7 @@ public final class RecordOpener {
       RecordBinding binding,
       long remoteOffset,
       ByteBuffer plaintext) {
-    if (offset < 0 || available < RecordSealer.OVERHEAD || source.capacity() - offset < available) {
+    if (offset < 0 || available < RecordSealer.OVERHEAD || source.limit() - offset < available) {
       return available < RecordSealer.OVERHEAD && available >= 0
           ? OpenResult.TRUNCATED
           : OpenResult.MALFORMED;

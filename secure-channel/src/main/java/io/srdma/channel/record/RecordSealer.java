@@ -95,7 +95,8 @@ public final class RecordSealer {
 
   /**
    * Seals {@code plaintext.remaining()} bytes from its position (which is not moved) into {@code
-   * destination} at {@code destinationOffset}.
+   * destination} at {@code destinationOffset} (the record must end before the destination's limit,
+   * else {@link #NO_ROOM}).
    *
    * @param binding grant, tenant and region of the destination
    * @param remoteOffset the offset in the remote region the record will be written to
@@ -113,7 +114,7 @@ public final class RecordSealer {
       return TOO_LARGE;
     }
     int recordLength = length + OVERHEAD;
-    if (destinationOffset < 0 || destination.capacity() - destinationOffset < recordLength) {
+    if (destinationOffset < 0 || destination.limit() - destinationOffset < recordLength) {
       return NO_ROOM;
     }
     SealingKeys.Generation generation = shared.generation();
