@@ -1,6 +1,5 @@
 package io.srdma.cli.bench;
 
-import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -42,13 +41,21 @@ import picocli.CommandLine.Spec;
       "Transports: tls-jdk (JDK SSLSocket, TLS 1.3, mutual auth), tls-netty (Netty + BoringSSL),"
           + " plain-write (plaintext RDMA WRITE_WITH_IMM on --provider).",
       "Tables go to stdout (Markdown), progress to stderr. See docs/bench.md.",
+      "",
+      "--load runs a bounded load test of the sealed channel instead: --sessions clients over"
+          + " --tenants tenants holding --grants live grants write for --duration (default 60s,"
+          + " after --warmup, default 5s) while grants are revoked and clients rekey; prints"
+          + " throughput, write latency, memory, descriptors, threads and errors by kind.",
       ""
     },
     footer = {
       "",
       "Exit status: 0 measured (transports unavailable here are listed with the reason),"
           + " 1 a run failed, 2 bad options, 3 every selected transport unavailable.",
-      "Example: srdma bench --quick --sizes 64,4k --transports tls-jdk,plain-write --json r.json"
+      "With --load: 0 passed, 1 an unintended error or memory/descriptor/thread growth after"
+          + " the warm-up beyond the documented thresholds, 2 bad options.",
+      "Example: srdma bench --quick --sizes 64,4k --transports tls-jdk,plain-write --json r.json",
+      "Example: srdma bench --load --sessions 500 --tenants 20 --grants 10500 --duration 60s"
     })
 public final class BenchCommand implements Callable<Integer> {
   static final String DEFAULT_SIZES = "64,4096,65536,1048576";
@@ -143,8 +150,77 @@ public final class BenchCommand implements Callable<Integer> {
               + " (default: ${DEFAULT-VALUE}).")
   Progress.Mode progressMode;
 
+  @Option(
+      names = "--load",
+      description =
+          "Run the load test (sealed channel, many sessions, tenants and grants, revocations and"
+              + " rekeys under way) instead of the transport comparison. See docs/bench.md.")
+  boolean load;
+
+  @Option(
+      names = "--sessions",
+      paramLabel = "N",
+      defaultValue = "500",
+      description = "--load: concurrent client sessions (default: ${DEFAULT-VALUE}).")
+  int sessions;
+
+  @Option(
+      names = "--tenants",
+      paramLabel = "N",
+      defaultValue = "20",
+      description =
+          "--load: tenants, each with a 1 MiB region; sessions are spread over them"
+              + " (default: ${DEFAULT-VALUE}).")
+  int tenants;
+
+  @Option(
+      names = "--grants",
+      paramLabel = "N",
+      defaultValue = "10500",
+      description =
+          "--load: live write grants in all, on disjoint ranges, ceil(N / sessions) per session"
+              + " (default: ${DEFAULT-VALUE}).")
+  int grants;
+
+  @Option(
+      names = "--record-size",
+      paramLabel = "SIZE",
+      defaultValue = "256",
+      converter = SizeConverter.class,
+      description = "--load: payload of each write, one sealed record (default: ${DEFAULT-VALUE}).")
+  int recordSize;
+
+  @Option(
+      names = "--window",
+      paramLabel = "N",
+      defaultValue = "4",
+      description =
+          "--load: writes per session not yet opened by the host (default: ${DEFAULT-VALUE}).")
+  int window;
+
+  @Option(
+      names = "--revocations-per-second",
+      paramLabel = "R",
+      defaultValue = "20",
+      description =
+          "--load: target rate of revoke / check-refused / re-grant cycles, 0 for none"
+              + " (default: ${DEFAULT-VALUE}).")
+  double revocationsPerSecond;
+
+  @Option(
+      names = "--rekey-records",
+      paramLabel = "N",
+      defaultValue = "500",
+      description =
+          "--load: each client moves to a new key epoch after this many records"
+              + " (default: ${DEFAULT-VALUE}).")
+  long rekeyRecords;
+
   @Override
-  public Integer call() throws IOException {
+  public Integer call() throws Exception {
+    if (load) {
+      return runLoad();
+    }
     BenchRunner.Config config = validate();
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
@@ -171,6 +247,60 @@ public final class BenchCommand implements Callable<Integer> {
       return 3;
     }
     return 0;
+  }
+
+  private int runLoad() throws Exception {
+    CommandLine cl = spec.commandLine();
+    for (String o :
+        List.of("--sizes", "--transports", "--depth", "--json", "--quick", "--verify")) {
+      if (cl.getParseResult().hasMatchedOption(o)) {
+        throw new ParameterException(cl, o + " does not apply to --load");
+      }
+    }
+    Duration d = duration != null ? duration : Duration.ofSeconds(60);
+    Duration w = warmup != null ? warmup : Duration.ofSeconds(5);
+    if (d.isZero() || d.isNegative() || d.compareTo(Duration.ofHours(1)) > 0) {
+      throw new ParameterException(cl, "--duration must be more than 0 and at most 1h, got " + d);
+    }
+    if (w.isNegative() || w.compareTo(Duration.ofHours(1)) > 0) {
+      throw new ParameterException(cl, "--warmup must be 0 to 1h, got " + w);
+    }
+    if (sessions > 4096 || tenants > 1000 || grants > 200_000) {
+      throw new ParameterException(
+          cl, "--load is bounded: at most 4096 sessions, 1000 tenants, 200000 grants");
+    }
+    LoadRun.Config c =
+        new LoadRun.Config(
+            sessions,
+            tenants,
+            grants,
+            d,
+            w,
+            recordSize,
+            window,
+            revocationsPerSecond,
+            rekeyRecords,
+            provider);
+    String problem = c.problem();
+    if (problem != null) {
+      throw new ParameterException(cl, "--load: " + problem);
+    }
+    PrintWriter out = cl.getOut();
+    PrintWriter err = cl.getErr();
+    out.printf(
+        Locale.ROOT,
+        "srdma bench --load: JDK %s, %d CPUs, load average %.2f, max heap %d MiB%n%n",
+        Runtime.version(),
+        Runtime.getRuntime().availableProcessors(),
+        java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage(),
+        Runtime.getRuntime().maxMemory() >> 20);
+    out.flush();
+    LoadRun.Result r;
+    try (LoadRun run = new LoadRun(c, err)) {
+      r = run.run();
+    }
+    LoadRun.print(out, r);
+    return r.ok() ? 0 : 1;
   }
 
   private BenchRunner.Config validate() {

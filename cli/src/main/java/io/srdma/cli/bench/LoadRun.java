@@ -1,0 +1,824 @@
+package io.srdma.cli.bench;
+
+import io.srdma.channel.Access;
+import io.srdma.channel.ChannelException;
+import io.srdma.channel.ClientOptions;
+import io.srdma.channel.HostOptions;
+import io.srdma.channel.HostStats;
+import io.srdma.channel.HostedRegion;
+import io.srdma.channel.ReceivedRecord;
+import io.srdma.channel.RegionHost;
+import io.srdma.channel.RemoteGrant;
+import io.srdma.channel.SealedLayout;
+import io.srdma.channel.SecureRdmaClient;
+import io.srdma.keys.DeploymentCa;
+import io.srdma.keys.PeerIdentity;
+import io.srdma.keys.RekeyPolicy;
+import io.srdma.policy.AuditLog;
+import io.srdma.policy.AuditTrail;
+import io.srdma.policy.PolicyLoader;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.lang.management.BufferPoolMXBean;
+import java.lang.management.ManagementFactory;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Random;
+import java.util.SplittableRandom;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.BooleanSupplier;
+import java.util.stream.Stream;
+import org.HdrHistogram.Histogram;
+import org.HdrHistogram.Recorder;
+
+/**
+ * {@code srdma bench --load}: a bounded load test of the sealed channel. One {@link RegionHost}
+ * with one 1 MiB region per tenant; {@code sessions} {@link SecureRdmaClient}s spread over {@code
+ * tenants} tenants, each holding {@code ceil(grants / sessions)} write grants on disjoint ranges of
+ * its tenant's region. Every session writes one-record messages round-robin over its grants, at
+ * most {@code window} not yet opened by the host; the host checks each session's sequence numbers.
+ * Meanwhile a revoker takes a grant out of a session's rotation, waits until the host opened every
+ * record written under it, revokes it ({@code host.revoke}), waits until the holder is told, checks
+ * that a write on it is refused with {@code REVOKED} (intended), asks for a replacement and puts it
+ * back; every tenth cycle it also asks for a grant outside the region, which must be denied
+ * (intended). Clients rekey every {@code rekeyRecords} records.
+ *
+ * <p>Anything else that fails is an unintended error, counted by kind. After the warm-up and at the
+ * end (before closing) heap, direct memory, open file descriptors and threads are sampled; growth
+ * beyond {@link #HEAP_SLACK} (or a quarter of the start heap), {@link #DIRECT_SLACK}, {@link
+ * #FD_SLACK} descriptors or {@link #THREAD_SLACK} threads fails the run.
+ */
+final class LoadRun implements AutoCloseable {
+  static final long REGION_BYTES = 1L << 20;
+  static final long HEAP_SLACK = 64L << 20;
+  static final long DIRECT_SLACK = 8L << 20;
+  static final int FD_SLACK = 32;
+  static final int THREAD_SLACK = 32;
+  private static final Duration STEP_TIMEOUT = Duration.ofSeconds(20);
+  private static final Duration TTL = Duration.ofHours(2);
+  private static final int HEADER = Integer.BYTES + Long.BYTES;
+
+  /** What to run. */
+  record Config(
+      int sessions,
+      int tenants,
+      int grants,
+      Duration duration,
+      Duration warmup,
+      int recordSize,
+      int window,
+      double revocationsPerSecond,
+      long rekeyRecords,
+      String provider) {
+    int grantsPerSession() {
+      return (grants + sessions - 1) / sessions;
+    }
+
+    int sessionsPerTenant() {
+      return (sessions + tenants - 1) / tenants;
+    }
+
+    long grantLength() {
+      return REGION_BYTES / ((long) sessionsPerTenant() * grantsPerSession());
+    }
+
+    long sealedRecord() {
+      return SealedLayout.sealedLength(recordSize, recordSize);
+    }
+
+    long slotsPerGrant() {
+      return grantLength() / sealedRecord();
+    }
+
+    /** Why this configuration cannot run, or null. */
+    String problem() {
+      if (sessions < 1 || tenants < 1 || grants < 1 || window < 1) {
+        return "sessions, tenants, grants and window must be >= 1";
+      }
+      if (tenants > sessions) {
+        return "more tenants (" + tenants + ") than sessions (" + sessions + ")";
+      }
+      if (grantsPerSession() < 2 || grantsPerSession() > 200) {
+        return "grants per session must be 2..200, got " + grantsPerSession();
+      }
+      if (recordSize < HEADER || recordSize > 65536) {
+        return "record size must be " + HEADER + "..65536, got " + recordSize;
+      }
+      if (slotsPerGrant() < 1) {
+        return "a grant of "
+            + grantLength()
+            + " B (1 MiB per tenant / its grants) cannot hold a sealed record of "
+            + sealedRecord()
+            + " B: fewer grants per tenant or a smaller --record-size";
+      }
+      if ((grantsPerSession() - 1) * slotsPerGrant() <= window) {
+        return "--window " + window + " must be below the slots a session rotates over";
+      }
+      if (revocationsPerSecond < 0 || rekeyRecords < 1) {
+        return "revocation rate must be >= 0 and rekey records >= 1";
+      }
+      return null;
+    }
+  }
+
+  /** Heap, direct memory, descriptors and threads at one moment (after a GC). */
+  record Sample(long heapBytes, long directBytes, long fds, int threads) {
+    static Sample take() {
+      System.gc();
+      try {
+        Thread.sleep(200);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      long direct = -1;
+      for (BufferPoolMXBean b : ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class)) {
+        if ("direct".equals(b.getName())) {
+          direct = b.getMemoryUsed();
+        }
+      }
+      return new Sample(
+          ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed(),
+          direct,
+          openFds(),
+          ManagementFactory.getThreadMXBean().getThreadCount());
+    }
+  }
+
+  /** Open file descriptors of this process ({@code /proc/self/fd}), or -1 where there is none. */
+  static long openFds() {
+    Path fd = Path.of("/proc/self/fd");
+    if (!Files.isDirectory(fd)) {
+      return -1;
+    }
+    try (Stream<Path> s = Files.list(fd)) {
+      return s.count() - 1; // the listing's own descriptor
+    } catch (IOException e) {
+      return -1;
+    }
+  }
+
+  /** The outcome. */
+  record Result(
+      Config config,
+      Duration setup,
+      Duration measured,
+      long records,
+      long bytes,
+      Histogram writeLatencyNanos,
+      Sample start,
+      Sample end,
+      int liveGrantsStart,
+      int liveGrantsEnd,
+      int sessionsEnd,
+      long revocations,
+      long refusedRevokedWrites,
+      long intendedDenials,
+      long rekeys,
+      Map<String, Long> errors,
+      List<String> thresholdViolations) {
+    boolean ok() {
+      return errors.isEmpty() && thresholdViolations.isEmpty();
+    }
+
+    double recordsPerSecond() {
+      return records / seconds();
+    }
+
+    double megabytesPerSecond() {
+      return bytes / 1e6 / seconds();
+    }
+
+    private double seconds() {
+      return Math.max(1e-9, measured.toNanos() / 1e9);
+    }
+  }
+
+  private final Config config;
+  private final PrintWriter log;
+  private final Map<String, LongAdder> errors = new ConcurrentHashMap<>();
+  private final Recorder latency = new Recorder(3);
+  private final AtomicBoolean running = new AtomicBoolean(true);
+  private final AtomicBoolean measuring = new AtomicBoolean();
+  private final AtomicLong revocations = new AtomicLong();
+  private final AtomicLong refusedRevokedWrites = new AtomicLong();
+  private final AtomicLong intendedDenials = new AtomicLong();
+  private final ExecutorService driver;
+  private Path dir;
+  private AuditLog audit;
+  private RegionHost host;
+  private Session[] sessions;
+
+  LoadRun(Config config, PrintWriter log) {
+    String problem = config.problem();
+    if (problem != null) {
+      throw new IllegalArgumentException(problem);
+    }
+    this.config = config;
+    this.log = log;
+    AtomicInteger n = new AtomicInteger();
+    this.driver =
+        Executors.newFixedThreadPool(
+            4,
+            r -> {
+              Thread t = new Thread(r, "srdma-load-driver-" + n.incrementAndGet());
+              t.setDaemon(true);
+              return t;
+            });
+  }
+
+  private void error(String kind) {
+    errors.computeIfAbsent(kind, k -> new LongAdder()).increment();
+  }
+
+  private static String tenant(int t) {
+    return "t" + t;
+  }
+
+  private String policy() {
+    StringBuilder y = new StringBuilder("version: 1\ntenants:\n");
+    for (int t = 0; t < config.tenants(); t++) {
+      y.append("  ")
+          .append(tenant(t))
+          .append(":\n")
+          .append("    regions:\n")
+          .append("      data:\n")
+          .append("        size: ")
+          .append(REGION_BYTES)
+          .append('\n')
+          .append("    roles:\n")
+          .append("      writer:\n")
+          .append("        permissions: [\"region:write:data\"]\n")
+          .append("        operations: [write]\n")
+          .append("        max-bytes-per-grant: ")
+          .append(REGION_BYTES)
+          .append('\n')
+          .append("        max-ttl: 3h\n")
+          .append("        max-live-grants: ")
+          .append(config.grantsPerSession() + 4)
+          .append('\n')
+          .append("    peers:\n")
+          .append("      - identity: srdma://")
+          .append(tenant(t))
+          .append("/p-*\n")
+          .append("        roles: [writer]\n");
+    }
+    return y.toString();
+  }
+
+  /** Sets up, warms up, measures, drains and samples; closing is {@link #close}'s. */
+  Result run() throws Exception {
+    long setupStart = System.nanoTime();
+    dir = Files.createTempDirectory("srdma-load");
+    DeploymentCa ca = DeploymentCa.init(dir.resolve("ca"), null);
+    audit = AuditLog.open(dir.resolve("audit.jsonl"));
+    host =
+        RegionHost.start(
+            new HostOptions()
+                .credential(
+                    ca.issuePeer(
+                        PeerIdentity.of(RegionHost.HOST_TENANT, "load"), Duration.ofDays(1)))
+                .trust(ca.trust())
+                .policy(new PolicyLoader().parse("load-policy.yaml", policy()))
+                .audit(new AuditTrail(audit))
+                .provider(config.provider())
+                .maxSessions(config.sessions() + 8)
+                .maxSessionsPerTenant(config.sessionsPerTenant() + 4)
+                .handshakeTimeout(STEP_TIMEOUT)
+                .requestTimeout(STEP_TIMEOUT)
+                .receiveDepth(Math.max(16, config.window() * 4)));
+    for (int t = 0; t < config.tenants(); t++) {
+      HostedRegion r = host.registerRegion(tenant(t), "data", REGION_BYTES);
+      r.onRecord(this::onRecord);
+    }
+    sessions = new Session[config.sessions()];
+    RekeyPolicy rekey = RekeyPolicy.fromSystemProperties().withMaxRecords(config.rekeyRecords());
+    ExecutorService connector = Executors.newFixedThreadPool(8);
+    try {
+      List<Future<?>> done = new ArrayList<>();
+      for (int i = 0; i < config.sessions(); i++) {
+        int index = i;
+        done.add(
+            connector.submit(
+                () -> {
+                  int t = index % config.tenants();
+                  ClientOptions o =
+                      new ClientOptions()
+                          .credential(
+                              ca.issuePeer(
+                                  PeerIdentity.of(tenant(t), "p-" + index), Duration.ofDays(1)))
+                          .trust(ca.trust())
+                          .host(host.address())
+                          .provider(config.provider())
+                          .connectTimeout(STEP_TIMEOUT)
+                          .requestTimeout(STEP_TIMEOUT)
+                          .maxRecordPayload(config.recordSize())
+                          .stagingSlots(config.window() + 2)
+                          .maxReadBytes(4096)
+                          .sealingThreads(0)
+                          .rekeyPolicy(rekey);
+                  Session s = new Session(index, index / config.tenants(), o);
+                  sessions[index] = s;
+                  return null;
+                }));
+      }
+      for (Future<?> f : done) {
+        try {
+          f.get(10, TimeUnit.MINUTES);
+        } catch (ExecutionException e) {
+          throw new IllegalStateException("load set-up failed: " + e.getCause(), e.getCause());
+        }
+      }
+    } finally {
+      connector.shutdownNow();
+    }
+    Duration setup = Duration.ofNanos(System.nanoTime() - setupStart);
+    log.printf(
+        Locale.ROOT,
+        "load: %d sessions, %d tenants, %d live grants set up in %.1f s; warming up %s%n",
+        host.stats().sessions(),
+        config.tenants(),
+        host.stats().liveGrants(),
+        setup.toNanos() / 1e9,
+        Report.duration(config.warmup()));
+    log.flush();
+
+    HostStats base = host.stats();
+    for (Session s : sessions) {
+      s.kick();
+    }
+    Thread revoker = new Thread(this::revokeLoop, "srdma-load-revoker");
+    revoker.setDaemon(true);
+    revoker.start();
+    sleepUntilOrFailed(System.nanoTime() + config.warmup().toNanos());
+
+    Sample start = Sample.take();
+    HostStats atStart = host.stats();
+    long epochsStart = epochs();
+    latency.reset();
+    measuring.set(true);
+    long t0 = System.nanoTime();
+    log.printf(Locale.ROOT, "load: measuring for %s%n", Report.duration(config.duration()));
+    log.flush();
+    sleepUntilOrFailed(t0 + config.duration().toNanos());
+    HostStats atEnd = host.stats();
+    Duration measured = Duration.ofNanos(System.nanoTime() - t0);
+    Histogram h = latency.getIntervalHistogram();
+    measuring.set(false);
+    long epochsEnd = epochs();
+
+    running.set(false);
+    revoker.join(STEP_TIMEOUT.toMillis() * 3);
+    if (revoker.isAlive()) {
+      error("revoker:stuck");
+    }
+    for (Session s : sessions) {
+      if (!s.failed
+          && !await(
+              () -> s.completed.get() == s.issued.get() && s.delivered.get() == s.issued.get())) {
+        error("drain:timeout");
+      }
+    }
+    Sample end = Sample.take();
+    HostStats last = host.stats();
+    hostErrors(base, last);
+    List<String> violations = thresholds(start, end);
+    Map<String, Long> byKind = new TreeMap<>();
+    errors.forEach((k, v) -> byKind.put(k, v.sum()));
+    return new Result(
+        config,
+        setup,
+        measured,
+        atEnd.recordsOpened() - atStart.recordsOpened(),
+        atEnd.bytesOpened() - atStart.bytesOpened(),
+        h,
+        start,
+        end,
+        atStart.liveGrants(),
+        last.liveGrants(),
+        last.sessions(),
+        revocations.get(),
+        refusedRevokedWrites.get(),
+        intendedDenials.get(),
+        epochsEnd - epochsStart,
+        byKind,
+        violations);
+  }
+
+  private void sleepUntilOrFailed(long deadline) throws InterruptedException {
+    while (System.nanoTime() < deadline) {
+      Thread.sleep(Math.min(250, Math.max(1, (deadline - System.nanoTime()) / 1_000_000)));
+    }
+  }
+
+  private long epochs() {
+    long sum = 0;
+    for (Session s : sessions) {
+      sum += s.client.epoch();
+    }
+    return sum;
+  }
+
+  private void hostErrors(HostStats base, HostStats last) {
+    count("host:auth-failures", last.authFailures() - base.authFailures());
+    count("host:rate-limited", last.rateLimited() - base.rateLimited());
+    count("host:quota-refusals", last.quotaRefusals() - base.quotaRefusals());
+    count("host:records-rejected", last.recordsRejected() - base.recordsRejected());
+    count("host:remote-access-errors", last.remoteAccessErrors() - base.remoteAccessErrors());
+    count("host:protocol-errors", last.protocolErrors() - base.protocolErrors());
+    count("host:unexpected-denials", last.denials() - base.denials() - intendedDenials.get());
+    count("host:sessions-lost", config.sessions() - last.sessions());
+  }
+
+  private void count(String kind, long n) {
+    if (n > 0) {
+      errors.computeIfAbsent(kind, k -> new LongAdder()).add(n);
+    }
+  }
+
+  private static List<String> thresholds(Sample start, Sample end) {
+    List<String> out = new ArrayList<>();
+    long heapLimit = start.heapBytes() + Math.max(HEAP_SLACK, start.heapBytes() / 4);
+    if (end.heapBytes() > heapLimit) {
+      out.add("heap grew from " + start.heapBytes() + " to " + end.heapBytes() + " B");
+    }
+    if (start.directBytes() >= 0 && end.directBytes() > start.directBytes() + DIRECT_SLACK) {
+      out.add("direct memory grew from " + start.directBytes() + " to " + end.directBytes() + " B");
+    }
+    if (start.fds() >= 0 && end.fds() > start.fds() + FD_SLACK) {
+      out.add("open descriptors grew from " + start.fds() + " to " + end.fds());
+    }
+    if (end.threads() > start.threads() + THREAD_SLACK) {
+      out.add("threads grew from " + start.threads() + " to " + end.threads());
+    }
+    return out;
+  }
+
+  /** Host's receiver thread: one opened record. */
+  private void onRecord(ReceivedRecord r) {
+    ByteBuffer p = r.payload();
+    if (p.remaining() != config.recordSize()) {
+      error("record:length");
+      return;
+    }
+    int index = p.getInt(p.position());
+    long seq = p.getLong(p.position() + Integer.BYTES);
+    Session s = index >= 0 && index < sessions.length ? sessions[index] : null;
+    if (s == null || !s.client.identity().equals(r.identity())) {
+      error("record:foreign");
+      return;
+    }
+    if (seq != s.expected) {
+      error("record:sequence");
+    }
+    s.expected = seq + 1;
+    s.delivered.incrementAndGet();
+    s.kick();
+  }
+
+  private static boolean await(BooleanSupplier condition) {
+    long deadline = System.nanoTime() + STEP_TIMEOUT.toNanos();
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        return false;
+      }
+      try {
+        Thread.sleep(1);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static ChannelException.Reason reason(Throwable e) {
+    Throwable c = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+    return c instanceof ChannelException ce ? ce.reason() : null;
+  }
+
+  private void revokeLoop() {
+    if (config.revocationsPerSecond() <= 0) {
+      return;
+    }
+    SplittableRandom random = new SplittableRandom(42);
+    long interval = (long) (1e9 / config.revocationsPerSecond());
+    long next = System.nanoTime();
+    long cycles = 0;
+    while (running.get()) {
+      next += interval;
+      long wait = next - System.nanoTime();
+      if (wait > 0) {
+        try {
+          TimeUnit.NANOSECONDS.sleep(wait);
+        } catch (InterruptedException e) {
+          return;
+        }
+      }
+      if (!running.get()) {
+        return;
+      }
+      Session s = sessions[random.nextInt(sessions.length)];
+      if (s.failed) {
+        continue;
+      }
+      try {
+        revokeOne(s, random);
+        if (++cycles % 10 == 0) {
+          denyOne(s);
+        }
+      } catch (RuntimeException e) {
+        error("revoker:" + e.getClass().getSimpleName());
+      }
+    }
+  }
+
+  private void revokeOne(Session s, SplittableRandom random) {
+    Slot slot;
+    synchronized (s) {
+      if (s.active.size() < 2) {
+        return;
+      }
+      slot = s.active.remove(random.nextInt(s.active.size()));
+    }
+    long lastSeq = slot.lastSeq;
+    if (!await(() -> slot.outstanding.get() == 0 && s.delivered.get() > lastSeq)) {
+      error("revoke:drain-timeout");
+      return;
+    }
+    RemoteGrant g = slot.grant;
+    if (!host.revoke(g.id(), "load")) {
+      error("revoke:not-live");
+      return;
+    }
+    revocations.incrementAndGet();
+    if (!await(() -> g.endedBecause() != null)) {
+      error("revoke:holder-not-told");
+      return;
+    }
+    if (!"REVOKED".equals(g.endedBecause())) {
+      error("revoke:ended-" + g.endedBecause());
+    }
+    try {
+      g.write(0, ByteBuffer.allocate(config.recordSize())).toCompletableFuture().join();
+      error("revoke:write-accepted");
+    } catch (CompletionException e) {
+      if (reason(e) == ChannelException.Reason.REVOKED) {
+        refusedRevokedWrites.incrementAndGet();
+      } else {
+        error("revoke:write-" + reason(e));
+      }
+    }
+    try {
+      slot.grant =
+          s.client.grant("data", EnumSet.of(Access.WRITE), slot.offset, config.grantLength(), TTL);
+    } catch (ChannelException e) {
+      error("regrant:" + e.reason());
+      return;
+    }
+    synchronized (s) {
+      s.active.add(slot);
+    }
+    s.kick();
+  }
+
+  private void denyOne(Session s) {
+    try {
+      RemoteGrant g =
+          s.client.grant("data", EnumSet.of(Access.WRITE), REGION_BYTES, config.grantLength(), TTL);
+      error("deny:granted");
+      CompletionStage<Void> unused = g.release();
+    } catch (ChannelException e) {
+      if (e.reason() == ChannelException.Reason.GRANT_DENIED) {
+        intendedDenials.incrementAndGet();
+      } else {
+        error("deny:" + e.reason());
+      }
+    }
+  }
+
+  /** One grant in a session's rotation: a disjoint range of the tenant's region. */
+  private static final class Slot {
+    final long offset;
+    volatile RemoteGrant grant;
+    final AtomicInteger outstanding = new AtomicInteger();
+    volatile long lastSeq = -1;
+    int next;
+
+    Slot(long offset, RemoteGrant grant) {
+      this.offset = offset;
+      this.grant = grant;
+    }
+  }
+
+  /** One client, its grants and its flow control. */
+  private final class Session {
+    final int index;
+    final SecureRdmaClient client;
+    final List<Slot> active = new ArrayList<>();
+    final AtomicLong delivered = new AtomicLong();
+    final AtomicLong completed = new AtomicLong();
+    final AtomicBoolean scheduled = new AtomicBoolean();
+    final ByteBuffer message;
+    long expected; // host's receiver thread only
+    final AtomicLong issued = new AtomicLong();
+    int cursor; // guarded by this
+    volatile boolean failed;
+
+    Session(int index, int local, ClientOptions o) {
+      this.index = index;
+      this.client = SecureRdmaClient.connect(o);
+      client.onSessionLost(
+          e -> {
+            failed = true;
+            error("session-lost:" + e.reason());
+          });
+      this.message = ByteBuffer.allocate(config.recordSize());
+      byte[] fill = new byte[config.recordSize()];
+      new Random(index).nextBytes(fill);
+      message.put(fill).clear();
+      int g = config.grantsPerSession();
+      List<CompletableFuture<RemoteGrant>> asked = new ArrayList<>();
+      for (int k = 0; k < g; k++) {
+        long offset = ((long) local * g + k) * config.grantLength();
+        asked.add(
+            client
+                .requestGrant("data", EnumSet.of(Access.WRITE), offset, config.grantLength(), TTL)
+                .toCompletableFuture());
+      }
+      for (int k = 0; k < g; k++) {
+        RemoteGrant grant = asked.get(k).join();
+        active.add(new Slot(grant.offset(), grant));
+      }
+    }
+
+    void kick() {
+      if (running.get() && !failed && scheduled.compareAndSet(false, true)) {
+        driver.execute(this::pump);
+      }
+    }
+
+    void pump() {
+      scheduled.set(false);
+      synchronized (this) {
+        while (running.get()
+            && !failed
+            && issued.get() - delivered.get() < config.window()
+            && issued.get() - completed.get() < config.window()
+            && !active.isEmpty()) {
+          Slot slot = active.get(cursor++ % active.size());
+          long offset = (slot.next++ % config.slotsPerGrant()) * config.sealedRecord();
+          long seq = issued.getAndIncrement();
+          message.putInt(0, index).putLong(Integer.BYTES, seq);
+          slot.lastSeq = seq;
+          slot.outstanding.incrementAndGet();
+          long start = System.nanoTime();
+          CompletionStage<Void> unused =
+              slot.grant
+                  .write(offset, message.duplicate().clear())
+                  .whenComplete((v, e) -> written(slot, start, e));
+        }
+      }
+    }
+
+    private void written(Slot slot, long start, Throwable e) {
+      if (e != null) {
+        failed = true;
+        error("write:" + reason(e));
+      } else if (measuring.get()) {
+        latency.recordValue(Math.max(0, System.nanoTime() - start));
+      }
+      slot.outstanding.decrementAndGet();
+      completed.incrementAndGet();
+      kick();
+    }
+  }
+
+  /** Closes every client, then the host, and deletes the temporary CA and audit log. */
+  @Override
+  public void close() {
+    running.set(false);
+    driver.shutdownNow();
+    if (sessions != null) {
+      ExecutorService closer = Executors.newFixedThreadPool(8);
+      List<Future<?>> done = new ArrayList<>();
+      for (Session s : sessions) {
+        if (s != null) {
+          done.add(closer.submit(s.client::close));
+        }
+      }
+      for (Future<?> f : done) {
+        try {
+          f.get(1, TimeUnit.MINUTES);
+        } catch (Exception e) {
+          log.println("load: closing a client: " + e);
+        }
+      }
+      closer.shutdownNow();
+      sessions = null;
+    }
+    if (host != null) {
+      host.close();
+      host = null;
+    }
+    if (audit != null) {
+      audit.close();
+      audit = null;
+    }
+    if (dir != null) {
+      try (Stream<Path> s = Files.walk(dir)) {
+        s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+      } catch (IOException e) {
+        log.println("load: cannot delete " + dir + ": " + e.getMessage());
+      }
+      dir = null;
+    }
+  }
+
+  /** The report, Markdown, for stdout. */
+  static void print(PrintWriter out, Result r) {
+    Config c = r.config();
+    out.printf(
+        Locale.ROOT,
+        "## Load: %d sessions, %d tenants, %d grants (%d per session, %d B each), %d B records,"
+            + " window %d, %.1f revocations/s target, rekey every %d records, provider %s%n%n",
+        c.sessions(),
+        c.tenants(),
+        c.grantsPerSession() * c.sessions(),
+        c.grantsPerSession(),
+        c.grantLength(),
+        c.recordSize(),
+        c.window(),
+        c.revocationsPerSecond(),
+        c.rekeyRecords(),
+        c.provider());
+    Histogram h = r.writeLatencyNanos();
+    out.println("| figure | value |");
+    out.println("|---|---|");
+    row(out, "set-up (connect + grants)", String.format(Locale.ROOT, "%.1f s", secs(r.setup())));
+    row(out, "measured", String.format(Locale.ROOT, "%.1f s", secs(r.measured())));
+    row(out, "records opened by the host", String.valueOf(r.records()));
+    row(out, "records/s", String.format(Locale.ROOT, "%.0f", r.recordsPerSecond()));
+    row(out, "MB/s opened (10^6 B)", String.format(Locale.ROOT, "%.2f", r.megabytesPerSecond()));
+    row(
+        out,
+        "write latency p50 / p99 / p99.9 (µs)",
+        String.format(
+            Locale.ROOT,
+            "%.0f / %.0f / %.0f (%d writes)",
+            h.getValueAtPercentile(50) / 1e3,
+            h.getValueAtPercentile(99) / 1e3,
+            h.getValueAtPercentile(99.9) / 1e3,
+            h.getTotalCount()));
+    row(out, "live grants at start / end", r.liveGrantsStart() + " / " + r.liveGrantsEnd());
+    row(out, "sessions open at end", String.valueOf(r.sessionsEnd()));
+    row(out, "revocations (host.revoke)", String.valueOf(r.revocations()));
+    row(out, "writes refused REVOKED (intended)", String.valueOf(r.refusedRevokedWrites()));
+    row(out, "grants denied (intended)", String.valueOf(r.intendedDenials()));
+    row(out, "rekeys (epochs advanced)", String.valueOf(r.rekeys()));
+    row(out, "heap used start / end (MiB)", mib(r.start().heapBytes(), r.end().heapBytes()));
+    row(out, "direct used start / end (MiB)", mib(r.start().directBytes(), r.end().directBytes()));
+    row(out, "open fds start / end", r.start().fds() + " / " + r.end().fds());
+    row(out, "threads start / end", r.start().threads() + " / " + r.end().threads());
+    row(out, "unintended errors", r.errors().isEmpty() ? "0" : r.errors().toString());
+    row(
+        out,
+        "threshold violations",
+        r.thresholdViolations().isEmpty() ? "none" : String.join("; ", r.thresholdViolations()));
+    out.println();
+    out.println(r.ok() ? "load: PASS" : "load: FAIL");
+    out.flush();
+  }
+
+  private static double secs(Duration d) {
+    return d.toNanos() / 1e9;
+  }
+
+  private static String mib(long a, long b) {
+    return String.format(Locale.ROOT, "%.1f / %.1f", a / 1048576.0, b / 1048576.0);
+  }
+
+  private static void row(PrintWriter out, String k, String v) {
+    out.println("| " + k + " | " + v + " |");
+  }
+}
