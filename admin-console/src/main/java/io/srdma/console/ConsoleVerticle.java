@@ -111,7 +111,7 @@ final class ConsoleVerticle extends VerticleBase {
             .setPort(config.port())
             .setSsl(true)
             .setKeyCertOptions(Tls.keyCertOptions(config))
-            .setEnabledSecureTransportProtocols(Set.of("TLSv1.3", "TLSv1.2"));
+            .setEnabledSecureTransportProtocols(Set.of("TLSv1.3"));
     return vertx
         .createHttpServer(options)
         .requestHandler(router)
