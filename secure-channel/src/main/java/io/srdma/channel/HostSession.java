@@ -664,6 +664,8 @@ final class HostSession implements Runnable {
       return;
     }
     if (qp != null) {
+      // records the peer wrote before its CLOSE may still sit in the receive queue: open them
+      host.drainReceives(host.options().requestTimeout());
       host.detach(qp.qpn());
     }
     for (HostGrant g : liveGrants()) {

@@ -87,6 +87,8 @@ public final class RegionHost implements AutoCloseable {
   private final Map<Long, HostGrant> grants = new ConcurrentHashMap<>();
   private final Map<String, AtomicInteger> sessionsPerTenant = new ConcurrentHashMap<>();
   private final AtomicInteger sessionCount = new AtomicInteger();
+  private final java.util.concurrent.atomic.AtomicLong drained =
+      new java.util.concurrent.atomic.AtomicLong();
   private final String name;
   private volatile boolean closed;
 
@@ -405,6 +407,12 @@ public final class RegionHost implements AutoCloseable {
           s.onReceive(wcs[i]);
         }
       }
+      if (n < wcs.length) {
+        synchronized (drained) {
+          drained.incrementAndGet();
+          drained.notifyAll();
+        }
+      }
     }
   }
 
@@ -495,6 +503,30 @@ public final class RegionHost implements AutoCloseable {
 
   HostedRegion hostedRegion(String tenant, String region) {
     return regions.get(tenant + "/" + region);
+  }
+
+  /**
+   * Waits (bounded) until the receiver has emptied the receive queue twice since the call, so every
+   * completion already queued when a session ends (records written just before a CLOSE that
+   * overtook them on the control connection) is opened before the session detaches.
+   */
+  void drainReceives(Duration limit) {
+    long deadline = System.nanoTime() + limit.toNanos();
+    synchronized (drained) {
+      long target = drained.get() + 2;
+      while (drained.get() < target && !closed) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          return;
+        }
+        try {
+          drained.wait(Math.max(1, left / 1_000_000));
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return;
+        }
+      }
+    }
   }
 
   void attach(int qpn, HostSession s) {

@@ -103,6 +103,25 @@ class ChannelEndToEndTest {
   }
 
   @Test
+  void recordsWrittenRightBeforeCloseAreStillOpened() throws Exception {
+    try (ChannelRig rig = new ChannelRig(dir)) {
+      for (int round = 0; round < 5; round++) {
+        int before = rig.acmeRecords.size();
+        SecureRdmaClient c = SecureRdmaClient.connect(rig.options("acme", "trainer-1"));
+        RemoteGrant g =
+            c.grant("kvcache", EnumSet.of(Access.WRITE), 0, 1 << 20, Duration.ofMinutes(1));
+        for (int i = 0; i < 20; i++) {
+          g.writeBlocking(i * 1024L, ChannelRig.bytes(100, i));
+        }
+        c.close(); // CLOSE travels on the control connection and may overtake the writes
+        ChannelRig.await(
+            () -> rig.acmeRecords.size() == before + 20, "all 20 records of round " + round);
+      }
+      assertEquals(0, rig.host.stats().recordsRejected());
+    }
+  }
+
+  @Test
   void perGrantRegionScopingWorksLikeWindows() throws Exception {
     try (ChannelRig rig = new ChannelRig(dir, o -> o.scoping(HostOptions.Scoping.REGION))) {
       assertTrue(rig.host.scopedByRegion());
