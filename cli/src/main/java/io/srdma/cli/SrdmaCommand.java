@@ -11,7 +11,9 @@ import picocli.CommandLine.Command;
     name = "srdma",
     mixinStandardHelpOptions = true,
     versionProvider = SrdmaCommand.Version.class,
-    description = "Secure RDMA channels: certificates, policies, verbs examples and benchmarks.",
+    description =
+        "Secure RDMA channels: demo, host (serve), attack suite, benchmarks, RDMA doctor,"
+            + " certificates, policies and audit logs.",
     subcommands = {
       CommandLine.HelpCommand.class,
       PolicyCommand.class,
