@@ -320,6 +320,9 @@ public final class RegionHost implements AutoCloseable {
       return;
     }
     closed = true;
+    synchronized (drained) {
+      drained.notifyAll(); // sessions waiting in drainReceives stop waiting: no receiver soon
+    }
     try {
       server.close();
     } catch (IOException e) {
