@@ -5,6 +5,7 @@ import io.srdma.keys.KeyExchangeException;
 import io.srdma.keys.KeySchedule;
 import java.nio.ByteBuffer;
 import java.security.GeneralSecurityException;
+import java.util.Arrays;
 import java.util.function.IntFunction;
 import javax.crypto.AEADBadTagException;
 import javax.crypto.Cipher;
@@ -142,12 +143,18 @@ public final class RecordOpener {
         length + RecordFlyweight.TAG_LENGTH);
     int aadLength = RecordSealer.associatedData(aad, record, binding, remoteOffset);
     keys.writeNonce(sequence, nonce, 0);
+    // Heap destination: decrypted straight into its array (the JDK checks the tag before it
+    // writes any plaintext; on a bad tag the range is cleared anyway). Else via our own array.
+    boolean direct = plaintext.hasArray();
+    byte[] to = direct ? plaintext.array() : plain;
+    int toOffset = direct ? plaintext.arrayOffset() + plaintext.position() : 0;
     try {
       cipher.init(Cipher.DECRYPT_MODE, keys.aesKey(), new GCMParameterSpec(128, nonce));
       cipher.updateAAD(aad, 0, aadLength);
       cipher.doFinal(
-          record, RecordFlyweight.HEADER_LENGTH, length + RecordFlyweight.TAG_LENGTH, plain, 0);
+          record, RecordFlyweight.HEADER_LENGTH, length + RecordFlyweight.TAG_LENGTH, to, toOffset);
     } catch (AEADBadTagException e) {
+      Arrays.fill(to, toOffset, toOffset + length, (byte) 0);
       return OpenResult.AUTH_FAILED;
     } catch (GeneralSecurityException e) {
       throw new IllegalStateException("AES-GCM failed to open", e);
@@ -155,7 +162,11 @@ public final class RecordOpener {
     if (replayProtection) {
       commitWindow(epoch, window).mark(sequence);
     }
-    plaintext.put(plain, 0, length);
+    if (direct) {
+      plaintext.position(plaintext.position() + length);
+    } else {
+      plaintext.put(plain, 0, length);
+    }
     lastLength = length;
     lastSequence = sequence;
     lastEpoch = epoch;

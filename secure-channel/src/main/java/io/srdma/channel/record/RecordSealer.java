@@ -34,7 +34,7 @@ public final class RecordSealer {
 
   private final Cipher cipher;
   private final int maxPayload;
-  private final byte[] input;
+  private final byte[] input; // staging for plaintext without an accessible array
   private final byte[] output;
   private final byte[] nonce = new byte[DirectionKeys.NONCE_LENGTH];
   private final byte[] aad = new byte[AAD_MAX];
@@ -125,12 +125,21 @@ public final class RecordSealer {
     DirectionKeys keys = generation.keys;
     header.wrap(output, 0).encode(keys.epoch(), sequence, length);
     int aadLength = associatedData(aad, output, binding, remoteOffset);
-    plaintext.get(plaintext.position(), input, 0, length);
+    byte[] from;
+    int fromOffset;
+    if (plaintext.hasArray()) { // heap plaintext: sealed straight from its array, no copy
+      from = plaintext.array();
+      fromOffset = plaintext.arrayOffset() + plaintext.position();
+    } else {
+      plaintext.get(plaintext.position(), input, 0, length);
+      from = input;
+      fromOffset = 0;
+    }
     keys.writeNonce(sequence, nonce, 0);
     try {
       cipher.init(Cipher.ENCRYPT_MODE, keys.aesKey(), new GCMParameterSpec(128, nonce));
       cipher.updateAAD(aad, 0, aadLength);
-      cipher.doFinal(input, 0, length, output, RecordFlyweight.HEADER_LENGTH);
+      cipher.doFinal(from, fromOffset, length, output, RecordFlyweight.HEADER_LENGTH);
     } catch (GeneralSecurityException e) {
       throw new IllegalStateException("AES-GCM failed to seal", e);
     }

@@ -213,4 +213,49 @@ class RecordLayerTest {
     assertThrows(RecordException.class, () -> RecordBinding.of(1, "t", "x".repeat(256)));
     assertThrows(RecordException.class, () -> sealer.rekey(session.initiator.sendKeys()));
   }
+
+  @Test
+  void shouldSealFromAndOpenIntoEveryKindOfBufferAtItsPosition() {
+    byte[] text = "tensor block 42".getBytes(StandardCharsets.UTF_8);
+    ByteBuffer heapSlice = ByteBuffer.allocate(64).position(5).slice().put(3, text).limit(3 + 15);
+    heapSlice.position(3);
+    ByteBuffer readOnly = ByteBuffer.wrap(text).asReadOnlyBuffer();
+    ByteBuffer direct = ByteBuffer.allocateDirect(15).put(0, text);
+    int at = 0;
+    for (ByteBuffer plaintext : new ByteBuffer[] {heapSlice, readOnly, direct}) {
+      int before = plaintext.position();
+      int n = sealer.seal(plaintext, KV, at, region, at);
+      assertEquals(15 + RecordSealer.OVERHEAD, n);
+      assertEquals(before, plaintext.position(), "sealing does not move the plaintext");
+      for (ByteBuffer into :
+          new ByteBuffer[] {
+            ByteBuffer.allocate(100).position(9).slice().position(4),
+            ByteBuffer.allocateDirect(100).position(4)
+          }) {
+        RecordOpener fresh = RecordOpener.forSchedule(session.responder, MAX);
+        assertEquals(OpenResult.OK, fresh.open(region, at, n, KV, at, into));
+        assertEquals(4 + 15, into.position());
+        byte[] got = new byte[15];
+        into.get(4, got);
+        assertEquals("tensor block 42", new String(got, StandardCharsets.UTF_8));
+      }
+      at += 256;
+    }
+  }
+
+  @Test
+  void shouldLeaveNoPlaintextInTheDestinationWhenTheTagFails() {
+    int n = seal("the secret plan", KV, 0, 0);
+    region.put(
+        RecordFlyweight.HEADER_LENGTH + 3,
+        (byte) (region.get(RecordFlyweight.HEADER_LENGTH + 3) ^ 1));
+    byte[] backing = new byte[64];
+    java.util.Arrays.fill(backing, (byte) 0x55);
+    ByteBuffer into = ByteBuffer.wrap(backing, 8, 40).slice();
+    assertEquals(OpenResult.AUTH_FAILED, opener.open(region, 0, n, KV, 0, into));
+    assertEquals(0, into.position(), "nothing delivered");
+    String seen = new String(backing, StandardCharsets.ISO_8859_1);
+    assertTrue(
+        !seen.contains("secret") && !seen.contains("plan"), "unauthenticated plaintext left");
+  }
 }
