@@ -27,8 +27,17 @@ public final class ChannelException extends RuntimeException {
     OUT_OF_BOUNDS,
     /** The grant does not include this operation. */
     NOT_PERMITTED,
-    /** The target's RNIC refused the access (REM_ACCESS_ERR or another non-success status). */
+    /**
+     * The target's RNIC refused the access (REM_ACCESS_ERR: invalid or revoked rkey, out of the
+     * window's bounds or rights; or another refusal by the target). The queue pair is in error.
+     */
     REMOTE_ACCESS_ERROR,
+    /**
+     * The data path broke: the transport gave up (peer gone, link down: RETRY_EXC_ERR, RNR retries
+     * exhausted, a bad response), posting failed, or the queue pair was flushed after such a
+     * failure. The queue pair is in error.
+     */
+    TRANSPORT_FAILED,
     /** A record failed to open (tampered, relocated, truncated, replayed or unknown epoch). */
     RECORD_REJECTED,
     /** A quota or rate limit refused the request. */

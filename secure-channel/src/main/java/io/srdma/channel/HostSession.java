@@ -543,7 +543,12 @@ final class HostSession implements Runnable {
       if (!qpFailed && !ended.get()) {
         qpFailed = true;
         host.stats.remoteAccessErrors.increment();
-        violation("queue pair entered ERROR (" + wc.status() + "): the RNIC refused an access");
+        // The receive side sees only the flush: a refused access by the peer and a broken data
+        // path (peer gone, link down) look alike here, so the line names both.
+        violation(
+            "queue pair entered ERROR ("
+                + wc.status()
+                + "): the RNIC refused an access by the peer, or the data path broke");
         host.timer().execute(() -> terminate("queue pair in error"));
       }
       return;

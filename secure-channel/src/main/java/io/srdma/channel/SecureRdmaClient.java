@@ -804,9 +804,12 @@ public final class SecureRdmaClient implements AutoCloseable {
           qp.postSend(postBatch, n);
         }
       } catch (VerbsException e) {
+        WcStatus failed = dataPlaneFailure;
         ChannelException c =
             new ChannelException(
-                ChannelException.Reason.REMOTE_ACCESS_ERROR,
+                failed == null
+                    ? ChannelException.Reason.TRANSPORT_FAILED
+                    : DataPathFailure.reason(failed, null),
                 null,
                 "post failed: " + e.getMessage(),
                 e);
@@ -828,8 +831,7 @@ public final class SecureRdmaClient implements AutoCloseable {
     WcStatus failure = dataPlaneFailure;
     if (failure != null) {
       return RemoteGrant.failed(
-          ChannelException.Reason.REMOTE_ACCESS_ERROR,
-          "the queue pair failed earlier with " + failure);
+          DataPathFailure.reason(failure, null), "the queue pair failed earlier with " + failure);
     }
     return null;
   }
@@ -879,7 +881,8 @@ public final class SecureRdmaClient implements AutoCloseable {
       for (int i = 0; i < n; i++) {
         WorkCompletion wc = wcs[i];
         WcStatus status = wc.status();
-        if (status != WcStatus.SUCCESS && dataPlaneFailure == null) {
+        WcStatus first = dataPlaneFailure;
+        if (status != WcStatus.SUCCESS && first == null) {
           dataPlaneFailure = status;
         }
         long wrId = wc.wrId();
@@ -891,11 +894,7 @@ public final class SecureRdmaClient implements AutoCloseable {
         } else {
           completeSlot(
               (int) wrId,
-              status == WcStatus.SUCCESS
-                  ? null
-                  : new ChannelException(
-                      ChannelException.Reason.REMOTE_ACCESS_ERROR,
-                      "write completed with " + status));
+              status == WcStatus.SUCCESS ? null : DataPathFailure.of("write", status, first));
         }
       }
     }
@@ -933,15 +932,14 @@ public final class SecureRdmaClient implements AutoCloseable {
             sealedLength,
             0,
             READ_WR);
-    if (status != WcStatus.SUCCESS) {
+    if (status == null) {
       return RemoteGrant.failed(
-          status == null
-              ? ChannelException.Reason.TIMEOUT
-              : ChannelException.Reason.REMOTE_ACCESS_ERROR,
-          "RDMA READ of grant "
-              + g.id()
-              + " completed with "
-              + (status == null ? "no completion in time" : status));
+          ChannelException.Reason.TIMEOUT,
+          "RDMA READ of grant " + g.id() + " got no completion in time");
+    }
+    if (status != WcStatus.SUCCESS) {
+      return CompletableFuture.failedFuture(
+          DataPathFailure.of("RDMA READ of grant " + g.id(), status, dataPlaneFailure));
     }
     ByteBuffer out = ByteBuffer.allocate(sealedLength);
     synchronized (g.readOpener) {
