@@ -46,6 +46,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -711,7 +712,16 @@ public final class SecureRdmaClient implements AutoCloseable {
           }
           slots[i] = s;
         }
-        seal(g, relativeOffset, data, first, count, slots, stride, pw);
+        try {
+          seal(g, relativeOffset, data, first, count, slots, stride, pw);
+        } catch (ChannelException e) {
+          for (int i = 0; i < count; i++) {
+            inflight[slots[i]] = null;
+            freeSlots.add(slots[i]);
+          }
+          pw.done.completeExceptionally(e);
+          return pw.done;
+        }
         for (int i = 0; i < count; i++) {
           ready.add(slotRequests[slots[i]]);
         }
@@ -738,21 +748,34 @@ public final class SecureRdmaClient implements AutoCloseable {
       long stride,
       PendingWrite pw) {
     int max = options.maxRecordPayload();
-    CompletableFuture<?>[] parallel = null;
-    if (count > 1 && sealingPool != null) {
-      parallel = new CompletableFuture<?>[count - 1];
-      for (int i = 1; i < count; i++) {
-        int k = i;
-        parallel[i - 1] =
-            CompletableFuture.runAsync(
-                () -> sealOne(g, relativeOffset, data, first + k, slots[k], stride, max, pw),
-                sealingPool);
-      }
-      sealOne(g, relativeOffset, data, first, slots[0], stride, max, pw);
-      CompletableFuture.allOf(parallel).join();
-    } else {
-      for (int i = 0; i < count; i++) {
-        sealOne(g, relativeOffset, data, first + i, slots[i], stride, max, pw);
+    // Work sharing: the calling thread and up to sealingThreads pool threads take the next
+    // unsealed record until none is left, so every thread seals about count / threads records.
+    AtomicInteger next = new AtomicInteger();
+    Runnable share =
+        () -> {
+          for (int k; (k = next.getAndIncrement()) < count; ) {
+            sealOne(g, relativeOffset, data, first + k, slots[k], stride, max, pw);
+          }
+        };
+    int helpers = sealingPool == null ? 0 : Math.min(count - 1, options.sealingThreads());
+    if (helpers == 0) {
+      share.run();
+      return;
+    }
+    CompletableFuture<?>[] parallel = new CompletableFuture<?>[helpers];
+    for (int i = 0; i < helpers; i++) {
+      parallel[i] = CompletableFuture.runAsync(share, sealingPool);
+    }
+    try {
+      share.run();
+    } finally {
+      try {
+        CompletableFuture.allOf(parallel).join(); // no helper still writes a slot after this
+      } catch (CompletionException e) {
+        if (e.getCause() instanceof ChannelException c) {
+          throw c;
+        }
+        throw e;
       }
     }
   }
