@@ -78,8 +78,9 @@ step "netns fault tests (tc netem) on provider soft"
 # NetnsFaultTest (docs/faults.md): host and writers as separate JVMs in two network namespaces
 # joined by veth; here the kernel has sch_netem, so lossyAndSlowLink must run, not skip
 # (-Dsrdma.test.requireNetem=true). FAULTS_TESTS: "all" or test methods (default lossyAndSlowLink:
-# each case takes 3-5 min under TCG, mostly JVM start-up and TLS), deadlines x FAULTS_TIME_SCALE. veth and sch_netem are in the initramfs (loaded at boot):
-# module autoload would call /sbin/modprobe of the initramfs, which has none.
+# each case takes 3-5 min under TCG, mostly JVM start-up and TLS), deadlines x FAULTS_TIME_SCALE.
+# veth and sch_netem are in the initramfs (loaded at boot): module autoload would call
+# /sbin/modprobe of the initramfs, which has none.
 modprobe -a veth sch_netem
 lsmod | grep -E '^(veth|sch_netem) '
 tc -V
