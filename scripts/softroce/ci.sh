@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Real RDMA verbs for CI: boots a Debian kernel under qemu (TCG), creates Soft-RoCE (rxe0 on lo)
-# and runs, inside the guest, the verbs contract suite on provider ibv, ibv_rc_pingpong interop in
-# both roles, and perftest ib_write_lat/ib_write_bw next to the Java WRITE benchmark.
+# and runs, inside the guest, the verbs contract suite on provider ibv, the secure channel's tests
+# on ibv, the netns fault tests with tc netem (provider soft; the guest kernel has sch_netem),
+# ibv_rc_pingpong interop in both roles, and perftest ib_write_lat/ib_write_bw next to the Java
+# WRITE benchmark.
 #
 #   scripts/softroce/ci.sh            # from the repository root; root installs what is missing
+#   SOFTROCE_GUEST_STEPS=faults scripts/softroce/ci.sh    # only some guest steps (default: all)
 #
 # Exits non-zero when a guest test fails; exits 0 with a "SOFTROCE SKIP" line when qemu or the
 # kernel cannot be had. See docs/softroce.md.
@@ -21,6 +24,18 @@ START=$(date +%s)
 
 skip() { echo "SOFTROCE SKIP: $*"; echo "SOFTROCE SKIP: real-verbs tests did not run"; exit 0; }
 say() { echo "softroce: $*"; }
+
+# guest steps to run (rxe0 set-up always runs) and the results each one reports
+STEPS=${SOFTROCE_GUEST_STEPS:-all}
+EXPECTED=1
+for s in ${STEPS//,/ }; do
+  case $s in
+    all) EXPECTED=$((EXPECTED + 8)) ;;
+    doctor | contract | channel | faults) EXPECTED=$((EXPECTED + 1)) ;;
+    interop | perf) EXPECTED=$((EXPECTED + 2)) ;;
+    *) echo "softroce: unknown step '$s' in SOFTROCE_GUEST_STEPS (all doctor contract channel faults interop perf)"; exit 2 ;;
+  esac
+done
 
 PACKAGES="qemu-system-x86 qemu-system-data rdma-core ibverbs-utils ibverbs-providers libibverbs-dev perftest busybox-static cpio kmod xz-utils zstd iproute2 gcc"
 missing=""
@@ -94,7 +109,8 @@ IRD=$WORK/initramfs
 rm -rf "$IRD" && mkdir -p "$IRD"/{bin,modules,proc,sys,dev}
 cp /bin/busybox "$IRD/bin/busybox"
 : > "$IRD/modules.order"
-for m in virtio_pci 9pnet_virtio 9p overlay crc32_generic rdma_rxe ib_uverbs rdma_ucm; do
+# veth and sch_netem: the netns fault tests (NetnsFaultTest with tc netem)
+for m in virtio_pci 9pnet_virtio 9p overlay crc32_generic rdma_rxe ib_uverbs rdma_ucm veth sch_netem; do
   modprobe -d "$KROOT" -S "$KVER" --show-depends "$m" | awk '$1=="insmod"{print $2}'
 done | awk '!seen[$0]++' | while read -r ko; do
   cp "$ko" "$IRD/modules/"
@@ -106,10 +122,10 @@ chmod +x "$IRD/init"
 (cd "$IRD" && find . | cpio -o -H newc --quiet) > "$WORK/initramfs.cpio"
 
 # --- Java: test classes and a classpath the guest sees at the same paths -------------------------
-say "building verbs-native and secure-channel test classes"
+say "building verbs-native, secure-channel and cli test classes"
 # one reactor run: modules resolve to each other's target/classes; every module writes its own
 # test class path to target/srdma-cp.txt
-./mvnw -B -q -pl verbs-native,secure-channel -am -DskipTests -Dspotless.check.skip=true \
+./mvnw -B -q -pl verbs-native,secure-channel,cli -am -DskipTests -Dspotless.check.skip=true \
   test-compile dependency:build-classpath -Dmdep.includeScope=test \
   -Dmdep.outputFile=target/srdma-cp.txt > /dev/null
 ./mvnw -B -q dependency:copy -Dartifact=org.junit.platform:junit-platform-console-standalone:1.14.1 \
@@ -120,7 +136,7 @@ cp -r verbs-native/target/classes "$WORK/classes"
 cp -r verbs-native/target/test-classes "$WORK/test-classes"
 CP="$WORK/test-classes:$WORK/classes:$(cat verbs-native/target/srdma-cp.txt)"
 SNAP_CP=""
-for m in verbs-native key-exchange access-policy secure-channel; do
+for m in verbs-native key-exchange access-policy secure-channel admin-console cli; do
   mkdir -p "$WORK/modules/$m"
   cp -r "$m/target/classes" "$WORK/modules/$m/classes"
   SNAP_CP="$SNAP_CP -e s#$REPO/$m/target/classes#$WORK/modules/$m/classes#g"
@@ -128,6 +144,9 @@ done
 cp -r secure-channel/target/test-classes "$WORK/modules/secure-channel/test-classes"
 # shellcheck disable=SC2086
 CP_CHANNEL="$WORK/modules/secure-channel/test-classes:$WORK/modules/secure-channel/classes:$(sed $SNAP_CP secure-channel/target/srdma-cp.txt)"
+cp -r cli/target/test-classes "$WORK/modules/cli/test-classes"
+# shellcheck disable=SC2086
+CP_CLI="$WORK/modules/cli/test-classes:$WORK/modules/cli/classes:$(sed $SNAP_CP cli/target/srdma-cp.txt)"
 
 OUT=$WORK/out
 rm -rf "$OUT" && mkdir -p "$OUT"
@@ -137,6 +156,11 @@ REPO=$REPO
 JAVA=$(readlink -f "$(command -v java)")
 CP=$CP
 CP_CHANNEL=$CP_CHANNEL
+CP_CLI=$CP_CLI
+STEPS="$STEPS"
+FAULTS_TESTS=${SOFTROCE_FAULTS_TESTS:-lossyAndSlowLink}
+FAULTS_TIME_SCALE=${SOFTROCE_FAULTS_TIME_SCALE:-10}
+FAULTS_BUDGET_S=${SOFTROCE_FAULTS_BUDGET_S:-600}
 CONSOLE_JAR=$WORK/junit-platform-console-standalone.jar
 CHANNEL_BUDGET_S=${SOFTROCE_CHANNEL_BUDGET_S:-1200}
 SUITE_BUDGET_S=${SOFTROCE_SUITE_BUDGET_S:-1500}
@@ -167,18 +191,22 @@ echo "----- end of guest console -----"
 if [ $QRC = 124 ]; then
   echo "SOFTROCE FAIL: the guest ran past ${GUEST_TIMEOUT_S}s"
 fi
+# "class#method PASSED|FAILED|SKIPPED" per test case of JUnit XML reports
+per_test() {
+  awk -v RS='<testcase ' 'FNR > 1 {
+      match($0, /^name="[^"]*"/); n = substr($0, RSTART + 6, RLENGTH - 7)
+      match($0, /classname="[^"]*"/); c = substr($0, RSTART + 11, RLENGTH - 12)
+      st = "PASSED"
+      if ($0 ~ /<failure|<error/) st = "FAILED"; else if ($0 ~ /<skipped/) st = "SKIPPED"
+      print c "#" n " " st }' "$@"
+}
 # the suite, per test; failures listed in known-differences.txt are reported, not failed
 KNOWN=$HERE/known-differences.txt
 SUITE_FAILED=0
 SUITE_PASSED=0
 if ls "$OUT"/junit/*.xml > /dev/null 2>&1; then
   echo "----- verbs contract suite on provider ibv, per test -----"
-  PER_TEST=$(awk -v RS='<testcase ' 'FNR > 1 {
-      match($0, /^name="[^"]*"/); n = substr($0, RSTART + 6, RLENGTH - 7)
-      match($0, /classname="[^"]*"/); c = substr($0, RSTART + 11, RLENGTH - 12)
-      st = "PASSED"
-      if ($0 ~ /<failure|<error/) st = "FAILED"; else if ($0 ~ /<skipped/) st = "SKIPPED"
-      print c "#" n " " st }' "$OUT"/junit/*.xml)
+  PER_TEST=$(per_test "$OUT"/junit/*.xml)
   while read -r test status; do
     [ -n "$test" ] || continue
     if [ "$status" = FAILED ]; then
@@ -213,12 +241,7 @@ if ls "$OUT"/junit-channel/*.xml > /dev/null 2>&1; then
       PASSED) CHANNEL_PASSED=$((CHANNEL_PASSED + 1)) ;;
     esac
     echo "$status $test"
-  done <<< "$(awk -v RS='<testcase ' 'FNR > 1 {
-      match($0, /^name="[^"]*"/); n = substr($0, RSTART + 6, RLENGTH - 7)
-      match($0, /classname="[^"]*"/); c = substr($0, RSTART + 11, RLENGTH - 12)
-      st = "PASSED"
-      if ($0 ~ /<failure|<error/) st = "FAILED"; else if ($0 ~ /<skipped/) st = "SKIPPED"
-      print c "#" n " " st }' "$OUT"/junit-channel/*.xml)"
+  done <<< "$(per_test "$OUT"/junit-channel/*.xml)"
   echo "secure-channel on ibv: $CHANNEL_PASSED passed, $CHANNEL_FAILED failed"
 fi
 if [ -f "$OUT/results.txt" ] && grep -q '^RAN channel-ibv' "$OUT/results.txt"; then
@@ -228,7 +251,32 @@ if [ -f "$OUT/results.txt" ] && grep -q '^RAN channel-ibv' "$OUT/results.txt"; t
     sed -i 's/^RAN \(channel-ibv.*\)/FAIL \1/' "$OUT/results.txt"
   fi
 fi
-echo "----- perf (rxe0 under TCG: only ratios mean anything) -----"
+# the fault tests pass when none failed or skipped and the netem case passed
+FAULTS_FAILED=0
+FAULTS_PASSED=0
+NETEM_RAN=0
+if ls "$OUT"/junit-faults/*.xml > /dev/null 2>&1; then
+  echo "----- netns fault tests (tc netem) on provider soft, per test -----"
+  while read -r test status; do
+    [ -n "$test" ] || continue
+    case $status in
+      PASSED) FAULTS_PASSED=$((FAULTS_PASSED + 1)) ;;
+      *) FAULTS_FAILED=$((FAULTS_FAILED + 1)) ;;
+    esac
+    [ "${test%()} $status" = "io.srdma.cli.faults.NetnsFaultTest#lossyAndSlowLink PASSED" ] && NETEM_RAN=1
+    echo "$status $test"
+  done <<< "$(per_test "$OUT"/junit-faults/*.xml)"
+  grep -E '^(netem: |writer: )' "$OUT/faults.log" 2>/dev/null | cut -c1-400 || true
+  echo "fault tests: $FAULTS_PASSED passed, $FAULTS_FAILED failed or skipped, netem case ran: $NETEM_RAN"
+fi
+if [ -f "$OUT/results.txt" ] && grep -q '^RAN faults-netem' "$OUT/results.txt"; then
+  if [ "$FAULTS_FAILED" = 0 ] && [ "$NETEM_RAN" = 1 ]; then
+    sed -i 's/^RAN faults-netem.*/PASS faults-netem/' "$OUT/results.txt"
+  else
+    sed -i 's/^RAN \(faults-netem.*\)/FAIL \1/' "$OUT/results.txt"
+  fi
+fi
+[ -s "$OUT/perf.txt" ] && echo "----- perf (rxe0 under TCG: only ratios mean anything) -----"
 cat "$OUT/perf.txt" 2>/dev/null || true
 # per round: Java / C (latency: lower is better; bandwidth: higher is better)
 awk '{ for (i = 2; i <= NF; i++) { split($i, kv, "="); v[$1, kv[1]] = kv[2] } r = v[$1, "round"]
@@ -244,7 +292,6 @@ echo "----- results -----"
 cat "$OUT/results.txt" 2>/dev/null || true
 PASSED=$(grep -c '^PASS' "$OUT/results.txt" 2>/dev/null || true)
 FAILED=$(grep -c '^FAIL' "$OUT/results.txt" 2>/dev/null || true)
-EXPECTED=8
 if [ "$((PASSED + FAILED))" -lt "$EXPECTED" ]; then
   FAILED=$((FAILED + EXPECTED - PASSED - FAILED))
 fi

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Runs inside the Soft-RoCE guest (chrooted into the host's userland, see init.sh).
-# ci.sh writes guest.env next to this file (REPO, JAVA, CP, CONSOLE_JAR, budgets).
+# ci.sh writes guest.env next to this file (REPO, JAVA, CP, CONSOLE_JAR, budgets, STEPS).
 set -u -o pipefail
 OUT=/srdma-out
 . "$OUT/guest.env"
@@ -11,6 +11,8 @@ RESULTS=$OUT/results.txt
 : > "$RESULTS"
 result() { echo "$1 $2" | tee -a "$RESULTS"; }
 step() { echo; echo "=== $* ($(date +%T), $(cut -d' ' -f1 /proc/uptime)s up)"; }
+# STEPS (SOFTROCE_GUEST_STEPS): "all" or some of doctor contract channel faults interop perf
+want() { case " ${STEPS//,/ } " in *" all "* | *" $1 "*) return 0 ;; esac; return 1; }
 
 step "rxe0 on lo"
 ip link set lo up
@@ -27,6 +29,7 @@ ulimit -l unlimited
 export JAVA_TOOL_OPTIONS="-Dlogback.configurationFile=$REPO/scripts/softroce/logback-guest.xml"
 result PASS rxe-setup
 
+if want doctor; then
 step "srdma doctor"
 # the doctor's engine (srdma doctor prints the same report): it must see rxe0 with a RoCE v2 GID
 # and the window-bounds self-test must find rxe not enforcing window bounds (docs/rdma-setup.md)
@@ -40,9 +43,11 @@ if [ $DRC = 0 ] && grep -q '^device rxe0 ' "$OUT/doctor.log" \
 else
   result FAIL "doctor(rc=$DRC)"
 fi
+fi
 
 JOPTS="-Xss1m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Dsrdma.test.provider=ibv"
 
+if want contract; then
 step "verbs contract suite on provider ibv"
 # the console launcher on the class path itself, so that java.class.path is complete for the
 # tests that start a second JVM (PeerProcessContractTest)
@@ -54,7 +59,9 @@ timeout "$SUITE_BUDGET_S" "$JAVA" $JOPTS -cp "$CONSOLE_JAR:$CP" \
 SUITE_RC=${PIPESTATUS[0]}
 # ci.sh judges the suite from the JUnit XML against known-differences.txt
 result RAN "contract-suite-ibv(rc=$SUITE_RC)"
+fi
 
+if want channel; then
 step "secure-channel end-to-end and threat tests on provider ibv"
 # host and clients in one JVM, each on its own rxe0 context; deadlines x10 for emulation
 timeout "$CHANNEL_BUDGET_S" "$JAVA" $JOPTS -Dsrdma.test.timeScale=10 -cp "$CONSOLE_JAR:$CP_CHANNEL" \
@@ -64,6 +71,37 @@ timeout "$CHANNEL_BUDGET_S" "$JAVA" $JOPTS -Dsrdma.test.timeScale=10 -cp "$CONSO
 CHANNEL_RC=${PIPESTATUS[0]}
 # ci.sh judges it from the JUnit XML, per test
 result RAN "channel-ibv(rc=$CHANNEL_RC)"
+fi
+
+if want faults; then
+step "netns fault tests (tc netem) on provider soft"
+# NetnsFaultTest (docs/faults.md): host and writers as separate JVMs in two network namespaces
+# joined by veth; here the kernel has sch_netem, so lossyAndSlowLink must run, not skip
+# (-Dsrdma.test.requireNetem=true). FAULTS_TESTS: "all" or test methods (default lossyAndSlowLink:
+# each case takes 3-5 min under TCG, mostly JVM start-up and TLS), deadlines x FAULTS_TIME_SCALE.
+# veth and sch_netem are in the initramfs (loaded at boot): module autoload would call
+# /sbin/modprobe of the initramfs, which has none.
+modprobe -a veth sch_netem
+lsmod | grep -E '^(veth|sch_netem) '
+tc -V
+SELECT=(--select-class io.srdma.cli.faults.NetnsFaultTest)
+if [ "$FAULTS_TESTS" != all ]; then
+  SELECT=()
+  for t in ${FAULTS_TESTS//,/ }; do SELECT+=(--select-method "io.srdma.cli.faults.NetnsFaultTest#$t"); done
+fi
+timeout "$FAULTS_BUDGET_S" "$JAVA" -Xss1m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
+  -Dsrdma.test.timeScale="$FAULTS_TIME_SCALE" -Dsrdma.test.requireNetem=true -cp "$CONSOLE_JAR:$CP_CLI" \
+  org.junit.platform.console.ConsoleLauncher execute "${SELECT[@]}" \
+  --config junit.jupiter.tempdir.cleanup.mode.default=NEVER \
+  --details=tree --disable-banner --reports-dir "$OUT/junit-faults" 2>&1 | tee "$OUT/faults.log"
+FAULTS_RC=${PIPESTATUS[0]}
+# what the host and writer JVMs printed, per test directory (kept: cleanup mode NEVER)
+for d in /tmp/junit-*; do
+  [ -d "$d" ] && mkdir -p "$OUT/faults-out/${d#/tmp/}" && cp "$d"/*.out* "$OUT/faults-out/${d#/tmp/}/" 2>/dev/null
+done
+# ci.sh judges it from the JUnit XML: no failure, no skip, lossyAndSlowLink passed
+result RAN "faults-netem(rc=$FAULTS_RC)"
+fi
 
 PINGPONG="ibv_rc_pingpong -d rxe0 -g 1 -i 1 -m $MTU -s 4096 -n $PINGPONG_ITERS"
 JAVA_BIN="$JAVA -XX:+UseSerialGC -XX:ErrorFile=$OUT/hs_err_%p.log -cp $CP"
@@ -74,6 +112,7 @@ JAVA_QUICK="$JAVA_BIN -XX:TieredStopAtLevel=1"
 JAVA_LAT="$JAVA_BIN"
 JAVA_BW="$JAVA_BIN -XX:TieredStopAtLevel=1 -Xbatch"
 
+if want interop; then
 step "interop: Java server + C ibv_rc_pingpong client"
 timeout 300 $JAVA_QUICK io.srdma.verbs.ibv.RcPingpong server 18515 "$PINGPONG_ITERS" 4096 > "$OUT/pp-java-server.log" 2>&1 &
 JPID=$!
@@ -100,6 +139,7 @@ wait $CPID
 CRC=$?
 cat "$OUT/pp-c-server.log" "$OUT/pp-java-client.log"
 [ $CRC = 0 ] && [ $JRC = 0 ] && result PASS interop-c-server-java-client || result FAIL "interop-c-server-java-client(c=$CRC,java=$JRC)"
+fi
 
 PERF=$OUT/perf.txt
 : > "$PERF"
@@ -140,6 +180,7 @@ LAT_OK=1
 BW_OK=1
 LAT_JAVA_ROUNDS=0
 BW_JAVA_ROUNDS=0
+want perf || PERF_ROUNDS=0
 for round in $(seq 1 "$PERF_ROUNDS"); do
   step "round $round: C ib_write_lat"
   if perftest_pair ib_write_lat -s "$LAT_SIZE" -n "$LAT_ITERS"; then
@@ -158,6 +199,8 @@ for round in $(seq 1 "$PERF_ROUNDS"); do
   step "round $round: Java WRITE bandwidth"
   java_bench bw "$round" "$JAVA_BW" "$BW_SIZE" "$BW_ITERS" && BW_JAVA_ROUNDS=$((BW_JAVA_ROUNDS + 1)) || echo "PERF-ROUND-MISSING java bw round $round (JVM crashed 4 times under TCG)"
 done
+if want perf; then
 [ $LAT_OK = 1 ] && [ $LAT_JAVA_ROUNDS -gt 0 ] && result PASS perf-write-latency-c-and-java || result FAIL perf-write-latency-c-and-java
 [ $BW_OK = 1 ] && [ $BW_JAVA_ROUNDS -gt 0 ] && result PASS perf-write-bandwidth-c-and-java || result FAIL perf-write-bandwidth-c-and-java
+fi
 step "done"

@@ -18,7 +18,9 @@ mkdir -p /upper/u /upper/w
 mount -t overlay overlay -o lowerdir=/lower,upperdir=/upper/u,workdir=/upper/w /merged || echo "srdma-guest: overlay failed"
 mkdir -p /merged/srdma-out
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=524288 out /merged/srdma-out
-# modules of the guest kernel at the standard place, so that autoload (crc32 for rxe) works
+# modules of the guest kernel at the standard place, so that modprobe in the guest works (the host
+# may have no /lib/modules: the bind needs its mount point)
+mkdir -p /merged/lib/modules
 mount --bind "/merged$(cat /modules.host)" /merged/lib/modules
 mount -t proc proc /merged/proc
 mount -t sysfs sys /merged/sys

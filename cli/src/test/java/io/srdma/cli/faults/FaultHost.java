@@ -49,8 +49,8 @@ public final class FaultHost {
                 .audit(new AuditTrail(auditLog))
                 .bind(new InetSocketAddress(address, port))
                 .device(new DeviceOptions().bindAddress(address))
-                .requestTimeout(Duration.ofSeconds(2))
-                .idleTimeout(Duration.ofSeconds(10)));
+                .requestTimeout(FaultWriter.REQUEST_TIMEOUT)
+                .idleTimeout(FaultWriter.scaled(Duration.ofSeconds(10))));
     for (String[] r : new String[][] {{"acme", "kvcache"}, {"globex", "features"}}) {
       HostedRegion region = host.registerRegion(r[0], r[1], 16 << 20);
       region.onRecord(

@@ -37,16 +37,24 @@ import java.util.concurrent.TimeoutException;
  *       (address and rkey) on a fresh connection, before any new grant exists.
  * </ul>
  *
- * <p>After a failure it closes the client and connects again until {@code SECONDS} are over or the
- * file {@code STOPFILE} exists; it never rewrites a sequence number. Arguments: {@code DIR
- * HOST:PORT TENANT PEER REGION TAG SECONDS STOPFILE}.
+ * <p>After a failure it closes the client and connects again until {@code SECONDS} after its first
+ * connection are over or the file {@code STOPFILE} exists; it never rewrites a sequence number.
+ * Arguments: {@code DIR HOST:PORT TENANT PEER REGION TAG SECONDS STOPFILE}.
  */
 public final class FaultWriter {
-  /** Client request timeout. */
-  static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(2);
+  /**
+   * Multiplies every timeout and deadline of the fault tests, in all their JVMs: the Soft-RoCE
+   * guest runs under emulation, many times slower ({@code -Dsrdma.test.timeScale=N},
+   * docs/faults.md).
+   */
+  static final int TIME_SCALE = Integer.getInteger("srdma.test.timeScale", 1);
+
+  /** Client request timeout (and the host's): 2 s, scaled. */
+  static final Duration REQUEST_TIMEOUT = scaled(Duration.ofSeconds(2));
 
   /** Longest any operation may take: twice the request timeout (blocking calls) plus slack. */
-  static final Duration DEADLINE = REQUEST_TIMEOUT.multipliedBy(2).plusSeconds(3);
+  static final Duration DEADLINE =
+      REQUEST_TIMEOUT.multipliedBy(2).plus(scaled(Duration.ofSeconds(3)));
 
   private static final int PAYLOAD = 2000;
   // 16 MiB of distinct places, written at most every 2 ms: a writer laps the grant only after
@@ -64,7 +72,8 @@ public final class FaultWriter {
     String peer = args[3];
     String region = args[4];
     String tag = args[5];
-    long endAt = System.nanoTime() + TimeUnit.SECONDS.toNanos(Long.parseLong(args[6]));
+    long runNanos = TimeUnit.SECONDS.toNanos(Long.parseLong(args[6]));
+    long endAt = Long.MAX_VALUE; // set on the first connection: start-up may be slow (emulation)
     Path stopFile = Path.of(args[7]);
     PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
     ClientOptions options =
@@ -110,6 +119,9 @@ public final class FaultWriter {
         continue;
       }
       connections++;
+      if (connections == 1) {
+        endAt = System.nanoTime() + runNanos;
+      }
       out.println("CONNECTED " + connections);
       try {
         RemoteGrant g;
@@ -201,6 +213,10 @@ public final class FaultWriter {
       }
       return false;
     }
+  }
+
+  static Duration scaled(Duration d) {
+    return d.multipliedBy(TIME_SCALE);
   }
 
   private static long ms(long startNanos) {

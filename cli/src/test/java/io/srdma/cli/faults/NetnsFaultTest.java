@@ -35,14 +35,19 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code ChannelException}; no record is accepted twice or in part; a grant of a dead host is dead
  * after its restart; another tenant's session is not disturbed.
  *
- * <p>Needs root and {@code ip netns} (iproute2); skips saying so otherwise. The namespaces are
- * removed after each test, also when it fails.
+ * <p>Needs root and {@code ip netns} (iproute2); skips saying so otherwise, or fails with {@code
+ * -Dsrdma.test.requireNetem=true} (the Soft-RoCE guest: there the netem case must run). Timeouts
+ * and deadlines scale with {@code -Dsrdma.test.timeScale=N} ({@link FaultWriter#TIME_SCALE}). The
+ * namespaces are removed after each test, also when it fails.
  */
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
 class NetnsFaultTest {
   private static final String HOST_IP = "10.213.7.1";
   private static final String CLIENT_IP = "10.213.7.2";
   private static final int PORT = 7471;
+
+  /** Where netns or tc netem is missing, fail instead of skipping. */
+  private static final boolean REQUIRE_NETEM = Boolean.getBoolean("srdma.test.requireNetem");
 
   @TempDir Path dir;
 
@@ -53,7 +58,7 @@ class NetnsFaultTest {
 
   @BeforeEach
   void setUp() throws Exception {
-    Assumptions.assumeTrue(
+    need(
         "root".equals(System.getProperty("user.name")),
         "NETNS SKIP: needs root for ip netns (user is " + System.getProperty("user.name") + ")");
     String id = Integer.toString(ThreadLocalRandom.current().nextInt(1 << 20), 36);
@@ -62,7 +67,7 @@ class NetnsFaultTest {
     String hostIf = "sfh" + id;
     clientIf = "sfc" + id;
     Result add = sh("ip", "netns", "add", hostNs);
-    Assumptions.assumeTrue(add.rc == 0, "NETNS SKIP: ip netns add failed: " + add.out.trim());
+    need(add.rc == 0, "NETNS SKIP: ip netns add failed: " + add.out.trim());
     must("ip", "netns", "add", clientNs);
     must(
         "ip", "link", "add", hostIf, "netns", hostNs, "type", "veth", "peer", "name", clientIf,
@@ -105,14 +110,17 @@ class NetnsFaultTest {
   void hostKilledAndRestartedMidWrite() throws Exception {
     Process host = startHost(1);
     Path w = startWriter(clientNs, "acme", "trainer-1", "kvcache", "A", 60);
-    waitFor("30 records at the host", Duration.ofSeconds(90), () -> records(1, "A").size() >= 30);
+    waitFor(
+        "30 records at the host",
+        scaled(Duration.ofSeconds(90)),
+        () -> records(1, "A").size() >= 30);
     host.destroyForcibly();
     assertTrue(host.waitFor(10, TimeUnit.SECONDS));
     Thread.sleep(1500);
     Process host2 = startHost(2);
     waitFor(
         "the writer reconnected and wrote 20 records",
-        Duration.ofSeconds(90),
+        scaled(Duration.ofSeconds(90)),
         () -> countAfterConnect(w, 2) >= 20);
     stopWriter("A");
     waitExit(w);
@@ -140,19 +148,19 @@ class NetnsFaultTest {
     Path g = startWriter(hostNs, "globex", "loader-1", "features", "G", 100);
     waitFor(
         "30 acme and 30 globex records",
-        Duration.ofSeconds(90),
+        scaled(Duration.ofSeconds(90)),
         () -> records(1, "A").size() >= 30 && records(1, "G").size() >= 30);
     Process writerA = writerProcess(a);
     writerA.destroyForcibly();
     assertTrue(writerA.waitFor(10, TimeUnit.SECONDS));
     waitFor(
         "the host ended acme's session",
-        Duration.ofSeconds(15),
+        scaled(Duration.ofSeconds(15)),
         () -> lastSessions(1).contains("globex=1") && !lastSessions(1).contains("acme="));
     int before = records(1, "G").size();
     waitFor(
         "30 more globex records",
-        Duration.ofSeconds(30),
+        scaled(Duration.ofSeconds(30)),
         () -> records(1, "G").size() >= before + 30);
     stopWriter("G");
     waitExit(g);
@@ -182,14 +190,14 @@ class NetnsFaultTest {
     Path g = startWriter(hostNs, "globex", "loader-1", "features", "G", 100);
     waitFor(
         "20 acme and 20 globex records",
-        Duration.ofSeconds(90),
+        scaled(Duration.ofSeconds(90)),
         () -> records(1, "A").size() >= 20 && records(1, "G").size() >= 20);
     must("ip", "-n", clientNs, "link", "set", clientIf, "down");
     Thread.sleep(FaultWriter.DEADLINE.toMillis() + 2000);
     must("ip", "-n", clientNs, "link", "set", clientIf, "up");
     waitFor(
         "the writer reconnected and wrote 20 records",
-        Duration.ofSeconds(90),
+        scaled(Duration.ofSeconds(90)),
         () -> countAfterConnect(a, 2) >= 20);
     stopWriter("G");
     stopWriter("A");
@@ -216,7 +224,7 @@ class NetnsFaultTest {
         sh(
             "ip", "netns", "exec", clientNs, "tc", "qdisc", "add", "dev", clientIf, "root", "netem",
             "delay", "20ms", "5ms", "loss", "3%");
-    Assumptions.assumeTrue(
+    need(
         netem.rc == 0,
         "NETEM SKIP: tc netem is not available here: '"
             + netem.out.trim()
@@ -224,6 +232,12 @@ class NetnsFaultTest {
     startHost(1);
     Path a = startWriter(clientNs, "acme", "trainer-1", "kvcache", "A", 15);
     waitExit(a);
+    System.out.println(
+        "netem: "
+            + sh("ip", "netns", "exec", clientNs, "tc", "-s", "qdisc", "show", "dev", clientIf)
+                .out
+                .replaceAll("\\s+", " ")
+                .trim());
     List<String> al = lines(a);
     checkOperations(al);
     assertTrue(
@@ -311,12 +325,12 @@ class NetnsFaultTest {
   }
 
   /**
-   * Every write the writer was told went through (OK) is opened by the host incarnation within 10 s
-   * (the host opens records after the RDMA completion, asynchronously).
+   * Every write the writer was told went through (OK) is opened by the host incarnation within 10
+   * s, scaled (the host opens records after the RDMA completion, asynchronously).
    */
   private void awaitRecords(int incarnation, String tag, List<Long> ok)
       throws InterruptedException {
-    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    long end = System.nanoTime() + scaled(Duration.ofSeconds(10)).toNanos();
     List<Long> missing;
     do {
       Set<Long> at = records(incarnation, tag);
@@ -407,7 +421,7 @@ class NetnsFaultTest {
             Integer.toString(incarnation));
     waitFor(
         "host " + incarnation + " ready",
-        Duration.ofSeconds(90),
+        scaled(Duration.ofSeconds(90)),
         () -> {
           try {
             return Files.readString(hostOut(incarnation)).contains("READY ");
@@ -458,7 +472,15 @@ class NetnsFaultTest {
 
   private void waitExit(Path writerOut) throws Exception {
     Process p = writerProcess(writerOut);
-    assertTrue(p.waitFor(60, TimeUnit.SECONDS), "writer " + writerOut + " did not end");
+    long start = System.nanoTime();
+    assertTrue(
+        p.waitFor(scaled(Duration.ofSeconds(60)).toSeconds(), TimeUnit.SECONDS),
+        "writer " + writerOut + " did not end");
+    System.out.println(
+        "waited "
+            + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)
+            + " ms for the end of "
+            + writerOut.getFileName());
   }
 
   private Process java(String ns, String bindAddress, Path out, String... mainAndArgs)
@@ -474,7 +496,8 @@ class NetnsFaultTest {
             "-XX:+UseSerialGC",
             "-XX:TieredStopAtLevel=1",
             "-Dsrdma.soft.bindAddress=" + bindAddress,
-            "-Dsrdma.verbs.transportTimeoutMs=2000"));
+            "-Dsrdma.verbs.transportTimeoutMs=" + FaultWriter.REQUEST_TIMEOUT.toMillis(),
+            "-Dsrdma.test.timeScale=" + FaultWriter.TIME_SCALE));
     cmd.addAll(List.of(mainAndArgs));
     Process p =
         new ProcessBuilder(cmd)
@@ -485,13 +508,29 @@ class NetnsFaultTest {
     return p;
   }
 
+  /** A skip normally; a failure with {@code -Dsrdma.test.requireNetem=true}. */
+  private static void need(boolean ok, String why) {
+    if (REQUIRE_NETEM) {
+      assertTrue(ok, why.replaceFirst(" SKIP: ", " FAIL: ") + " (-Dsrdma.test.requireNetem=true)");
+    } else {
+      Assumptions.assumeTrue(ok, why);
+    }
+  }
+
+  private static Duration scaled(Duration d) {
+    return FaultWriter.scaled(d);
+  }
+
   private static void waitFor(String what, Duration limit, BooleanSupplier cond)
       throws InterruptedException {
-    long end = System.nanoTime() + limit.toNanos();
+    long start = System.nanoTime();
+    long end = start + limit.toNanos();
     while (!cond.getAsBoolean()) {
       assertTrue(System.nanoTime() < end, "timed out waiting for " + what);
       Thread.sleep(100);
     }
+    System.out.println(
+        "waited " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start) + " ms for " + what);
   }
 
   private static List<String> lines(Path p) throws IOException {
