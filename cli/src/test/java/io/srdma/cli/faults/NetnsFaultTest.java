@@ -133,6 +133,7 @@ class NetnsFaultTest {
     assertTrue(
         lines.stream().anyMatch(l -> l.startsWith("OP ") && l.contains(" FAIL ")),
         "the kill must have failed some write: " + lines);
+    assertNoRefusal(lines);
     List<String> probes = lines.stream().filter(l -> l.startsWith("PROBE ")).toList();
     assertFalse(probes.isEmpty(), "no probe with the old grant: " + lines);
     for (String p : probes) {
@@ -209,6 +210,7 @@ class NetnsFaultTest {
     assertTrue(
         al.stream().anyMatch(l -> l.startsWith("OP ") && l.contains(" FAIL ")),
         "the cut must have failed some write: " + al);
+    assertNoRefusal(al);
     List<String> gl = lines(g);
     checkOperations(gl);
     assertUndisturbed(gl);
@@ -243,6 +245,7 @@ class NetnsFaultTest {
     assertTrue(
         al.stream().anyMatch(l -> l.startsWith("OP ") && l.contains(" OK ")),
         "nothing went through a lossy link: " + al);
+    assertNoRefusal(al);
     List<Long> ok = new ArrayList<>();
     for (int c = 1; al.contains("CONNECTED " + c); c++) {
       ok.addAll(okAfterConnect(al, c));
@@ -292,6 +295,18 @@ class NetnsFaultTest {
       if (l.startsWith("OP ")) {
         assertTrue(seen.add(l.split(" ")[1]), "two outcomes for one write: " + l);
       }
+    }
+  }
+
+  /**
+   * A broken or lossy path is reported as such ({@code TRANSPORT_FAILED}, or the session's end),
+   * never as the target refusing an access ({@code REMOTE_ACCESS_ERROR}, a security event).
+   */
+  private static void assertNoRefusal(List<String> lines) {
+    for (String l : lines) {
+      assertFalse(
+          l.startsWith("OP ") && l.contains(" FAIL REMOTE_ACCESS_ERROR "),
+          "a network fault reported as a refused access: " + l);
     }
   }
 
