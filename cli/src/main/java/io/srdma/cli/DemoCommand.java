@@ -290,7 +290,7 @@ public final class DemoCommand implements Callable<Integer> {
             "features",
             clients.credential("acme", "dashboard"),
             provider,
-            () -> host.stats().recordsRejected());
+            host::stats);
     new AttackSuite(target, r -> row(r.what(), r.expected(), r.observed(), r.ok())).run(run);
   }
 
