@@ -14,10 +14,12 @@ import io.srdma.verbs.WrOpcode;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.EnumSet;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -151,8 +153,7 @@ class ChannelThreatTest {
   void revokedGrantFailsAtTheWriterAndAtTheTarget() throws Exception {
     SecureRdmaClient acme = rig.client("acme", "trainer-1");
     RemoteGrant g = acme.grant("kvcache", EnumSet.of(Access.WRITE), 0, 4096, Duration.ofMinutes(1));
-    java.util.concurrent.atomic.AtomicReference<String> told =
-        new java.util.concurrent.atomic.AtomicReference<>();
+    AtomicReference<String> told = new AtomicReference<>();
     acme.onRevoked((grant, why) -> told.set(why));
     assertTrue(rig.host.revoke(g.id(), "operator"));
     ChannelRig.await(() -> "REVOKED".equals(told.get()), "client told of revocation");
@@ -330,7 +331,7 @@ class ChannelThreatTest {
   void malformedAndOversizedFramesEndOnlyThatSession() throws Exception {
     for (byte[] junk :
         new byte[][] {
-          "GET / HTTP/1.1\r\n\r\n".getBytes(),
+          "GET / HTTP/1.1\r\n\r\n".getBytes(StandardCharsets.US_ASCII),
           {0x53, 0x52, 1, 0x10, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0x10, 0, 0}
         }) {
       MutualTls tls = MutualTls.client(rig.credential("acme", "trainer-7"), rig.ca.trust());
