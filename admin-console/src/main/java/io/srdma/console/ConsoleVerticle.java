@@ -61,8 +61,7 @@ final class ConsoleVerticle extends VerticleBase {
     sessions = new ConsoleSessions(config.sessionTimeout(), Clock.systemUTC());
     auth = new AuthRoutes(users, trail, limiter, metrics, sessions);
     HostRoutes host =
-        new HostRoutes(
-            vertx, backend, trail, metrics, auth::loginFailures, config.streamInterval());
+        new HostRoutes(vertx, backend, metrics, auth::loginFailures, config.streamInterval());
     PolicyRoutes policy = new PolicyRoutes(backend, trail, metrics);
     AuditRoutes audit = new AuditRoutes(backend);
 

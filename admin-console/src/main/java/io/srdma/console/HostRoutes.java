@@ -1,6 +1,5 @@
 package io.srdma.console;
 
-import io.srdma.policy.AuditTrail;
 import io.srdma.policy.PeerEntry;
 import io.srdma.policy.Tenant;
 import io.vertx.core.Vertx;
@@ -20,7 +19,6 @@ final class HostRoutes {
 
   private final Vertx vertx;
   private final ConsoleBackend backend;
-  private final AuditTrail trail;
   private final ConsoleMetrics metrics;
   private final LongSupplier loginFailures;
   private final long intervalMillis;
@@ -28,13 +26,11 @@ final class HostRoutes {
   HostRoutes(
       Vertx vertx,
       ConsoleBackend backend,
-      AuditTrail trail,
       ConsoleMetrics metrics,
       LongSupplier loginFailures,
       Duration interval) {
     this.vertx = vertx;
     this.backend = backend;
-    this.trail = trail;
     this.metrics = metrics;
     this.loginFailures = loginFailures;
     this.intervalMillis = interval.toMillis();

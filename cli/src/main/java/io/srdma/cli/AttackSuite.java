@@ -4,6 +4,7 @@ import io.srdma.channel.Access;
 import io.srdma.channel.AttackProbe;
 import io.srdma.channel.ChannelException;
 import io.srdma.channel.ClientOptions;
+import io.srdma.channel.HostStats;
 import io.srdma.channel.RemoteGrant;
 import io.srdma.channel.SecureRdmaClient;
 import io.srdma.keys.Credential;
@@ -23,9 +24,13 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
-import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 
 /**
  * The attacks of DESIGN.md §7 that a network peer can try against a running host, each reported as
@@ -48,8 +53,8 @@ final class AttackSuite {
    * @param victimRegion a region of the victim's tenant
    * @param narrow a peer of the attacker's tenant whose role may not WRITE {@code region}, or null
    * @param provider the RDMA provider clients use
-   * @param recordsRejected the host's rejected-record counter when the host can be inspected, else
-   *     null (record attacks then report what was sent; the verdict is in the host's audit log)
+   * @param hostStats the host's counters when the host can be inspected, else null (record attacks
+   *     then report what was sent; the verdict is in the host's audit log)
    */
   record Target(
       InetSocketAddress address,
@@ -60,7 +65,7 @@ final class AttackSuite {
       String victimRegion,
       Credential narrow,
       String provider,
-      LongSupplier recordsRejected) {}
+      Supplier<HostStats> hostStats) {}
 
   private static final Duration WAIT = Duration.ofSeconds(10);
   private final Target target;
@@ -226,7 +231,7 @@ final class AttackSuite {
   private void releasedAndExpiredGrants() throws Exception {
     SecureRdmaClient c = connect(target.attacker());
     RemoteGrant g = writeGrant(c, 0, 4096, Duration.ofMinutes(1));
-    g.release().toCompletableFuture().get(WAIT.toSeconds(), java.util.concurrent.TimeUnit.SECONDS);
+    g.release().toCompletableFuture().get(WAIT.toSeconds(), TimeUnit.SECONDS);
     failure(
         "write through a released grant",
         ChannelException.Reason.REVOKED,
@@ -236,16 +241,36 @@ final class AttackSuite {
         AttackProbe.write(c, AttackProbe.remoteAddress(g), AttackProbe.rkey(g), new byte[8], 8, 0));
 
     SecureRdmaClient d = connect(target.attacker());
+    // the host invalidates the rkey before it tells the client, so the notice is the moment the
+    // raw write below tests the RNIC's refusal (the client's own clock may run out a little sooner)
+    CompletableFuture<String> ended = new CompletableFuture<>();
+    d.onRevoked((grant, reason) -> ended.complete(reason));
     RemoteGrant e = writeGrant(d, 0, 4096, Duration.ofSeconds(1));
     await(() -> !e.isValid(), "expiry");
     failure(
         "write through an expired grant",
         ChannelException.Reason.EXPIRED,
         () -> e.writeBlocking(0, ByteBuffer.wrap(new byte[8])));
-    Thread.sleep(200);
+    String what = "expired grant's rkey, checks skipped";
+    String notice = awaitNotice(ended);
+    if (!"EXPIRED".equals(notice)) {
+      row(what, "REM_ACCESS_ERR", "no EXPIRED notice from the host: " + notice, false);
+      return;
+    }
     remote(
-        "expired grant's rkey, checks skipped",
+        what,
         AttackProbe.write(d, AttackProbe.remoteAddress(e), AttackProbe.rkey(e), new byte[8], 8, 0));
+  }
+
+  /** The reason of the host's REVOKE notice, or what happened instead within {@link #WAIT}. */
+  private static String awaitNotice(CompletableFuture<String> notice) throws InterruptedException {
+    try {
+      return notice.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (TimeoutException e) {
+      return "none within " + WAIT;
+    } catch (ExecutionException e) {
+      return e.getCause().toString();
+    }
   }
 
   private void records() throws Exception {
@@ -261,6 +286,8 @@ final class AttackSuite {
     recordAttack("flip one ciphertext bit", "AUTH_FAILED", c, g, 16384, flipped, flipped.length);
     // a genuine record, delivered once, then the same bytes again
     byte[] genuine = AttackProbe.sealRecord(c, g, 20480, new byte[100]);
+    Supplier<HostStats> host = target.hostStats();
+    long opened = host == null ? 0 : host.get().recordsOpened();
     String first =
         AttackProbe.write(
             c,
@@ -273,7 +300,16 @@ final class AttackSuite {
       row("replay a delivered record", "host rejects: REPLAYED", "first write " + first, false);
       return;
     }
-    Thread.sleep(100);
+    // the write's completion says the record was placed at the host; where the host can be
+    // inspected, wait until it has opened (delivered) it, so the replay follows a delivery
+    if (host != null && !awaitQuietly(() -> host.get().recordsOpened() > opened)) {
+      row(
+          "replay a delivered record",
+          "host rejects: REPLAYED",
+          "genuine record not delivered within " + WAIT,
+          false);
+      return;
+    }
     recordAttack("replay a delivered record", "REPLAYED", c, g, 20480, genuine, genuine.length);
   }
 
@@ -286,8 +322,8 @@ final class AttackSuite {
       byte[] bytes,
       int length)
       throws InterruptedException {
-    LongSupplier rejected = target.recordsRejected();
-    long before = rejected == null ? 0 : rejected.getAsLong();
+    Supplier<HostStats> host = target.hostStats();
+    long before = host == null ? 0 : host.get().recordsRejected();
     String status =
         AttackProbe.write(
             c,
@@ -296,7 +332,7 @@ final class AttackSuite {
             bytes,
             length,
             AttackProbe.immediate(g, at));
-    if (rejected == null) {
+    if (host == null) {
       row(
           what,
           "host rejects: " + hostVerdict,
@@ -304,7 +340,7 @@ final class AttackSuite {
           "SUCCESS".equals(status));
       return;
     }
-    boolean seen = awaitQuietly(() -> rejected.getAsLong() > before);
+    boolean seen = awaitQuietly(() -> host.get().recordsRejected() > before);
     row(
         what,
         "host rejects: " + hostVerdict,

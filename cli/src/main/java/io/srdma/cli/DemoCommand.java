@@ -22,6 +22,7 @@ import io.srdma.policy.Policy;
 import io.srdma.policy.PolicyLoader;
 import java.io.PrintWriter;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
@@ -191,7 +192,7 @@ public final class DemoCommand implements Callable<Integer> {
         out.flush();
       }
       try {
-        traffic(out, host, clients, acmeKv, acmeBytes, globexBytes);
+        traffic(out, clients, acmeKv, acmeBytes, globexBytes);
         long globexSum = checksum(globexFeatures);
         attacks(host, clients, run);
         row(
@@ -232,7 +233,6 @@ public final class DemoCommand implements Callable<Integer> {
 
   private void traffic(
       PrintWriter out,
-      RegionHost host,
       Clients clients,
       HostedRegion acmeKv,
       AtomicLong acmeBytes,
@@ -263,7 +263,8 @@ public final class DemoCommand implements Callable<Integer> {
         globexBytes.get() + " bytes opened",
         globexBytes.get() == 100_000);
 
-    byte[] model = "model weights v42, sealed by the host for acme's readers".getBytes();
+    byte[] model =
+        "model weights v42, sealed by the host for acme's readers".getBytes(StandardCharsets.UTF_8);
     long sealed = acmeKv.seal(3 << 20, ByteBuffer.wrap(model));
     SecureRdmaClient dashboard = clients.connect("acme", "dashboard");
     RemoteGrant read =
@@ -274,8 +275,6 @@ public final class DemoCommand implements Callable<Integer> {
         "opens with the region key",
         got.equals(ByteBuffer.wrap(model)) ? "plaintext matches" : "MISMATCH",
         got.equals(ByteBuffer.wrap(model)));
-    clients.features = features;
-    clients.trainerWrite = write;
     out.flush();
   }
 
@@ -290,7 +289,7 @@ public final class DemoCommand implements Callable<Integer> {
             "features",
             clients.credential("acme", "dashboard"),
             provider,
-            () -> host.stats().recordsRejected());
+            host::stats);
     new AttackSuite(target, r -> row(r.what(), r.expected(), r.observed(), r.ok())).run(run);
   }
 
@@ -389,8 +388,6 @@ public final class DemoCommand implements Callable<Integer> {
     private final Path run;
     private final RegionHost host;
     private final List<SecureRdmaClient> open = new ArrayList<>();
-    RemoteGrant features;
-    RemoteGrant trainerWrite;
 
     Clients(DeploymentCa ca, Path run, RegionHost host) {
       this.ca = ca;

@@ -228,10 +228,32 @@ public final class PolicyCommand implements Runnable {
     @Option(names = "--bcrypt", description = "bcrypt ($shiro2$2y$) instead of Argon2id.")
     boolean bcrypt;
 
+    /**
+     * The console when it is an interactive terminal, else null (read the password from stdin).
+     * From JDK 22 on, {@code System.console()} is not null when the streams are redirected; there
+     * {@code Console.isTerminal()} (JDK 22+, hence reflection on a release-17 build) tells.
+     */
+    // the null check is the pre-22 answer; from 22 on isTerminal() decides, as the check asks
+    @SuppressWarnings("SystemConsoleNull")
+    static java.io.Console terminal() {
+      java.io.Console console = System.console();
+      if (console == null) {
+        return null;
+      }
+      try {
+        Object terminal = java.io.Console.class.getMethod("isTerminal").invoke(console);
+        return Boolean.TRUE.equals(terminal) ? console : null;
+      } catch (NoSuchMethodException e) {
+        return console; // before JDK 22 a console exists only for a terminal
+      } catch (ReflectiveOperationException e) {
+        return null;
+      }
+    }
+
     @Override
     public Integer call() throws java.io.IOException {
       char[] password;
-      java.io.Console console = System.console();
+      java.io.Console console = terminal();
       if (console != null) {
         password = console.readPassword("password: ");
         char[] again = console.readPassword("again: ");

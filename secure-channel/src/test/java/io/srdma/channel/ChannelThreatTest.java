@@ -14,10 +14,12 @@ import io.srdma.verbs.WrOpcode;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.EnumSet;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -98,19 +100,31 @@ class ChannelThreatTest {
     return b;
   }
 
+  /** Posts a raw WRITE_WITH_IMM on the client's queue pair, skipping the writer's checks. */
+  private static WcStatus rawWrite(
+      SecureRdmaClient c, long remoteAddress, int rkey, byte[] bytes, int length, int imm) {
+    return c.rawPost(WrOpcode.RDMA_WRITE_WITH_IMM, remoteAddress, rkey, bytes, length, imm, 0);
+  }
+
+  /** A raw write of {@code length} random bytes that the target's RNIC must refuse. */
+  private static void assertWriteRefused(
+      SecureRdmaClient c, long remoteAddress, int rkey, int length, int imm, String why) {
+    assertEquals(
+        WcStatus.REM_ACCESS_ERR,
+        rawWrite(c, remoteAddress, rkey, payload(length), length, imm),
+        why);
+  }
+
   @Test
   void crossTenantRkeyIsRefusedByThePdCheck() throws Exception {
     SecureRdmaClient acme = rig.client("acme", "trainer-1");
-    WcStatus s =
-        acme.rawPost(
-            WrOpcode.RDMA_WRITE_WITH_IMM,
-            globexGrant.remoteAddress,
-            globexGrant.rkey,
-            payload(64),
-            64,
-            globexGrant.slot() << 24,
-            0);
-    assertEquals(WcStatus.REM_ACCESS_ERR, s);
+    assertWriteRefused(
+        acme,
+        globexGrant.remoteAddress,
+        globexGrant.rkey,
+        64,
+        globexGrant.slot() << 24,
+        "another tenant's rkey refused by the PD check");
     ChannelRig.await(() -> !acme.isOpen(), "acme session ended");
     assertEquals(1, rig.host.stats().remoteAccessErrors());
     auditHas("queue pair entered ERROR");
@@ -122,16 +136,7 @@ class ChannelThreatTest {
     RemoteGrant own =
         acme.grant("kvcache", EnumSet.of(Access.WRITE), 0, 4096, Duration.ofMinutes(1));
     int guess = own.rkey ^ (1 + new SecureRandom().nextInt(Integer.MAX_VALUE));
-    WcStatus s =
-        acme.rawPost(
-            WrOpcode.RDMA_WRITE_WITH_IMM,
-            own.remoteAddress,
-            guess,
-            payload(8),
-            8,
-            own.slot() << 24,
-            0);
-    assertEquals(WcStatus.REM_ACCESS_ERR, s);
+    assertWriteRefused(acme, own.remoteAddress, guess, 8, own.slot() << 24, "guessed rkey");
     ChannelRig.await(() -> !acme.isOpen(), "session ended");
     ChannelException e =
         assertThrows(
@@ -148,24 +153,15 @@ class ChannelThreatTest {
   void revokedGrantFailsAtTheWriterAndAtTheTarget() throws Exception {
     SecureRdmaClient acme = rig.client("acme", "trainer-1");
     RemoteGrant g = acme.grant("kvcache", EnumSet.of(Access.WRITE), 0, 4096, Duration.ofMinutes(1));
-    java.util.concurrent.atomic.AtomicReference<String> told =
-        new java.util.concurrent.atomic.AtomicReference<>();
+    AtomicReference<String> told = new AtomicReference<>();
     acme.onRevoked((grant, why) -> told.set(why));
     assertTrue(rig.host.revoke(g.id(), "operator"));
     ChannelRig.await(() -> "REVOKED".equals(told.get()), "client told of revocation");
     ChannelException e =
         assertThrows(ChannelException.class, () -> g.writeBlocking(0, ByteBuffer.wrap(payload(8))));
     assertEquals(ChannelException.Reason.REVOKED, e.reason());
-    WcStatus s =
-        acme.rawPost(
-            WrOpcode.RDMA_WRITE_WITH_IMM,
-            g.remoteAddress,
-            g.rkey,
-            payload(8),
-            8,
-            g.slot() << 24,
-            0);
-    assertEquals(WcStatus.REM_ACCESS_ERR, s, "the RNIC refuses the revoked rkey");
+    assertWriteRefused(
+        acme, g.remoteAddress, g.rkey, 8, g.slot() << 24, "the RNIC refuses the revoked rkey");
     auditHas("\"revoke\"", "operator");
     assertFalse(rig.host.revoke(g.id(), "operator"), "revoking twice reports nothing live");
   }
@@ -179,16 +175,8 @@ class ChannelThreatTest {
     ChannelException e =
         assertThrows(ChannelException.class, () -> g.writeBlocking(0, ByteBuffer.wrap(payload(8))));
     assertEquals(ChannelException.Reason.EXPIRED, e.reason());
-    WcStatus s =
-        acme.rawPost(
-            WrOpcode.RDMA_WRITE_WITH_IMM,
-            g.remoteAddress,
-            g.rkey,
-            payload(8),
-            8,
-            g.slot() << 24,
-            0);
-    assertEquals(WcStatus.REM_ACCESS_ERR, s);
+    assertWriteRefused(
+        acme, g.remoteAddress, g.rkey, 8, g.slot() << 24, "the RNIC refuses the expired rkey");
     auditHas("expired");
   }
 
@@ -238,16 +226,13 @@ class ChannelThreatTest {
     assertEquals(ChannelException.Reason.GRANT_DENIED, past.reason());
     assertEquals("OUT_OF_BOUNDS", past.detail());
     assertEquals(before, ChannelRig.checksum(rig.acmeKv), "nothing written by refused writes");
-    WcStatus s =
-        acme.rawPost(
-            WrOpcode.RDMA_WRITE_WITH_IMM,
-            g.remoteAddress + 4096,
-            g.rkey,
-            payload(1),
-            1,
-            g.slot() << 24,
-            0);
-    assertEquals(WcStatus.REM_ACCESS_ERR, s, "1 byte past the grant refused by the target");
+    assertWriteRefused(
+        acme,
+        g.remoteAddress + 4096,
+        g.rkey,
+        1,
+        g.slot() << 24,
+        "1 byte past the grant refused by the target");
     byte[] around = new byte[16];
     rig.acmeKv.copy(8192 + 4096, around);
     assertEquals(
@@ -279,23 +264,14 @@ class ChannelThreatTest {
     long rejected = rig.host.stats().recordsRejected();
 
     assertEquals(
-        WcStatus.SUCCESS,
-        acme.rawPost(
-            WrOpcode.RDMA_WRITE_WITH_IMM, g.remoteAddress, g.rkey, record, record.length, slot, 0));
+        WcStatus.SUCCESS, rawWrite(acme, g.remoteAddress, g.rkey, record, record.length, slot));
     ChannelRig.await(() -> rig.host.stats().recordsRejected() == rejected + 1, "replay rejected");
     auditHas("record REPLAYED");
 
     byte[] relocated = acme.sealRecord(g, 4096, payload(200));
     assertEquals(
         WcStatus.SUCCESS,
-        acme.rawPost(
-            WrOpcode.RDMA_WRITE_WITH_IMM,
-            g.remoteAddress + 20480,
-            g.rkey,
-            relocated,
-            relocated.length,
-            slot | 20480,
-            0));
+        rawWrite(acme, g.remoteAddress + 20480, g.rkey, relocated, relocated.length, slot | 20480));
     ChannelRig.await(
         () -> rig.host.stats().recordsRejected() == rejected + 2, "relocation rejected");
     auditHas("record AUTH_FAILED");
@@ -303,14 +279,8 @@ class ChannelThreatTest {
     byte[] truncated = acme.sealRecord(g, 8192, payload(200));
     assertEquals(
         WcStatus.SUCCESS,
-        acme.rawPost(
-            WrOpcode.RDMA_WRITE_WITH_IMM,
-            g.remoteAddress + 8192,
-            g.rkey,
-            truncated,
-            truncated.length / 2,
-            slot | 8192,
-            0));
+        rawWrite(
+            acme, g.remoteAddress + 8192, g.rkey, truncated, truncated.length / 2, slot | 8192));
     ChannelRig.await(
         () -> rig.host.stats().recordsRejected() == rejected + 3, "truncation rejected");
     auditHas("record TRUNCATED");
@@ -319,14 +289,7 @@ class ChannelThreatTest {
     tampered[30] ^= 1;
     assertEquals(
         WcStatus.SUCCESS,
-        acme.rawPost(
-            WrOpcode.RDMA_WRITE_WITH_IMM,
-            g.remoteAddress + 24576,
-            g.rkey,
-            tampered,
-            tampered.length,
-            slot | 24576,
-            0));
+        rawWrite(acme, g.remoteAddress + 24576, g.rkey, tampered, tampered.length, slot | 24576));
     ChannelRig.await(
         () -> rig.host.stats().recordsRejected() == rejected + 4, "tampering rejected");
     assertEquals(1, rig.acmeRecords.size(), "no forged record delivered");
@@ -368,7 +331,7 @@ class ChannelThreatTest {
   void malformedAndOversizedFramesEndOnlyThatSession() throws Exception {
     for (byte[] junk :
         new byte[][] {
-          "GET / HTTP/1.1\r\n\r\n".getBytes(),
+          "GET / HTTP/1.1\r\n\r\n".getBytes(StandardCharsets.US_ASCII),
           {0x53, 0x52, 1, 0x10, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0x10, 0, 0}
         }) {
       MutualTls tls = MutualTls.client(rig.credential("acme", "trainer-7"), rig.ca.trust());

@@ -222,12 +222,13 @@ final class SealedTransport implements BenchTransport {
           grant
               .write((sent % slots) * slotBytes, message.duplicate().clear())
               .toCompletableFuture();
-      f.thenRun(
-          () -> {
-            completed.incrementAndGet();
-            lastCompletion.set(System.nanoTime());
-          });
-      inflight.add(f);
+      // wait on the stage that counts: f's failure reaches it, and the count is current after it
+      inflight.add(
+          f.thenRun(
+              () -> {
+                completed.incrementAndGet();
+                lastCompletion.set(System.nanoTime());
+              }));
       while (inflight.size() > depth) {
         inflight.poll().get(STALL.toMillis(), TimeUnit.MILLISECONDS);
       }

@@ -7,9 +7,13 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
+import java.util.Objects;
 
-/** Test helpers: valid frames of every type, raw frames, and reading them back. */
-final class Frames {
+/**
+ * Test helpers: valid frames of every type, raw frames, and reading them back. Public for the fuzz
+ * harness in {@code io.srdma.channel.protocol.fuzz}.
+ */
+public final class Frames {
   static final ConnectionInfo CLIENT_QP =
       new ConnectionInfo(0x12_3456, 0x00_0abc, new byte[] {127, 0, 0, 1, 0x1f, (byte) 0x90});
   static final ConnectionInfo SERVER_QP =
@@ -114,8 +118,10 @@ final class Frames {
     return new FrameReader(new ByteArrayInputStream(bytes), from);
   }
 
-  /** Reads every accessor of a frame's body, as a consumer would. */
-  static void touch(Frame f) {
+  /** Reads the request id, the description and every accessor of the body, as a consumer would. */
+  public static void touch(Frame f) {
+    f.requestId();
+    Objects.requireNonNull(f.toString());
     switch (f.type()) {
       case HELLO -> {
         HelloFlyweight h = f.hello();

@@ -10,14 +10,21 @@ import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.security.cert.X509Certificate;
 
-/** Both ends of a real key schedule (X25519 + HKDF), as the control plane establishes it. */
-final class SessionPair implements AutoCloseable {
+/**
+ * Both ends of a real key schedule (X25519 + HKDF), as the control plane establishes it. Public for
+ * the fuzz harnesses in {@code io.srdma.channel.record.fuzz}.
+ */
+public final class SessionPair implements AutoCloseable {
   private static X509Certificate certificate;
 
-  final KeySchedule initiator;
-  final KeySchedule responder;
+  /** The initiator's (client's) schedule. */
+  public final KeySchedule initiator;
 
-  SessionPair() throws Exception {
+  /** The responder's (host's) schedule. */
+  public final KeySchedule responder;
+
+  /** A fresh pair: new X25519 keys and session id, one test CA per JVM. */
+  public SessionPair() throws Exception {
     SecureRandom random = new SecureRandom();
     X509Certificate cert = certificate();
     byte[] sessionId = new byte[16];

@@ -47,6 +47,30 @@ class DoctorTest {
     return new Doctor(new Sysfs(host.sys), host.proc, List.of(host.lib), probe).examine();
   }
 
+  /** A host with libibverbs (rdma-core 44) and Soft-RoCE rxe0 on lo, as the guest has it. */
+  private FakeHost rxe0Host() {
+    return new FakeHost(dir).libibverbs("libibverbs.so.1.14.44.0").rxe0OnLo();
+  }
+
+  /** Examines {@code host} with libibverbs listing rxe0 and its port 1 (GID 1) probing so. */
+  private DoctorReport examineRxe0(FakeHost host, VerbsProbe.PortProbe port1) {
+    return examine(host, probe(List.of("rxe0"), Map.of("rxe0/1/1", port1)));
+  }
+
+  /** A host with mlx5_0 port 1 active on eth0 at the standard Ethernet MTU, RoCE v2 at GID 1. */
+  private FakeHost mlx5OnStandardMtu() {
+    return new FakeHost(dir)
+        .libibverbs("libibverbs.so.1.14.50.0")
+        .netdev("eth0", 1500)
+        .port("mlx5_0", 1, "Ethernet", "4: ACTIVE", "5: LinkUp")
+        .gid("mlx5_0", 1, 1, "0000:0000:0000:0000:0000:ffff:c000:020a", "RoCE v2", "eth0");
+  }
+
+  /** Examines {@code host} with libibverbs listing mlx5_0 and its port 1 (GID 1) probing so. */
+  private DoctorReport examineMlx5(FakeHost host, VerbsProbe.PortProbe port1) {
+    return examine(host, probe(List.of("mlx5_0"), Map.of("mlx5_0/1/1", port1)));
+  }
+
   private static String text(DoctorReport r) {
     StringWriter s = new StringWriter();
     r.print(new PrintWriter(s));
@@ -81,9 +105,7 @@ class DoctorTest {
 
   @Test
   void shouldReportRxeOnLoopbackAsTheGuestSeesIt() {
-    FakeHost host = new FakeHost(dir).libibverbs("libibverbs.so.1.14.44.0").rxe0OnLo();
-    DoctorReport r =
-        examine(host, probe(List.of("rxe0"), Map.of("rxe0/1/1", ok(4096, true, false))));
+    DoctorReport r = examineRxe0(rxe0Host(), ok(4096, true, false));
     String t = text(r);
     assertEquals(DoctorReport.EXIT_USABLE, r.exitCode(), t);
     assertTrue(t.contains("device rxe0  provider rdma_rxe (Soft-RoCE)"), t);
@@ -98,9 +120,7 @@ class DoctorTest {
 
   @Test
   void shouldFlagAnActiveMtuBelowWhatTheNetdevAllows() {
-    FakeHost host = new FakeHost(dir).libibverbs("libibverbs.so.1.14.44.0").rxe0OnLo();
-    DoctorReport r =
-        examine(host, probe(List.of("rxe0"), Map.of("rxe0/1/1", ok(1024, true, false))));
+    DoctorReport r = examineRxe0(rxe0Host(), ok(1024, true, false));
     String t = text(r);
     assertEquals(DoctorReport.EXIT_USABLE, r.exitCode(), t);
     assertTrue(has(r, Finding.Severity.WARN, "MTU mismatch: active MTU 1024"), t);
@@ -109,14 +129,7 @@ class DoctorTest {
 
   @Test
   void shouldFlagAnActiveMtuTheNetdevCannotCarry() {
-    FakeHost host =
-        new FakeHost(dir)
-            .libibverbs("libibverbs.so.1.14.50.0")
-            .netdev("eth0", 1500)
-            .port("mlx5_0", 1, "Ethernet", "4: ACTIVE", "5: LinkUp")
-            .gid("mlx5_0", 1, 1, "0000:0000:0000:0000:0000:ffff:c000:020a", "RoCE v2", "eth0");
-    DoctorReport r =
-        examine(host, probe(List.of("mlx5_0"), Map.of("mlx5_0/1/1", ok(4096, true, true))));
+    DoctorReport r = examineMlx5(mlx5OnStandardMtu(), ok(4096, true, true));
     String t = text(r);
     assertEquals(DoctorReport.EXIT_MISCONFIGURED, r.exitCode(), t);
     assertTrue(has(r, Finding.Severity.ERROR, "eth0's MTU 1500 carries at most 1024"), t);
@@ -126,14 +139,7 @@ class DoctorTest {
 
   @Test
   void shouldNoteAStandardMtuThatLimitsRdmaTo1024() {
-    FakeHost host =
-        new FakeHost(dir)
-            .libibverbs("libibverbs.so.1.14.50.0")
-            .netdev("eth0", 1500)
-            .port("mlx5_0", 1, "Ethernet", "4: ACTIVE", "5: LinkUp")
-            .gid("mlx5_0", 1, 1, "0000:0000:0000:0000:0000:ffff:c000:020a", "RoCE v2", "eth0");
-    DoctorReport r =
-        examine(host, probe(List.of("mlx5_0"), Map.of("mlx5_0/1/1", ok(1024, true, true))));
+    DoctorReport r = examineMlx5(mlx5OnStandardMtu(), ok(1024, true, true));
     assertEquals(DoctorReport.EXIT_USABLE, r.exitCode(), text(r));
     assertTrue(has(r, Finding.Severity.NOTE, "ip link set eth0 mtu 4200"), text(r));
   }
@@ -186,10 +192,7 @@ class DoctorTest {
 
   @Test
   void shouldFlagALowMemlockWhenADeviceIsPresent() {
-    FakeHost host =
-        new FakeHost(dir).libibverbs("libibverbs.so.1.14.44.0").rxe0OnLo().memlock("65536", "0");
-    DoctorReport r =
-        examine(host, probe(List.of("rxe0"), Map.of("rxe0/1/1", ok(4096, true, false))));
+    DoctorReport r = examineRxe0(rxe0Host().memlock("65536", "0"), ok(4096, true, false));
     String t = text(r);
     assertEquals(DoctorReport.EXIT_MISCONFIGURED, r.exitCode(), t);
     assertTrue(t.contains("memlock     64 KiB (ulimit -l 64)"), t);
@@ -199,21 +202,15 @@ class DoctorTest {
 
   @Test
   void shouldAcceptALowMemlockWithCapIpcLock() {
-    FakeHost host =
-        new FakeHost(dir)
-            .libibverbs("libibverbs.so.1.14.44.0")
-            .rxe0OnLo()
-            .memlock("65536", "000001ffffffffff");
     DoctorReport r =
-        examine(host, probe(List.of("rxe0"), Map.of("rxe0/1/1", ok(1024, true, false))));
+        examineRxe0(rxe0Host().memlock("65536", "000001ffffffffff"), ok(1024, true, false));
     assertEquals(DoctorReport.EXIT_USABLE, r.exitCode(), text(r));
     assertTrue(text(r).contains("CAP_IPC_LOCK yes"), text(r));
   }
 
   @Test
   void shouldFlagADeviceLibibverbsDoesNotList() {
-    FakeHost host = new FakeHost(dir).libibverbs("libibverbs.so.1.14.44.0").rxe0OnLo();
-    DoctorReport r = examine(host, probe(List.of(), Map.of()));
+    DoctorReport r = examine(rxe0Host(), probe(List.of(), Map.of()));
     assertEquals(DoctorReport.EXIT_MISCONFIGURED, r.exitCode(), text(r));
     assertTrue(has(r, Finding.Severity.ERROR, "apt-get install ibverbs-providers"), text(r));
   }
@@ -228,17 +225,14 @@ class DoctorTest {
 
   @Test
   void shouldReportAProbeFailureAsAnError() {
-    FakeHost host = new FakeHost(dir).libibverbs("libibverbs.so.1.14.44.0").rxe0OnLo();
-    DoctorReport r = examine(host, probe(List.of("rxe0"), Map.of()));
+    DoctorReport r = examine(rxe0Host(), probe(List.of("rxe0"), Map.of()));
     assertEquals(DoctorReport.EXIT_MISCONFIGURED, r.exitCode(), text(r));
     assertTrue(has(r, Finding.Severity.ERROR, "the ibv provider cannot use it"), text(r));
   }
 
   @Test
   void shouldWarnWithoutType2Windows() {
-    FakeHost host = new FakeHost(dir).libibverbs("libibverbs.so.1.14.44.0").rxe0OnLo();
-    DoctorReport r =
-        examine(host, probe(List.of("rxe0"), Map.of("rxe0/1/1", ok(4096, false, true))));
+    DoctorReport r = examineRxe0(rxe0Host(), ok(4096, false, true));
     assertTrue(has(r, Finding.Severity.WARN, "no type-2 memory windows"), text(r));
     assertEquals(DoctorReport.EXIT_USABLE, r.exitCode(), text(r));
   }

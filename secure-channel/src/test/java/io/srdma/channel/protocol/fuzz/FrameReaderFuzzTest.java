@@ -8,6 +8,7 @@ import com.code_intelligence.jazzer.api.FuzzedDataProvider;
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import io.srdma.channel.protocol.Frame;
 import io.srdma.channel.protocol.FrameReader;
+import io.srdma.channel.protocol.Frames;
 import io.srdma.channel.protocol.MessageType;
 import io.srdma.channel.protocol.ProtocolException;
 import io.srdma.channel.protocol.Side;
@@ -61,66 +62,7 @@ class FrameReaderFuzzTest {
       assertTrue(length <= limit, "body beyond the reader's limit");
       assertTrue(type.sentBy(from), "accepted a type the other side never sends");
       assertEquals(16 + length, in.position - before, "consumed bytes != header + body");
-      touch(frame);
-    }
-  }
-
-  /** Every accessor of the body, as a consumer would read it. */
-  static void touch(Frame f) {
-    f.requestId();
-    assertNotNull(f.toString());
-    switch (f.type()) {
-      case HELLO -> {
-        f.hello().maxVersion();
-        f.hello().capabilities();
-        f.hello().publicKey();
-        f.hello().connectionInfo();
-      }
-      case HELLO_ACK -> {
-        f.helloAck().version();
-        f.helloAck().capabilities();
-        f.helloAck().publicKey();
-        f.helloAck().sessionId();
-        f.helloAck().connectionInfo();
-      }
-      case KEY_CONFIRM -> {
-        f.keyConfirm().epoch();
-        f.keyConfirm().confirmation();
-      }
-      case GRANT_REQUEST -> {
-        f.grantRequest().region();
-        f.grantRequest().operations();
-        f.grantRequest().offset();
-        f.grantRequest().length();
-        f.grantRequest().ttlMillis();
-      }
-      case GRANT -> {
-        f.grant().grantId();
-        f.grant().region();
-        f.grant().operations();
-        f.grant().offset();
-        f.grant().length();
-        f.grant().expiryEpochMillis();
-        f.grant().remoteAddress();
-        f.grant().rkey();
-        f.grant().regionKey();
-      }
-      case GRANT_DENIED -> {
-        f.grantDenied().reason();
-        f.grantDenied().text();
-      }
-      case REVOKE -> {
-        f.revoke().grantId();
-        f.revoke().reason();
-      }
-      case RELEASE -> f.release().grantId();
-      case REKEY -> f.rekey().epoch();
-      case PING, PONG -> f.ping().payload();
-      case ERROR -> {
-        f.error().code();
-        f.error().text();
-      }
-      case CLOSE -> {}
+      Frames.touch(frame);
     }
   }
 

@@ -11,6 +11,7 @@ import io.srdma.channel.record.OpenResult;
 import io.srdma.channel.record.RecordBinding;
 import io.srdma.channel.record.RecordOpener;
 import io.srdma.channel.record.RecordSealer;
+import io.srdma.channel.record.SessionPair;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 
@@ -35,14 +36,14 @@ class RecordOpenerFuzzTest {
   private static final RecordBinding BINDING = RecordBinding.of(7, "acme", "kvcache");
   private static final RecordBinding OTHER = RecordBinding.of(7, "acme", "kvcache2");
 
-  private static FuzzSession session;
+  private static SessionPair session;
   private static RecordSealer sealer;
   private static RecordOpener openerA;
   private static RecordOpener openerB;
 
   private static synchronized void init() throws Exception {
     if (session == null) {
-      session = new FuzzSession();
+      session = new SessionPair();
       sealer = new RecordSealer(session.initiator.sendKeys(), MAX);
       openerA = RecordOpener.forSchedule(session.responder, MAX);
       openerB = RecordOpener.forSchedule(session.responder, MAX);
