@@ -202,27 +202,9 @@ class ChannelThreatTest {
         ChannelException.Reason.OUT_OF_BOUNDS,
         assertThrows(ChannelException.class, () -> g.writeBlocking(-1, ByteBuffer.wrap(payload(8))))
             .reason());
-    ChannelException denied =
-        assertThrows(
-            ChannelException.class,
-            () ->
-                acme.grant(
-                    "kvcache",
-                    EnumSet.of(Access.WRITE),
-                    Long.MAX_VALUE - 10,
-                    100,
-                    Duration.ofMinutes(1)));
+    ChannelException denied = refusedWriteGrant(acme, Long.MAX_VALUE - 10);
     assertEquals(ChannelException.Reason.INVALID_ARGUMENT, denied.reason());
-    ChannelException past =
-        assertThrows(
-            ChannelException.class,
-            () ->
-                acme.grant(
-                    "kvcache",
-                    EnumSet.of(Access.WRITE),
-                    ChannelRig.REGION_SIZE - 10,
-                    100,
-                    Duration.ofMinutes(1)));
+    ChannelException past = refusedWriteGrant(acme, ChannelRig.REGION_SIZE - 10);
     assertEquals(ChannelException.Reason.GRANT_DENIED, past.reason());
     assertEquals("OUT_OF_BOUNDS", past.detail());
     assertEquals(before, ChannelRig.checksum(rig.acmeKv), "nothing written by refused writes");
@@ -394,5 +376,13 @@ class ChannelThreatTest {
     first.close();
     ChannelRig.await(
         () -> rig.host.stats().sessions() == 2, "a slot of acme's quota is free again");
+  }
+
+  /** A 100-byte write grant on acme's kvcache at {@code offset} that must be refused. */
+  private static ChannelException refusedWriteGrant(SecureRdmaClient client, long offset) {
+    return assertThrows(
+        ChannelException.class,
+        () ->
+            client.grant("kvcache", EnumSet.of(Access.WRITE), offset, 100, Duration.ofMinutes(1)));
   }
 }

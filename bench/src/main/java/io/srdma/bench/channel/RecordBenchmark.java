@@ -1,24 +1,16 @@
 package io.srdma.bench.channel;
 
+import io.srdma.bench.keys.Schedules;
 import io.srdma.channel.record.OpenResult;
 import io.srdma.channel.record.RecordBinding;
 import io.srdma.channel.record.RecordOpener;
 import io.srdma.channel.record.RecordSealer;
 import io.srdma.channel.record.SealingKeys;
-import io.srdma.keys.DeploymentCa;
 import io.srdma.keys.DirectionKeys;
 import io.srdma.keys.KeySchedule;
-import io.srdma.keys.Role;
-import io.srdma.keys.TlsBinding;
-import io.srdma.keys.X25519KeyPair;
 import java.nio.ByteBuffer;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.security.SecureRandom;
-import java.security.cert.X509Certificate;
-import java.util.Comparator;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import javax.crypto.Cipher;
 import javax.crypto.spec.GCMParameterSpec;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -75,38 +67,11 @@ public class RecordBenchmark {
   @Setup(Level.Trial)
   public void setUp() throws Exception {
     SecureRandom random = new SecureRandom();
-    Path dir = Files.createTempDirectory("srdma-bench-record");
-    X509Certificate cert;
-    try {
-      cert = DeploymentCa.init(dir.resolve("ca"), null).certificate();
-    } finally {
-      try (Stream<Path> files = Files.walk(dir)) {
-        files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-      }
-    }
-    byte[] sessionId = new byte[16];
-    random.nextBytes(sessionId);
-    try (X25519KeyPair a = X25519KeyPair.generate(random);
-        X25519KeyPair b = X25519KeyPair.generate(random);
-        TlsBinding bindA = TlsBinding.certificateTranscript(cert, cert);
-        TlsBinding bindB = TlsBinding.certificateTranscript(cert, cert)) {
-      byte[] publicA = a.publicKey();
-      byte[] publicB = b.publicKey();
-      sender = schedule(Role.INITIATOR, a, publicB, bindA, sessionId);
-      receiver = schedule(Role.RESPONDER, b, publicA, bindB, sessionId);
-    }
+    KeySchedule[] ends = Schedules.pair(random);
+    sender = ends[0];
+    receiver = ends[1];
     sealer = new RecordSealer(new SealingKeys(sender.sendKeys()), 64 * 1024);
-    opener =
-        new RecordOpener(
-            epoch -> {
-              try {
-                return receiver.receiveKeys(epoch);
-              } catch (RuntimeException e) {
-                return null;
-              }
-            },
-            64 * 1024,
-            false);
+    opener = RecordOpener.forSchedule(receiver, 64 * 1024, false);
     payload = ByteBuffer.allocate(size);
     random.nextBytes(payload.array());
     registered = ByteBuffer.allocateDirect(size + RecordSealer.OVERHEAD);
@@ -117,19 +82,6 @@ public class RecordBenchmark {
     plain = payload.array().clone();
     sealed = new byte[size + 16];
     random.nextBytes(aad);
-  }
-
-  private static KeySchedule schedule(
-      Role role, X25519KeyPair own, byte[] peer, TlsBinding binding, byte[] sessionId) {
-    return KeySchedule.builder()
-        .role(role)
-        .localKey(own)
-        .peerPublicKey(peer)
-        .binding(binding)
-        .sessionId(sessionId)
-        .initiatorQpn(1)
-        .responderQpn(2)
-        .establish();
   }
 
   /** Zeroizes the keys. */

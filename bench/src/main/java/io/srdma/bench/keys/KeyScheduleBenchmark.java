@@ -11,9 +11,7 @@ import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
-import java.util.Comparator;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -51,9 +49,7 @@ public class KeyScheduleBenchmark {
       initiatorCert = ca.issuePeer(PeerIdentity.of("b", "i"), Duration.ofDays(1)).certificate();
       responderCert = ca.issuePeer(PeerIdentity.of("b", "r"), Duration.ofDays(1)).certificate();
     } finally {
-      try (Stream<Path> files = Files.walk(dir)) {
-        files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-      }
+      Schedules.delete(dir);
     }
   }
 
@@ -74,14 +70,11 @@ public class KeyScheduleBenchmark {
   }
 
   private KeySchedule schedule(Role role, X25519KeyPair local, byte[] peer) {
-    return KeySchedule.builder()
-        .role(role)
-        .localKey(local)
-        .peerPublicKey(peer)
-        .binding(TlsBinding.certificateTranscript(initiatorCert, responderCert))
-        .sessionId(sessionId)
-        .initiatorQpn(0x111111)
-        .responderQpn(0x222222)
-        .establish();
+    return Schedules.establish(
+        role,
+        local,
+        peer,
+        TlsBinding.certificateTranscript(initiatorCert, responderCert),
+        sessionId);
   }
 }

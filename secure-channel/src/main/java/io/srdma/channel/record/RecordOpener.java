@@ -76,6 +76,15 @@ public final class RecordOpener {
 
   /** An opener taking receive keys from a session's key schedule. */
   public static RecordOpener forSchedule(KeySchedule schedule, int maxPayload) {
+    return forSchedule(schedule, maxPayload, true);
+  }
+
+  /**
+   * An opener taking receive keys from a session's key schedule, with or without the replay check
+   * (see {@link #RecordOpener(IntFunction, int, boolean)}).
+   */
+  public static RecordOpener forSchedule(
+      KeySchedule schedule, int maxPayload, boolean replayProtection) {
     return new RecordOpener(
         epoch -> {
           try {
@@ -84,7 +93,8 @@ public final class RecordOpener {
             return null;
           }
         },
-        maxPayload);
+        maxPayload,
+        replayProtection);
   }
 
   /**
