@@ -281,6 +281,31 @@ class ChannelThreatTest {
     assertTrue(acme.isOpen(), "rejected records do not end the session");
   }
 
+  /**
+   * InfiniBand C9-88: a zero-length WRITE_WITH_IMM carries no R_Key the target checks, so any peer
+   * can notify the host with one. The host opens only the bytes the completion says arrived (none),
+   * so it cannot be made to reopen an old record: the notification is rejected and audited.
+   */
+  @Test
+  void zeroLengthWriteWithImmediateOpensNothing() throws Exception {
+    SecureRdmaClient acme = rig.client("acme", "trainer-1");
+    RemoteGrant g =
+        acme.grant("kvcache", EnumSet.of(Access.WRITE), 0, 65536, Duration.ofMinutes(1));
+    g.writeBlocking(0, ByteBuffer.wrap(payload(200)));
+    ChannelRig.await(() -> rig.acmeRecords.size() == 1, "first record");
+    long rejected = rig.host.stats().recordsRejected();
+    assertEquals(
+        WcStatus.SUCCESS,
+        rawWrite(acme, 0, 0, null, 0, g.slot() << 24),
+        "no R_Key is checked for a zero-length write (C9-88)");
+    ChannelRig.await(
+        () -> rig.host.stats().recordsRejected() == rejected + 1, "empty notification rejected");
+    auditHas("record TRUNCATED");
+    assertEquals(1, rig.acmeRecords.size(), "the record already there is not delivered again");
+    g.writeBlocking(4096, ByteBuffer.wrap(payload(200)));
+    ChannelRig.await(() -> rig.acmeRecords.size() == 2, "the session still delivers");
+  }
+
   @Test
   void aPeerWithANarrowerRoleIsDenied() throws Exception {
     SecureRdmaClient dashboard = rig.client("acme", "dashboard");

@@ -45,6 +45,43 @@ class DataTransferContractTest {
     }
   }
 
+  /**
+   * InfiniBand C9-88: a zero-length RDMA WRITE carries no R_Key worth checking and touches no
+   * memory, so it completes even with an R_Key the responder never issued; the sealed channel posts
+   * one, signaled, to learn that the unsignaled writes before it completed.
+   */
+  @Test
+  void shouldCompleteZeroLengthWriteWithoutValidatingTheRkeyAndCoverUnsignaledWrites() {
+    try (VerbsTestRig rig = VerbsTestRig.open()) {
+      MemoryRegion src = rig.register(rig.pdA, 4096, AccessFlags.LOCAL_WRITE);
+      MemoryRegion dst = rig.register(rig.pdB, 4096, RW);
+      fill(src, 13);
+      for (int i = 0; i < 4; i++) {
+        SendWorkRequest wr =
+            new SendWorkRequest(1)
+                .wrId(100 + i)
+                .opcode(WrOpcode.RDMA_WRITE)
+                .remote(dst.address() + i * 1024L, dst.rkey())
+                .signaled(false);
+        wr.sgl().set(src, i * 1024L, 1024);
+        rig.qpA.postSend(wr);
+      }
+      SendWorkRequest fence =
+          new SendWorkRequest(1).wrId(200).opcode(WrOpcode.RDMA_WRITE).remote(0, 0);
+      fence.sgl().clear();
+      rig.qpA.postSend(fence);
+      WorkCompletion wc = rig.expect(rig.cqA, WcStatus.SUCCESS, 200);
+      assertEquals(WcOpcode.RDMA_WRITE, wc.opcode());
+      // RC completes in order: the fence's completion means the four unsignaled writes landed
+      assertEquals(src.buffer(), dst.buffer());
+      rig.expectNone(rig.cqA, Duration.ofMillis(100));
+      rig.expectNone(rig.cqB, Duration.ofMillis(100));
+      // the QP is still usable
+      rig.write(rig.qpA, 201, src, 0, 16, dst.address(), dst.rkey());
+      rig.expect(rig.cqA, WcStatus.SUCCESS, 201);
+    }
+  }
+
   @Test
   void shouldReadRemoteBytesIntoScatteredLocalMemory() {
     try (VerbsTestRig rig = VerbsTestRig.open()) {

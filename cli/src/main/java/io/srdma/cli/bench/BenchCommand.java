@@ -124,6 +124,16 @@ public final class BenchCommand implements Callable<Integer> {
   int depth;
 
   @Option(
+      names = "--rounds",
+      paramLabel = "N",
+      defaultValue = "1",
+      description =
+          "Run the whole comparison N times, one round after another, and add a summary: per"
+              + " transport and size the median and range over the rounds, with each ratio taken"
+              + " within one round (default: ${DEFAULT-VALUE}). 1 to 100. For noisy machines.")
+  int rounds;
+
+  @Option(
       names = "--json",
       paramLabel = "FILE",
       description = "Also write every result, machine-readable, to FILE.")
@@ -227,16 +237,34 @@ public final class BenchCommand implements Callable<Integer> {
     Instant started = Instant.now().truncatedTo(ChronoUnit.SECONDS);
     out.println(headline(config));
     out.flush();
-    List<Measurement> results;
+    List<List<Measurement>> byRound = new ArrayList<>();
     try (BenchContext context = new BenchContext(provider, depth)) {
       Progress progress =
-          new Progress(err, progressMode, config.transports().size() * config.sizes().size());
-      results = new BenchRunner(config, context, progress).run();
+          new Progress(
+              err, progressMode, rounds * config.transports().size() * config.sizes().size());
+      BenchRunner runner = new BenchRunner(config, context, progress);
+      for (int r = 1; r <= rounds; r++) {
+        List<Measurement> round = runner.runRound();
+        byRound.add(round);
+        if (rounds > 1) {
+          out.printf(Locale.ROOT, "%n## Round %d of %d%n", r, rounds);
+        }
+        Report.printTables(out, config.sizes(), round);
+      }
+      progress.finish();
     }
-    Report.printTables(out, config.sizes(), results);
+    List<RoundSummary.Row> summary =
+        rounds > 1 ? RoundSummary.rows(config.sizes(), byRound) : List.of();
+    if (rounds > 1) {
+      RoundSummary.print(out, config.sizes(), summary, rounds);
+    }
+    List<Measurement> results = new ArrayList<>();
+    byRound.forEach(results::addAll);
     if (json != null) {
       Files.writeString(
-          json, Report.json(header(started), configJson(config), results), StandardCharsets.UTF_8);
+          json,
+          Report.json(header(started), configJson(config), byRound, RoundSummary.json(summary)),
+          StandardCharsets.UTF_8);
       err.println("bench: results written to " + json);
     }
     if (results.stream().anyMatch(m -> Measurement.FAILED.equals(m.status()))) {
@@ -252,7 +280,8 @@ public final class BenchCommand implements Callable<Integer> {
   private int runLoad() throws Exception {
     CommandLine cl = spec.commandLine();
     for (String o :
-        List.of("--sizes", "--transports", "--depth", "--json", "--quick", "--verify")) {
+        List.of(
+            "--sizes", "--transports", "--depth", "--json", "--quick", "--verify", "--rounds")) {
       if (cl.getParseResult().hasMatchedOption(o)) {
         throw new ParameterException(cl, o + " does not apply to --load");
       }
@@ -334,6 +363,9 @@ public final class BenchCommand implements Callable<Integer> {
     if (depth < 1 || depth > 1024) {
       throw new ParameterException(cl, "--depth must be 1 to 1024, got " + depth);
     }
+    if (rounds < 1 || rounds > 100) {
+      throw new ParameterException(cl, "--rounds must be 1 to 100, got " + rounds);
+    }
     int largest = sizes.stream().mapToInt(Integer::intValue).max().orElseThrow();
     if ((long) largest * depth > MAX_RING_BYTES) {
       throw new ParameterException(
@@ -414,6 +446,7 @@ public final class BenchCommand implements Callable<Integer> {
     m.put("transports", new ArrayList<Object>(c.transports()));
     m.put("provider", provider);
     m.put("depth", c.depth());
+    m.put("rounds", rounds);
     m.put("verify", c.verify());
     m.put("latency", "one-way, send start to receiver delivered, same-JVM System.nanoTime");
     m.put("cpu", "process CPU time during the throughput run / bytes delivered (both endpoints)");

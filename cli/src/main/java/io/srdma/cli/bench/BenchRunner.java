@@ -52,11 +52,17 @@ final class BenchRunner {
   }
 
   List<Measurement> run() {
+    List<Measurement> all = runRound();
+    progress.finish();
+    return all;
+  }
+
+  /** Every transport at every size once; each transport is set up and closed within the round. */
+  List<Measurement> runRound() {
     List<Measurement> all = new ArrayList<>();
     for (String name : config.transports()) {
       all.addAll(runTransport(name));
     }
-    progress.finish();
     return all;
   }
 

@@ -12,6 +12,7 @@ final class Report {
   /** JSON keys of one result, in order; tests check every one is present. */
   static final List<String> RESULT_FIELDS =
       List.of(
+          "round",
           "transport",
           "messageSize",
           "status",
@@ -134,18 +135,28 @@ final class Report {
   }
 
   /**
-   * The whole run as JSON: {@code {"tool", "startedAt", "command", "machine", "config",
-   * "results"}}.
+   * The whole run as JSON: {@code {"tool", "startedAt", "command", "machine", "config", "results",
+   * "summary"}}; each result names its {@code round} (from 1) and its ratios are to the baselines
+   * of that round; {@code summary} (empty for one round) holds {@link RoundSummary#json} rows.
    */
   static String json(
-      Map<String, Object> header, Map<String, Object> config, List<Measurement> all) {
+      Map<String, Object> header,
+      Map<String, Object> config,
+      List<List<Measurement>> rounds,
+      List<Object> summary) {
     Map<String, Object> root = new LinkedHashMap<>(header);
     root.put("config", config);
     List<Object> results = new ArrayList<>();
-    for (Measurement m : all) {
-      results.add(result(m, all));
+    for (int r = 0; r < rounds.size(); r++) {
+      for (Measurement m : rounds.get(r)) {
+        Map<String, Object> one = new LinkedHashMap<>();
+        one.put("round", r + 1);
+        one.putAll(result(m, rounds.get(r)));
+        results.add(one);
+      }
     }
     root.put("results", results);
+    root.put("summary", summary);
     StringBuilder sb = new StringBuilder();
     write(sb, root, "");
     return sb.append('\n').toString();

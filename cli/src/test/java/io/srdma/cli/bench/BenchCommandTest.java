@@ -86,6 +86,45 @@ class BenchCommandTest {
   }
 
   @Test
+  @SuppressWarnings("unchecked")
+  void shouldRunRoundsAndSummariseThem() throws Exception {
+    Path json = dir.resolve("rounds.json");
+    Run r =
+        bench(
+            "--transports", "tls-jdk,plain-write",
+            "--sizes", "4k",
+            "--duration", "200ms",
+            "--warmup", "0",
+            "--rounds", "2",
+            "--progress", "none",
+            "--json", json.toString());
+    assertEquals(0, r.exit(), r.out() + r.err());
+    for (String s :
+        List.of(
+            "## Round 1 of 2", "## Round 2 of 2", "## Summary of 2 rounds", "| tls-jdk | 2 |")) {
+      assertTrue(r.out().contains(s), s + " in\n" + r.out());
+    }
+    Map<String, Object> root = (Map<String, Object>) MiniJson.parse(Files.readString(json));
+    assertEquals(2.0, ((Map<String, Object>) root.get("config")).get("rounds"));
+    List<Object> results = (List<Object>) root.get("results");
+    assertEquals(4, results.size());
+    assertEquals(
+        List.of(1.0, 1.0, 2.0, 2.0),
+        results.stream().map(o -> ((Map<String, Object>) o).get("round")).toList());
+    List<Object> summary = (List<Object>) root.get("summary");
+    assertEquals(2, summary.size());
+    Map<String, Object> tls = (Map<String, Object>) summary.get(0);
+    assertEquals("tls-jdk", tls.get("transport"));
+    assertEquals(2.0, tls.get("roundsMeasured"));
+    assertEquals(1.0, tls.get("mbpsVsTlsJdkMedian"));
+    double median = (Double) tls.get("deliveredMBpsMedian");
+    assertTrue(
+        (Double) tls.get("deliveredMBpsMin") <= median
+            && median <= (Double) tls.get("deliveredMBpsMax"),
+        tls.toString());
+  }
+
+  @Test
   void shouldExplainEveryOptionInHelp() {
     Run r = bench("--help");
     assertEquals(0, r.exit());
@@ -100,6 +139,7 @@ class BenchCommandTest {
             "--json",
             "--quick",
             "--verify",
+            "--rounds",
             "--progress")) {
       assertTrue(r.out().contains(o), o + " in\n" + r.out());
     }
@@ -116,6 +156,9 @@ class BenchCommandTest {
         "--transports tls-jdk,nope; unknown transport 'nope'",
         "--transports plain-write,plain-write; given twice",
         "--depth 0; --depth",
+        "--rounds 0; --rounds",
+        "--rounds 101; --rounds",
+        "--load --rounds 2; --rounds does not apply",
         "--depth 1024 --sizes 16m; --depth",
         "--duration 0; --duration",
         "--duration soon; 'soon' is not a duration",

@@ -25,6 +25,7 @@ import org.slf4j.LoggerFactory;
 final class Responder implements Runnable {
   private static final Logger LOG = LoggerFactory.getLogger(Responder.class);
   private static final int RX_SIZE = 64 * 1024;
+  private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
 
   private final SoftDeviceContext ctx;
   private final SocketChannel channel;
@@ -205,7 +206,9 @@ final class Responder implements Runnable {
         return WcStatus.RNR_RETRY_EXC_ERR;
       }
     }
-    receiveInto(0, target, targetOffset, length);
+    if (length > 0) {
+      receiveInto(0, target, targetOffset, length);
+    }
     if (withImm) {
       qp.receiveQueue().complete(WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, length, true, imm);
     }
@@ -255,7 +258,7 @@ final class Responder implements Runnable {
     response.wrap(tx, 0).encode(ResponseFlyweight.TYPE_READ_RESP, (byte) 0, psn, length);
     tx.clear();
     txGather[0] = tx;
-    txGather[1] = views.view(0, target, targetOffset, length);
+    txGather[1] = length == 0 ? EMPTY : views.view(0, target, targetOffset, length);
     while (txGather[1].hasRemaining() || tx.hasRemaining()) {
       channel.write(txGather);
     }
@@ -263,8 +266,17 @@ final class Responder implements Runnable {
     return WcStatus.SUCCESS;
   }
 
-  /** The RNIC access check. On success {@link #target} and {@link #targetOffset} name the bytes. */
+  /**
+   * The RNIC access check. On success {@link #target} and {@link #targetOffset} name the bytes. A
+   * zero-length RDMA READ or WRITE touches no memory, so its R_Key and address are not validated
+   * (InfiniBand C9-88, as rxe and hardware RNICs do): senders use one as a completion fence.
+   */
   private boolean resolveRemote(int rkey, long address, int length, int right) {
+    if (length == 0) {
+      target = null;
+      targetOffset = 0;
+      return true;
+    }
     if (!AccessFlags.has(qp.accessFlags(), right)) {
       return false;
     }
