@@ -25,7 +25,7 @@ public final class Tenant {
   /** A region with, per role and operation, the first role permission implying access. */
   static final class RegionAccess {
     final Region region;
-    final Map<Role, Map<Operation, RolePermission>> byRole = new IdentityHashMap<>();
+    final IdentityHashMap<Role, Map<Operation, RolePermission>> byRole = new IdentityHashMap<>();
 
     RegionAccess(Region region) {
       this.region = region;

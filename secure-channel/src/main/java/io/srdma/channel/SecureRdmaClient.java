@@ -216,7 +216,9 @@ public final class SecureRdmaClient implements AutoCloseable {
     controlThread = daemon(this::readControl, name + "-control");
     pollerThread = daemon(this::poll, name + "-cq");
     long keepalive = o.keepalive().toMillis();
-    timer.scheduleAtFixedRate(this::keepalive, keepalive, keepalive, TimeUnit.MILLISECONDS);
+    // runs until close() shuts the timer down; keepalive() handles its own failures
+    var unused =
+        timer.scheduleAtFixedRate(this::keepalive, keepalive, keepalive, TimeUnit.MILLISECONDS);
   }
 
   private static Thread daemon(Runnable r, String name) {
@@ -453,24 +455,26 @@ public final class SecureRdmaClient implements AutoCloseable {
           ChannelException.Reason.SESSION_CLOSED, "control connection failed");
     }
     long ms = options.requestTimeout().toMillis();
-    timer.schedule(
-        () -> {
-          if (pending.remove(id) == f && !f.isDone()) {
-            ChannelException t =
-                new ChannelException(
-                    ChannelException.Reason.TIMEOUT,
-                    "no answer to request " + id + " within " + ms + " ms");
-            f.completeExceptionally(t);
-            try {
-              proxy.error(0, ErrorCode.TIMEOUT, "no answer within the deadline");
-            } catch (IOException ignored) {
-              // ending anyway
-            }
-            fail(t, true);
-          }
-        },
-        ms,
-        TimeUnit.MILLISECONDS);
+    // the deadline fails the request (and the session) itself; nothing waits on this future
+    var unused =
+        timer.schedule(
+            () -> {
+              if (pending.remove(id) == f && !f.isDone()) {
+                ChannelException t =
+                    new ChannelException(
+                        ChannelException.Reason.TIMEOUT,
+                        "no answer to request " + id + " within " + ms + " ms");
+                f.completeExceptionally(t);
+                try {
+                  proxy.error(0, ErrorCode.TIMEOUT, "no answer within the deadline");
+                } catch (IOException ignored) {
+                  // ending anyway
+                }
+                fail(t, true);
+              }
+            },
+            ms,
+            TimeUnit.MILLISECONDS);
     return f;
   }
 
@@ -490,7 +494,7 @@ public final class SecureRdmaClient implements AutoCloseable {
                       null));
           case REVOKE -> revoked(f.requestId(), f.revoke().grantId(), f.revoke().reason());
           case REKEY -> rekeyAcknowledged(f.rekey().epoch());
-          case PONG -> answer(f.requestId(), Boolean.TRUE);
+          case PONG -> answer(f.requestId(), true);
           case PING -> proxy.pong(f.requestId(), f.ping().payload());
           case ERROR -> {
             fail(refusal(f), true);
@@ -573,7 +577,7 @@ public final class SecureRdmaClient implements AutoCloseable {
       }
     }
     if (requestId != 0) {
-      answer(requestId, Boolean.TRUE);
+      answer(requestId, true);
     }
   }
 
@@ -583,7 +587,8 @@ public final class SecureRdmaClient implements AutoCloseable {
 
   private void keepalive() {
     if (isOpen()) {
-      request(id -> proxy.ping(id, System.nanoTime()));
+      // an unanswered ping fails the session through the request's deadline
+      var unused = request(id -> proxy.ping(id, System.nanoTime()));
     }
   }
 
@@ -766,17 +771,24 @@ public final class SecureRdmaClient implements AutoCloseable {
     for (int i = 0; i < helpers; i++) {
       parallel[i] = CompletableFuture.runAsync(share, sealingPool);
     }
+    RuntimeException failed = null;
     try {
       share.run();
-    } finally {
-      try {
-        CompletableFuture.allOf(parallel).join(); // no helper still writes a slot after this
-      } catch (CompletionException e) {
-        if (e.getCause() instanceof ChannelException c) {
-          throw c;
-        }
-        throw e;
+    } catch (RuntimeException e) {
+      failed = e;
+    }
+    try {
+      CompletableFuture.allOf(parallel).join(); // no helper still writes a slot after this
+    } catch (CompletionException e) {
+      RuntimeException helper = e.getCause() instanceof ChannelException c ? c : e;
+      if (failed == null) {
+        failed = helper;
+      } else {
+        failed.addSuppressed(helper);
       }
+    }
+    if (failed != null) {
+      throw failed;
     }
   }
 

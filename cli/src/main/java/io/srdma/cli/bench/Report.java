@@ -136,8 +136,9 @@ final class Report {
 
   /**
    * The whole run as JSON: {@code {"tool", "startedAt", "command", "machine", "config", "results",
-   * "summary"}}; each result names its {@code round} (from 1) and its ratios are to the baselines
-   * of that round; {@code summary} (empty for one round) holds {@link RoundSummary#json} rows.
+   * "summary"}}; each result names the round it was measured in (from 1), and its ratios are to the
+   * baselines of that round; {@code summary} (empty for one round) holds {@link RoundSummary#json}
+   * rows.
    */
   static String json(
       Map<String, Object> header,

@@ -19,6 +19,7 @@ public final class CipherWarmup {
   private CipherWarmup() {}
 
   /** Starts the warm-up unless it ran already; returns at once. */
+  @SuppressWarnings("ThreadPriorityCheck") // a hint only: the warm-up should yield to real work
   public static void start() {
     if (!STARTED.compareAndSet(false, true)) {
       return;

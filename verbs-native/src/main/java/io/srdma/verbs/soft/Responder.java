@@ -269,7 +269,7 @@ final class Responder implements Runnable {
   /**
    * The RNIC access check. On success {@link #target} and {@link #targetOffset} name the bytes. A
    * zero-length RDMA READ or WRITE touches no memory, so its R_Key and address are not validated
-   * (InfiniBand C9-88, as rxe and hardware RNICs do): senders use one as a completion fence.
+   * (InfiniBand C9-88), as rxe does; a WRITE_WITH_IMM of zero bytes still consumes a receive.
    */
   private boolean resolveRemote(int rkey, long address, int length, int right) {
     if (length == 0) {
