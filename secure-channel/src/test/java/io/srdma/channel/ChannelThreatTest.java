@@ -106,6 +106,14 @@ class ChannelThreatTest {
     return c.rawPost(WrOpcode.RDMA_WRITE_WITH_IMM, remoteAddress, rkey, bytes, length, imm, 0);
   }
 
+  /** A 64 KiB write grant whose first 200-byte record (at offset 0) the host has opened. */
+  private RemoteGrant grantWithFirstRecord(SecureRdmaClient c) throws Exception {
+    RemoteGrant g = c.grant("kvcache", EnumSet.of(Access.WRITE), 0, 65536, Duration.ofMinutes(1));
+    g.writeBlocking(0, ByteBuffer.wrap(payload(200)));
+    ChannelRig.await(() -> rig.acmeRecords.size() == 1, "first record");
+    return g;
+  }
+
   /** A raw write of {@code length} random bytes that the target's RNIC must refuse. */
   private static void assertWriteRefused(
       SecureRdmaClient c, long remoteAddress, int rkey, int length, int imm, String why) {
@@ -236,10 +244,7 @@ class ChannelThreatTest {
   @Test
   void replayedRelocatedTruncatedAndTamperedRecordsAreRejected() throws Exception {
     SecureRdmaClient acme = rig.client("acme", "trainer-1");
-    RemoteGrant g =
-        acme.grant("kvcache", EnumSet.of(Access.WRITE), 0, 65536, Duration.ofMinutes(1));
-    g.writeBlocking(0, ByteBuffer.wrap(payload(200)));
-    ChannelRig.await(() -> rig.acmeRecords.size() == 1, "first record");
+    RemoteGrant g = grantWithFirstRecord(acme);
     byte[] record = new byte[200 + SealedLayout.RECORD_OVERHEAD];
     rig.acmeKv.copy(0, record);
     int slot = g.slot() << 24;
@@ -289,10 +294,7 @@ class ChannelThreatTest {
   @Test
   void zeroLengthWriteWithImmediateOpensNothing() throws Exception {
     SecureRdmaClient acme = rig.client("acme", "trainer-1");
-    RemoteGrant g =
-        acme.grant("kvcache", EnumSet.of(Access.WRITE), 0, 65536, Duration.ofMinutes(1));
-    g.writeBlocking(0, ByteBuffer.wrap(payload(200)));
-    ChannelRig.await(() -> rig.acmeRecords.size() == 1, "first record");
+    RemoteGrant g = grantWithFirstRecord(acme);
     long rejected = rig.host.stats().recordsRejected();
     assertEquals(
         WcStatus.SUCCESS,

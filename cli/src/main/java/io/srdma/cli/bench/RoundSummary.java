@@ -7,7 +7,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.function.ToDoubleFunction;
 
 /**
  * {@code --rounds N}: every transport at every size over N rounds of the whole comparison. On a
@@ -105,8 +104,7 @@ final class RoundSummary {
   }
 
   private static double ratio(Measurement m, List<Measurement> round, String baseline) {
-    ToDoubleFunction<Measurement> mbps = Measurement::deliveredMbPerSecond;
-    return Report.ratio(m, round, baseline, mbps);
+    return Report.ratio(m, round, baseline, Measurement::deliveredMbPerSecond);
   }
 
   /** The summary tables, one per size. */
