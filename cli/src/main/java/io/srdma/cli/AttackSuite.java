@@ -39,8 +39,15 @@ import java.util.function.Supplier;
  * host, given certificates of two tenants).
  */
 final class AttackSuite {
-  /** One outcome. */
-  record Row(boolean ok, String what, String expected, String observed) {}
+  /**
+   * One outcome.
+   *
+   * @param ok false only when the outcome was not the expected one (fails the run)
+   * @param mark what to print before the row: {@code ok}, {@code FAIL}, {@code skip} (not tried: an
+   *     optional credential was not given) or {@code sent} (tried; the verdict is only in the
+   *     host's audit log, so it is not claimed as refused)
+   */
+  record Row(boolean ok, String what, String expected, String observed, String mark) {}
 
   /**
    * Who attacks what.
@@ -78,19 +85,58 @@ final class AttackSuite {
     this.out = out;
   }
 
-  /** Runs every attack; true when every outcome was the expected one. */
+  /** An attack whose set-up may fail; a failed set-up is a FAIL row, never a pass. */
+  @FunctionalInterface
+  private interface Attack {
+    void run() throws Exception;
+  }
+
+  /**
+   * Proves that a live srdma host answers at the target before any attack is tried: the attacker's
+   * credential completes mutual TLS with the deployment's CA and the srdma session handshake. A
+   * suite run against a closed port or another service would otherwise report refusals that nobody
+   * made.
+   *
+   * @throws TargetUnavailableException saying, in words, why no srdma host answered
+   */
+  void proveTarget() {
+    try (SecureRdmaClient probe = newClient(target.attacker())) {
+      probe.sessionId();
+    } catch (ChannelException | KeyExchangeException e) {
+      throw new TargetUnavailableException(
+          "no srdma host answers at "
+              + Addresses.format(target.address())
+              + " with the given CA and --attacker credential: "
+              + Addresses.plainCause(e),
+          e);
+    }
+  }
+
+  /** No srdma host answered at the target; nothing was tried. */
+  static final class TargetUnavailableException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    TargetUnavailableException(String message, Throwable cause) {
+      super(message, cause);
+    }
+  }
+
+  /**
+   * Runs every attack; true when every outcome was the expected one. Call {@link #proveTarget}
+   * first.
+   */
   boolean run(Path scratch) throws Exception {
     try {
-      foreignCertificate(scratch);
-      guessedRkey();
-      crossTenantRkey();
-      bounds();
-      readWithWriteOnlyGrant();
-      narrowerRole();
-      releasedAndExpiredGrants();
-      records();
-      flood();
-      malformedFrame();
+      attempt("peer with a foreign CA's certificate", () -> foreignCertificate(scratch));
+      attempt("guessed rkey (ReDMArk)", this::guessedRkey);
+      attempt("another tenant's rkey and address (PD check)", this::crossTenantRkey);
+      attempt("write past the grant", this::bounds);
+      attempt("READ with a write-only grant, checks skipped", this::readWithWriteOnlyGrant);
+      attempt("peer with a narrower role asks to WRITE", this::narrowerRole);
+      attempt("released and expired grants", this::releasedAndExpiredGrants);
+      attempt("record attacks", this::records);
+      attempt("sessions beyond the tenant's quota", this::flood);
+      attempt("malformed control frame (an HTTP request)", this::malformedFrame);
     } finally {
       for (SecureRdmaClient c : clients) {
         c.close();
@@ -99,14 +145,38 @@ final class AttackSuite {
     return allExpected;
   }
 
+  /**
+   * Runs one attack; when its set-up fails (the host went away, a grant the attack needs was
+   * refused) the attack is reported as failed, naming what went wrong, and the next one runs.
+   */
+  private void attempt(String what, Attack attack) throws InterruptedException {
+    try {
+      attack.run();
+    } catch (InterruptedException e) {
+      throw e;
+    } catch (Exception e) {
+      row(what, "the attack's set-up to succeed", "could not set up: " + plain(e), false);
+    }
+  }
+
+  private static String plain(Exception e) {
+    if (e instanceof ChannelException c) {
+      return c.reason() + " " + c.detail();
+    }
+    return Addresses.plainCause(e);
+  }
+
+  private SecureRdmaClient newClient(Credential who) {
+    return SecureRdmaClient.connect(
+        new ClientOptions()
+            .credential(who)
+            .trust(target.trust())
+            .host(target.address())
+            .provider(target.provider()));
+  }
+
   private SecureRdmaClient connect(Credential who) {
-    SecureRdmaClient c =
-        SecureRdmaClient.connect(
-            new ClientOptions()
-                .credential(who)
-                .trust(target.trust())
-                .host(target.address())
-                .provider(target.provider()));
+    SecureRdmaClient c = newClient(who);
     clients.add(c);
     return c;
   }
@@ -117,28 +187,40 @@ final class AttackSuite {
 
   void row(String what, String expected, String observed, boolean ok) {
     allExpected &= ok;
-    out.accept(new Row(ok, what, expected, observed));
+    out.accept(new Row(ok, what, expected, observed, ok ? "ok" : "FAIL"));
+  }
+
+  /** A row that neither passes nor fails: not tried, or not observable from here. */
+  private void note(String mark, String what, String expected, String observed) {
+    out.accept(new Row(true, what, expected, observed, mark));
   }
 
   private void remote(String what, String status) {
     row(what, "REM_ACCESS_ERR", status, "REM_ACCESS_ERR".equals(status));
   }
 
-  private void foreignCertificate(Path scratch) {
+  private void foreignCertificate(Path scratch) throws Exception {
     DeploymentCa foreign = DeploymentCa.init(scratch.resolve("foreign-ca"), null);
     String what = "peer with a foreign CA's certificate";
-    try {
-      MutualTls.client(
-              foreign.issuePeer(PeerIdentity.of("acme", "mallory"), Duration.ofDays(1)),
-              foreign.trust())
-          .connect(target.address(), WAIT)
-          .socket()
-          .close();
-      row(what, "TLS refused", "CONNECTED", false);
-    } catch (KeyExchangeException e) {
-      row(what, "TLS refused", e.reason().name(), true);
-    } catch (IOException e) {
-      row(what, "TLS refused", "closed: " + e.getMessage(), true);
+    // the attacker checks the host against the real deployment, so a refusal can only be the host's
+    ForeignPeer.Refusal refusal =
+        ForeignPeer.attempt(
+            target.address(),
+            foreign.issuePeer(PeerIdentity.of("acme", "mallory"), Duration.ofDays(1)),
+            target.trust(),
+            WAIT);
+    if (refusal == null) {
+      row(what, "TLS refused by the host", "ACCEPTED", false);
+    } else {
+      row(
+          what,
+          "TLS refused by the host",
+          switch (refusal) {
+            case BY_HOST -> "refused by the host";
+            case BY_US -> "not tried: this side refused the host's certificate";
+            case NO_CONNECTION -> "not tried: no connection";
+          },
+          refusal == ForeignPeer.Refusal.BY_HOST);
     }
   }
 
@@ -210,7 +292,7 @@ final class AttackSuite {
 
   private void narrowerRole() {
     if (target.narrow() == null) {
-      row("peer with a narrower role asks to WRITE", "GRANT_DENIED", "skipped: no --narrow", true);
+      note("skip", "peer with a narrower role asks to WRITE", "GRANT_DENIED", "no --narrow given");
       return;
     }
     SecureRdmaClient c = connect(target.narrow());
@@ -333,11 +415,15 @@ final class AttackSuite {
             length,
             AttackProbe.immediate(g, at));
     if (host == null) {
-      row(
-          what,
-          "host rejects: " + hostVerdict,
-          "write " + status + "; verdict in the host's audit log (access_violation)",
-          "SUCCESS".equals(status));
+      if ("SUCCESS".equals(status)) {
+        note(
+            "sent",
+            what,
+            "host rejects: " + hostVerdict,
+            "write SUCCESS; verdict in the host's audit log (access_violation)");
+      } else {
+        row(what, "host rejects: " + hostVerdict, "write " + status, false);
+      }
       return;
     }
     boolean seen = awaitQuietly(() -> host.get().recordsRejected() > before);

@@ -1,7 +1,9 @@
 package io.srdma.cli;
 
 import io.srdma.keys.Credential;
+import io.srdma.keys.DeploymentCa;
 import io.srdma.keys.DeploymentTrust;
+import io.srdma.keys.KeyExchangeException;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
@@ -25,8 +27,12 @@ import picocli.CommandLine.Spec;
       "Needs the deployment's CA, a peer of one tenant allowed to WRITE --region (the attacker),",
       "a peer of another tenant allowed a grant on --victim-region, and optionally a peer of the",
       "attacker's tenant whose role may not write (--narrow). Record attacks are sent; their",
-      "verdict (REPLAYED, AUTH_FAILED, TRUNCATED) is the host's, in its audit log. Exit 0 when",
-      "every outcome seen from here is the expected one, 1 otherwise, 2 on bad options."
+      "verdict (REPLAYED, AUTH_FAILED, TRUNCATED) is the host's, in its audit log.",
+      "",
+      "Before any attack it proves that a live srdma host answers at --target (mutual TLS with",
+      "the deployment's CA and a session for --attacker); an attack whose set-up fails is FAIL.",
+      "Exit 0 when every outcome seen from here is the expected one, 1 otherwise, 2 on bad",
+      "options or when no srdma host answers at --target."
     })
 public final class AttackSuiteCommand implements Callable<Integer> {
   @Option(names = "--target", required = true, description = "The host's control plane, HOST:PORT.")
@@ -35,7 +41,11 @@ public final class AttackSuiteCommand implements Callable<Integer> {
   @Option(names = "--ca", required = true, description = "The deployment's CA certificate (PEM).")
   Path ca;
 
-  @Option(names = "--crl", description = "The deployment's CRL (PEM), if any.")
+  @Option(
+      names = "--crl",
+      description =
+          "The deployment's CRL (PEM) to check the host's certificate against (default: crl.pem"
+              + " beside --ca).")
   Path crl;
 
   @Option(
@@ -81,40 +91,91 @@ public final class AttackSuiteCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     InetSocketAddress address = address(target);
-    DeploymentTrust trust = DeploymentTrust.load(ca, crl);
-    AttackSuite.Target t =
-        new AttackSuite.Target(
-            address,
-            trust,
-            credential("--attacker", attacker),
-            region,
-            credential("--victim", victim),
-            victimRegion,
-            narrow == null ? null : credential("--narrow", narrow),
-            provider,
-            null);
+    AttackSuite.Target t;
+    try {
+      DeploymentTrust trust =
+          DeploymentTrust.load(readable("--ca", ca), readable("--crl", crlFile()));
+      t =
+          new AttackSuite.Target(
+              address,
+              trust,
+              credential("--attacker", attacker),
+              region,
+              credential("--victim", victim),
+              victimRegion,
+              narrow == null ? null : credential("--narrow", narrow),
+              provider,
+              null);
+    } catch (KeyExchangeException e) {
+      spec.commandLine().getErr().println("attack-suite: " + e.getMessage());
+      return 2;
+    }
     PrintWriter out = spec.commandLine().getOut();
-    Path scratch = Files.createTempDirectory("srdma-attack-suite");
-    boolean ok =
+    AttackSuite suite =
         new AttackSuite(
-                t,
-                r -> {
-                  out.printf(
-                      "%-4s %s: expected %s, got %s%n",
-                      r.ok() ? "ok" : "FAIL", r.what(), r.expected(), r.observed());
-                  out.flush();
-                })
-            .run(scratch);
+            t,
+            r -> {
+              out.printf(
+                  "%-4s %s: expected %s, got %s%n", r.mark(), r.what(), r.expected(), r.observed());
+              out.flush();
+            });
+    try {
+      suite.proveTarget();
+    } catch (AttackSuite.TargetUnavailableException e) {
+      spec.commandLine().getErr().println("attack-suite: " + e.getMessage());
+      return 2;
+    }
+    Path scratch = Files.createTempDirectory("srdma-attack-suite");
+    boolean ok;
+    try {
+      ok = suite.run(scratch);
+    } finally {
+      deleteTree(scratch);
+    }
     out.println(
         ok ? "attack-suite: every outcome as expected" : "attack-suite: UNEXPECTED OUTCOMES");
     return ok ? 0 : 1;
+  }
+
+  private Path crlFile() {
+    if (crl != null) {
+      return crl;
+    }
+    Path beside = ca.toAbsolutePath().resolveSibling(DeploymentCa.CRL);
+    if (!Files.isRegularFile(beside)) {
+      throw new ParameterException(
+          spec.commandLine(),
+          "no CRL: give --crl, or put the deployment's "
+              + DeploymentCa.CRL
+              + " beside --ca ("
+              + beside
+              + " does not exist); the host's certificate is checked against it");
+    }
+    return beside;
+  }
+
+  private Path readable(String option, Path file) {
+    if (!Files.isReadable(file)) {
+      throw new ParameterException(
+          spec.commandLine(),
+          option + " " + file + ": " + (Files.exists(file) ? "permission denied" : "no such file"));
+    }
+    return file;
+  }
+
+  private static void deleteTree(Path root) throws java.io.IOException {
+    try (var paths = Files.walk(root)) {
+      for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
+        Files.deleteIfExists(p);
+      }
+    }
   }
 
   private Credential credential(String option, Path[] pair) {
     if (pair.length != 2) {
       throw new ParameterException(spec.commandLine(), option + " takes CERT,KEY");
     }
-    return Credential.load(pair[0], pair[1], null);
+    return Credential.load(readable(option, pair[0]), readable(option, pair[1]), null);
   }
 
   private InetSocketAddress address(String hostPort) {

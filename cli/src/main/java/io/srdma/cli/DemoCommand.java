@@ -290,7 +290,10 @@ public final class DemoCommand implements Callable<Integer> {
             clients.credential("acme", "dashboard"),
             provider,
             host::stats);
-    new AttackSuite(target, r -> row(r.what(), r.expected(), r.observed(), r.ok())).run(run);
+    AttackSuite suite =
+        new AttackSuite(target, r -> row(r.what(), r.expected(), r.observed(), r.ok()));
+    suite.proveTarget();
+    suite.run(run);
   }
 
   /**
