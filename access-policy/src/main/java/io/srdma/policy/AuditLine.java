@@ -33,7 +33,7 @@ final class AuditLine {
       Pattern.compile(
           "^\\{\"seq\":[0-9]+,\"prev\":\"[0-9a-f]{64}\",\"time\":\"[^\"]*\""
               + Pattern.quote(String.format(SYSTEM_HEAD, "genesis"))
-              + "(new|rotated|continued)\",\"key_id\":\"([0-9a-f]{16})\""
+              + "(new|restarted|rotated|continued)\",\"key_id\":\"([0-9a-f]{16})\""
               + Pattern.quote(MAC_FIELD)
               + HEX
               + "\"\\}$");

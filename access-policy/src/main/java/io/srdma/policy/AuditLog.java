@@ -133,11 +133,12 @@ public final class AuditLog implements AutoCloseable {
     Objects.requireNonNull(options, "options");
     options.conclude();
     boolean owns = options.key() == null;
+    boolean keyExisted = owns && Files.exists(options.keyFile());
     AuditKey key = owns ? AuditKey.loadOrCreate(options.keyFile()) : options.key();
     AuditLog log;
     try {
       log = new AuditLog(options, key, owns);
-      log.resume();
+      log.resume(keyExisted);
     } catch (IOException e) {
       if (owns) {
         key.close();
@@ -373,7 +374,7 @@ public final class AuditLog implements AutoCloseable {
     return file.resolveSibling(file.getFileName() + "." + String.format("%012d", firstSeq));
   }
 
-  private void resume() throws IOException {
+  private void resume(boolean keyExisted) throws IOException {
     if (Files.exists(file) && Files.size(file) > 0) {
       byte[] data = Files.readAllBytes(file);
       AuditVerifier.Walk w =
@@ -403,7 +404,17 @@ public final class AuditLog implements AutoCloseable {
     if (last == null) {
       seq = 0;
       head = GENESIS;
-      reason = "new";
+      if (keyExisted) {
+        // the key outlived its log: files moved away or deleted; say so in the chain itself
+        LOG.warn(
+            "audit key {} exists but no audit log {}: starting a new chain (earlier files moved"
+                + " or deleted?)",
+            options.keyFile(),
+            file);
+        reason = "restarted";
+      } else {
+        reason = "new";
+      }
     } else {
       AuditLine line = AuditLine.parse(lastLine(last));
       if (line == null

@@ -214,6 +214,7 @@ public final class AuditVerifier {
     Path lastFile;
     int lastLineNo;
     long lastCheckpointSeq;
+    boolean restarted;
     final Map<Long, String> macBySeq = new HashMap<>();
     final Set<String> macs = new java.util.HashSet<>();
 
@@ -370,13 +371,16 @@ public final class AuditVerifier {
             return w;
           }
         }
-        if (l.isGenesis() && mac != null) {
+        if (l.isGenesis()) {
           Matcher g = AuditLine.GENESIS.matcher(raw);
           if (!g.matches()) {
             w.broken(s.file, lineNo, Finding.NOT_A_RECORD, "malformed genesis line");
             return w;
           }
-          if (!g.group(2).equals(key.id())) {
+          if (first && "restarted".equals(g.group(1))) {
+            w.restarted = true;
+          }
+          if (mac != null && !g.group(2).equals(key.id())) {
             w.broken(
                 s.file,
                 lineNo,
@@ -488,6 +492,11 @@ public final class AuditVerifier {
           trust == null
               ? ", signers not checked against a CA"
               : ", valid under CA " + trust.caName());
+    }
+    if (w.restarted) {
+      b.append(
+          "; the chain restarted at seq 1 while its audit key already existed: earlier log files"
+              + " were moved or deleted");
     }
     long unsigned = w.lastCheckpointSeq == 0 ? w.lines : w.lastSeq - w.lastCheckpointSeq;
     if (unsigned > 0 && checkpoints > 0) {

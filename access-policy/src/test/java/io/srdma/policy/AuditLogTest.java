@@ -224,6 +224,23 @@ class AuditLogTest {
   }
 
   @Test
+  void shouldMarkANewChainStartedWhileItsKeyExisted(@TempDir Path dir) throws Exception {
+    Path f = dir.resolve("audit.log");
+    try (AuditLog log = AuditLog.open(f)) {
+      log.append(event(1));
+    }
+    Files.delete(f);
+    try (AuditLog log = AuditLog.open(f)) {
+      log.append(event(2));
+    }
+    assertTrue(Files.readAllLines(f).get(0).contains("\"reason\":\"restarted\""));
+    AuditVerification v = AuditVerifier.verify(List.of(f), null);
+    assertTrue(v.intact(), v.summary());
+    assertTrue(
+        v.notes().contains("restarted at seq 1 while its audit key already existed"), v.notes());
+  }
+
+  @Test
   void shouldRefuseToContinueAfterAPartialLine(@TempDir Path dir) throws Exception {
     Path f = dir.resolve("audit.log");
     try (AuditLog log = AuditLog.open(f)) {
