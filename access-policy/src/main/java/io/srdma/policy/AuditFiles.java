@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.FileAttribute;
@@ -14,7 +15,8 @@ import java.util.Set;
 /**
  * Creates the audit files owner-only ({@code 600}) whatever the process umask: the permission is
  * given at creation (so the file is never more open than that, even for an instant) and set again
- * explicitly (the umask may have narrowed it; it never widens it).
+ * explicitly (the umask may have narrowed it; it never widens it). A symbolic link in place of a
+ * log or key file is refused rather than followed.
  */
 final class AuditFiles {
   static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rw-------");
@@ -28,7 +30,8 @@ final class AuditFiles {
     try (FileChannel ch =
         FileChannel.open(
             file,
-            Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE),
+            Set.of(
+                StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS),
             attributes(file))) {
       restrict(file);
       ByteBuffer buf = ByteBuffer.wrap(content);
@@ -45,7 +48,11 @@ final class AuditFiles {
     FileChannel ch =
         FileChannel.open(
             file,
-            Set.of(StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.APPEND),
+            Set.of(
+                StandardOpenOption.CREATE,
+                StandardOpenOption.WRITE,
+                StandardOpenOption.APPEND,
+                LinkOption.NOFOLLOW_LINKS),
             attributes(file));
     if (!existed) {
       try {
