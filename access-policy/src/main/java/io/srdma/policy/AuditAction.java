@@ -15,7 +15,17 @@ public enum AuditAction {
   /** A policy reload succeeded or was rejected. */
   RELOAD(false),
   /** A peer tried to access memory outside its grants. */
-  ACCESS_VIOLATION(false);
+  ACCESS_VIOLATION(false),
+  /**
+   * The first line of every audit file, written by the log itself: names the previous file's last
+   * MAC and the audit key's id. Always forced to disk.
+   */
+  GENESIS(false),
+  /**
+   * A checkpoint signed with the host's certificate key, written by the log itself. Always forced
+   * to disk.
+   */
+  CHECKPOINT(false);
 
   private final boolean durable;
   private final String token = name().toLowerCase(Locale.ROOT);

@@ -10,148 +10,215 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.security.cert.CertificateEncodingException;
 import java.time.Clock;
+import java.time.Duration;
+import java.util.Base64;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
+import javax.crypto.Mac;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * The hash-chained audit log: one JSON line per event, each carrying the SHA-256 of the line before
- * it, so an edited, deleted, reordered or truncated line shows (see {@link AuditVerifier}).
+ * The keyed, checkpointed audit log: one JSON line per event, each authenticated by an HMAC-SHA256
+ * chain under a key kept outside the log ({@link AuditKey}), with checkpoints signed by the host's
+ * certificate key ({@link AuditSigner}). See docs/audit.md and {@link AuditVerifier}.
  *
  * <pre>
- * {"seq":7,"prev":"&lt;sha-256 hex of line 6&gt;","time":"2026-11-29T19:34:51.123Z","action":"grant",
- *  "outcome":"allowed","actor":"srdma://acme/trainer-1","tenant":"acme","reason":"ALLOWED",...}
+ * {"seq":7,"prev":"&lt;mac of line 6&gt;","time":"2026-11-29T19:34:51.123Z","action":"grant",
+ *  "outcome":"allowed","actor":"srdma://acme/trainer-1",...,"mac":"&lt;HMAC of this line&gt;"}
  * </pre>
  *
- * <p>The first line ever has {@code prev} = 64 zeros. When the file would grow past the rotation
- * size it is renamed {@code <file>.<first seq, 12 digits>} and a new file continues the same chain
- * (same sequence, {@code prev} = hash of the last line of the rotated file). Reopening continues
- * the chain from the last line on disk.
+ * <p>Every file starts with a genesis line naming the previous file's last MAC ({@code prev}; 64
+ * zeros for the first file ever) and the key's id. With a signer, a checkpoint line is written
+ * every {@code checkpointLines} lines, every {@code checkpointInterval} while lines wait, before
+ * rotation and at close; it signs the SHA-256 of the file's lines since the previous checkpoint (or
+ * the genesis). When the file would grow past the rotation size it is renamed {@code <file>.<first
+ * seq, 12 digits>} and a new file continues the chain. Reopening checks the active file with the
+ * key and continues it; a file that does not verify is refused.
  *
- * <p>{@link AuditAction#durable() Grant and revoke} lines are forced to stable storage before
- * {@link #append} returns, so write them before the grant or revoke takes effect. After an I/O
- * failure the log refuses further appends: callers fail closed. Thread-safe.
+ * <p>{@link AuditAction#durable() Grant and revoke} lines, genesis and checkpoint lines are forced
+ * to stable storage before they count as written. After an I/O failure the log refuses further
+ * appends: callers fail closed. Files are created {@code 600}. Thread-safe.
  */
 public final class AuditLog implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(AuditLog.class);
+
   /** Default rotation size: 64 MiB. */
   public static final long DEFAULT_ROTATE_BYTES = 64L << 20;
 
   static final String GENESIS = "0".repeat(64);
-  static final Pattern LINE_HEAD =
-      Pattern.compile("^\\{\"seq\":([1-9][0-9]{0,17}),\"prev\":\"([0-9a-f]{64})\",\"time\":\"");
-  private static final int TAIL_WINDOW = 1 << 20;
 
+  private final AuditLogOptions options;
   private final Path file;
-  private final long rotateBytes;
   private final Clock clock;
-  private final MessageDigest sha256;
+  private final AuditKey key;
+  private final boolean ownsKey;
+  private final Mac mac;
+  private final AuditSigner signer;
+  private final String certificate;
+  private final MessageDigest cover = newSha256();
   private final ReentrantLock lock = new ReentrantLock();
+  private ScheduledExecutorService timer;
   private FileChannel channel;
   private long size;
   private long seq;
   private long segmentFirstSeq;
   private String head;
+  private long coverFrom;
+  private long pending;
+  private boolean lastIsClose;
   private boolean closed;
   private boolean failed;
 
-  private AuditLog(Path file, long rotateBytes, Clock clock) {
-    this.file = file;
-    this.rotateBytes = rotateBytes;
-    this.clock = clock;
-    this.sha256 = newSha256();
+  private AuditLog(AuditLogOptions o, AuditKey key, boolean ownsKey) {
+    this.options = o;
+    this.file = o.file();
+    this.clock = o.clock();
+    this.key = key;
+    this.ownsKey = ownsKey;
+    this.mac = key.newMac();
+    this.signer = o.signer();
+    try {
+      this.certificate =
+          signer == null
+              ? null
+              : Base64.getEncoder().encodeToString(signer.certificate().getEncoded());
+    } catch (CertificateEncodingException e) {
+      throw new AuditException("cannot encode the checkpoint certificate: " + e, e);
+    }
   }
 
   /**
-   * Opens (or creates) a log with the default rotation size and the system clock.
+   * Opens (or creates) a log with the default rotation size, the system clock, the key file beside
+   * it ({@link AuditKey#defaultFile}, created if missing) and no checkpoints.
    *
    * @param file the active log file
    * @return the log, continuing the chain found on disk
    */
   public static AuditLog open(Path file) {
-    return open(file, DEFAULT_ROTATE_BYTES, Clock.systemUTC());
+    return open(new AuditLogOptions(file));
   }
 
   /**
-   * Opens (or creates) a log.
+   * Opens (or creates) a log with the key file beside it and no checkpoints.
    *
    * @param file the active log file
    * @param rotateBytes rotate when the file would grow past this many bytes
    * @param clock the clock for line times
    * @return the log, continuing the chain found on disk
-   * @throws AuditException if the file cannot be opened or ends with a partial line
+   * @throws AuditException if the file cannot be opened or does not verify
    */
   public static AuditLog open(Path file, long rotateBytes, Clock clock) {
-    Objects.requireNonNull(file, "file");
-    if (rotateBytes < 1024) {
-      throw new PolicyException(
-          PolicyException.Category.ILLEGAL_ARGUMENT, "rotateBytes below 1024: " + rotateBytes);
-    }
-    AuditLog log = new AuditLog(file.toAbsolutePath(), rotateBytes, Objects.requireNonNull(clock));
+    return open(new AuditLogOptions(file).rotateBytes(rotateBytes).clock(clock));
+  }
+
+  /**
+   * Opens (or creates) a log.
+   *
+   * @param options the file, key, signer, rotation and checkpoint settings
+   * @return the log, continuing the chain found on disk
+   * @throws AuditException if the key or the file cannot be opened, or the file does not verify
+   *     with the key
+   */
+  public static AuditLog open(AuditLogOptions options) {
+    Objects.requireNonNull(options, "options");
+    options.conclude();
+    boolean owns = options.key() == null;
+    boolean keyExisted = owns && Files.exists(options.keyFile());
+    AuditKey key = owns ? AuditKey.loadOrCreate(options.keyFile()) : options.key();
+    AuditLog log;
     try {
-      log.resume();
+      log = new AuditLog(options, key, owns);
+      log.resume(keyExisted);
     } catch (IOException e) {
-      throw new AuditException("cannot open audit log " + file + ": " + e, e);
+      if (owns) {
+        key.close();
+      }
+      throw new AuditException("cannot open audit log " + options.file() + ": " + e, e);
+    } catch (RuntimeException e) {
+      if (owns) {
+        key.close();
+      }
+      throw e;
     }
+    log.startTimer();
     return log;
   }
 
   /**
    * Appends one event. Durable actions are forced to disk before this returns.
    *
-   * @param event the event
-   * @return the SHA-256 (hex) of the line written: the new head of the chain
+   * @param event the event; not a genesis or checkpoint, which only the log writes
+   * @return the MAC (hex) of the last line now in the log: the new head of the chain
    * @throws AuditException if it cannot be written; later appends fail too
    */
   public String append(AuditEvent event) {
     Objects.requireNonNull(event, "event");
+    if (event.action() == AuditAction.GENESIS || event.action() == AuditAction.CHECKPOINT) {
+      throw new PolicyException(
+          PolicyException.Category.ILLEGAL_ARGUMENT,
+          "only the audit log writes " + event.action().token() + " lines");
+    }
     lock.lock();
     try {
-      if (closed) {
-        throw new PolicyException(PolicyException.Category.CLOSED, "audit log closed: " + file);
-      }
-      if (failed) {
-        throw new AuditException("audit log failed earlier, refusing to append: " + file, null);
-      }
-      long next = seq + 1;
-      StringBuilder b = new StringBuilder(320);
-      b.append("{\"seq\":")
-          .append(next)
-          .append(",\"prev\":\"")
-          .append(head)
-          .append("\",\"time\":\"");
-      b.append(clock.instant()).append('"');
-      event.appendFields(b);
-      b.append('}');
-      byte[] line = b.toString().getBytes(StandardCharsets.US_ASCII);
+      checkWritable();
+      StringBuilder fields = new StringBuilder(256);
+      event.appendFields(fields);
       try {
-        if (size > 0 && size + line.length + 1 > rotateBytes) {
-          rotate(next);
+        String time = clock.instant().toString();
+        String line = eventPrefix(time) + fields;
+        if (size > 0 && size + line.length() + AuditLine.MAC_SUFFIX + 1 > options.rotateBytes()) {
+          rotate();
+          line = eventPrefix(time) + fields;
         }
-        ByteBuffer buf = ByteBuffer.allocate(line.length + 1).put(line).put((byte) '\n').flip();
-        while (buf.hasRemaining()) {
-          channel.write(buf);
+        write(line, event.action().durable());
+        if (signer != null && pending >= options.checkpointLines()) {
+          checkpoint("interval");
         }
-        if (event.action().durable()) {
-          channel.force(false);
-        }
-      } catch (IOException e) {
+      } catch (IOException | RuntimeException e) {
         failed = true;
         throw new AuditException("cannot write audit log " + file + ": " + e, e);
       }
-      size += line.length + 1;
-      seq = next;
-      head = HexFormat.of().formatHex(sha256.digest(line));
       return head;
     } finally {
       lock.unlock();
     }
   }
 
-  /** The SHA-256 (hex) of the last line written: record it elsewhere to detect tail deletion. */
+  /**
+   * Writes a checkpoint now if lines wait for one (a signer is required).
+   *
+   * @return whether one was written
+   */
+  public boolean checkpoint() {
+    lock.lock();
+    try {
+      checkWritable();
+      if (signer == null || pending == 0) {
+        return false;
+      }
+      try {
+        checkpoint("interval");
+      } catch (IOException | RuntimeException e) {
+        failed = true;
+        throw new AuditException("cannot write audit checkpoint " + file + ": " + e, e);
+      }
+      return true;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** The MAC (hex) of the last line written: record it elsewhere to detect tail deletion. */
   public String head() {
     lock.lock();
     try {
@@ -161,7 +228,7 @@ public final class AuditLog implements AutoCloseable {
     }
   }
 
-  /** The sequence number of the last line written; 0 for an empty chain. */
+  /** The sequence number of the last line written (genesis and checkpoint lines count). */
   public long sequence() {
     lock.lock();
     try {
@@ -176,69 +243,231 @@ public final class AuditLog implements AutoCloseable {
     return file;
   }
 
-  /** Forces what was written to disk and closes the file. Idempotent. */
+  /** The id of the audit key (see {@link AuditKey#id()}). */
+  public String keyId() {
+    return key.id();
+  }
+
+  /**
+   * Writes the closing checkpoint (with a signer), forces what was written to disk and closes the
+   * file. Idempotent.
+   */
   @Override
   public void close() {
+    ScheduledExecutorService t;
     lock.lock();
     try {
       if (closed) {
         return;
       }
       closed = true;
+      t = timer;
       try (FileChannel c = channel) {
         if (!failed) {
+          if (signer != null && !lastIsClose) {
+            checkpoint("close");
+          }
           c.force(true);
         }
-      } catch (IOException e) {
+      } catch (IOException | RuntimeException e) {
+        failed = true;
         throw new AuditException("cannot close audit log " + file + ": " + e, e);
+      } finally {
+        if (ownsKey) {
+          key.close();
+        }
       }
     } finally {
       lock.unlock();
     }
+    if (t != null) {
+      t.shutdownNow();
+      try {
+        if (!t.awaitTermination(5, TimeUnit.SECONDS)) {
+          LOG.warn("audit checkpoint thread did not stop within 5 s");
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
   }
 
-  private void rotate(long next) throws IOException {
+  private void checkWritable() {
+    if (closed) {
+      throw new PolicyException(PolicyException.Category.CLOSED, "audit log closed: " + file);
+    }
+    if (failed) {
+      throw new AuditException("audit log failed earlier, refusing to append: " + file, null);
+    }
+  }
+
+  private String eventPrefix(String time) {
+    return "{\"seq\":" + (seq + 1) + ",\"prev\":\"" + head + "\",\"time\":\"" + time + '"';
+  }
+
+  /** MACs {@code prefix}, writes the line, and advances the chain. Caller holds the lock. */
+  private void write(String prefix, boolean force) throws IOException {
+    byte[] p = prefix.getBytes(StandardCharsets.US_ASCII);
+    String tag = HexFormat.of().formatHex(mac.doFinal(p));
+    byte[] line =
+        (prefix + AuditLine.MAC_FIELD + tag + "\"}\n").getBytes(StandardCharsets.US_ASCII);
+    ByteBuffer buf = ByteBuffer.wrap(line);
+    while (buf.hasRemaining()) {
+      channel.write(buf);
+    }
+    if (force) {
+      channel.force(false);
+    }
+    cover.update(line);
+    size += line.length;
+    seq++;
+    head = tag;
+    pending++;
+    lastIsClose = false;
+  }
+
+  private void genesis(String reason) throws IOException {
+    cover.reset();
+    coverFrom = seq + 1;
+    pending = 0;
+    write(
+        AuditLine.systemHead(seq + 1, head, clock.instant().toString(), "genesis")
+            + reason
+            + "\",\"key_id\":\""
+            + key.id()
+            + '"',
+        true);
+  }
+
+  private void checkpoint(String reason) throws IOException {
+    String body =
+        AuditLine.systemHead(seq + 1, head, clock.instant().toString(), "checkpoint")
+            + reason
+            + "\",\"from\":"
+            + coverFrom
+            + ",\"lines_sha256\":\""
+            + HexFormat.of().formatHex(cover.digest())
+            + "\",\"cert\":\""
+            + certificate
+            + '"';
+    byte[] sig = signer.sign(body.getBytes(StandardCharsets.US_ASCII));
+    coverFrom = seq + 1;
+    write(body + ",\"sig\":\"" + Base64.getEncoder().encodeToString(sig) + '"', true);
+    pending = 0;
+    lastIsClose = "close".equals(reason);
+  }
+
+  private void rotate() throws IOException {
+    if (signer != null) {
+      checkpoint("rotate");
+    }
     channel.force(true);
     channel.close();
-    Path rotated = segmentName(file, segmentFirstSeq);
-    Files.move(file, rotated, StandardCopyOption.ATOMIC_MOVE);
-    channel = openActive();
+    Files.move(file, segmentName(file, segmentFirstSeq), StandardCopyOption.ATOMIC_MOVE);
+    channel = AuditFiles.openAppend(file);
     size = 0;
-    segmentFirstSeq = next;
+    segmentFirstSeq = seq + 1;
+    genesis("rotated");
   }
 
   static Path segmentName(Path file, long firstSeq) {
     return file.resolveSibling(file.getFileName() + "." + String.format("%012d", firstSeq));
   }
 
-  private void resume() throws IOException {
-    Path last = null;
+  private void resume(boolean keyExisted) throws IOException {
     if (Files.exists(file) && Files.size(file) > 0) {
-      last = file;
-    } else {
-      last = latestSegment();
+      byte[] data = Files.readAllBytes(file);
+      AuditVerifier.Walk w =
+          new AuditVerifier(key, null).walk(List.of(new AuditVerifier.Source(file, data)));
+      if (!w.result.intact()) {
+        throw new AuditException(
+            "cannot continue audit log "
+                + file
+                + ": "
+                + w.result.summary()
+                + " (run 'srdma audit verify --key ...' and move the file aside)",
+            null);
+      }
+      seq = w.result.lastSeq();
+      head = w.result.head();
+      segmentFirstSeq = w.result.firstSeq();
+      coverFrom = w.coverFrom;
+      pending = w.pending;
+      lastIsClose = w.lastIsClose;
+      cover.update(data, w.coverOffset, data.length - w.coverOffset);
+      size = data.length;
+      channel = AuditFiles.openAppend(file);
+      return;
     }
+    Path last = latestSegment();
+    String reason;
     if (last == null) {
       seq = 0;
       head = GENESIS;
+      if (keyExisted) {
+        // the key outlived its log: files moved away or deleted; say so in the chain itself
+        LOG.warn(
+            "audit key {} exists but no audit log {}: starting a new chain (earlier files moved"
+                + " or deleted?)",
+            options.keyFile(),
+            file);
+        reason = "restarted";
+      } else {
+        reason = "new";
+      }
     } else {
-      byte[] line = lastLine(last);
-      seq = seqOf(line, last);
-      head = HexFormat.of().formatHex(sha256.digest(line));
+      AuditLine line = AuditLine.parse(lastLine(last));
+      if (line == null
+          || !line.mac.equals(
+              HexFormat.of()
+                  .formatHex(mac.doFinal(line.macInput().getBytes(StandardCharsets.ISO_8859_1))))) {
+        throw new AuditException(
+            last + ": the last line is not an audit record under this key; cannot continue", null);
+      }
+      seq = line.seq;
+      head = line.mac;
+      reason = "continued";
     }
-    if (Files.exists(file) && Files.size(file) > 0) {
-      size = Files.size(file);
-      segmentFirstSeq = seqOf(firstLine(file), file);
-    } else {
-      size = 0;
-      segmentFirstSeq = seq + 1;
+    segmentFirstSeq = seq + 1;
+    size = 0;
+    channel = AuditFiles.openAppend(file);
+    try {
+      genesis(reason);
+    } catch (IOException e) {
+      channel.close();
+      throw e;
     }
-    channel = openActive();
   }
 
-  private FileChannel openActive() throws IOException {
-    return FileChannel.open(
-        file, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
+  private void startTimer() {
+    Duration every = options.checkpointInterval();
+    if (signer == null || every.isZero()) {
+      return;
+    }
+    timer =
+        Executors.newSingleThreadScheduledExecutor(
+            r -> {
+              Thread t = new Thread(r, "srdma-audit-checkpoint");
+              t.setDaemon(true);
+              return t;
+            });
+    long ms = Math.max(1, every.toMillis());
+    timer.scheduleWithFixedDelay(this::tick, ms, ms, TimeUnit.MILLISECONDS);
+  }
+
+  private void tick() {
+    lock.lock();
+    try {
+      if (closed || failed || pending == 0) {
+        return;
+      }
+      checkpoint("interval");
+    } catch (IOException | RuntimeException e) {
+      failed = true;
+      LOG.error("audit checkpoint failed; the log refuses further appends: {}", e.toString());
+    } finally {
+      lock.unlock();
+    }
   }
 
   private Path latestSegment() throws IOException {
@@ -250,10 +479,15 @@ public final class AuditLog implements AutoCloseable {
     }
   }
 
-  private static byte[] lastLine(Path f) throws IOException {
+  private static final int TAIL_WINDOW = 1 << 20;
+
+  private static String lastLine(Path f) throws IOException {
     try (FileChannel c = FileChannel.open(f, StandardOpenOption.READ)) {
       long total = c.size();
       int n = (int) Math.min(total, TAIL_WINDOW);
+      if (n == 0) {
+        throw new AuditException(f + " is empty; cannot continue its chain", null);
+      }
       ByteBuffer buf = ByteBuffer.allocate(n);
       long pos = total - n;
       while (buf.hasRemaining()) {
@@ -276,31 +510,8 @@ public final class AuditLog implements AutoCloseable {
       if (start < 0 && pos > 0) {
         throw new AuditException(f + ": last line longer than " + TAIL_WINDOW + " bytes", null);
       }
-      byte[] line = new byte[n - 1 - (start + 1)];
-      System.arraycopy(tail, start + 1, line, 0, line.length);
-      return line;
+      return new String(tail, start + 1, n - 2 - start, StandardCharsets.ISO_8859_1);
     }
-  }
-
-  private static byte[] firstLine(Path f) throws IOException {
-    try (var in = Files.newInputStream(f)) {
-      byte[] buf = in.readNBytes(TAIL_WINDOW);
-      int end = 0;
-      while (end < buf.length && buf[end] != '\n') {
-        end++;
-      }
-      byte[] line = new byte[end];
-      System.arraycopy(buf, 0, line, 0, end);
-      return line;
-    }
-  }
-
-  private static long seqOf(byte[] line, Path f) {
-    Matcher m = LINE_HEAD.matcher(new String(line, StandardCharsets.US_ASCII));
-    if (!m.find()) {
-      throw new AuditException(f + ": last line is not an audit record", null);
-    }
-    return Long.parseLong(m.group(1));
   }
 
   static MessageDigest newSha256() {

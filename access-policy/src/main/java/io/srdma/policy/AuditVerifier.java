@@ -1,175 +1,608 @@
 package io.srdma.policy;
 
+import io.srdma.policy.AuditVerification.Finding;
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
+import java.security.cert.CertificateException;
+import java.security.cert.CertificateFactory;
+import java.security.cert.X509Certificate;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.Collection;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.HexFormat;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
 import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import javax.crypto.Mac;
 
 /**
- * Checks the hash chain of audit log files and reports the first broken line.
+ * Checks audit log files and reports the first problem, with its file and line.
  *
  * <p>Files may be given in any order (shell globs put the active file first); they are checked in
- * the order of their first sequence number, and the chain must run on across them. What shows: an
- * edited line (its successor's {@code prev} no longer matches; the edited line is reported), a
- * deleted or reordered line (a gap or step back in {@code seq}), a truncated line (no end of line
- * or not an audit record). Deleting whole lines from the end leaves a shorter valid chain: compare
- * the reported head with one recorded elsewhere ({@code expectedHead}).
+ * the order of their first sequence number, and the chain must run on across them. Always checked:
+ * every line is a record, every file starts with its genesis line, sequence numbers run on without
+ * gaps or steps back (a gap whose missing lines come later is reported as reordered), each {@code
+ * prev} names the MAC of the line before. With the audit key: each line's HMAC, and the key id of
+ * each genesis. With a {@link AuditCheckpointTrust}: each checkpoint's signature, its signer's
+ * certificate, and the SHA-256 of the lines it covers. Optionally: a head recorded elsewhere must
+ * be in the chain, and a stopped log must end with its close checkpoint. Thread-safe: an instance
+ * keeps no state between calls.
  */
 public final class AuditVerifier {
-  private AuditVerifier() {}
+  private final AuditKey key;
+  private final AuditCheckpointTrust trust;
+
+  /**
+   * A verifier.
+   *
+   * @param key the audit key, or null to check without it (structure and checkpoints only)
+   * @param trust who may sign checkpoints, or null not to check signers against a CA
+   */
+  public AuditVerifier(AuditKey key, AuditCheckpointTrust trust) {
+    this.key = key;
+    this.trust = trust;
+  }
+
+  /**
+   * Verifies files without the key or a CA: structure only (see docs/audit.md for what that does
+   * not show).
+   *
+   * @param files the log files, any order
+   * @param expectedHead the head recorded elsewhere ({@link Head#parse}), or null
+   * @return the result
+   * @throws AuditException if a file cannot be read
+   * @throws PolicyException of category ILLEGAL_ARGUMENT if {@code expectedHead} is malformed
+   */
+  public static AuditVerification verify(Collection<Path> files, String expectedHead) {
+    return new AuditVerifier(null, null)
+        .verify(files, expectedHead == null ? null : Head.parse(expectedHead), false);
+  }
 
   /**
    * Verifies files.
    *
    * @param files the log files, any order
-   * @param expectedHead the head hash recorded elsewhere, or null to skip that check
+   * @param expectedHead a head recorded elsewhere, or null
+   * @param closed the writer has stopped: the chain must end with a close checkpoint
    * @return the result
    * @throws AuditException if a file cannot be read
    */
-  public static AuditVerification verify(Collection<Path> files, String expectedHead) {
-    List<Segment> segments = new ArrayList<>();
+  public AuditVerification verify(Collection<Path> files, Head expectedHead, boolean closed) {
+    List<Source> sources = new ArrayList<>();
     for (Path f : files) {
       try {
-        segments.add(new Segment(f, Files.readAllBytes(f)));
+        sources.add(new Source(f, Files.readAllBytes(f)));
       } catch (IOException e) {
         throw new AuditException("cannot read " + f + ": " + e, e);
       }
     }
-    segments.sort(Comparator.comparingLong(Segment::firstSeq));
-    MessageDigest sha = AuditLog.newSha256();
-    long lines = 0;
-    long firstSeq = 0;
-    long lastSeq = 0;
-    String head = AuditLog.GENESIS;
-    int prevLineNo = 0;
-    Path prevFile = null;
-    for (Segment s : segments) {
-      byte[] d = s.data;
-      int lineNo = 0;
-      int start = 0;
-      while (start < d.length) {
-        lineNo++;
-        int end = start;
-        while (end < d.length && d[end] != '\n') {
-          end++;
-        }
-        if (end == d.length) {
-          return broken(
-              lines,
-              firstSeq,
-              lastSeq,
-              head,
-              s.file,
-              lineNo,
-              "truncated: the last line has no end of line");
-        }
-        String line = new String(d, start, end - start, StandardCharsets.ISO_8859_1);
-        Matcher m = AuditLog.LINE_HEAD.matcher(line);
-        if (!m.find() || !line.endsWith("}")) {
-          return broken(
-              lines,
-              firstSeq,
-              lastSeq,
-              head,
-              s.file,
-              lineNo,
-              "not an audit record (truncated or edited)");
-        }
-        long seq = Long.parseLong(m.group(1));
-        String prev = m.group(2);
-        if (lines == 0) {
-          firstSeq = seq;
-          if (seq == 1 && !prev.equals(AuditLog.GENESIS)) {
-            return broken(
-                lines, firstSeq, lastSeq, head, s.file, lineNo, "seq 1 must have prev = 64 zeros");
-          }
-        } else if (seq <= lastSeq) {
-          return broken(
-              lines,
-              firstSeq,
-              lastSeq,
-              head,
-              s.file,
-              lineNo,
-              "seq " + seq + " after seq " + lastSeq + ": lines reordered or duplicated");
-        } else if (seq != lastSeq + 1) {
-          return broken(
-              lines,
-              firstSeq,
-              lastSeq,
-              head,
-              s.file,
-              lineNo,
-              "seq "
-                  + seq
-                  + " after seq "
-                  + lastSeq
-                  + ": "
-                  + (seq - lastSeq - 1)
-                  + " line(s) deleted before this one");
-        } else if (!prev.equals(head)) {
-          return broken(
-              lines - 1,
-              firstSeq,
-              lastSeq - 1,
-              null,
-              prevFile,
-              prevLineNo,
-              "edited: its SHA-256 no longer matches the prev of the next line (seq " + seq + ")");
-        }
-        lines++;
-        lastSeq = seq;
-        head = HexFormat.of().formatHex(sha.digest(line.getBytes(StandardCharsets.ISO_8859_1)));
-        prevLineNo = lineNo;
-        prevFile = s.file;
-        start = end + 1;
+    if (sources.isEmpty()) {
+      throw new PolicyException(PolicyException.Category.ILLEGAL_ARGUMENT, "no files to verify");
+    }
+    Walk w = walk(sources);
+    if (!w.result.intact()) {
+      return w.result;
+    }
+    if (closed && !w.lastIsClose) {
+      return w.broken(
+          w.lastFile,
+          w.lastLineNo,
+          Finding.TRUNCATED,
+          "the log ends at seq "
+              + w.lastSeq
+              + (w.lastCheckpointSeq == 0
+                  ? " and has no checkpoint"
+                  : ", "
+                      + (w.lastSeq - w.lastCheckpointSeq)
+                      + " line(s) after its last checkpoint (seq "
+                      + w.lastCheckpointSeq
+                      + ")")
+              + ", not with a close checkpoint: lines were cut from the end, or the writer did"
+              + " not stop cleanly");
+    }
+    if (expectedHead != null) {
+      AuditVerification h = checkHead(w, expectedHead);
+      if (h != null) {
+        return h;
       }
     }
-    if (expectedHead != null && !expectedHead.equalsIgnoreCase(head)) {
-      return broken(
-          lines,
-          firstSeq,
-          lastSeq,
-          head,
-          prevFile,
-          prevLineNo,
-          "head "
-              + head
-              + " is not the expected "
-              + expectedHead
-              + ": lines deleted from the end, or the last line edited");
-    }
-    return new AuditVerification(true, lines, firstSeq, lastSeq, head, null, 0, null);
+    return w.result;
   }
 
-  private static AuditVerification broken(
-      long lines, long firstSeq, long lastSeq, String head, Path file, long line, String problem) {
-    return new AuditVerification(false, lines, firstSeq, lastSeq, head, file, line, problem);
+  private static AuditVerification checkHead(Walk w, Head expected) {
+    if (expected.seq() > 0) {
+      if (expected.seq() > w.lastSeq) {
+        return w.broken(
+            w.lastFile,
+            w.lastLineNo,
+            Finding.TRUNCATED,
+            "the chain ends at seq "
+                + w.lastSeq
+                + " but the recorded head is seq "
+                + expected.seq()
+                + ": "
+                + (expected.seq() - w.lastSeq)
+                + " line(s) cut from the end");
+      }
+      if (expected.seq() < w.firstSeq) {
+        return w.broken(
+            w.firstFile,
+            1,
+            Finding.HEAD_REMOVED,
+            "the recorded head is seq "
+                + expected.seq()
+                + ", before the first line given (seq "
+                + w.firstSeq
+                + "): give the older files, or they were deleted");
+      }
+      String mac = w.macBySeq.get(expected.seq());
+      if (!MessageDigest.isEqual(ascii(expected.mac()), ascii(mac == null ? "" : mac))) {
+        return w.broken(
+            w.lastFile,
+            w.lastLineNo,
+            Finding.EDITED,
+            "line seq "
+                + expected.seq()
+                + " has MAC "
+                + mac
+                + ", not the recorded head "
+                + expected.mac()
+                + ": the log was edited or replaced");
+      }
+      return null;
+    }
+    if (!w.macs.contains(expected.mac())) {
+      return w.broken(
+          w.lastFile,
+          w.lastLineNo,
+          Finding.TRUNCATED,
+          "the recorded head "
+              + expected.mac()
+              + " is not in the chain (which ends at seq "
+              + w.lastSeq
+              + "): lines cut from the end, the last line edited, or the log replaced");
+    }
+    return null;
   }
 
-  private static final class Segment {
-    final Path file;
-    final byte[] data;
+  private static byte[] ascii(String s) {
+    return s.getBytes(StandardCharsets.US_ASCII);
+  }
 
-    Segment(Path file, byte[] data) {
-      this.file = file;
-      this.data = data;
-    }
-
+  /** A file's name and bytes. */
+  record Source(Path file, byte[] data) {
     long firstSeq() {
       int end = 0;
       while (end < data.length && data[end] != '\n') {
         end++;
       }
-      Matcher m = AuditLog.LINE_HEAD.matcher(new String(data, 0, end, StandardCharsets.ISO_8859_1));
-      return m.find() ? Long.parseLong(m.group(1)) : Long.MAX_VALUE;
+      AuditLine l = AuditLine.parse(new String(data, 0, end, StandardCharsets.ISO_8859_1));
+      return l == null ? Long.MAX_VALUE : l.seq;
+    }
+  }
+
+  /** One line's place. */
+  private record Loc(Path file, int line) {}
+
+  /** The state of one walk over the chain; also what {@link AuditLog} needs to continue it. */
+  static final class Walk {
+    AuditVerification result;
+
+    /** Byte offset, in the last file, of the first line the next checkpoint must cover. */
+    int coverOffset;
+
+    long coverFrom;
+    long pending;
+    boolean lastIsClose;
+    long lines;
+    long firstSeq;
+    long lastSeq;
+    String head;
+    Path firstFile;
+    Path lastFile;
+    int lastLineNo;
+    long lastCheckpointSeq;
+    boolean restarted;
+    final Map<Long, String> macBySeq = new HashMap<>();
+    final Set<String> macs = new java.util.HashSet<>();
+
+    AuditVerification broken(Path file, long line, Finding finding, String problem) {
+      result =
+          new AuditVerification(
+              false,
+              lines,
+              firstSeq,
+              lastSeq,
+              head,
+              file,
+              line,
+              finding.label() + ": " + problem,
+              finding,
+              "");
+      return result;
+    }
+  }
+
+  Walk walk(List<Source> input) {
+    List<Source> sources = new ArrayList<>(input);
+    sources.sort(Comparator.comparingLong(Source::firstSeq));
+    Walk w = new Walk();
+    w.head = AuditLog.GENESIS;
+    for (Source s : sources) {
+      if (s.data.length == 0) {
+        w.broken(
+            s.file,
+            0,
+            Finding.EMPTY,
+            "the file has no lines; every audit file starts with its genesis line (emptied, or"
+                + " not an audit log)");
+        return w;
+      }
+    }
+    Map<Long, Loc> index = new HashMap<>();
+    for (Source s : sources) {
+      int lineNo = 0;
+      for (int start = 0; start < s.data.length; ) {
+        int end = lineEnd(s.data, start);
+        lineNo++;
+        AuditLine l =
+            AuditLine.parse(new String(s.data, start, end - start, StandardCharsets.ISO_8859_1));
+        if (l != null) {
+          index.putIfAbsent(l.seq, new Loc(s.file, lineNo));
+        }
+        start = end + 1;
+      }
+    }
+    Mac mac = key == null ? null : key.newMac();
+    MessageDigest cover = AuditLog.newSha256();
+    CertificateFactory cf;
+    try {
+      cf = CertificateFactory.getInstance("X.509");
+    } catch (CertificateException e) {
+      throw new IllegalStateException("X.509 is required of every JVM", e);
+    }
+    Set<String> signers = new LinkedHashSet<>();
+    long checkpoints = 0;
+    w.firstFile = sources.get(0).file;
+    String prevMac = null;
+    Path prevFile = null;
+    int prevLineNo = 0;
+    for (Source s : sources) {
+      byte[] d = s.data;
+      int lineNo = 0;
+      for (int start = 0; start < d.length; ) {
+        int end = lineEnd(d, start);
+        lineNo++;
+        if (end == d.length) {
+          w.broken(s.file, lineNo, Finding.TRUNCATED, "the last line has no end of line");
+          return w;
+        }
+        String raw = new String(d, start, end - start, StandardCharsets.ISO_8859_1);
+        AuditLine l = AuditLine.parse(raw);
+        if (l == null) {
+          w.broken(
+              s.file,
+              lineNo,
+              Finding.NOT_A_RECORD,
+              "not an audit record of this format (cut, edited, or written by an older version"
+                  + " without MACs)");
+          return w;
+        }
+        if (lineNo == 1 && !l.isGenesis()) {
+          w.broken(
+              s.file,
+              lineNo,
+              Finding.HEAD_REMOVED,
+              "the file's first line is seq "
+                  + l.seq
+                  + " ("
+                  + l.action
+                  + "), not its genesis line: its oldest lines were deleted");
+          return w;
+        }
+        if (lineNo > 1 && l.isGenesis()) {
+          w.broken(
+              s.file,
+              lineNo,
+              Finding.REORDERED,
+              "a genesis line inside a file: lines moved, or files spliced together");
+          return w;
+        }
+        boolean first = w.lines == 0;
+        if (first) {
+          w.firstSeq = l.seq;
+          if (l.seq == 1 && !l.prev.equals(AuditLog.GENESIS)) {
+            w.broken(s.file, lineNo, Finding.EDITED, "seq 1 must have prev = 64 zeros");
+            return w;
+          }
+        } else {
+          long expected = w.lastSeq + 1;
+          if (l.seq < expected) {
+            w.broken(
+                s.file,
+                lineNo,
+                Finding.REORDERED,
+                "seq " + l.seq + " after seq " + w.lastSeq + ": lines reordered or duplicated");
+            return w;
+          }
+          if (l.seq > expected) {
+            Loc missing = index.get(expected);
+            if (missing != null) {
+              w.broken(
+                  s.file,
+                  lineNo,
+                  Finding.REORDERED,
+                  "seq "
+                      + l.seq
+                      + " where seq "
+                      + expected
+                      + " was expected; seq "
+                      + expected
+                      + " is at "
+                      + missing.file()
+                      + ":"
+                      + missing.line());
+              return w;
+            }
+            w.broken(
+                s.file,
+                lineNo,
+                Finding.DELETED,
+                "seq "
+                    + l.seq
+                    + " after seq "
+                    + w.lastSeq
+                    + ": "
+                    + (l.seq - expected)
+                    + " line(s) deleted before this one"
+                    + (lineNo == 1 ? " (the end of the previous file, or a whole file)" : ""));
+            return w;
+          }
+        }
+        if (l.isGenesis()) {
+          Matcher g = AuditLine.GENESIS.matcher(raw);
+          if (!g.matches()) {
+            w.broken(s.file, lineNo, Finding.NOT_A_RECORD, "malformed genesis line");
+            return w;
+          }
+          if (first && "restarted".equals(g.group(1))) {
+            w.restarted = true;
+          }
+          if (mac != null && !g.group(2).equals(key.id())) {
+            w.broken(
+                s.file,
+                lineNo,
+                Finding.WRONG_KEY,
+                "written with audit key id "
+                    + g.group(2)
+                    + ", not "
+                    + key.id()
+                    + ": forged without the key, or the wrong key file");
+            return w;
+          }
+        }
+        if (mac != null) {
+          String expectedMac =
+              HexFormat.of()
+                  .formatHex(mac.doFinal(l.macInput().getBytes(StandardCharsets.ISO_8859_1)));
+          if (!MessageDigest.isEqual(ascii(expectedMac), ascii(l.mac))) {
+            w.broken(
+                s.file,
+                lineNo,
+                Finding.EDITED,
+                "its MAC does not match: the line was altered, or written without the audit key");
+            return w;
+          }
+        }
+        if (!first && !l.prev.equals(prevMac)) {
+          if (mac != null || lineNo == 1) {
+            w.broken(
+                s.file,
+                lineNo,
+                Finding.EDITED,
+                "prev does not name the MAC of the line before (seq "
+                    + w.lastSeq
+                    + "): lines from another chain spliced in, or that line's MAC edited");
+          } else {
+            w.broken(
+                prevFile,
+                prevLineNo,
+                Finding.EDITED,
+                "its MAC no longer matches the prev of the next line (seq " + l.seq + ")");
+          }
+          return w;
+        }
+        if (l.isGenesis()) {
+          cover.reset();
+          w.coverFrom = l.seq;
+          w.coverOffset = start;
+          w.pending = 0;
+          w.lastCheckpointSeq = 0;
+          cover.update(d, start, end + 1 - start);
+        } else if (l.isCheckpoint()) {
+          String problem = checkpoint(raw, l, cover, w.coverFrom, cf, signers);
+          if (problem != null) {
+            boolean digest = problem.startsWith("lines ");
+            w.broken(s.file, lineNo, digest ? Finding.EDITED : Finding.BAD_CHECKPOINT, problem);
+            return w;
+          }
+          checkpoints++;
+          cover.reset();
+          cover.update(d, start, end + 1 - start);
+          w.coverFrom = l.seq;
+          w.coverOffset = start;
+          w.pending = -1;
+          w.lastCheckpointSeq = l.seq;
+        } else {
+          cover.update(d, start, end + 1 - start);
+        }
+        w.pending++;
+        w.lastIsClose = l.isCheckpoint() && raw.contains("\"reason\":\"close\"");
+        w.lines++;
+        w.lastSeq = l.seq;
+        w.head = l.mac;
+        w.macBySeq.put(l.seq, l.mac);
+        w.macs.add(l.mac);
+        w.lastFile = s.file;
+        w.lastLineNo = lineNo;
+        prevMac = l.mac;
+        prevFile = s.file;
+        prevLineNo = lineNo;
+        start = end + 1;
+      }
+    }
+    w.result =
+        new AuditVerification(
+            true,
+            w.lines,
+            w.firstSeq,
+            w.lastSeq,
+            w.head,
+            null,
+            0,
+            null,
+            null,
+            notes(checkpoints, signers, w));
+    return w;
+  }
+
+  private String notes(long checkpoints, Set<String> signers, Walk w) {
+    StringBuilder b = new StringBuilder();
+    b.append(
+        key == null
+            ? "MACs not checked (no audit key)"
+            : "MACs checked with audit key " + key.id());
+    if (checkpoints == 0) {
+      b.append("; no checkpoints");
+    } else {
+      b.append("; ").append(checkpoints).append(" checkpoint(s) signed by ").append(signers);
+      b.append(
+          trust == null
+              ? ", signers not checked against a CA"
+              : ", valid under CA " + trust.caName());
+    }
+    if (w.restarted) {
+      b.append(
+          "; the chain restarted at seq 1 while its audit key already existed: earlier log files"
+              + " were moved or deleted");
+    }
+    long unsigned = w.lastCheckpointSeq == 0 ? w.lines : w.lastSeq - w.lastCheckpointSeq;
+    if (unsigned > 0 && checkpoints > 0) {
+      b.append("; ").append(unsigned).append(" line(s) after the last checkpoint not yet signed");
+    }
+    return b.toString();
+  }
+
+  /** Checks one checkpoint line; returns the problem or null. */
+  private String checkpoint(
+      String raw,
+      AuditLine l,
+      MessageDigest cover,
+      long coverFrom,
+      CertificateFactory cf,
+      Set<String> signers) {
+    Matcher m = AuditLine.CHECKPOINT.matcher(raw);
+    if (!m.matches()) {
+      return "malformed checkpoint line";
+    }
+    long from = Long.parseLong(m.group(2));
+    if (from != coverFrom) {
+      return "checkpoint covers from seq "
+          + from
+          + " but the previous checkpoint or genesis is seq "
+          + coverFrom;
+    }
+    String digest = HexFormat.of().formatHex(cover.digest());
+    if (!digest.equals(m.group(3))) {
+      return "lines seq "
+          + from
+          + ".."
+          + (l.seq - 1)
+          + " do not match checkpoint seq "
+          + l.seq
+          + ": one of them was edited, deleted, inserted or reordered";
+    }
+    X509Certificate cert;
+    byte[] sig;
+    try {
+      cert =
+          (X509Certificate)
+              cf.generateCertificate(
+                  new ByteArrayInputStream(Base64.getDecoder().decode(m.group(4))));
+      sig = Base64.getDecoder().decode(m.group(6));
+    } catch (CertificateException | IllegalArgumentException | ClassCastException e) {
+      return "checkpoint certificate or signature unreadable";
+    }
+    byte[] signed = raw.substring(0, m.start(5)).getBytes(StandardCharsets.ISO_8859_1);
+    if (!AuditSigner.verify(cert.getPublicKey(), signed, sig)) {
+      return "checkpoint signature does not verify: the checkpoint was forged or edited";
+    }
+    if (trust != null) {
+      Instant at;
+      try {
+        at = Instant.parse(l.time);
+      } catch (DateTimeParseException e) {
+        return "checkpoint time unreadable: " + l.time;
+      }
+      String refusal = trust.refusal(cert, at);
+      if (refusal != null) {
+        return "checkpoint signer not trusted: " + refusal;
+      }
+    }
+    String id = AuditCheckpointTrust.identity(cert);
+    signers.add(id != null ? id : cert.getSubjectX500Principal().getName());
+    return null;
+  }
+
+  private static int lineEnd(byte[] d, int start) {
+    int end = start;
+    while (end < d.length && d[end] != '\n') {
+      end++;
+    }
+    return end;
+  }
+
+  /**
+   * A head recorded elsewhere: a line's MAC, and optionally its sequence number.
+   *
+   * @param seq the sequence number, or 0 if not known
+   * @param mac the MAC, 64 lowercase hex digits
+   */
+  public record Head(long seq, String mac) {
+    private static final Pattern FORMAT =
+        Pattern.compile("(?:([1-9][0-9]{0,17}):)?([0-9a-fA-F]{64})");
+
+    /**
+     * Parses {@code MAC} or {@code SEQ:MAC} (64 hex digits; the summary of verify prints {@code
+     * head SEQ:MAC}).
+     *
+     * @param text the argument
+     * @return the head
+     * @throws PolicyException of category ILLEGAL_ARGUMENT if malformed
+     */
+    public static Head parse(String text) {
+      Matcher m = FORMAT.matcher(text == null ? "" : text.trim());
+      if (!m.matches()) {
+        throw new PolicyException(
+            PolicyException.Category.ILLEGAL_ARGUMENT,
+            "a head is 64 hex digits, optionally preceded by its sequence number and ':' (got '"
+                + (text == null ? "" : text.length() > 80 ? text.substring(0, 80) + "..." : text)
+                + "')");
+      }
+      return new Head(
+          m.group(1) == null ? 0 : Long.parseLong(m.group(1)), m.group(2).toLowerCase(Locale.ROOT));
     }
   }
 }

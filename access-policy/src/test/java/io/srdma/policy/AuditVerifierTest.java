@@ -2,111 +2,306 @@ package io.srdma.policy;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.srdma.policy.AuditVerification.Finding;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
+import java.util.Random;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+/**
+ * The log as an attacker who can write its files leaves it. Layout of the log written here: genesis
+ * (seq 1), events e1..e3 (2..4), checkpoint (5), e4..e7 (6..9), checkpoint (10), e8..e10 (11..13),
+ * close checkpoint (14).
+ */
 class AuditVerifierTest {
   @TempDir Path dir;
+  private AuditFixture fx;
   private Path log;
   private String head;
   private List<String> lines;
 
   @BeforeEach
-  void writeTenLines() throws Exception {
+  void writeTenEvents() throws Exception {
+    fx = new AuditFixture(dir);
     log = dir.resolve("audit.log");
-    try (AuditLog a = AuditLog.open(log, AuditLog.DEFAULT_ROTATE_BYTES, AuditLogTest.CLOCK)) {
-      for (int i = 1; i <= 10; i++) {
-        head = a.append(AuditLogTest.event(i));
-      }
-    }
-    lines = new ArrayList<>(Files.readAllLines(log));
-    assertTrue(AuditVerifier.verify(List.of(log), head).intact());
+    head = fx.write(log, 4, 10);
+    lines = AuditFixture.read(log);
+    assertEquals(14, lines.size());
+    assertTrue(lines.get(4).contains("\"action\":\"checkpoint\""), lines.get(4));
+    assertTrue(lines.get(13).contains("\"reason\":\"close\""), lines.get(13));
   }
 
-  private AuditVerification rewrite() throws Exception {
-    Files.write(log, lines);
-    return AuditVerifier.verify(List.of(log), null);
+  private AuditVerification check(AuditVerifier v, boolean closed) throws Exception {
+    AuditFixture.write(log, lines);
+    return v.verify(List.of(log), null, closed);
+  }
+
+  private static void assertBroken(AuditVerification v, Finding f, long line) {
+    assertFalse(v.intact(), v.summary());
+    assertEquals(f, v.finding(), v.summary());
+    assertEquals(line, v.brokenLine(), v.summary());
+    assertTrue(v.problem().startsWith(f.label() + ": "), v.problem());
   }
 
   @Test
-  void shouldReportAnEditedLine() throws Exception {
-    lines.set(4, lines.get(4).replace("trainer-5", "trainer-6"));
-    AuditVerification v = rewrite();
-    assertFalse(v.intact());
-    assertEquals(5, v.brokenLine());
-    assertEquals(log, v.brokenFile());
-    assertTrue(v.problem().startsWith("edited"), v.problem());
-    assertTrue(v.summary().startsWith(log + ":5: edited"), v.summary());
+  void shouldVerifyAnIntactLogWithKeyCheckpointsAndHead() {
+    AuditVerification v =
+        fx.verifier().verify(List.of(log), AuditVerifier.Head.parse("13:" + head), true);
+    assertTrue(v.intact(), v.summary());
+    assertEquals(14, v.lines());
+    assertTrue(
+        v.summary().startsWith("OK 14 lines, seq 1..14 (from genesis), head 14:"), v.summary());
+    assertTrue(v.notes().contains("MACs checked with audit key " + fx.key.id()), v.notes());
+    assertTrue(v.notes().contains("3 checkpoint(s) signed by [srdma://host/h1]"), v.notes());
+    assertTrue(v.notes().contains("valid under CA"), v.notes());
+  }
+
+  @Test
+  void shouldDetectAnEditWhoseUnkeyedHashesWereRecomputed() throws Exception {
+    lines.set(2, lines.get(2).replace("trainer-2", "trainer-9"));
+    lines = AuditFixture.rechain(lines, 2, null);
+    assertBroken(check(fx.verifier(), true), Finding.EDITED, 3);
+    // without the key, the checkpoint covering the line shows it
+    AuditVerification v = check(new AuditVerifier(null, fx.trust()), true);
+    assertBroken(v, Finding.EDITED, 5);
+    assertTrue(v.problem().contains("do not match checkpoint seq 5"), v.problem());
+    // with neither, the digests are still checked against the checkpoints, but anyone can
+    // recompute them and sign with a key of their own (see the foreign CA test)
+    assertBroken(check(new AuditVerifier(null, null), false), Finding.EDITED, 5);
+  }
+
+  @Test
+  void shouldDetectAnEditedLineWithoutRecomputing() throws Exception {
+    lines.set(6, lines.get(6).replace("trainer-5", "trainer-6"));
+    assertBroken(check(fx.verifier(), true), Finding.EDITED, 7);
+    assertBroken(check(new AuditVerifier(null, fx.trust()), true), Finding.EDITED, 10);
+  }
+
+  @Test
+  void shouldDetectAChainFabricatedWithoutTheKey() throws Exception {
+    Path fake = dir.resolve("fake.log");
+    try (AuditKey other = AuditKey.random();
+        AuditLog f = AuditLog.open(new AuditLogOptions(fake).key(other))) {
+      for (int i = 1; i <= 10; i++) {
+        f.append(AuditLogTest.event(i));
+      }
+    }
+    AuditVerification v = fx.verifier().verify(List.of(fake), null, false);
+    assertBroken(v, Finding.WRONG_KEY, 1);
+    // the forger copies the real key id into the genesis: the MAC still fails
+    List<String> forged = AuditFixture.read(fake);
+    forged.set(
+        0,
+        forged
+            .get(0)
+            .replaceFirst("\"key_id\":\"[0-9a-f]{16}\"", "\"key_id\":\"" + fx.key.id() + "\""));
+    forged = AuditFixture.rechain(forged, 0, new byte[32]);
+    AuditFixture.write(fake, forged);
+    assertBroken(fx.verifier().verify(List.of(fake), null, false), Finding.EDITED, 1);
+  }
+
+  @Test
+  void shouldReportDeletedOldestLinesAsHeadRemoved() throws Exception {
+    lines.subList(0, 3).clear();
+    AuditVerification v = check(fx.verifier(), true);
+    assertBroken(v, Finding.HEAD_REMOVED, 1);
+    assertTrue(v.problem().contains("first line is seq 4"), v.problem());
+    // even keyless
+    assertBroken(check(new AuditVerifier(null, null), false), Finding.HEAD_REMOVED, 1);
+  }
+
+  @Test
+  void shouldReportSwappedLinesAsReorderedAtTheFirstLineOutOfPlace() throws Exception {
+    Collections.swap(lines, 6, 7);
+    AuditVerification v = check(fx.verifier(), true);
+    assertBroken(v, Finding.REORDERED, 7);
+    assertTrue(v.problem().contains("seq 8 where seq 7 was expected"), v.problem());
+    assertTrue(v.problem().contains(log + ":8"), v.problem());
+    assertBroken(check(new AuditVerifier(null, null), false), Finding.REORDERED, 7);
+  }
+
+  @Test
+  void shouldReportALineMovedBackAsReordered() throws Exception {
+    String moved = lines.remove(2);
+    lines.add(8, moved);
+    assertBroken(check(fx.verifier(), true), Finding.REORDERED, 3);
   }
 
   @Test
   void shouldReportADeletedLine() throws Exception {
-    lines.remove(3);
-    AuditVerification v = rewrite();
-    assertFalse(v.intact());
-    assertEquals(4, v.brokenLine());
+    lines.remove(6);
+    AuditVerification v = check(fx.verifier(), true);
+    assertBroken(v, Finding.DELETED, 7);
     assertTrue(v.problem().contains("1 line(s) deleted"), v.problem());
   }
 
   @Test
-  void shouldReportReorderedLines() throws Exception {
-    String six = lines.remove(5);
-    lines.add(2, six);
-    AuditVerification v = rewrite();
-    assertFalse(v.intact());
-    assertEquals(3, v.brokenLine());
+  void shouldReportATailCutAgainstTheCloseCheckpointAndTheHead() throws Exception {
+    lines.subList(11, 14).clear();
+    AuditVerification v = check(fx.verifier(), true);
+    assertBroken(v, Finding.TRUNCATED, 11);
+    assertTrue(v.problem().contains("1 line(s) after its last checkpoint (seq 10)"), v.problem());
+    // a running log looks the same: without --closed it is intact, with its unsigned tail noted
+    AuditVerification running = check(fx.verifier(), false);
+    assertTrue(running.intact(), running.summary());
+    assertTrue(running.notes().contains("1 line(s) after the last checkpoint"), running.notes());
+    // a head recorded elsewhere shows the cut either way
+    AuditVerification h = fx.verifier().verify(List.of(log), AuditVerifier.Head.parse(head), false);
+    assertBroken(h, Finding.TRUNCATED, 11);
+    AuditVerification hs =
+        fx.verifier().verify(List.of(log), AuditVerifier.Head.parse("13:" + head), false);
+    assertBroken(hs, Finding.TRUNCATED, 11);
+    assertTrue(hs.problem().contains("2 line(s) cut from the end"), hs.problem());
   }
 
   @Test
-  void shouldReportATruncatedLine() throws Exception {
+  void shouldReportAPartialLastLine() throws Exception {
     String all = String.join("\n", lines) + "\n";
     Files.writeString(log, all.substring(0, all.length() - 20));
-    AuditVerification v = AuditVerifier.verify(List.of(log), null);
-    assertFalse(v.intact());
-    assertEquals(10, v.brokenLine());
-    assertTrue(v.problem().startsWith("truncated"), v.problem());
+    AuditVerification v = fx.verifier().verify(List.of(log), null, false);
+    assertBroken(v, Finding.TRUNCATED, 14);
   }
 
   @Test
-  void shouldReportLinesCutFromTheEndAgainstTheRecordedHead() throws Exception {
-    lines.remove(9);
-    Files.write(log, lines);
-    assertTrue(AuditVerifier.verify(List.of(log), null).intact());
-    AuditVerification v = AuditVerifier.verify(List.of(log), head);
-    assertFalse(v.intact());
-    assertTrue(v.problem().contains("not the expected"), v.problem());
+  void shouldDetectAnEditedLastLine() throws Exception {
+    lines.set(13, lines.get(13).replace("\"reason\":\"close\"", "\"reason\":\"interval\""));
+    assertBroken(check(fx.verifier(), false), Finding.EDITED, 14);
+    AuditVerification keyless = check(new AuditVerifier(null, fx.trust()), false);
+    assertBroken(keyless, Finding.BAD_CHECKPOINT, 14);
+    // the last event of a log still being written
+    lines = AuditFixture.read(dir.resolve("audit.log"));
+    lines.remove(13);
+    lines.set(12, lines.get(12).replace("g-10", "g-11"));
+    assertBroken(check(fx.verifier(), false), Finding.EDITED, 13);
   }
 
   @Test
-  void shouldReportAForgedFirstLine() throws Exception {
-    lines.set(0, lines.get(0).replace("\"prev\":\"0000", "\"prev\":\"1111"));
-    AuditVerification v = rewrite();
-    assertFalse(v.intact());
-    assertEquals(1, v.brokenLine());
+  void shouldRefuseAMalformedHead() {
+    for (String bad : new String[] {"", "xyz", "12:", "0:" + "a".repeat(64), "a".repeat(63)}) {
+      PolicyException e = assertThrows(PolicyException.class, () -> AuditVerifier.Head.parse(bad));
+      assertEquals(PolicyException.Category.ILLEGAL_ARGUMENT, e.category());
+    }
+    assertEquals(7, AuditVerifier.Head.parse("7:" + "A".repeat(64)).seq());
+    assertEquals("a".repeat(64), AuditVerifier.Head.parse("A".repeat(64)).mac());
+    assertThrows(PolicyException.class, () -> AuditVerifier.verify(List.of(log), "nothex"));
   }
 
   @Test
-  void shouldReportADeletedRotatedFile() throws Exception {
-    Path f = dir.resolve("rot.log");
-    try (AuditLog a = AuditLog.open(f, 1024, AuditLogTest.CLOCK)) {
-      for (int i = 1; i <= 30; i++) {
+  void shouldSayEmptyForAnEmptiedFile() throws Exception {
+    Files.write(log, new byte[0]);
+    AuditVerification v = fx.verifier().verify(List.of(log), null, false);
+    assertBroken(v, Finding.EMPTY, 0);
+    assertTrue(v.summary().startsWith(log + ": empty: "), v.summary());
+    assertFalse(v.summary().contains("null"), v.summary());
+  }
+
+  @Test
+  void shouldAcceptALogThatGrewBeyondTheRecordedHead() throws Exception {
+    try (AuditLog a = AuditLog.open(fx.options(log, 4))) {
+      for (int i = 11; i <= 15; i++) {
         a.append(AuditLogTest.event(i));
       }
     }
+    AuditVerifier v = fx.verifier();
+    assertTrue(v.verify(List.of(log), AuditVerifier.Head.parse(head), true).intact());
+    assertTrue(v.verify(List.of(log), AuditVerifier.Head.parse("13:" + head), true).intact());
+    AuditVerification wrongSeq =
+        v.verify(List.of(log), AuditVerifier.Head.parse("12:" + head), true);
+    assertEquals(Finding.EDITED, wrongSeq.finding(), wrongSeq.summary());
+  }
+
+  @Test
+  void shouldLinkRotatedFilesThroughTheirGenesisLines() throws Exception {
+    Path r = dir.resolve("rot.log");
+    String h;
+    try (AuditLog a = AuditLog.open(fx.options(r, 4).rotateBytes(4096))) {
+      for (int i = 1; i <= 40; i++) {
+        a.append(AuditLogTest.event(i));
+      }
+      h = a.head();
+    }
+    List<Path> files = rotFiles();
+    assertTrue(files.size() >= 4, files.toString());
+    for (int i = 1; i < files.size(); i++) {
+      List<String> before = AuditFixture.read(files.get(i - 1));
+      String last = before.get(before.size() - 1);
+      assertTrue(last.contains("\"reason\":\"rotate\""), last);
+      String genesis = AuditFixture.read(files.get(i)).get(0);
+      assertTrue(genesis.contains("\"action\":\"genesis\""), genesis);
+      assertTrue(genesis.contains("\"reason\":\"rotated\""), genesis);
+      assertTrue(genesis.contains("\"prev\":\"" + AuditFixture.macOf(last) + "\""), genesis);
+    }
+    List<Path> shuffled = new ArrayList<>(files);
+    Collections.shuffle(shuffled, new Random(7));
+    AuditVerification v = fx.verifier().verify(shuffled, AuditVerifier.Head.parse(h), true);
+    assertTrue(v.intact(), v.summary());
+    // the newest file alone verifies, saying that earlier files were not given
+    AuditVerification tail = fx.verifier().verify(List.of(r), null, true);
+    assertTrue(tail.summary().contains("(earlier files not given)"), tail.summary());
+    // a rotated file removed from the middle
+    List<Path> gap = new ArrayList<>(files);
+    Path removed = gap.remove(2);
+    AuditVerification g = fx.verifier().verify(gap, null, true);
+    assertBroken(g, Finding.DELETED, 1);
+    assertEquals(files.get(3), g.brokenFile(), "removed " + removed);
+  }
+
+  private List<Path> rotFiles() throws Exception {
     List<Path> files = new ArrayList<>();
     try (var s = Files.list(dir)) {
-      s.filter(p -> p.getFileName().toString().startsWith("rot.log")).sorted().forEach(files::add);
+      s.filter(p -> p.getFileName().toString().startsWith("rot.log.")).sorted().forEach(files::add);
     }
-    Path removed = files.remove(2);
-    AuditVerification v = AuditVerifier.verify(files, null);
-    assertFalse(v.intact(), "removed " + removed);
-    assertTrue(v.problem().contains("deleted"), v.problem());
+    files.add(dir.resolve("rot.log"));
+    return files;
+  }
+
+  @Test
+  void shouldDetectAForgedCheckpointSignature() throws Exception {
+    String cp = lines.get(4);
+    int at = cp.indexOf("\"sig\":\"") + 10;
+    char c = cp.charAt(at);
+    lines.set(4, cp.substring(0, at) + (c == 'A' ? 'B' : 'A') + cp.substring(at + 1));
+    // an insider holding the audit key but not the host key recomputes the MACs
+    lines = AuditFixture.rechain(lines, 4, fx.keyBytes);
+    AuditVerification v = check(fx.verifier(), true);
+    assertBroken(v, Finding.BAD_CHECKPOINT, 5);
+    assertTrue(v.problem().contains("signature does not verify"), v.problem());
+  }
+
+  @Test
+  void shouldDetectACheckpointSignedUnderAForeignCaOrByATenant() throws Exception {
+    // the forger keeps the log up to the second checkpoint (seq 10) and signs that one again
+    lines.subList(10, lines.size()).clear();
+    lines.set(9, AuditFixture.resign(lines.get(9), fx.foreignHost));
+    lines = AuditFixture.rechain(lines, 9, fx.keyBytes);
+    AuditVerification v = check(fx.verifier(), false);
+    assertBroken(v, Finding.BAD_CHECKPOINT, 10);
+    assertTrue(v.problem().contains("not trusted"), v.problem());
+    // without a CA, a self-consistent foreign signature passes: this is what --ca is for
+    AuditVerification noCa = check(new AuditVerifier(fx.key, null), false);
+    assertTrue(noCa.intact(), noCa.summary());
+    assertTrue(noCa.notes().contains("signers not checked against a CA"), noCa.notes());
+
+    lines.set(9, AuditFixture.resign(lines.get(9), fx.tenant));
+    lines = AuditFixture.rechain(lines, 9, fx.keyBytes);
+    AuditVerification t = check(fx.verifier(), false);
+    assertBroken(t, Finding.BAD_CHECKPOINT, 10);
+    assertTrue(t.problem().contains("is not a host's"), t.problem());
+  }
+
+  @Test
+  void shouldRefuseCheckpointsOfARevokedHostCertificate() throws Exception {
+    fx.ca.revoke(fx.host.certificate());
+    AuditVerification v = check(fx.verifier(), true);
+    assertBroken(v, Finding.BAD_CHECKPOINT, 5);
+    assertTrue(v.problem().contains("revoked"), v.problem());
   }
 }

@@ -1,9 +1,16 @@
 package io.srdma.cli;
 
+import io.srdma.channel.RegionHost;
+import io.srdma.keys.KeyExchangeException;
+import io.srdma.keys.Pem;
+import io.srdma.policy.AuditCheckpointTrust;
+import io.srdma.policy.AuditKey;
 import io.srdma.policy.AuditVerification;
 import io.srdma.policy.AuditVerifier;
 import io.srdma.policy.PolicyException;
 import java.nio.file.Path;
+import java.security.cert.X509CRL;
+import java.security.cert.X509Certificate;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
@@ -15,7 +22,7 @@ import picocli.CommandLine.Parameters;
 @Command(
     name = "audit",
     mixinStandardHelpOptions = true,
-    description = "Check hash-chained audit logs.",
+    description = "Check keyed, checkpointed audit logs (docs/audit.md).",
     subcommands = {AuditCommand.Verify.class})
 public final class AuditCommand implements Runnable {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
@@ -25,14 +32,26 @@ public final class AuditCommand implements Runnable {
     throw new CommandLine.ParameterException(spec.commandLine(), "missing subcommand");
   }
 
-  /** {@code srdma audit verify FILE...}: exit 0 if the chain is intact, 1 with the broken line. */
+  /** {@code srdma audit verify FILE...}: see the exit codes in the help. */
   @Command(
       name = "verify",
       mixinStandardHelpOptions = true,
       description = {
-        "Verify the hash chain of audit log files (the active file and its rotated files, any"
-            + " order).",
-        "Exit 0 if intact; 1 with FILE:LINE: problem for the first broken line."
+        "Verify audit log files (the active file and its rotated files, any order): every line a"
+            + " record, every file starting with its genesis line, sequence and chain links"
+            + " unbroken; with --key each line's HMAC; with --ca each checkpoint's signature,"
+            + " signer and the lines it covers.",
+        "Without --key and --ca only the structure is checked: anyone who can write the files"
+            + " can rebuild it."
+      },
+      exitCodeListHeading = "Exit codes:%n",
+      exitCodeList = {
+        "0:intact (the summary says what was checked)",
+        "1:a problem was found: FILE:LINE: <finding>: <what>, where <finding> is edited,"
+            + " deleted, reordered, truncated, head removed, not a record, wrong key,"
+            + " bad checkpoint or empty",
+        "2:usage error (e.g. a malformed --head)",
+        "3:could not check: a log, key, CA or CRL file unreadable or malformed"
       })
   static final class Verify implements Callable<Integer> {
     @CommandLine.Spec CommandLine.Model.CommandSpec spec;
@@ -41,30 +60,84 @@ public final class AuditCommand implements Runnable {
     List<Path> files;
 
     @Option(
+        names = "--key",
+        paramLabel = "FILE",
+        description = "The audit key file (audit.key beside audit.log): checks every line's MAC.")
+    Path key;
+
+    @Option(
+        names = "--ca",
+        paramLabel = "FILE",
+        description = "The deployment CA certificate: checks the checkpoints' signers.")
+    Path ca;
+
+    @Option(
+        names = "--crl",
+        paramLabel = "FILE",
+        description = "The CA's revocation list (with --ca): refuses checkpoints of revoked hosts.")
+    Path crl;
+
+    @Option(
         names = "--head",
-        paramLabel = "SHA256",
-        description = "Head hash recorded elsewhere: detects lines cut from the end.")
+        paramLabel = "[SEQ:]MAC",
+        description =
+            "A head recorded elsewhere (the 'head' of an earlier verify, or AuditLog.head()): it"
+                + " must be in the chain. Detects lines cut from the end; a log that grew since"
+                + " is fine.")
     String head;
+
+    @Option(
+        names = "--closed",
+        description =
+            "The writer has stopped: the log must end with its close checkpoint (detects a cut"
+                + " tail without --head).")
+    boolean closed;
 
     @Override
     public Integer call() {
       CommandLine cmd = spec.commandLine();
-      AuditVerification v;
+      AuditVerifier.Head expected;
       try {
-        v = AuditVerifier.verify(files, head);
+        expected = head == null ? null : AuditVerifier.Head.parse(head);
       } catch (PolicyException e) {
-        cmd.getErr().println(e.getMessage());
-        cmd.getErr().flush();
-        return 1;
+        throw new CommandLine.ParameterException(cmd, "--head: " + e.getMessage());
+      }
+      if (crl != null && ca == null) {
+        throw new CommandLine.ParameterException(cmd, "--crl needs --ca");
+      }
+      AuditCheckpointTrust trust;
+      try {
+        trust = trust();
+      } catch (KeyExchangeException | PolicyException e) {
+        return fail(cmd, e.getMessage(), 3);
+      }
+      AuditVerification v;
+      try (AuditKey k = key == null ? null : AuditKey.load(key)) {
+        v = new AuditVerifier(k, trust).verify(files, expected, closed);
+      } catch (PolicyException e) {
+        return fail(cmd, e.getMessage(), 3);
       }
       if (v.intact()) {
         cmd.getOut().println(v.summary());
         cmd.getOut().flush();
         return 0;
       }
-      cmd.getErr().println(v.summary());
+      return fail(cmd, v.summary(), 1);
+    }
+
+    private AuditCheckpointTrust trust() {
+      if (ca == null) {
+        return null;
+      }
+      X509Certificate caCert = Pem.readCertificate(ca);
+      X509CRL list = crl == null ? null : Pem.readCrl(crl);
+      return AuditCheckpointTrust.issuedBy(caCert, list, "srdma://" + RegionHost.HOST_TENANT + "/");
+    }
+
+    private static int fail(CommandLine cmd, String message, int code) {
+      cmd.getErr().println(message);
       cmd.getErr().flush();
-      return 1;
+      return code;
     }
   }
 }

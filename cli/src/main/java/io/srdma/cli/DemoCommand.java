@@ -16,6 +16,8 @@ import io.srdma.keys.Credential;
 import io.srdma.keys.DeploymentCa;
 import io.srdma.keys.PeerIdentity;
 import io.srdma.policy.AuditLog;
+import io.srdma.policy.AuditLogOptions;
+import io.srdma.policy.AuditSigner;
 import io.srdma.policy.AuditTrail;
 import io.srdma.policy.ConsoleUsers;
 import io.srdma.policy.Policy;
@@ -25,6 +27,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -140,10 +143,20 @@ public final class DemoCommand implements Callable<Integer> {
     char[] adminPassword = password();
     char[] auditorPassword = password();
     String policyText = demoPolicy(adminPassword, auditorPassword);
-    Files.writeString(run.resolve("policy.yaml"), policyText);
+    // holds the console users' password hashes: owner-only whatever the umask
+    Files.writeString(
+        Files.createFile(
+            run.resolve("policy.yaml"),
+            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------"))),
+        policyText);
     Policy policy = new PolicyLoader().parse(run.resolve("policy.yaml").toString(), policyText);
-    out.printf("state: %s (dev CA, certificates, policy.yaml, audit.jsonl)%n", run);
-    try (AuditLog log = AuditLog.open(run.resolve("audit.jsonl"));
+    out.printf("state: %s (dev CA, certificates, policy.yaml, audit.jsonl, audit.key)%n", run);
+    try (AuditLog log =
+            AuditLog.open(
+                new AuditLogOptions(run.resolve("audit.jsonl"))
+                    .signer(
+                        AuditSigner.of(
+                            hostCredential.certificate(), hostCredential.privateKey())));
         RegionHost host =
             RegionHost.start(
                 new HostOptions()

@@ -14,6 +14,8 @@ import io.srdma.keys.PeerIdentity;
 import io.srdma.keys.Pem;
 import io.srdma.keys.RevocationList;
 import io.srdma.policy.AuditLog;
+import io.srdma.policy.AuditLogOptions;
+import io.srdma.policy.AuditSigner;
 import io.srdma.policy.AuditTrail;
 import io.srdma.policy.ConsoleUsers;
 import io.srdma.policy.GrantAuthority;
@@ -43,7 +45,6 @@ import java.security.cert.CertificateExpiredException;
 import java.security.cert.CertificateNotYetValidException;
 import java.security.cert.X509CRL;
 import java.security.cert.X509Certificate;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -637,7 +638,12 @@ final class ServeCommand implements Callable<Integer> {
   // ------------------------------------------------------------------ start
 
   private static void start(ServeConfig c, Prepared p, Running r) {
-    r.auditLog = AuditLog.open(c.auditFile, c.auditRotateBytes, Clock.systemUTC());
+    // keyed by audit.key beside the log (created 600), checkpoints signed by the host key
+    r.auditLog =
+        AuditLog.open(
+            new AuditLogOptions(c.auditFile)
+                .rotateBytes(c.auditRotateBytes)
+                .signer(AuditSigner.of(p.credential().certificate(), p.credential().privateKey())));
     AuditTrail trail = new AuditTrail(r.auditLog);
     r.host =
         RegionHost.start(

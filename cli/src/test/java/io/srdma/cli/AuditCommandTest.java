@@ -1,14 +1,21 @@
 package io.srdma.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.srdma.keys.Credential;
+import io.srdma.keys.DeploymentCa;
+import io.srdma.keys.PeerIdentity;
 import io.srdma.policy.AuditAction;
 import io.srdma.policy.AuditEvent;
 import io.srdma.policy.AuditLog;
+import io.srdma.policy.AuditLogOptions;
 import io.srdma.policy.AuditOutcome;
+import io.srdma.policy.AuditSigner;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.BeforeEach;
@@ -17,60 +24,158 @@ import org.junit.jupiter.api.io.TempDir;
 
 class AuditCommandTest {
   @TempDir Path dir;
+  private Path logs;
   private Path log;
+  private Path key;
+  private DeploymentCa ca;
+  private Credential host;
   private String head;
 
   @BeforeEach
   void writeLog() {
-    log = dir.resolve("audit.log");
-    try (AuditLog a = AuditLog.open(log, 2048, java.time.Clock.systemUTC())) {
-      for (int i = 0; i < 30; i++) {
-        head =
-            a.append(
-                AuditEvent.builder(AuditAction.REVOKE, AuditOutcome.SUCCESS)
-                    .actor("admin")
-                    .tenant("acme")
-                    .reason("console")
-                    .grant("g-" + i)
-                    .build());
+    ca = DeploymentCa.init(dir.resolve("ca"), null);
+    host = ca.issuePeer(PeerIdentity.of("host", "h1"), Duration.ofDays(1));
+    logs = dir.resolve("logs");
+    log = logs.resolve("audit.log");
+    key = logs.resolve("audit.key");
+    append(0, 30);
+  }
+
+  private void append(int from, int to) {
+    try {
+      Files.createDirectories(logs);
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+    try (AuditLog a =
+        AuditLog.open(
+            new AuditLogOptions(log)
+                .rotateBytes(4096)
+                .checkpointLines(5)
+                .checkpointInterval(Duration.ZERO)
+                .signer(AuditSigner.of(host.certificate(), host.privateKey())))) {
+      for (int i = from; i < to; i++) {
+        a.append(
+            AuditEvent.builder(AuditAction.REVOKE, AuditOutcome.SUCCESS)
+                .actor("admin")
+                .tenant("acme")
+                .reason("console")
+                .grant("g-" + i)
+                .build());
       }
+      head = a.sequence() + ":" + a.head();
     }
   }
 
-  private List<String> all() throws Exception {
+  private List<String> files() throws Exception {
     List<String> files = new ArrayList<>();
-    try (var s = Files.list(dir)) {
-      s.map(Path::toString).sorted().forEach(files::add);
+    try (var s = Files.list(logs)) {
+      s.filter(p -> p.getFileName().toString().startsWith("audit.log"))
+          .map(Path::toString)
+          .sorted()
+          .forEach(files::add);
     }
     return files;
   }
 
+  private CliRun verify(String... options) throws Exception {
+    List<String> args = new ArrayList<>(List.of("audit", "verify"));
+    args.addAll(List.of(options));
+    args.addAll(files());
+    return CliRun.of(args.toArray(String[]::new));
+  }
+
+  private String[] full() {
+    return new String[] {
+      "--key",
+      key.toString(),
+      "--ca",
+      dir.resolve("ca/ca.crt").toString(),
+      "--crl",
+      dir.resolve("ca/crl.pem").toString()
+    };
+  }
+
   @Test
   void shouldExitZeroForAnIntactChainAcrossRotatedFiles() throws Exception {
-    List<String> args = new ArrayList<>(List.of("audit", "verify", "--head", head));
-    args.addAll(all());
-    assertTrue(args.size() > 5, args.toString());
-    CliRun r = CliRun.of(args.toArray(String[]::new));
+    List<String> o = new ArrayList<>(List.of(full()));
+    o.addAll(List.of("--closed", "--head", head));
+    CliRun r = verify(o.toArray(String[]::new));
+    assertTrue(files().size() > 2, files().toString());
     assertEquals(0, r.exit(), r.err());
-    assertTrue(r.out().startsWith("OK 30 lines, seq 1..30 (from genesis), head " + head), r.out());
+    assertTrue(r.out().startsWith("OK "), r.out());
+    assertTrue(r.out().contains("(from genesis), head "), r.out());
+    assertTrue(r.out().contains("MACs checked with audit key"), r.out());
+    assertTrue(r.out().contains("signed by [srdma://host/h1], valid under CA"), r.out());
+  }
+
+  @Test
+  void shouldSayWhatWasNotCheckedWithoutKeyOrCa() throws Exception {
+    CliRun r = verify();
+    assertEquals(0, r.exit(), r.err());
+    assertTrue(r.out().contains("MACs not checked (no audit key)"), r.out());
+    assertTrue(r.out().contains("signers not checked against a CA"), r.out());
   }
 
   @Test
   void shouldReportTheFirstBrokenLine() throws Exception {
     List<String> lines = new ArrayList<>(Files.readAllLines(log));
-    lines.set(1, lines.get(1).replace("\"actor\":\"admin\"", "\"actor\":\"nobody\""));
+    lines.set(2, lines.get(2).replace("\"actor\":\"admin\"", "\"actor\":\"nobody\""));
     Files.write(log, lines);
-    List<String> args = new ArrayList<>(List.of("audit", "verify"));
-    args.addAll(all());
-    CliRun r = CliRun.of(args.toArray(String[]::new));
+    CliRun r = verify(full());
     assertEquals(1, r.exit());
-    assertTrue(r.err().startsWith(log + ":2: edited"), r.err());
+    assertTrue(r.err().startsWith(log + ":3: edited: "), r.err());
   }
 
   @Test
-  void shouldExitOneForAnUnreadableFile() {
-    CliRun r = CliRun.of("audit", "verify", dir.resolve("missing.log").toString());
+  void shouldAcceptALogThatGrewBeyondTheRecordedHead() throws Exception {
+    String old = head;
+    append(30, 40);
+    List<String> o = new ArrayList<>(List.of(full()));
+    o.addAll(List.of("--closed", "--head", old));
+    CliRun r = verify(o.toArray(String[]::new));
+    assertEquals(0, r.exit(), r.err());
+  }
+
+  @Test
+  void shouldReportACutTail() throws Exception {
+    List<String> lines = new ArrayList<>(Files.readAllLines(log));
+    Files.write(log, lines.subList(0, lines.size() - 2));
+    CliRun closed = verify("--key", key.toString(), "--closed");
+    assertEquals(1, closed.exit(), closed.out());
+    assertTrue(closed.err().contains(": truncated: "), closed.err());
+    CliRun withHead = verify("--key", key.toString(), "--head", head);
+    assertEquals(1, withHead.exit(), withHead.out());
+    assertTrue(withHead.err().contains("line(s) cut from the end"), withHead.err());
+  }
+
+  @Test
+  void shouldRefuseAMalformedHeadAsAUsageError() throws Exception {
+    for (String bad : new String[] {"xyz", "12:abc", "-3:" + "a".repeat(64)}) {
+      CliRun r = verify("--head", bad);
+      assertEquals(2, r.exit(), bad + ": " + r.err());
+      assertTrue(r.err().contains("--head"), r.err());
+      assertFalse(r.err().contains("tamper"), r.err());
+    }
+  }
+
+  @Test
+  void shouldSayEmptyForAnEmptiedFile() throws Exception {
+    Files.write(log, new byte[0]);
+    CliRun r = CliRun.of("audit", "verify", log.toString());
     assertEquals(1, r.exit());
+    assertTrue(r.err().startsWith(log + ": empty: "), r.err());
+    assertFalse(r.err().contains("null"), r.err());
+  }
+
+  @Test
+  void shouldExitThreeWhenSomethingCannotBeRead() {
+    CliRun r = CliRun.of("audit", "verify", dir.resolve("missing.log").toString());
+    assertEquals(3, r.exit());
     assertTrue(r.err().contains("cannot read"), r.err());
+    CliRun k =
+        CliRun.of("audit", "verify", "--key", dir.resolve("none.key").toString(), log.toString());
+    assertEquals(3, k.exit());
+    assertTrue(k.err().contains("does not exist"), k.err());
   }
 }

@@ -225,9 +225,7 @@ public final class DeploymentCa {
    *     never issued {@code serial}
    */
   public synchronized boolean revoke(BigInteger serial) {
-    try (FileChannel ch =
-            FileChannel.open(
-                dir.resolve(LOCK), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+    try (FileChannel ch = SecureFiles.openLock(dir.resolve(LOCK));
         FileLock lock = ch.lock()) {
       checkLocked(lock);
       if (!isIssued(serial)) {
@@ -309,9 +307,7 @@ public final class DeploymentCa {
             + "\t"
             + subject
             + "\n";
-    try (FileChannel ch =
-            FileChannel.open(
-                dir.resolve(LOCK), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+    try (FileChannel ch = SecureFiles.openLock(dir.resolve(LOCK));
         FileLock lock = ch.lock()) {
       checkLocked(lock);
       Files.write(

@@ -2,6 +2,7 @@ package io.srdma.keys;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.channels.SeekableByteChannel;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
@@ -16,34 +17,38 @@ import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** File writes that never overwrite silently and keep private keys owner-only. */
+/**
+ * File writes that never overwrite silently and give every file explicit POSIX permissions,
+ * whatever the process umask: {@code 600} for private keys (and the CA's lock file), {@code 644}
+ * for public files (certificates, CRLs, {@code issued.txt}). The permission is given at creation,
+ * so a file is never more open than that even for an instant (the umask can only narrow it), and
+ * then set again explicitly (so that a strict umask does not make a public file unreadable).
+ */
 final class SecureFiles {
   private static final Logger LOG = LoggerFactory.getLogger(SecureFiles.class);
-  private static final Set<PosixFilePermission> OWNER_ONLY =
-      PosixFilePermissions.fromString("rw-------");
+  static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rw-------");
+  static final Set<PosixFilePermission> PUBLIC = PosixFilePermissions.fromString("rw-r--r--");
 
   private SecureFiles() {}
 
   /**
    * Creates {@code file} with {@code content}; fails if it exists.
    *
-   * @param ownerOnly create with POSIX permissions 600 (private keys)
+   * @param ownerOnly create with POSIX permissions 600 (private keys), else 644
    */
   static void writeNew(Path file, byte[] content, boolean ownerOnly) {
+    Set<PosixFilePermission> perms = ownerOnly ? OWNER_ONLY : PUBLIC;
     boolean posix = isPosix(file);
-    FileAttribute<?>[] attrs =
-        ownerOnly && posix
-            ? new FileAttribute<?>[] {PosixFilePermissions.asFileAttribute(OWNER_ONLY)}
-            : new FileAttribute<?>[0];
     if (ownerOnly && !posix) {
       LOG.warn("file system of {} has no POSIX permissions; restrict access to it yourself", file);
     }
     try (SeekableByteChannel ch =
         Files.newByteChannel(
-            file, Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE), attrs)) {
-      if (ownerOnly && posix) {
-        // the attribute is subject to the umask; set it again explicitly
-        Files.setPosixFilePermissions(file, OWNER_ONLY);
+            file,
+            Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE),
+            attributes(posix, perms))) {
+      if (posix) {
+        Files.setPosixFilePermissions(file, perms);
       }
       ByteBuffer buf = ByteBuffer.wrap(content);
       while (buf.hasRemaining()) {
@@ -58,13 +63,22 @@ final class SecureFiles {
     }
   }
 
-  /** Replaces {@code file} atomically (write a temporary file, then rename over it). */
+  /**
+   * Replaces a public file ({@code 644}) atomically: write a temporary file (created {@code 600}),
+   * set its permissions, then rename it over the old one.
+   */
   static void replace(Path file, byte[] content) {
     Path dir = file.toAbsolutePath().getParent();
+    boolean posix = isPosix(file);
     try {
-      Path tmp = Files.createTempFile(dir, "." + file.getFileName(), ".tmp");
+      Path tmp =
+          Files.createTempFile(
+              dir, "." + file.getFileName(), ".tmp", attributes(posix, OWNER_ONLY));
       try {
         Files.write(tmp, content);
+        if (posix) {
+          Files.setPosixFilePermissions(tmp, PUBLIC);
+        }
         Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
       } finally {
         Files.deleteIfExists(tmp);
@@ -73,6 +87,32 @@ final class SecureFiles {
       throw new KeyExchangeException(
           KeyExchangeException.Reason.IO_ERROR, "cannot write " + file + ": " + e.getMessage(), e);
     }
+  }
+
+  /** Opens (creating it {@code 600} if missing) a lock file for writing. */
+  static FileChannel openLock(Path file) throws IOException {
+    boolean posix = isPosix(file);
+    boolean existed = Files.exists(file);
+    FileChannel ch =
+        FileChannel.open(
+            file,
+            Set.of(StandardOpenOption.CREATE, StandardOpenOption.WRITE),
+            attributes(posix, OWNER_ONLY));
+    if (posix && !existed) {
+      try {
+        Files.setPosixFilePermissions(file, OWNER_ONLY);
+      } catch (IOException e) {
+        ch.close();
+        throw e;
+      }
+    }
+    return ch;
+  }
+
+  private static FileAttribute<?>[] attributes(boolean posix, Set<PosixFilePermission> perms) {
+    return posix
+        ? new FileAttribute<?>[] {PosixFilePermissions.asFileAttribute(perms)}
+        : new FileAttribute<?>[0];
   }
 
   /** Reads a whole file. */

@@ -1,0 +1,221 @@
+package io.srdma.policy;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
+import java.security.GeneralSecurityException;
+import java.security.SecureRandom;
+import java.util.Arrays;
+import java.util.EnumSet;
+import java.util.HexFormat;
+import java.util.Objects;
+import java.util.Set;
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
+
+/**
+ * The secret key of an audit chain: 32 random bytes that key the HMAC-SHA256 of every line. It is
+ * kept in its own file, created {@code 600}, never in the log: whoever can write the log but not
+ * read this file cannot forge, edit or rebuild a line without {@code srdma audit verify --key}
+ * seeing it.
+ *
+ * <p>File format: one line {@code srdma-audit-key-v1:<64 hex>}. A key file that group or others may
+ * read or write is refused. {@link #close()} wipes the key bytes held here (the JDK's {@link Mac}
+ * keeps its own copy of the key pads, which cannot be wiped). Thread-safe: {@link #newMac()} gives
+ * each caller its own instance.
+ */
+public final class AuditKey implements AutoCloseable {
+  /** Key length in bytes. */
+  public static final int LENGTH = 32;
+
+  private static final String PREFIX = "srdma-audit-key-v1:";
+  private static final String HMAC = "HmacSHA256";
+  private static final Set<PosixFilePermission> OWNER_RW =
+      EnumSet.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE);
+
+  private final byte[] key;
+  private final String id;
+  private volatile boolean closed;
+
+  private AuditKey(byte[] key) {
+    if (key.length != LENGTH) {
+      throw new PolicyException(
+          PolicyException.Category.ILLEGAL_ARGUMENT, "an audit key is " + LENGTH + " bytes");
+    }
+    this.key = key.clone();
+    Mac mac = newMac();
+    byte[] tag = mac.doFinal("srdma audit key id".getBytes(StandardCharsets.US_ASCII));
+    this.id = HexFormat.of().formatHex(tag, 0, 8);
+  }
+
+  /**
+   * A key from raw bytes (tests, or a key kept elsewhere); the array is copied.
+   *
+   * @param key 32 bytes
+   * @return the key
+   */
+  public static AuditKey of(byte[] key) {
+    return new AuditKey(Objects.requireNonNull(key, "key"));
+  }
+
+  /** A fresh random key, not stored anywhere (tests). */
+  public static AuditKey random() {
+    byte[] k = new byte[LENGTH];
+    new SecureRandom().nextBytes(k);
+    try {
+      return new AuditKey(k);
+    } finally {
+      Arrays.fill(k, (byte) 0);
+    }
+  }
+
+  /**
+   * The default key file of a log: {@code <log name without its extension>.key} beside it, e.g.
+   * {@code audit.key} for {@code audit.log}, so that a shell glob {@code audit.log*} does not pick
+   * it up.
+   *
+   * @param log the active log file
+   * @return the key file
+   */
+  public static Path defaultFile(Path log) {
+    String name = log.getFileName().toString();
+    int dot = name.lastIndexOf('.');
+    String stem = dot > 0 ? name.substring(0, dot) : name;
+    return log.toAbsolutePath().resolveSibling(stem + ".key");
+  }
+
+  /**
+   * Reads the key file, or creates it with a new random key (POSIX {@code 600}, whatever the umask)
+   * if it does not exist.
+   *
+   * @param file the key file
+   * @return the key
+   * @throws AuditException if it cannot be read or created, is malformed, or is open to others
+   */
+  public static AuditKey loadOrCreate(Path file) {
+    if (!Files.exists(file)) {
+      byte[] k = new byte[LENGTH];
+      new SecureRandom().nextBytes(k);
+      byte[] text = encode(k);
+      try {
+        AuditFiles.writeNew(file, text);
+        return new AuditKey(k);
+      } catch (FileAlreadyExistsException e) {
+        // created by someone else in between: read theirs
+      } catch (IOException e) {
+        throw new AuditException("cannot create audit key " + file + ": " + e, e);
+      } finally {
+        Arrays.fill(k, (byte) 0);
+        Arrays.fill(text, (byte) 0);
+      }
+    }
+    return load(file);
+  }
+
+  /**
+   * Reads a key file.
+   *
+   * @param file the key file
+   * @return the key
+   * @throws AuditException if it cannot be read, is malformed, or is open to group or others
+   */
+  public static AuditKey load(Path file) {
+    byte[] text;
+    try {
+      if (AuditFiles.isPosix(file)) {
+        Set<PosixFilePermission> p = Files.getPosixFilePermissions(file);
+        if (!OWNER_RW.containsAll(p)) {
+          throw new AuditException(
+              "audit key "
+                  + file
+                  + " is open to group or others ("
+                  + java.nio.file.attribute.PosixFilePermissions.toString(p)
+                  + "); chmod 600 it",
+              null);
+        }
+      }
+      text = Files.readAllBytes(file);
+    } catch (NoSuchFileException e) {
+      throw new AuditException("audit key " + file + " does not exist", e);
+    } catch (IOException e) {
+      throw new AuditException("cannot read audit key " + file + ": " + e, e);
+    }
+    byte[] k = new byte[LENGTH];
+    try {
+      int n = text.length;
+      if (n > 0 && text[n - 1] == '\n') {
+        n--;
+      }
+      byte[] prefix = PREFIX.getBytes(StandardCharsets.US_ASCII);
+      if (n != prefix.length + 2 * LENGTH
+          || !Arrays.equals(text, 0, prefix.length, prefix, 0, prefix.length)) {
+        throw new AuditException(
+            "audit key " + file + " is not one line '" + PREFIX + "<64 hex digits>'", null);
+      }
+      for (int i = 0; i < LENGTH; i++) {
+        int hi = Character.digit(text[prefix.length + 2 * i], 16);
+        int lo = Character.digit(text[prefix.length + 2 * i + 1], 16);
+        if (hi < 0 || lo < 0) {
+          throw new AuditException("audit key " + file + " has a character that is not hex", null);
+        }
+        k[i] = (byte) (hi << 4 | lo);
+      }
+      return new AuditKey(k);
+    } finally {
+      Arrays.fill(text, (byte) 0);
+      Arrays.fill(k, (byte) 0);
+    }
+  }
+
+  private static byte[] encode(byte[] k) {
+    byte[] prefix = PREFIX.getBytes(StandardCharsets.US_ASCII);
+    byte[] out = new byte[prefix.length + 2 * LENGTH + 1];
+    System.arraycopy(prefix, 0, out, 0, prefix.length);
+    byte[] hex = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
+    for (int i = 0; i < LENGTH; i++) {
+      out[prefix.length + 2 * i] = hex[(k[i] >> 4) & 0xf];
+      out[prefix.length + 2 * i + 1] = hex[k[i] & 0xf];
+    }
+    out[out.length - 1] = '\n';
+    return out;
+  }
+
+  /**
+   * A short public name of this key (the first 8 bytes of an HMAC of a fixed text), written in each
+   * genesis line so that verify can tell "another key" from "edited". It reveals nothing of the
+   * key.
+   */
+  public String id() {
+    return id;
+  }
+
+  /** A new HMAC-SHA256 instance keyed with this key; not thread-safe itself. */
+  Mac newMac() {
+    if (closed) {
+      throw new PolicyException(PolicyException.Category.CLOSED, "audit key closed");
+    }
+    try {
+      Mac mac = Mac.getInstance(HMAC);
+      mac.init(new SecretKeySpec(key, HMAC));
+      return mac;
+    } catch (GeneralSecurityException e) {
+      throw new IllegalStateException("HmacSHA256 is required of every JVM", e);
+    }
+  }
+
+  /** Wipes the key bytes held here. Idempotent. */
+  @Override
+  public void close() {
+    closed = true;
+    Arrays.fill(key, (byte) 0);
+  }
+
+  @Override
+  public String toString() {
+    return "AuditKey[id=" + id + "]";
+  }
+}
