@@ -125,7 +125,7 @@ class HostilePolicyTest {
         "p:1:1:",
         "not valid UTF-8");
     // tab, CR LF and a leading byte-order mark are fine
-    new PolicyLoader().parse("p", "\ufeffversion: 1\r\ntenants: {}\t# tab\r\n");
+    new PolicyLoader().parse("p", "\ufeffversion: 1\r\ntenants: {} # a\ttab\r\n");
   }
 
   @Test
