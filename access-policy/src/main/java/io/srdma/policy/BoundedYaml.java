@@ -32,9 +32,10 @@ import org.snakeyaml.engine.v2.scanner.StreamReader;
  *       (U+FDD0..U+FDEF, U+xxFFFE, U+xxFFFF), no byte-order mark after the start, no bidirectional
  *       embedding, override or isolate controls;
  *   <li>the event stream, read iteratively (the parser keeps explicit stacks): at most {@link
- *       #MAX_DEPTH} nested mappings and lists, at most {@link #MAX_NODES} nodes, no anchors, no
- *       aliases (so an alias bomb is never expanded) and no explicit tags. Reading stops at the
- *       first limit, so a 1,500-deep {@code [[[...} is refused after 65 events;
+ *       #MAX_DEPTH} nested mappings and lists, at most {@link #MAX_NODES} nodes (or a given
+ *       number), no anchors, no aliases (so an alias bomb is never expanded) and no explicit tags.
+ *       Reading stops at the first limit, so a 1,500-deep {@code [[[...} is refused after 65
+ *       events;
  *   <li>only then are nodes composed, from the events already read (the composer recurses, but only
  *       {@link #MAX_DEPTH} deep).
  * </ol>
@@ -45,8 +46,11 @@ public final class BoundedYaml {
   /** Deepest nesting of mappings and lists accepted; the root collection is depth 1. */
   public static final int MAX_DEPTH = 32;
 
-  /** Most nodes (scalars, mappings, lists) one document may hold. */
-  public static final int MAX_NODES = 250_000;
+  /**
+   * Most nodes (scalars, mappings, lists) one document may hold by default: four times a policy of
+   * 1,000 tenants with 10 roles each (the benchmark's), and well under what 8 MiB can spell.
+   */
+  public static final int MAX_NODES = 1_000_000;
 
   /**
    * One problem found, 1-based.
@@ -100,8 +104,24 @@ public final class BoundedYaml {
    */
   public static Node compose(String label, String text, int maxCodePoints)
       throws RejectedException {
-    if (maxCodePoints <= 0) {
-      throw new IllegalArgumentException("maxCodePoints must be positive: " + maxCodePoints);
+    return compose(label, text, maxCodePoints, MAX_NODES);
+  }
+
+  /**
+   * Checks and composes one document.
+   *
+   * @param label the file name used by the parser
+   * @param text the decoded text
+   * @param maxCodePoints the most code points accepted, positive
+   * @param maxNodes the most nodes accepted, positive
+   * @return the root node, or null if the document is empty
+   * @throws RejectedException listing what is wrong
+   */
+  public static Node compose(String label, String text, int maxCodePoints, int maxNodes)
+      throws RejectedException {
+    if (maxCodePoints <= 0 || maxNodes <= 0) {
+      throw new IllegalArgumentException(
+          "limits must be positive: " + maxCodePoints + " code points, " + maxNodes + " nodes");
     }
     Problem bad = checkCodePoints(text, maxCodePoints);
     if (bad != null) {
@@ -130,8 +150,8 @@ public final class BoundedYaml {
         switch (e.getEventId()) {
           case Alias -> problems.add(at(e, "aliases are not allowed", true));
           case SequenceStart, MappingStart, Scalar -> {
-            if (++nodes > MAX_NODES) {
-              problems.add(at(e, "more than " + MAX_NODES + " nodes", true));
+            if (++nodes > maxNodes) {
+              problems.add(at(e, "more than " + maxNodes + " nodes", true));
               throw new RejectedException(problems);
             }
             if (e.getEventId() != Event.ID.Scalar && ++depth > MAX_DEPTH) {

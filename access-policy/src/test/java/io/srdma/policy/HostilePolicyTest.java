@@ -75,9 +75,35 @@ class HostilePolicyTest {
             PolicyRejectedException.class,
             () -> new PolicyLoader(4096).parse("p", HEAD + "#" + "x".repeat(5000) + "\n"));
     assertOneLimitError(tooBig, "p:1:1:", "over the limit of 4096 bytes");
-    // small in bytes, huge in nodes: 250,001 one-letter list items
+    // small in bytes, huge in nodes: 1,000,001 one-letter list items (2 MB)
     String many = HEAD + "  acme: [" + "a,".repeat(BoundedYaml.MAX_NODES) + "a]\n";
     assertOneLimitError(rejectOnSmallStack(many), "p:3:", "more than " + BoundedYaml.MAX_NODES);
+  }
+
+  @Test
+  @Timeout(60)
+  void shouldStillReadALargeLegitimatePolicy() {
+    // 1,000 tenants of 10 roles and 10 peers, as the policy benchmarks load: within every limit
+    StringBuilder b = new StringBuilder(HEAD);
+    for (int t = 0; t < 1000; t++) {
+      b.append("  t").append(t).append(":\n    regions:\n");
+      for (String r : new String[] {"kvcache", "params", "features", "scratch"}) {
+        b.append("      ").append(r).append(": {size: 1GiB}\n");
+      }
+      b.append("    roles:\n");
+      for (int r = 0; r < 10; r++) {
+        b.append("      role").append(r).append(":\n");
+        b.append("        permissions: [\"region:read:scratch\", \"region:*:features\"]\n");
+        b.append("        operations: [read, write]\n        max-bytes-per-grant: 64MiB\n");
+        b.append("        max-ttl: 10m\n        max-live-grants: 1000000\n");
+      }
+      b.append("    peers:\n");
+      for (int r = 0; r < 10; r++) {
+        b.append("      - identity: srdma://t").append(t).append("/peer").append(r);
+        b.append(r % 2 == 0 ? "-*" : "").append("\n        roles: [role").append(r).append("]\n");
+      }
+    }
+    assertEquals(1000, new PolicyLoader().parse("big", b.toString()).tenants().size());
   }
 
   @Test

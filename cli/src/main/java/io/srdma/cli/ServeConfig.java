@@ -40,6 +40,9 @@ final class ServeConfig {
   /** Largest configuration file read. */
   static final long MAX_FILE_BYTES = 1 << 20;
 
+  /** Most YAML nodes in a configuration file: some 2,800 regions. */
+  static final int MAX_NODES = 20_000;
+
   private static final int MAX_MESSAGE_CHARS = 300;
   private static final Pattern NAME = Pattern.compile("[a-z0-9][a-z0-9_-]{0,62}");
   private static final Pattern INTEGER = Pattern.compile("[0-9]{1,10}");
@@ -236,7 +239,7 @@ final class ServeConfig {
   // limits and bad characters before any node is built: hostile text gets one clear error.
   private Node compose(String text) {
     try {
-      Node root = BoundedYaml.compose(label, text, (int) MAX_FILE_BYTES);
+      Node root = BoundedYaml.compose(label, text, (int) MAX_FILE_BYTES, MAX_NODES);
       if (root == null) {
         fileError("the file is empty");
       }

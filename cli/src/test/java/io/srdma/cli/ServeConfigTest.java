@@ -287,9 +287,9 @@ class ServeConfigTest {
     List<String> big = errorsOf(MIN + "#" + "x".repeat((int) ServeConfig.MAX_FILE_BYTES) + "\n");
     assertEquals(1, big.size());
     assertTrue(big.get(0).endsWith(": larger than 1048576 bytes; not a configuration file"));
-    String many = MIN + "regions: [" + "a,".repeat(250_000) + "a]\n";
+    String many = MIN + "regions: [" + "a,".repeat(ServeConfig.MAX_NODES) + "a]\n";
     assertOneError(many, ":6:");
-    assertTrue(errorsOf(many).get(0).contains("more than 250000 nodes"));
+    assertTrue(errorsOf(many).get(0).contains("more than " + ServeConfig.MAX_NODES + " nodes"));
   }
 
   @Test
