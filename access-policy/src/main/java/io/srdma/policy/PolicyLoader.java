@@ -14,7 +14,9 @@ import java.util.List;
 
 /**
  * Loads and validates policy files. A file with any error is rejected as a whole with a {@link
- * PolicyRejectedException} that lists every error as {@code file:line:column: reason}.
+ * PolicyRejectedException} that lists every error as {@code file:line:column: reason}. Text is read
+ * through {@link BoundedYaml}: hostile input (deep nesting, alias bombs, huge or odd text) is
+ * refused with one clear error, never a stack overflow or an exhausted heap.
  *
  * <p>Thread-safe and stateless; one instance may serve every load.
  */
@@ -90,9 +92,16 @@ public final class PolicyLoader {
               .toString();
     } catch (CharacterCodingException e) {
       throw new PolicyRejectedException(
-          List.of(new PolicyError(label, 1, 1, "the file is not valid UTF-8")));
+          List.of(new PolicyError(label, 1, 1, "the file is not valid UTF-8")), true);
     }
-    return new PolicyReader(label).read(text, sha256(utf8));
+    try {
+      return new PolicyReader(label).read(text, sha256(utf8), (int) maxFileBytes);
+    } catch (StackOverflowError e) {
+      // BoundedYaml's depth limit makes this unreachable; kept so that no text can ever take
+      // down a caller's thread (the policy watcher, a console worker) if that changes
+      throw new PolicyRejectedException(
+          List.of(new PolicyError(label, 1, 1, "the file is nested too deeply to read")), true);
+    }
   }
 
   /**
@@ -131,7 +140,8 @@ public final class PolicyLoader {
                 label,
                 1,
                 1,
-                "the file is " + size + " bytes, over the limit of " + maxFileBytes + " bytes")));
+                "the file is " + size + " bytes, over the limit of " + maxFileBytes + " bytes")),
+        true);
   }
 
   static String sha256(byte[] bytes) {

@@ -14,15 +14,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.shiro.crypto.hash.Hash;
 import org.apache.shiro.crypto.hash.format.Shiro2CryptFormat;
-import org.snakeyaml.engine.v2.api.LoadSettings;
-import org.snakeyaml.engine.v2.api.lowlevel.Compose;
-import org.snakeyaml.engine.v2.api.lowlevel.Parse;
-import org.snakeyaml.engine.v2.events.AliasEvent;
-import org.snakeyaml.engine.v2.events.Event;
-import org.snakeyaml.engine.v2.events.NodeEvent;
 import org.snakeyaml.engine.v2.exceptions.Mark;
-import org.snakeyaml.engine.v2.exceptions.MarkedYamlEngineException;
-import org.snakeyaml.engine.v2.exceptions.YamlEngineException;
 import org.snakeyaml.engine.v2.nodes.MappingNode;
 import org.snakeyaml.engine.v2.nodes.Node;
 import org.snakeyaml.engine.v2.nodes.NodeTuple;
@@ -40,6 +32,8 @@ final class PolicyReader {
   private static final Set<String> HASH_ALGORITHMS =
       Set.of("argon2id", "argon2i", "argon2d", "2y", "2a", "2b");
 
+  private static final int MAX_REASON_CHARS = 300;
+
   private static final List<String> ROOT_KEYS = List.of("version", "tenants", "console");
   private static final List<String> TENANT_KEYS = List.of("regions", "roles", "peers");
   private static final List<String> REGION_KEYS = List.of("size");
@@ -51,6 +45,7 @@ final class PolicyReader {
 
   private final String source;
   private final List<PolicyError> errors = new ArrayList<>();
+  private boolean limitExceeded;
 
   private record Entry(String key, Node keyNode, Node value) {}
 
@@ -59,17 +54,8 @@ final class PolicyReader {
   }
 
   /** Reads the text, or throws {@link PolicyRejectedException} listing every error. */
-  Policy read(String text, String sha256) {
-    LoadSettings settings =
-        LoadSettings.builder()
-            .setLabel(source)
-            .setUseMarks(true)
-            .setAllowDuplicateKeys(false)
-            .setAllowRecursiveKeys(false)
-            .setMaxAliasesForCollections(1)
-            .setCodePointLimit(Integer.MAX_VALUE)
-            .build();
-    Node root = compose(settings, text);
+  Policy read(String text, String sha256, int maxCodePoints) {
+    Node root = compose(text, maxCodePoints);
     List<Tenant> tenants = new ArrayList<>();
     List<ConsoleUser> users = new ArrayList<>();
     if (root != null) {
@@ -77,40 +63,29 @@ final class PolicyReader {
     }
     if (!errors.isEmpty()) {
       errors.sort(Comparator.comparingInt(PolicyError::line).thenComparingInt(PolicyError::column));
-      throw new PolicyRejectedException(errors);
+      throw new PolicyRejectedException(errors, limitExceeded);
     }
     return new Policy(source, sha256, tenants, users);
   }
 
-  // Anchors and aliases are refused before composing, so an alias bomb is never expanded.
-  // Without an '&' there is no anchor, so the event pass is skipped (an alias without an
-  // anchor fails composition with its position).
-  private Node compose(LoadSettings settings, String text) {
+  // BoundedYaml refuses anchors and aliases before composing (an alias bomb is never expanded),
+  // and nesting, node count and characters beyond its limits.
+  private Node compose(String text, int maxCodePoints) {
     try {
-      Iterable<Event> events =
-          text.indexOf('&') >= 0 ? new Parse(settings).parseString(text) : List.of();
-      for (Event e : events) {
-        if (e instanceof AliasEvent) {
-          error(e.getStartMark().orElse(null), "aliases are not allowed in a policy file");
-        } else if (e instanceof NodeEvent n && n.getAnchor().isPresent()) {
-          error(e.getStartMark().orElse(null), "anchors are not allowed in a policy file");
-        }
-      }
-      if (!errors.isEmpty()) {
-        return null;
-      }
-      Node root = new Compose(settings).composeString(text).orElse(null);
+      Node root = BoundedYaml.compose(source, text, maxCodePoints);
       if (root == null) {
         error((Mark) null, "the policy file is empty");
       }
       return root;
-    } catch (MarkedYamlEngineException e) {
-      Mark m = e.getProblemMark().orElse(e.getContextMark().orElse(null));
-      String problem = e.getProblem() == null ? e.getContext() : e.getProblem();
-      error(m, "YAML syntax: " + problem);
-      return null;
-    } catch (YamlEngineException e) {
-      error((Mark) null, "YAML: " + e.getMessage());
+    } catch (BoundedYaml.RejectedException e) {
+      limitExceeded = e.limitExceeded();
+      for (BoundedYaml.Problem p : e.problems()) {
+        String reason = p.reason();
+        if (reason.startsWith("anchors") || reason.startsWith("aliases")) {
+          reason += " in a policy file";
+        }
+        errors.add(new PolicyError(source, p.line(), p.column(), reason));
+      }
       return null;
     }
   }
@@ -132,7 +107,7 @@ final class PolicyReader {
       List<Entry> es = entries(ts.value(), "tenants");
       if (es != null) {
         for (Entry e : es) {
-          if (name(e, NAME, "tenant name")) {
+          if (tenantName(e)) {
             Tenant t = tenant(e.key(), e.value());
             if (t != null) {
               tenants.add(t);
@@ -357,8 +332,23 @@ final class PolicyReader {
               + "'");
       return null;
     }
-    if (m.group(2).indexOf('*') != m.group(2).lastIndexOf('*')) {
+    String peer = m.group(2);
+    int star = peer.indexOf('*');
+    if (star != peer.lastIndexOf('*')) {
       error(node, "peer pattern '" + text + "' may hold at most one '*'");
+      return null;
+    }
+    boolean issuable =
+        star < 0
+            ? PeerIdentity.isName(peer)
+            : PeerIdentity.canMatchName(peer.substring(0, star), peer.substring(star + 1));
+    if (!issuable) {
+      error(
+          node,
+          (star < 0 ? "peer identity '" : "peer pattern '")
+              + text
+              + "' can match no certificate: peer names are "
+              + PeerIdentity.NAME_RULE_TEXT);
       return null;
     }
     return PeerPattern.of(text);
@@ -483,6 +473,33 @@ final class PolicyReader {
     return out;
   }
 
+  // A tenant's name is the tenant part of its peers' certificates: the certificate name rule,
+  // and never the host's own tenant.
+  private boolean tenantName(Entry e) {
+    if (!PeerIdentity.isName(e.key())) {
+      error(
+          e.keyNode(),
+          "tenant name '"
+              + e.key()
+              + "' must be "
+              + PeerIdentity.NAME_RULE_TEXT
+              + " (the rule certificates follow)");
+      return false;
+    }
+    if (e.key().equals(PeerIdentity.HOST_TENANT)) {
+      error(
+          e.keyNode(),
+          "tenant name '"
+              + PeerIdentity.HOST_TENANT
+              + "' is reserved: host certificates are "
+              + PeerIdentity.PREFIX
+              + PeerIdentity.HOST_TENANT
+              + "/...");
+      return false;
+    }
+    return true;
+  }
+
   private boolean name(Entry e, Pattern p, String what) {
     if (!p.matcher(e.key()).matches()) {
       error(e.keyNode(), what + " '" + e.key() + "' must match " + p.pattern());
@@ -521,7 +538,7 @@ final class PolicyReader {
   }
 
   private Integer integer(Node node, String what) {
-    String s = string(node, what);
+    String s = plain(node, what, "a whole number");
     if (s == null) {
       return null;
     }
@@ -533,7 +550,7 @@ final class PolicyReader {
   }
 
   private OptionalLong size(Node node, String what) {
-    String s = string(node, what);
+    String s = plain(node, what, "a size");
     if (s == null) {
       return OptionalLong.empty();
     }
@@ -552,7 +569,7 @@ final class PolicyReader {
   }
 
   private java.time.Duration duration(Node node, String what) {
-    String s = string(node, what);
+    String s = plain(node, what, "a duration");
     if (s == null) {
       return null;
     }
@@ -567,6 +584,19 @@ final class PolicyReader {
               + " (a positive whole number with a unit ms, s, m, h or d, e.g. 10m)");
     }
     return d;
+  }
+
+  // Numbers, sizes and durations are written plain: a quoted "8" is text, and text where a
+  // number belongs is a type error, as in any typed format.
+  private String plain(Node node, String what, String expected) {
+    String s = string(node, what);
+    if (s != null && !((ScalarNode) node).isPlain()) {
+      error(
+          node,
+          what + " must be " + expected + " written without quotes, found the text '" + s + "'");
+      return null;
+    }
+    return s;
   }
 
   private void typeError(Node node, String what, String expected) {
@@ -598,6 +628,10 @@ final class PolicyReader {
   }
 
   private void error(Mark mark, String reason) {
+    // values are echoed in reasons; a hostile megabyte scalar must not become a megabyte message
+    if (reason.length() > MAX_REASON_CHARS) {
+      reason = reason.substring(0, MAX_REASON_CHARS) + "...";
+    }
     int line = mark == null ? 1 : mark.getLine() + 1;
     int column = mark == null ? 1 : mark.getColumn() + 1;
     errors.add(new PolicyError(source, line, column, reason));

@@ -18,8 +18,10 @@ import org.slf4j.LoggerFactory;
 /**
  * Reloads a policy file into a {@link GrantAuthority} when it changes on disk (a daemon thread
  * named {@value #THREAD_NAME}) or when {@link #reload()} is called (console, CLI). A file with
- * errors is rejected whole and the policy in force stays; an unchanged file (same SHA-256) is not
- * reinstalled. Reloads are serialized.
+ * errors is rejected whole and the policy in force stays, and the listener is told (so it can audit
+ * the failure); an unchanged file (same SHA-256) is not reinstalled. Reloads are serialized. The
+ * watch thread survives any file: a refused or failed reload never stops it, and the next valid
+ * edit is applied.
  */
 public final class PolicyWatcher implements AutoCloseable {
   /** The name of the watch thread. */
@@ -140,6 +142,16 @@ public final class PolicyWatcher implements AutoCloseable {
       } catch (PolicyException e) {
         listener.rejected(e);
         throw e;
+      } catch (RuntimeException | StackOverflowError e) {
+        // the loader's limits make this unreachable; a failure of the loader itself is still a
+        // refused reload, reported and audited like any other, never a dead watcher
+        PolicyException refused =
+            new PolicyException(
+                PolicyException.Category.INVALID_POLICY,
+                "policy file " + file + " could not be read: " + e.getClass().getSimpleName(),
+                e);
+        listener.rejected(refused);
+        throw refused;
       }
       Policy current = authority.policy();
       if (next.sha256().equals(current.sha256())) {
@@ -206,13 +218,15 @@ public final class PolicyWatcher implements AutoCloseable {
     return hit;
   }
 
+  // The watch thread must outlive any file and any listener: whatever one reload throws, the
+  // next change is still picked up.
   private void reloadQuietly() {
     try {
       reload();
     } catch (PolicyException e) {
       LOG.warn("policy reload of {} refused, the policy in force stays: {}", file, e.getMessage());
-    } catch (RuntimeException e) {
-      LOG.error("policy reload of {} failed", file, e);
+    } catch (Throwable e) {
+      LOG.error("policy reload of {} failed; still watching", file, e);
     }
   }
 }

@@ -152,8 +152,7 @@ class PolicyLoaderTest {
         java.util.List.of(
             "n:5:17: size must not be empty",
             "n:7:14: size must not be empty",
-            "n:8:17: bad size 'null' for size (a positive whole number with an optional unit B,"
-                + " KiB, MiB, GiB, TiB, kB, MB, GB, TB)"),
+            "n:8:17: size must be a size written without quotes, found the text 'null'"),
         e.errors().stream().map(PolicyError::toString).toList());
   }
 

@@ -3,6 +3,7 @@ package io.srdma.policy;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -101,6 +102,55 @@ class PolicyWatcherTest {
           file + ":2:10: tenants must be a mapping, found a list", e.errors().get(0).toString());
       assertSame(changed.current(), authority.policy());
     }
+  }
+
+  @Test
+  @Timeout(60)
+  void shouldSurviveAHostileFileAuditItAndApplyTheNextValidOne(@TempDir Path dir) throws Exception {
+    Path file = dir.resolve("policy.yaml");
+    Path auditFile = dir.resolve("audit.log");
+    Files.writeString(file, PolicyLoaderTest.MINIMAL);
+    PolicyLoader loader = new PolicyLoader();
+    GrantAuthority authority = new GrantAuthority(loader.load(file));
+    Policy before = authority.policy();
+    try (AuditLog log = AuditLog.open(auditFile)) {
+      AuditTrail trail = new AuditTrail(log);
+      PolicyWatcher.Listener audited =
+          new PolicyWatcher.Listener() {
+            @Override
+            public void reloaded(ReloadResult result) {
+              trail.reloaded(result, AuditTrail.SYSTEM);
+              events.add(result);
+            }
+
+            @Override
+            public void rejected(PolicyException error) {
+              trail.reloadRejected(error, AuditTrail.SYSTEM);
+              events.add(error);
+            }
+          };
+      try (PolicyWatcher watcher = PolicyWatcher.start(file, loader, authority, audited)) {
+        // 3 KB that used to overflow the stack and kill this thread
+        replace(dir, file, "version: 1\ntenants:\n  acme: " + "[".repeat(1500) + "\n");
+        PolicyRejectedException e =
+            assertInstanceOf(PolicyRejectedException.class, events.poll(20, TimeUnit.SECONDS));
+        assertTrue(e.limitExceeded());
+        assertSame(before, authority.policy());
+        replace(dir, file, PolicyLoaderTest.MINIMAL.replace("5s", "7s"));
+        ReloadResult r = assertInstanceOf(ReloadResult.class, events.poll(20, TimeUnit.SECONDS));
+        assertSame(r.current(), authority.policy());
+        assertEquals(
+            Duration.ofSeconds(7),
+            authority.policy().tenants().get("acme").roles().get("writer").maxTtl());
+        assertTrue(
+            Thread.getAllStackTraces().keySet().stream()
+                .anyMatch(t -> t.getName().equals(PolicyWatcher.THREAD_NAME) && t.isAlive()));
+        assertNotNull(watcher);
+      }
+    }
+    String audit = Files.readString(auditFile);
+    assertTrue(audit.contains("nested more than"), audit);
+    assertTrue(audit.indexOf("nested more than") < audit.lastIndexOf("reload"), audit);
   }
 
   // write-then-rename, as careful editors and config tools do

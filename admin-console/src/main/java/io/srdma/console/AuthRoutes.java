@@ -10,6 +10,7 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
+import java.util.concurrent.Semaphore;
 
 /**
  * Login, logout, and the guards every API route passes: logged in (else 401), CSRF token on state
@@ -20,6 +21,10 @@ import java.security.MessageDigest;
  * constant time. The session cookie is also {@code SameSite=Strict}. Login itself has no session
  * yet: it accepts only {@code application/json} (a cross-site form cannot send that without a CORS
  * preflight, which the console never answers) and refuses a foreign {@code Origin}.
+ *
+ * <p>Login cost: {@link LoginLimiter} limits attempts per user and address and per address, and at
+ * most {@value #MAX_CONCURRENT_HASHES} password checks run at once; another attempt meanwhile is
+ * answered 429 {@code login_busy} with {@code Retry-After: 1} at once, and not counted.
  */
 final class AuthRoutes {
   static final String USER = "srdma.user";
@@ -27,6 +32,11 @@ final class AuthRoutes {
   private static final int MAX_USER_CHARS = 128;
   // bounds the hash work one request can cause
   private static final int MAX_PASSWORD_CHARS = 1024;
+
+  /** Password checks (each an Argon2id or bcrypt hash) that may run at once. */
+  static final int MAX_CONCURRENT_HASHES = 2;
+
+  private final Semaphore hashPermits = new Semaphore(MAX_CONCURRENT_HASHES);
 
   private final ConsoleUsers users;
   private final AuditTrail trail;
@@ -70,16 +80,31 @@ final class AuthRoutes {
     if (wait > 0) {
       metrics.loginRateLimited.increment();
       throw ApiException.tooMany(
-          "too many login attempts for this user from this address; try again in " + wait + " s",
+          "too many login attempts for this user or from this address; try again in " + wait + " s",
           wait);
+    }
+    // each check costs a 64 MiB Argon2id hash in the host's JVM: at most a few at once, and the
+    // rest are told to come back rather than queued without bound
+    if (!hashPermits.tryAcquire()) {
+      limiter.cancelled(user, remote);
+      metrics.loginRateLimited.increment();
+      ApiException busy =
+          new ApiException(
+              429, "login_busy", "too many logins are being checked right now; try again in 1 s");
+      busy.retryAfterSeconds = 1;
+      throw busy;
     }
     char[] pw = password.toCharArray();
     Blocking.run(
         ctx,
         () -> {
-          ConsoleAuthResult r = users.authenticate(user, pw); // wipes pw
-          trail.consoleLogin(r, remote); // fails closed: no audit line, no session
-          return r;
+          try {
+            ConsoleAuthResult r = users.authenticate(user, pw); // wipes pw
+            trail.consoleLogin(r, remote); // fails closed: no audit line, no session
+            return r;
+          } finally {
+            hashPermits.release();
+          }
         },
         r -> {
           if (!r.succeeded()) {

@@ -42,7 +42,11 @@ final class PolicyRoutes {
         body -> Http.json(ctx, 200, body));
   }
 
-  /** Validates edited text; always 200, with {@code valid}, {@code errors} and {@code diff}. */
+  /**
+   * Validates edited text: 200 with {@code valid}, {@code errors} and {@code diff}; 400 {@code
+   * hostile_policy} with the error if the text breaks a hard limit (nesting, size, anchors and
+   * aliases, tags, characters; see {@link io.srdma.policy.BoundedYaml}), without a diff.
+   */
   void validate(RoutingContext ctx) {
     String text = Http.string(Http.body(ctx), "text");
     Blocking.run(
@@ -54,6 +58,9 @@ final class PolicyRoutes {
             Policy p = loader.parse(LABEL, text);
             out.put("valid", true).put("sha256", p.sha256()).put("errors", new JsonArray());
           } catch (PolicyRejectedException e) {
+            if (e.limitExceeded()) {
+              throw hostile(e);
+            }
             out.put("valid", false).put("errors", Views.errors(e.errors()));
           }
           List<LineDiff.Line> diff = LineDiff.diff(running, text);
@@ -66,6 +73,8 @@ final class PolicyRoutes {
   /**
    * Applies edited text: validate, then {@link ConsoleBackend#reload} (atomic), then the audit
    * line. {@code base}, if given, must be the SHA-256 of the running policy (no lost updates).
+   * Invalid text is 422 {@code invalid_policy}, text breaking a hard limit 400 {@code
+   * hostile_policy}; both are audited as a failed reload.
    */
   void apply(RoutingContext ctx) {
     JsonObject body = Http.body(ctx);
@@ -90,6 +99,9 @@ final class PolicyRoutes {
           } catch (PolicyRejectedException e) {
             trail.reloadRejected(e, user);
             metrics.reloadsRejected.increment();
+            if (e.limitExceeded()) {
+              throw hostile(e);
+            }
             throw new ApiException(
                 422, "invalid_policy", summary(e.errors()), Views.errors(e.errors()));
           }
@@ -105,6 +117,10 @@ final class PolicyRoutes {
           return Views.reload(r);
         },
         out -> Http.json(ctx, 200, out));
+  }
+
+  private static ApiException hostile(PolicyRejectedException e) {
+    return new ApiException(400, "hostile_policy", summary(e.errors()), Views.errors(e.errors()));
   }
 
   private static String summary(List<PolicyError> errors) {

@@ -539,6 +539,122 @@ class ConsoleApiTest {
   }
 
   @Test
+  void shouldAnswerHostilePolicyTextWith400AndAuditTheRefusedApply() throws Exception {
+    Login admin = login("admin", ConsoleFixture.ADMIN_PASSWORD);
+    String before = console.backend.policy().sha256();
+    // generated here: 1,500 nested '[' used to overflow the stack of a worker thread (500)
+    String deep = "version: 1\ntenants:\n  acme: " + "[".repeat(1500) + "\n";
+    StringBuilder bomb = new StringBuilder("version: 1\ntenants: {}\nx0: &x0 [lol, lol]\n");
+    for (int i = 1; i < 30; i++) {
+      bomb.append("x").append(i).append(": [*x").append(i - 1).append(", *x");
+      bomb.append(i - 1).append("]\n");
+    }
+    String[][] cases = {
+      {deep, "edited:3:39: nested more than 32"},
+      {bomb.toString(), "edited:3:5: anchors are not allowed"},
+      {"version: 1\ntenants: {a\u202e: {}}\n", "edited:2:12: character U+202E"},
+    };
+    for (String[] c : cases) {
+      HttpResponse<Buffer> r =
+          send(
+              admin.client(),
+              HttpMethod.POST,
+              "/api/policy/validate",
+              new JsonObject().put("text", c[0]),
+              admin.csrf());
+      assertError(r, 400, "hostile_policy");
+      assertTrue(r.bodyAsJsonObject().getString("message").contains(c[1]), r.bodyAsString());
+      assertEquals(
+          c[1].substring(0, c[1].indexOf(':', 7)),
+          "edited:"
+              + r.bodyAsJsonObject().getJsonArray("errors").getJsonObject(0).getInteger("line"),
+          r.bodyAsString());
+    }
+    HttpResponse<Buffer> r =
+        send(
+            admin.client(),
+            HttpMethod.POST,
+            "/api/policy/apply",
+            new JsonObject().put("text", deep),
+            admin.csrf());
+    assertError(r, 400, "hostile_policy");
+    assertEquals(before, console.backend.policy().sha256());
+    assertTrue(
+        auditLines().stream()
+            .anyMatch(
+                l ->
+                    l.getString("action").equals("reload")
+                        && l.getString("outcome").equals("failure")
+                        && l.encode().contains("nested more than 32")));
+    // quoted numbers and the reserved tenant are ordinary mistakes: 200, valid false
+    JsonObject v =
+        send(
+                admin.client(),
+                HttpMethod.POST,
+                "/api/policy/validate",
+                new JsonObject().put("text", "version: \"1\"\ntenants: {host: {}}\n"),
+                admin.csrf())
+            .bodyAsJsonObject();
+    assertFalse(v.getBoolean("valid"));
+    assertEquals(2, v.getJsonArray("errors").size(), v.encode());
+  }
+
+  @Test
+  void shouldBoundConcurrentPasswordChecks(Vertx vertx) throws Exception {
+    WebClient many =
+        WebClient.create(
+            vertx,
+            new WebClientOptions()
+                .setSsl(true)
+                .setVerifyHost(true)
+                .setTrustOptions(new PemTrustOptions().addCertValue(Buffer.buffer(console.caPem())))
+                .setDefaultHost("127.0.0.1")
+                .setDefaultPort(console.server.port())
+                .setKeepAlive(true),
+            new io.vertx.core.http.PoolOptions().setHttp1MaxSize(16));
+    try {
+      int n = 16;
+      // open the connections first, so that the logins below arrive together
+      List<Future<HttpResponse<Buffer>>> warm = new java.util.ArrayList<>();
+      for (int i = 0; i < n; i++) {
+        warm.add(many.get("/api/me").send());
+      }
+      await(Future.all(warm));
+      List<Future<HttpResponse<Buffer>>> logins = new java.util.ArrayList<>();
+      for (int i = 0; i < n; i++) {
+        logins.add(
+            many.post("/api/login")
+                .putHeader("Content-Type", "application/json")
+                .sendBuffer(
+                    Buffer.buffer(
+                        new JsonObject()
+                            .put("user", "admin")
+                            .put("password", ConsoleFixture.ADMIN_PASSWORD)
+                            .encode())));
+      }
+      await(Future.join(logins));
+      int ok = 0;
+      int busy = 0;
+      for (Future<HttpResponse<Buffer>> f : logins) {
+        HttpResponse<Buffer> r = f.result();
+        if (r.statusCode() == 200) {
+          ok++;
+        } else {
+          assertError(r, 429, "login_busy");
+          assertEquals("1", r.getHeader("Retry-After"));
+          busy++;
+        }
+      }
+      assertTrue(ok >= 1, ok + " ok, " + busy + " busy");
+      assertTrue(busy >= 1, "16 concurrent Argon2id checks were all run: " + ok + " ok");
+      // refused checks were not counted: the user can log in at once
+      login("admin", ConsoleFixture.ADMIN_PASSWORD);
+    } finally {
+      many.close();
+    }
+  }
+
+  @Test
   void shouldSendSecurityHeadersEverywhere() throws Exception {
     Login auditor = login("auditor", ConsoleFixture.AUDITOR_PASSWORD);
     for (String path : new String[] {"/login.html", "/index.html", "/app.css", "/api/me"}) {

@@ -55,15 +55,61 @@ class LoginLimiterTest {
   }
 
   @Test
-  void shouldStayBoundedUnderManyKeys() {
+  void shouldLimitFreshUserNamesFromOneAddress() {
+    MutableClock clock = new MutableClock();
+    LoginLimiter l = new LoginLimiter(3, Duration.ofSeconds(60), clock);
+    int budget = LoginLimiter.addressBudget(3);
+    assertEquals(12, budget);
+    for (int i = 0; i < budget; i++) {
+      assertEquals(0, l.tryAcquire("guess-" + i, "10.0.0.1"), "attempt " + i);
+    }
+    long wait = l.tryAcquire("guess-new", "10.0.0.1");
+    assertEquals(5, wait, "one token comes back every 60 s / 12");
+    assertEquals(0, l.tryAcquire("guess-new", "10.0.0.2"), "another address has its own bucket");
+    clock.now = clock.now.plusSeconds(5);
+    assertEquals(0, l.tryAcquire("guess-new", "10.0.0.1"));
+    assertTrue(l.tryAcquire("guess-newer", "10.0.0.1") > 0);
+  }
+
+  @Test
+  void shouldNotChargeTheAddressForSuccessesOrRefusedAttempts() {
+    LoginLimiter l = new LoginLimiter(3, Duration.ofSeconds(60), new MutableClock());
+    for (int i = 0; i < 100; i++) {
+      assertEquals(0, l.tryAcquire("admin", "h"), "people who type it right are never slowed");
+      l.succeeded("admin", "h");
+    }
+    for (int i = 0; i < 3; i++) {
+      assertEquals(0, l.tryAcquire("mallory", "h"));
+    }
+    for (int i = 0; i < 50; i++) {
+      assertTrue(l.tryAcquire("mallory", "h") > 0);
+    }
+    // 12 tokens, 3 spent by mallory's counted attempts: 9 left, refused ones cost nothing
+    for (int i = 0; i < 9; i++) {
+      assertEquals(0, l.tryAcquire("u" + i, "h"), "attempt " + i);
+    }
+    assertTrue(l.tryAcquire("u9", "h") > 0);
+    l.cancelled("u8", "h"); // counted but never checked: given back
+    assertEquals(0, l.tryAcquire("u9", "h"));
+  }
+
+  @Test
+  void shouldEvictTheLeastRecentlyUsedKeyWhenFullAndStillLetPeopleIn() {
     MutableClock clock = new MutableClock();
     LoginLimiter l = new LoginLimiter(1, Duration.ofSeconds(10), clock);
+    assertEquals(0, l.tryAcquire("mallory", "10.9.9.9"));
+    assertTrue(l.tryAcquire("mallory", "10.9.9.9") > 0);
     for (int i = 0; i < LoginLimiter.MAX_KEYS; i++) {
-      assertEquals(0, l.tryAcquire("u" + i, "h"));
+      assertEquals(0, l.tryAcquire("u" + i, "h" + i), "key " + i);
     }
-    assertTrue(l.tryAcquire("one-more", "h") > 0, "a full table refuses new keys");
-    clock.now = clock.now.plusSeconds(10);
-    assertEquals(0, l.tryAcquire("one-more", "h"), "expired keys are purged");
-    assertEquals(1, l.size());
+    assertEquals(LoginLimiter.MAX_KEYS, l.size());
+    assertEquals(LoginLimiter.MAX_KEYS, l.addresses());
+    // a full table no longer refuses everyone: a legitimate login goes ahead
+    assertEquals(0, l.tryAcquire("admin", "10.0.0.1"));
+    assertEquals(LoginLimiter.MAX_KEYS, l.size());
+    // the least recently used key (u0@h0) went; the most recent ones are still limited
+    assertEquals(0, l.tryAcquire("u0", "h0"));
+    assertTrue(
+        l.tryAcquire("u" + (LoginLimiter.MAX_KEYS - 1), "h" + (LoginLimiter.MAX_KEYS - 1)) > 0);
   }
 }

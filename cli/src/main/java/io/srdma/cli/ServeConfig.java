@@ -1,5 +1,6 @@
 package io.srdma.cli;
 
+import io.srdma.policy.BoundedYaml;
 import io.srdma.policy.Units;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -19,15 +20,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.regex.Pattern;
-import org.snakeyaml.engine.v2.api.LoadSettings;
-import org.snakeyaml.engine.v2.api.lowlevel.Compose;
-import org.snakeyaml.engine.v2.api.lowlevel.Parse;
-import org.snakeyaml.engine.v2.events.AliasEvent;
-import org.snakeyaml.engine.v2.events.Event;
-import org.snakeyaml.engine.v2.events.NodeEvent;
 import org.snakeyaml.engine.v2.exceptions.Mark;
-import org.snakeyaml.engine.v2.exceptions.MarkedYamlEngineException;
-import org.snakeyaml.engine.v2.exceptions.YamlEngineException;
 import org.snakeyaml.engine.v2.nodes.MappingNode;
 import org.snakeyaml.engine.v2.nodes.Node;
 import org.snakeyaml.engine.v2.nodes.NodeTuple;
@@ -47,6 +40,10 @@ final class ServeConfig {
   /** Largest configuration file read. */
   static final long MAX_FILE_BYTES = 1 << 20;
 
+  /** Most YAML nodes in a configuration file: some 2,800 regions. */
+  static final int MAX_NODES = 20_000;
+
+  private static final int MAX_MESSAGE_CHARS = 300;
   private static final Pattern NAME = Pattern.compile("[a-z0-9][a-z0-9_-]{0,62}");
   private static final Pattern INTEGER = Pattern.compile("[0-9]{1,10}");
 
@@ -238,41 +235,25 @@ final class ServeConfig {
     }
   }
 
+  // BoundedYaml refuses anchors, aliases, explicit tags, nesting and node counts beyond its
+  // limits and bad characters before any node is built: hostile text gets one clear error.
   private Node compose(String text) {
-    LoadSettings settings =
-        LoadSettings.builder()
-            .setLabel(label)
-            .setUseMarks(true)
-            .setAllowDuplicateKeys(false)
-            .setAllowRecursiveKeys(false)
-            .setMaxAliasesForCollections(1)
-            .build();
     try {
-      if (text.indexOf('&') >= 0 || text.indexOf('*') >= 0) {
-        for (Event e : new Parse(settings).parseString(text)) {
-          if (e instanceof AliasEvent || (e instanceof NodeEvent n && n.getAnchor().isPresent())) {
-            error(
-                e.getStartMark().orElse(null),
-                null,
-                "anchors and aliases are not allowed in a serve configuration");
-          }
-        }
-        if (!errors.isEmpty()) {
-          return null;
-        }
-      }
-      Node root = new Compose(settings).composeString(text).orElse(null);
+      Node root = BoundedYaml.compose(label, text, (int) MAX_FILE_BYTES, MAX_NODES);
       if (root == null) {
         fileError("the file is empty");
       }
       return root;
-    } catch (MarkedYamlEngineException e) {
-      Mark m = e.getProblemMark().orElse(e.getContextMark().orElse(null));
-      String problem = e.getProblem() == null ? e.getContext() : e.getProblem();
-      error(m, null, "YAML syntax: " + problem);
-      return null;
-    } catch (YamlEngineException e) {
-      fileError("YAML: " + e.getMessage());
+    } catch (BoundedYaml.RejectedException e) {
+      for (BoundedYaml.Problem p : e.problems()) {
+        String reason = p.reason();
+        if (reason.startsWith("anchors") || reason.startsWith("aliases")) {
+          reason += " in a serve configuration";
+        }
+        errors.add(
+            new Located(
+                p.line(), p.column(), label + ":" + p.line() + ":" + p.column() + ": " + reason));
+      }
       return null;
     }
   }
@@ -556,12 +537,26 @@ final class ServeConfig {
     return v;
   }
 
+  // Numbers, sizes, durations and booleans are written plain: a quoted "8" is text, and text
+  // where a number belongs is an error, as in any typed format.
+  private String plain(Entry e, String key, String expected) {
+    String v = scalar(e, key);
+    if (v != null && !((ScalarNode) e.value()).isPlain()) {
+      error(
+          e.value(),
+          key,
+          "must be " + expected + " written without quotes, got the text '" + v + "'");
+      return null;
+    }
+    return v;
+  }
+
   private static boolean isNullWord(String v) {
     return v.equals("~") || v.equalsIgnoreCase("null");
   }
 
   private Long integer(Entry e, String key, long min, long max) {
-    String v = scalar(e, key);
+    String v = plain(e, key, "a whole number");
     if (v == null) {
       return null;
     }
@@ -581,7 +576,7 @@ final class ServeConfig {
   }
 
   private Long size(Entry e, String key, long min, long max) {
-    String v = scalar(e, key);
+    String v = plain(e, key, "a size");
     if (v == null) {
       return null;
     }
@@ -610,7 +605,7 @@ final class ServeConfig {
     if (e == null) {
       return fallback;
     }
-    String v = scalar(e, key);
+    String v = plain(e, key, "a duration");
     if (v == null) {
       return fallback;
     }
@@ -630,7 +625,7 @@ final class ServeConfig {
   }
 
   private boolean bool(Entry e, String key, boolean fallback) {
-    String v = scalar(e, key);
+    String v = plain(e, key, "true or false");
     if (v == null) {
       return fallback;
     }
@@ -766,6 +761,10 @@ final class ServeConfig {
   }
 
   private void error(Mark m, String key, String message) {
+    // values are echoed in messages; a hostile megabyte value must not become a megabyte line
+    if (message.length() > MAX_MESSAGE_CHARS) {
+      message = message.substring(0, MAX_MESSAGE_CHARS) + "...";
+    }
     int line = m == null ? 0 : m.getLine() + 1;
     int column = m == null ? 0 : m.getColumn() + 1;
     String pos = m == null ? label : label + ":" + line + ":" + column;

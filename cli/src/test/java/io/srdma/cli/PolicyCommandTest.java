@@ -7,6 +7,8 @@ import io.srdma.policy.PolicyLoader;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -51,6 +53,72 @@ class PolicyCommandTest {
     assertTrue(lines[1].contains("bad duration 'forever'"), lines[1]);
     assertTrue(lines[2].contains("undefined role 'inferense'"), lines[2]);
     assertEquals("3 errors in " + bad, lines[3]);
+  }
+
+  @Test
+  void shouldPrintOneLineAndNoStackTraceForHostileFiles() throws Exception {
+    String head = "version: 1\ntenants:\n  acme: ";
+    StringBuilder block = new StringBuilder("version: 1\ntenants:\n");
+    for (int i = 1; i <= 1500; i++) {
+      block.append("  ".repeat(i)).append("a:\n");
+    }
+    StringBuilder bomb = new StringBuilder(head + "{}\nconsole:\n  a0: &a0 [lol, lol]\n");
+    for (int i = 1; i < 30; i++) {
+      bomb.append("  a").append(i).append(": [*a").append(i - 1).append(", *a");
+      bomb.append(i - 1).append("]\n");
+    }
+    String[][] cases = {
+      {head + "[".repeat(1500) + "\n", ":3:39: nested more than 32"},
+      {block.toString(), ":34:"},
+      {head + "[x\u202e]\n", ":3:11: character U+202E"},
+      {"version: \"1\"\ntenants: {}\n", ":1:10: version must be a whole number written"},
+      {head.replace("acme", "host") + "{}\n", ":3:3: tenant name 'host' is reserved"},
+      {bomb.toString(), ":5:7: anchors are not allowed"},
+    };
+    for (String[] c : cases) {
+      Path bad = dir.resolve("hostile.yaml");
+      Files.writeString(bad, c[0]);
+      CliRun r = CliRun.of("policy", "check", bad.toString());
+      assertEquals(1, r.exit(), r.err());
+      String[] lines = r.err().strip().split("\\R");
+      assertTrue(lines[0].startsWith(bad + c[1]), lines[0] + "\n  wanted " + c[1]);
+      assertTrue(lines.length <= 60, r.err());
+      assertTrue(!r.err().contains("\tat ") && !r.err().contains("Error:"), r.err());
+      assertTrue(lines[lines.length - 1].matches("\\d+ errors? in " + Pattern.quote(bad + "")));
+    }
+  }
+
+  @Test
+  void shouldShareOneNameRuleWithCertificates() {
+    // access-policy cannot depend on key-exchange, so the rule is written twice: keep them equal
+    for (String name :
+        List.of(
+            "a",
+            "acme",
+            "trainer-1",
+            "a-b-c",
+            "0",
+            "x".repeat(63),
+            "",
+            "-a",
+            "a-",
+            "a_b",
+            "A",
+            "a.b",
+            "a b",
+            "x".repeat(64),
+            "é",
+            "host")) {
+      boolean policy = io.srdma.policy.PeerIdentity.isName(name);
+      boolean keys;
+      try {
+        io.srdma.keys.PeerIdentity.checkName("peer", name);
+        keys = true;
+      } catch (io.srdma.keys.KeyExchangeException e) {
+        keys = false;
+      }
+      assertEquals(keys, policy, "'" + name + "'");
+    }
   }
 
   @Test

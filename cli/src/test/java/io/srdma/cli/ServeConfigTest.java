@@ -237,4 +237,111 @@ class ServeConfigTest {
     assertFalse(c.regions.isEmpty());
     assertTrue(c.console, "the example shows the console section");
   }
+
+  // ---- hostile files, generated here: one clear error each, never a stack overflow
+
+  private static final String MIN =
+      "version: 1\nlisten: 127.0.0.1:0\n"
+          + "tls: {certificate: h.crt, key: h.key, ca-certificate: ca.crt, crl: crl.pem}\n"
+          + "policy: {file: policy.yaml}\naudit: {file: audit.log}\n";
+
+  private List<String> errorsOf(String text) throws Exception {
+    Path f = dir.resolve("hostile.yaml");
+    Files.writeString(f, text, StandardCharsets.UTF_8);
+    return assertThrows(ServeConfig.ConfigException.class, () -> ServeConfig.read(f)).errors();
+  }
+
+  private void assertOneError(String text, String positionAndReason) throws Exception {
+    List<String> got = errorsOf(text);
+    assertEquals(1, got.size(), String.join("\n", got));
+    String want = dir.resolve("hostile.yaml") + positionAndReason;
+    assertTrue(got.get(0).startsWith(want), got.get(0) + "\n  wanted " + want);
+  }
+
+  @Test
+  void deepNestingIsOneErrorNotAStackOverflow() throws Exception {
+    assertOneError(
+        MIN + "limits: " + "[".repeat(1500) + "\n", ":6:40: nested more than 32 mappings");
+    StringBuilder b = new StringBuilder(MIN + "limits:\n");
+    for (int i = 1; i <= 600; i++) { // 2 x 600^2 / 2 bytes of indentation: under 1 MiB
+      b.append("  ".repeat(i)).append("a:\n");
+    }
+    assertOneError(b.toString(), ":38:65: nested more than 32");
+    assertOneError(MIN + "regions:\n  " + "- ".repeat(1500) + "x\n", ":7:");
+  }
+
+  @Test
+  void anAliasBombIsRefusedBeforeItIsExpanded() throws Exception {
+    StringBuilder b = new StringBuilder("a0: &a0 [lol, lol]\n");
+    for (int i = 1; i < 30; i++) {
+      b.append("a").append(i).append(": &a").append(i);
+      b.append(" [*a").append(i - 1).append(", *a").append(i - 1).append("]\n");
+    }
+    List<String> got = errorsOf(b.toString());
+    assertTrue(got.get(0).endsWith(":1:5: anchors are not allowed in a serve configuration"));
+    assertTrue(got.stream().anyMatch(g -> g.contains("aliases are not allowed")));
+  }
+
+  @Test
+  void hugeFilesAndTooManyNodesAreRefused() throws Exception {
+    List<String> big = errorsOf(MIN + "#" + "x".repeat((int) ServeConfig.MAX_FILE_BYTES) + "\n");
+    assertEquals(1, big.size());
+    assertTrue(big.get(0).endsWith(": larger than 1048576 bytes; not a configuration file"));
+    String many = MIN + "regions: [" + "a,".repeat(ServeConfig.MAX_NODES) + "a]\n";
+    assertOneError(many, ":6:");
+    assertTrue(errorsOf(many).get(0).contains("more than " + ServeConfig.MAX_NODES + " nodes"));
+  }
+
+  @Test
+  void badCodePointsAreRefusedWithTheirPosition() throws Exception {
+    for (String c : List.of("\u0000", "\u001b", "\u202e", "\ufffe", "\ufdd0", "\u009b")) {
+      assertOneError(MIN + "provider: so" + c + "ft\n", ":6:13: character U+");
+    }
+  }
+
+  @Test
+  void quotedNumbersAreTextNotNumbers() throws Exception {
+    List<String> got =
+        errorsOf(
+            MIN.replace("version: 1", "version: \"1\"")
+                + "limits: {max-sessions: '8', idle-timeout: \"2m\"}\n"
+                + "record-size: \"16KiB\"\n");
+    assertEquals(4, got.size(), String.join("\n", got));
+    assertTrue(
+        got.get(0)
+            .endsWith(
+                ":1:10: version: must be a whole number written without quotes,"
+                    + " got the text '1'"),
+        got.get(0));
+    assertTrue(got.get(1).contains("limits.max-sessions: must be a whole number written"));
+    assertTrue(got.get(2).contains("limits.idle-timeout: must be a duration written"));
+    assertTrue(got.get(3).contains("record-size: must be a size written"));
+  }
+
+  @Test
+  void srdmaServeWithAHostileConfigPrintsOneErrorAndExitsTwo() throws Exception {
+    Path f = dir.resolve("hostile.yaml");
+    Files.writeString(f, MIN + "limits: " + "[".repeat(1500) + "\n", StandardCharsets.UTF_8);
+    CliRun r = CliRun.of("serve", "--config", f.toString());
+    assertEquals(2, r.exit(), r.err());
+    List<String> lines = r.err().strip().lines().toList();
+    assertEquals(2, lines.size(), r.err());
+    assertTrue(lines.get(0).startsWith(f + ":6:40: nested more than 32"), lines.get(0));
+    assertEquals("srdma serve: 1 error in " + f + "; nothing was started", lines.get(1));
+  }
+
+  @Test
+  void srdmaServeWithAHostilePolicyPrintsItsErrorAndExitsTwo() throws Exception {
+    Path f = dir.resolve("serve.yaml");
+    Files.writeString(f, MIN, StandardCharsets.UTF_8);
+    Path policy = dir.resolve("policy.yaml");
+    Files.writeString(
+        policy, "version: 1\ntenants:\n  acme: " + "[".repeat(1500) + "\n", StandardCharsets.UTF_8);
+    CliRun r = CliRun.of("serve", "--config", f.toString());
+    assertEquals(2, r.exit(), r.err());
+    assertTrue(r.err().contains(policy + ":3:39: nested more than 32"), r.err());
+    assertFalse(r.err().contains("StackOverflowError"), r.err());
+    assertFalse(r.err().contains("\tat "), r.err());
+    assertTrue(r.err().lines().count() < 12, r.err());
+  }
 }
