@@ -17,6 +17,7 @@ public final class RegionKeyring implements AutoCloseable {
   /** How long the previous generation still opens after a newer one arrived. */
   public static final Duration GRACE = Duration.ofSeconds(5);
 
+  private final Duration grace;
   private final byte[] ownerRaw;
   private final PublicKey owner;
   private DirectionKeys current;
@@ -30,6 +31,12 @@ public final class RegionKeyring implements AutoCloseable {
    * @throws RecordException BAD_ARGUMENT for material of the wrong shape
    */
   public RegionKeyring(byte[] material) {
+    this(material, GRACE);
+  }
+
+  /** A keyring with another grace than {@link #GRACE} (tests). */
+  RegionKeyring(byte[] material, Duration grace) {
+    this.grace = grace;
     try {
       int generation = RegionKeyMaterial.generation(material);
       ownerRaw =
@@ -82,7 +89,7 @@ public final class RegionKeyring implements AutoCloseable {
         previous.close();
       }
       previous = current;
-      previousUntil = System.nanoTime() + GRACE.toNanos();
+      previousUntil = System.nanoTime() + grace.toNanos();
       current = next;
       notifyAll();
       return true;
