@@ -113,10 +113,15 @@ public final class RemoteGrant {
     }
   }
 
-  /** Wipes the previous generation's key once its grace passed (client timer). */
+  /**
+   * Wipes the previous generation's key once its grace passed (client timer); under the read lock,
+   * so no read is using the key while it is wiped.
+   */
   void expireRegionKeys() {
     if (regionKeys != null) {
-      regionKeys.expire();
+      synchronized (readOpener) {
+        regionKeys.expire();
+      }
     }
   }
 
@@ -257,7 +262,9 @@ public final class RemoteGrant {
       endedBecause = reason;
     }
     if (regionKeys != null) {
-      regionKeys.close();
+      synchronized (readOpener) { // a read in progress finishes with the keys it holds
+        regionKeys.close();
+      }
     }
   }
 
