@@ -11,10 +11,10 @@ import java.util.function.IntFunction;
 
 /**
  * Opens owner records ({@link OwnerSealer}). The whole record is first copied out of the (remotely
- * writable) region; then, in order: header shape ({@code MALFORMED}, {@code TRUNCATED}), a key for
- * its generation ({@code UNKNOWN_EPOCH}), the owner's Ed25519 signature over binding, offset and
- * sealed record ({@code BAD_SIGNATURE}), the version against the newest this opener saw at that
- * offset ({@code ROLLED_BACK}), then AES-GCM ({@code AUTH_FAILED}).
+ * writable) region; then, in order: header shape ({@code MALFORMED}, {@code TRUNCATED}), the
+ * owner's Ed25519 signature over binding, offset and sealed record ({@code BAD_SIGNATURE}), a key
+ * for its generation ({@code UNKNOWN_EPOCH}), the version against the newest this opener saw at
+ * that offset ({@code ROLLED_BACK}), then AES-GCM ({@code AUTH_FAILED}).
  *
  * <p>Versions are remembered per region offset for at most {@value #MAX_TRACKED_OFFSETS} offsets
  * (least recently opened forgotten first). One instance per reader; not thread-safe.
@@ -109,11 +109,6 @@ public final class OwnerOpener {
       return OpenResult.NO_ROOM;
     }
     int generation = header.epoch();
-    lastGeneration = generation;
-    DirectionKeys keys = keysForGeneration.apply(generation);
-    if (keys == null || keys.isClosed()) {
-      return OpenResult.UNKNOWN_EPOCH;
-    }
     source.get(
         offset + RecordFlyweight.HEADER_LENGTH,
         record,
@@ -136,6 +131,11 @@ public final class OwnerOpener {
     } catch (GeneralSecurityException e) {
       return OpenResult.BAD_SIGNATURE;
     }
+    lastGeneration = generation; // the owner's: a forged generation never makes a reader wait
+    DirectionKeys keys = keysForGeneration.apply(generation);
+    if (keys == null || keys.isClosed()) {
+      return OpenResult.UNKNOWN_EPOCH;
+    }
     Long seen = trackVersions ? newest.get(remoteOffset) : null;
     if (seen != null && version < seen) {
       return OpenResult.ROLLED_BACK;
@@ -153,7 +153,10 @@ public final class OwnerOpener {
     return r;
   }
 
-  /** Generation of the last record looked at (also when it failed), or -1. */
+  /**
+   * Generation of the last record whose owner signature verified (also when it then failed, e.g.
+   * {@code UNKNOWN_EPOCH}), or -1.
+   */
   public int lastGeneration() {
     return lastGeneration;
   }
