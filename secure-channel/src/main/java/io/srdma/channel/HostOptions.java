@@ -131,8 +131,8 @@ public final class HostOptions {
   }
 
   /**
-   * How often each region's key is rotated even when no READ grant ends (default 10 min, at least
-   * 1 s); it is also rotated whenever a READ grant on the region ends (docs/data-plane.md).
+   * How often each region's key is rotated even when no READ grant ends (default 10 min, at least 1
+   * s); it is also rotated whenever a READ grant on the region ends (docs/data-plane.md).
    */
   public HostOptions regionKeyRotation(Duration value) {
     regionKeyRotation = value;

@@ -12,7 +12,12 @@ import io.srdma.channel.record.OwnerSigning;
 import io.srdma.channel.record.RecordBinding;
 import io.srdma.channel.record.RecordSealer;
 import io.srdma.channel.record.RegionKeyring;
+import io.srdma.keys.DeploymentCa;
 import io.srdma.keys.DirectionKeys;
+import io.srdma.keys.PeerIdentity;
+import io.srdma.policy.AuditLog;
+import io.srdma.policy.AuditTrail;
+import io.srdma.policy.PolicyLoader;
 import io.srdma.verbs.WcStatus;
 import io.srdma.verbs.WrOpcode;
 import java.nio.ByteBuffer;
@@ -281,6 +286,30 @@ class RegionKeyThreatTest {
       ChannelRig.await(
           () -> g.regionKeyGeneration() == kv.keyGeneration(), "the reader holds the newest key");
       assertEquals(ByteBuffer.wrap(model.array()), g.readBlocking(0, (int) sealed));
+    }
+  }
+
+  @Test
+  void aRotationPeriodOutsideItsBoundsIsRefused() throws Exception {
+    DeploymentCa ca = DeploymentCa.init(dir.resolve("ca"), null);
+    try (AuditLog log = AuditLog.open(dir.resolve("audit.jsonl"))) {
+      HostOptions o =
+          new HostOptions()
+              .credential(
+                  ca.issuePeer(
+                      PeerIdentity.of(RegionHost.HOST_TENANT, "host-1"), Duration.ofDays(1)))
+              .trust(ca.trust())
+              .policy(new PolicyLoader().loadSample())
+              .audit(new AuditTrail(log));
+      o.check();
+      for (Duration bad :
+          new Duration[] {null, Duration.ZERO, Duration.ofMillis(-1), Duration.ofMillis(999)}) {
+        o.regionKeyRotation(bad);
+        RuntimeException e = assertThrows(RuntimeException.class, o::check, "" + bad);
+        assertTrue(e.getMessage().contains("regionKeyRotation"), e.getMessage());
+      }
+      o.regionKeyRotation(Duration.ofSeconds(1));
+      o.check();
     }
   }
 
