@@ -145,6 +145,35 @@ class OwnerRecordTest {
   }
 
   @Test
+  void noisyAndMutatedBytesNeverOpenAndNeverThrow() {
+    DirectionKeys keys = key(2);
+    byte[] genuine = seal(keys, "a genuine owner record", 5, 64);
+    OwnerOpener o = opener(keys, true);
+    java.util.Random r = new java.util.Random(14);
+    for (int i = 0; i < 3000; i++) {
+      byte[] b;
+      if (i % 2 == 0) {
+        b = new byte[r.nextInt(genuine.length + 40)];
+        r.nextBytes(b);
+        if (b.length >= 24 && r.nextBoolean()) {
+          System.arraycopy(genuine, 0, b, 0, 24); // a plausible header over noise
+        }
+      } else {
+        b = genuine.clone();
+        int flips = 1 + r.nextInt(3);
+        for (int k = 0; k < flips; k++) {
+          b[r.nextInt(b.length)] ^= (byte) (1 + r.nextInt(255));
+        }
+      }
+      ByteBuffer out = ByteBuffer.allocate(MAX);
+      OpenResult got = o.open(ByteBuffer.wrap(b), 0, b.length, 64, out);
+      assertTrue(got != OpenResult.OK, "input " + i + " opened");
+      assertEquals(0, out.position(), "nothing written for a refused record");
+    }
+    assertEquals(OpenResult.OK, open(o, genuine, 64), "the genuine record still opens");
+  }
+
+  @Test
   void keyringWipesTheMaterialItWasGiven() {
     byte[] m = material(5, OwnerSigning.raw(owner.getPublic()));
     RegionKeyring ring = new RegionKeyring(m);
