@@ -36,6 +36,7 @@ public final class HostOptions {
   private Duration handshakeTimeout = Duration.ofSeconds(5);
   private Duration requestTimeout = Duration.ofSeconds(5);
   private Duration idleTimeout = Duration.ofSeconds(60);
+  private Duration regionKeyRotation = Duration.ofMinutes(10);
   private int maxRecordPayload = SealedLayout.DEFAULT_MAX_RECORD_PAYLOAD;
   private int receiveDepth = 256;
 
@@ -129,6 +130,15 @@ public final class HostOptions {
     return this;
   }
 
+  /**
+   * How often each region's key is rotated even when no READ grant ends (default 10 min, at least 1
+   * s); it is also rotated whenever a READ grant on the region ends (docs/data-plane.md).
+   */
+  public HostOptions regionKeyRotation(Duration value) {
+    regionKeyRotation = value;
+    return this;
+  }
+
   /** Largest payload of one record (default 64 KiB). */
   public HostOptions maxRecordPayload(int value) {
     maxRecordPayload = value;
@@ -201,6 +211,10 @@ public final class HostOptions {
     return idleTimeout;
   }
 
+  Duration regionKeyRotation() {
+    return regionKeyRotation;
+  }
+
   int maxRecordPayload() {
     return maxRecordPayload;
   }
@@ -225,6 +239,10 @@ public final class HostOptions {
     positive("handshakeTimeout", handshakeTimeout);
     positive("requestTimeout", requestTimeout);
     positive("idleTimeout", idleTimeout);
+    positive("regionKeyRotation", regionKeyRotation);
+    if (regionKeyRotation.compareTo(Duration.ofSeconds(1)) < 0) {
+      throw invalid("regionKeyRotation must be at least 1 s, got " + regionKeyRotation);
+    }
     if (maxRecordPayload < 1 || maxRecordPayload > (1 << 24)) {
       throw invalid("maxRecordPayload must be 1..16777216, got " + maxRecordPayload);
     }

@@ -15,6 +15,7 @@ import io.srdma.channel.protocol.RevokeReason;
 import io.srdma.channel.protocol.Side;
 import io.srdma.channel.record.OpenResult;
 import io.srdma.channel.record.RecordOpener;
+import io.srdma.channel.record.RegionKeyMaterial;
 import io.srdma.keys.AuthenticatedPeer;
 import io.srdma.keys.KeyExchangeException;
 import io.srdma.keys.KeySchedule;
@@ -342,7 +343,9 @@ final class HostSession implements Runnable {
                 () -> endGrant(grant, RevokeReason.EXPIRED, AuditTrail.SYSTEM, true, 0),
                 Math.max(0, delay),
                 TimeUnit.MILLISECONDS);
-    byte[] key = operations.contains(Operation.READ) ? hosted.regionKeyMaterial() : new byte[0];
+    boolean reader = operations.contains(Operation.READ);
+    byte[] key = reader ? hosted.regionKeyMaterial() : new byte[0];
+    int keyGeneration = reader ? RegionKeyMaterial.generation(key) : 0;
     try {
       proxy.grant(
           f.requestId(),
@@ -357,6 +360,25 @@ final class HostSession implements Runnable {
           key);
     } finally {
       java.util.Arrays.fill(key, (byte) 0);
+    }
+    if (reader) {
+      hosted.addReader(grant, keyGeneration); // sends REGION_KEY if the key rotated meanwhile
+    }
+  }
+
+  /**
+   * Sends the holder of READ grant {@code g} the region's new key (REGION_KEY) and wipes {@code
+   * material}. Any thread; a session that ended or a grant that ended gets nothing.
+   */
+  void sendRegionKey(HostGrant g, int generation, byte[] material) {
+    try {
+      if (proxy != null && !ended.get() && !g.ended) {
+        proxy.regionKey(g.id, generation, material);
+      }
+    } catch (IOException e) {
+      LOG.debug("could not send {} the new region key: {}", identity, e.getMessage());
+    } finally {
+      java.util.Arrays.fill(material, (byte) 0);
     }
   }
 
@@ -523,6 +545,9 @@ final class HostSession implements Runnable {
       }
     } finally {
       g.region.liveGrants.decrementAndGet();
+      if (g.live.operations().contains(Operation.READ)) {
+        g.region.readerEnded(g); // new region key: the holder must not open what comes next
+      }
       LiveGrant live = host.authority().release(Long.toString(g.id)).orElse(g.live);
       host.grantEnded(g);
       audit.revoked(live, actor, reason.name().toLowerCase(java.util.Locale.ROOT));

@@ -224,7 +224,14 @@ public final class RegionHost implements AutoCloseable {
       MemoryRegion mr =
           domain(tenant).pd.registerMemory(memory, AccessFlags.LOCAL_WRITE | AccessFlags.MW_BIND);
       HostedRegion hosted =
-          new HostedRegion(tenant, region, memory, mr, options.maxRecordPayload());
+          new HostedRegion(
+              tenant,
+              region,
+              memory,
+              mr,
+              options.maxRecordPayload(),
+              timer,
+              options.regionKeyRotation());
       regions.put(key, hosted);
       return hosted;
     }

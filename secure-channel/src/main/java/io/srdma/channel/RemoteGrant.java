@@ -1,9 +1,11 @@
 package io.srdma.channel;
 
+import io.srdma.channel.protocol.ProtocolException;
+import io.srdma.channel.record.OwnerOpener;
 import io.srdma.channel.record.RecordBinding;
-import io.srdma.channel.record.RecordOpener;
-import io.srdma.keys.Direction;
-import io.srdma.keys.DirectionKeys;
+import io.srdma.channel.record.RecordException;
+import io.srdma.channel.record.RegionKeyMaterial;
+import io.srdma.channel.record.RegionKeyring;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.time.Instant;
@@ -16,6 +18,11 @@ import java.util.concurrent.CompletionStage;
  * A grant a {@link SecureRdmaClient} holds: a range of one region of its tenant, the operations
  * allowed on it and until when. Writes are sealed before they leave; reads open owner-sealed
  * records. Every access is checked here first (the writer's check) and again by the target's RNIC.
+ *
+ * <p>A grant with READ holds the region's keys ({@link RegionKeyring}): the generation its GRANT
+ * carried, then each newer one the host pushes (REGION_KEY); the previous generation opens for
+ * {@link RegionKeyring#GRACE} more, then is wiped, and all are wiped when the grant ends.
+ * Thread-safe.
  */
 public final class RemoteGrant {
   private final SecureRdmaClient client;
@@ -30,9 +37,8 @@ public final class RemoteGrant {
   final int rkey;
   final long unit;
   final RecordBinding writeBinding;
-  final RecordBinding readBinding;
-  final RecordOpener readOpener;
-  private final DirectionKeys regionKeys;
+  final RegionKeyring regionKeys;
+  final OwnerOpener readOpener;
   private volatile String endedBecause;
 
   RemoteGrant(
@@ -60,26 +66,68 @@ public final class RemoteGrant {
     this.rkey = rkey;
     this.unit = SealedLayout.writeUnit(length);
     this.writeBinding = RecordBinding.of(id, tenant, region);
-    this.readBinding = RecordBinding.of(0L, tenant, region);
-    if (regionKey.length == HostedRegion.REGION_KEY_MATERIAL) {
-      int generation =
-          ((regionKey[0] & 0xff) << 24)
-              | ((regionKey[1] & 0xff) << 16)
-              | ((regionKey[2] & 0xff) << 8)
-              | (regionKey[3] & 0xff);
-      byte[] key = Arrays.copyOfRange(regionKey, 4, 4 + DirectionKeys.KEY_LENGTH);
-      byte[] prefix = Arrays.copyOfRange(regionKey, 4 + DirectionKeys.KEY_LENGTH, regionKey.length);
-      regionKeys =
-          DirectionKeys.fromMaterial(Direction.RESPONDER_TO_INITIATOR, generation, key, prefix);
-      Arrays.fill(key, (byte) 0);
-      Arrays.fill(prefix, (byte) 0);
+    if (regionKey.length == RegionKeyMaterial.LENGTH) {
+      RegionKeyring ring;
+      try {
+        ring = new RegionKeyring(regionKey);
+      } catch (RecordException e) {
+        throw new ProtocolException(
+            ProtocolException.Reason.BAD_VALUE, "GRANT region key: " + e.getMessage());
+      }
+      regionKeys = ring;
       readOpener =
-          new RecordOpener(e -> e == generation ? regionKeys : null, maxRecordPayload, false);
+          new OwnerOpener(ring::keys, ring.owner(), tenant, region, maxRecordPayload, true);
     } else {
       regionKeys = null;
       readOpener = null;
     }
     Arrays.fill(regionKey, (byte) 0);
+  }
+
+  /**
+   * Installs a newer generation of the region key from REGION_KEY (control thread); the material is
+   * wiped.
+   *
+   * @throws ProtocolException BAD_VALUE when the grant has no READ, the material is malformed,
+   *     names another generation than the frame or another owner key
+   */
+  void regionKeyRotated(int generation, byte[] material) {
+    try {
+      if (regionKeys == null) {
+        throw new ProtocolException(
+            ProtocolException.Reason.BAD_VALUE, "REGION_KEY for grant " + id + " without READ");
+      }
+      try {
+        if (RegionKeyMaterial.generation(material) != generation) {
+          throw new ProtocolException(
+              ProtocolException.Reason.BAD_VALUE,
+              "REGION_KEY generation does not match its key material");
+        }
+        regionKeys.install(material);
+      } catch (RecordException e) {
+        throw new ProtocolException(
+            ProtocolException.Reason.BAD_VALUE, "REGION_KEY: " + e.getMessage());
+      }
+    } finally {
+      Arrays.fill(material, (byte) 0);
+    }
+  }
+
+  /**
+   * Wipes the previous generation's key once its grace passed (client timer); under the read lock,
+   * so no read is using the key while it is wiped.
+   */
+  void expireRegionKeys() {
+    if (regionKeys != null) {
+      synchronized (readOpener) {
+        regionKeys.expire();
+      }
+    }
+  }
+
+  /** The newest region key generation this grant holds, or -1 without READ. */
+  int regionKeyGeneration() {
+    return regionKeys == null ? -1 : regionKeys.generation();
   }
 
   /** The slot the host gave the grant on this session (the low 8 bits of its id). */
@@ -214,7 +262,9 @@ public final class RemoteGrant {
       endedBecause = reason;
     }
     if (regionKeys != null) {
-      regionKeys.close();
+      synchronized (readOpener) { // a read in progress finishes with the keys it holds
+        regionKeys.close();
+      }
     }
   }
 

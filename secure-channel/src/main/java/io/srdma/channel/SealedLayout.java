@@ -1,15 +1,20 @@
 package io.srdma.channel;
 
+import io.srdma.channel.record.OwnerSealer;
 import io.srdma.channel.record.RecordSealer;
 
 /**
  * How much region space sealed data takes: a payload is split into records of at most {@code
  * maxRecordPayload} bytes laid end to end, each with {@value #RECORD_OVERHEAD} bytes of header and
- * tag.
+ * tag. Records the region's owner seals for readers ({@link HostedRegion#seal}) carry a trailer too
+ * (version and Ed25519 signature): {@value #OWNER_RECORD_OVERHEAD} bytes each.
  */
 public final class SealedLayout {
   /** Header and GCM tag of one record. */
   public static final int RECORD_OVERHEAD = RecordSealer.OVERHEAD;
+
+  /** Header, GCM tag and trailer (version, signature) of one owner record. */
+  public static final int OWNER_RECORD_OVERHEAD = OwnerSealer.OVERHEAD;
 
   /** Default largest payload of one record (64 KiB). */
   public static final int DEFAULT_MAX_RECORD_PAYLOAD = 64 * 1024;
@@ -31,6 +36,22 @@ public final class SealedLayout {
     }
     long records = (payloadLength + maxRecordPayload - 1) / maxRecordPayload;
     return payloadLength + records * RECORD_OVERHEAD;
+  }
+
+  /**
+   * Region bytes that {@code payloadLength} bytes the owner seals ({@link HostedRegion#seal})
+   * occupy: records of at most {@code maxRecordPayload} bytes, {@value #OWNER_RECORD_OVERHEAD}
+   * bytes of overhead each.
+   *
+   * @param payloadLength plaintext bytes, at least 1
+   * @param maxRecordPayload the largest payload of one record
+   * @return the sealed length
+   */
+  public static long ownerSealedLength(long payloadLength, int maxRecordPayload) {
+    long plain = sealedLength(payloadLength, maxRecordPayload);
+    return plain
+        + records(payloadLength, maxRecordPayload)
+            * (long) (OWNER_RECORD_OVERHEAD - RECORD_OVERHEAD);
   }
 
   /** Number of records a payload is split into. */

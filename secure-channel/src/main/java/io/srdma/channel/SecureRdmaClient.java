@@ -13,6 +13,7 @@ import io.srdma.channel.protocol.RevokeReason;
 import io.srdma.channel.protocol.Side;
 import io.srdma.channel.record.OpenResult;
 import io.srdma.channel.record.RecordSealer;
+import io.srdma.channel.record.RegionKeyring;
 import io.srdma.channel.record.SealingKeys;
 import io.srdma.keys.AuthenticatedPeer;
 import io.srdma.keys.KeyExchangeException;
@@ -494,6 +495,7 @@ public final class SecureRdmaClient implements AutoCloseable {
                       null));
           case REVOKE -> revoked(f.requestId(), f.revoke().grantId(), f.revoke().reason());
           case REKEY -> rekeyAcknowledged(f.rekey().epoch());
+          case REGION_KEY -> regionKeyRotated(f);
           case PONG -> answer(f.requestId(), true);
           case PING -> proxy.pong(f.requestId(), f.ping().payload());
           case ERROR -> {
@@ -563,6 +565,26 @@ public final class SecureRdmaClient implements AutoCloseable {
     CompletableFuture<Object> f = pending.remove(requestId);
     if (f != null) {
       f.completeExceptionally(e);
+    }
+  }
+
+  /** REGION_KEY (control thread): a newer region key for a READ grant this client holds. */
+  private void regionKeyRotated(Frame f) {
+    byte[] material = f.regionKey().regionKey();
+    RemoteGrant g = grants.get(f.regionKey().grantId());
+    if (g == null) {
+      java.util.Arrays.fill(material, (byte) 0); // the grant ended meanwhile
+      return;
+    }
+    g.regionKeyRotated(f.regionKey().generation(), material);
+    try {
+      var unused =
+          timer.schedule(
+              g::expireRegionKeys,
+              RegionKeyring.GRACE.toMillis() + 100,
+              TimeUnit.MILLISECONDS); // wipes the previous generation's key after its grace
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      // closing: every key is wiped by close()
     }
   }
 
@@ -940,11 +962,12 @@ public final class SecureRdmaClient implements AutoCloseable {
     if (refused != null) {
       return refused.thenApply(v -> null);
     }
-    if (sealedLength < SealedLayout.RECORD_OVERHEAD + 1 || sealedLength > options.maxReadBytes()) {
+    if (sealedLength < SealedLayout.OWNER_RECORD_OVERHEAD + 1
+        || sealedLength > options.maxReadBytes()) {
       return RemoteGrant.failed(
           ChannelException.Reason.INVALID_ARGUMENT,
           "read length must be "
-              + (SealedLayout.RECORD_OVERHEAD + 1)
+              + (SealedLayout.OWNER_RECORD_OVERHEAD + 1)
               + ".."
               + options.maxReadBytes()
               + ", got "
@@ -954,53 +977,124 @@ public final class SecureRdmaClient implements AutoCloseable {
       return RemoteGrant.failed(
           ChannelException.Reason.NOT_PERMITTED, "grant " + g.id() + " carries no region key");
     }
-    CompletableFuture<Void> gone = usable();
-    if (gone != null) {
-      return gone.thenApply(v -> null);
-    }
-    WcStatus status =
-        rawPost(
-            WrOpcode.RDMA_READ,
-            g.remoteAddress + relativeOffset,
-            g.rkey,
-            null,
-            sealedLength,
-            0,
-            READ_WR);
-    if (status == null) {
-      return RemoteGrant.failed(
-          ChannelException.Reason.TIMEOUT,
-          "RDMA READ of grant " + g.id() + " got no completion in time");
-    }
-    if (status != WcStatus.SUCCESS) {
-      return CompletableFuture.failedFuture(
-          DataPathFailure.of("RDMA READ of grant " + g.id(), status, dataPlaneFailure));
-    }
-    ByteBuffer out = ByteBuffer.allocate(sealedLength);
-    synchronized (g.readOpener) {
-      int pos = 0;
-      while (sealedLength - pos > SealedLayout.RECORD_OVERHEAD) {
-        OpenResult r =
-            g.readOpener.open(
-                readBuffer.buffer(),
-                pos,
-                sealedLength - pos,
-                g.readBinding,
-                g.offset() + relativeOffset + pos,
-                out);
-        if (r != OpenResult.OK) {
-          if (pos > 0 && r == OpenResult.MALFORMED) {
-            break;
+    // A read racing a rotation may see records of a generation whose key is still on its way
+    // (REGION_KEY), or a record the owner is re-sealing in place: wait for the key, read again.
+    for (int attempt = 1; ; attempt++) {
+      CompletableFuture<Void> gone = usable();
+      if (gone != null) {
+        return gone.thenApply(v -> null);
+      }
+      int generation = g.regionKeyGeneration();
+      ReadAttempt a = readOnce(g, relativeOffset, sealedLength);
+      if (a.failure != null) {
+        return CompletableFuture.failedFuture(a.failure);
+      }
+      if (a.result == OpenResult.OK) {
+        return CompletableFuture.completedFuture(a.plaintext);
+      }
+      boolean newer = a.result == OpenResult.UNKNOWN_EPOCH && a.generation > generation;
+      boolean torn = a.result == OpenResult.AUTH_FAILED || a.result == OpenResult.BAD_SIGNATURE;
+      if (attempt < READ_ATTEMPTS && (newer || torn)) {
+        if (newer) {
+          try {
+            g.regionKeys.awaitNewerThan(
+                generation, Duration.ofMillis(Math.min(2000, options.requestTimeout().toMillis())));
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return RemoteGrant.failed(ChannelException.Reason.TIMEOUT, "interrupted");
           }
-          return RemoteGrant.failed(
-              ChannelException.Reason.RECORD_REJECTED,
-              "record at offset " + (relativeOffset + pos) + " of grant " + g.id() + ": " + r);
         }
-        pos += g.readOpener.lastRecordLength();
+        continue;
+      }
+      return RemoteGrant.failed(
+          ChannelException.Reason.RECORD_REJECTED,
+          "record at offset " + a.at + " of grant " + g.id() + ": " + a.result);
+    }
+  }
+
+  /** Reads of one call: the first, and retries after a rotation raced it. */
+  private static final int READ_ATTEMPTS = 3;
+
+  /** The outcome of one RDMA READ and the opening of its records. */
+  private record ReadAttempt(
+      ChannelException failure, OpenResult result, long at, int generation, ByteBuffer plaintext) {}
+
+  /**
+   * One RDMA READ of the range and the opening of the owner records in it, holding the read buffer
+   * throughout so no other read overwrites it before it is opened.
+   */
+  private ReadAttempt readOnce(RemoteGrant g, long relativeOffset, int sealedLength) {
+    boolean locked = false;
+    try {
+      locked = readLock.tryLock(options.requestTimeout().toMillis(), TimeUnit.MILLISECONDS);
+      if (!locked) {
+        return new ReadAttempt(
+            new ChannelException(
+                ChannelException.Reason.TIMEOUT, "another read held the read buffer too long"),
+            null,
+            0,
+            0,
+            null);
+      }
+      WcStatus status =
+          rawPost(
+              WrOpcode.RDMA_READ,
+              g.remoteAddress + relativeOffset,
+              g.rkey,
+              null,
+              sealedLength,
+              0,
+              READ_WR);
+      if (status == null) {
+        return new ReadAttempt(
+            new ChannelException(
+                ChannelException.Reason.TIMEOUT,
+                "RDMA READ of grant " + g.id() + " got no completion in time"),
+            null,
+            0,
+            0,
+            null);
+      }
+      if (status != WcStatus.SUCCESS) {
+        return new ReadAttempt(
+            DataPathFailure.of("RDMA READ of grant " + g.id(), status, dataPlaneFailure),
+            null,
+            0,
+            0,
+            null);
+      }
+      ByteBuffer out = ByteBuffer.allocate(sealedLength);
+      synchronized (g.readOpener) {
+        int pos = 0;
+        while (sealedLength - pos > SealedLayout.OWNER_RECORD_OVERHEAD) {
+          OpenResult r =
+              g.readOpener.open(
+                  readBuffer.buffer(),
+                  pos,
+                  sealedLength - pos,
+                  g.offset() + relativeOffset + pos,
+                  out);
+          if (r != OpenResult.OK) {
+            if (pos > 0 && r == OpenResult.MALFORMED) {
+              break;
+            }
+            return new ReadAttempt(
+                null, r, relativeOffset + pos, g.readOpener.lastGeneration(), null);
+          }
+          pos += g.readOpener.lastRecordLength();
+        }
+      }
+      out.flip();
+      return new ReadAttempt(null, OpenResult.OK, relativeOffset, 0, out);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return new ReadAttempt(
+          new ChannelException(ChannelException.Reason.TIMEOUT, "interrupted"), null, 0, 0, null);
+    } finally {
+      if (locked) {
+        readLock.unlock();
       }
     }
-    out.flip();
-    return CompletableFuture.completedFuture(out);
   }
 
   /**

@@ -20,6 +20,7 @@ public final class ControlProxy {
   private final RevokeFlyweight revoke = new RevokeFlyweight();
   private final ReleaseFlyweight release = new ReleaseFlyweight();
   private final RekeyFlyweight rekey = new RekeyFlyweight();
+  private final RegionKeyFlyweight regionKey = new RegionKeyFlyweight();
   private final PingFlyweight ping = new PingFlyweight();
   private final ErrorFlyweight error = new ErrorFlyweight();
 
@@ -134,6 +135,18 @@ public final class ControlProxy {
   /** Sends REKEY. */
   public synchronized void rekey(int requestId, int epoch) throws IOException {
     writer.write(MessageType.REKEY, requestId, (b, o, c) -> rekey.wrap(b, o, c).encode(epoch));
+  }
+
+  /**
+   * Sends REGION_KEY (server, pushed with request id 0). See {@link RegionKeyFlyweight#encode}; the
+   * writer wipes its buffer after the frame.
+   */
+  public synchronized void regionKey(long grantId, int generation, byte[] material)
+      throws IOException {
+    writer.write(
+        MessageType.REGION_KEY,
+        0,
+        (b, o, c) -> regionKey.wrap(b, o, c).encode(grantId, generation, material));
   }
 
   /** Sends PING. */

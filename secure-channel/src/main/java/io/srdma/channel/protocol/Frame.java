@@ -22,6 +22,7 @@ public final class Frame {
   private final RevokeFlyweight revoke = new RevokeFlyweight();
   private final ReleaseFlyweight release = new ReleaseFlyweight();
   private final RekeyFlyweight rekey = new RekeyFlyweight();
+  private final RegionKeyFlyweight regionKey = new RegionKeyFlyweight();
   private final PingFlyweight ping = new PingFlyweight();
   private final ErrorFlyweight error = new ErrorFlyweight();
   private MessageType type;
@@ -47,6 +48,7 @@ public final class Frame {
       case REVOKE -> revoke().validate();
       case RELEASE -> release().validate();
       case REKEY -> rekey().validate();
+      case REGION_KEY -> regionKey().validate();
       case PING, PONG -> ping().validate();
       case ERROR -> error().validate();
       case CLOSE -> Bytes.exactly(bodyLength, 0, "CLOSE");
@@ -143,6 +145,11 @@ public final class Frame {
   /** The REKEY body. */
   public RekeyFlyweight rekey() {
     return rekey.wrap(body(MessageType.REKEY), HEADER_LENGTH, bodyLength);
+  }
+
+  /** The REGION_KEY body. */
+  public RegionKeyFlyweight regionKey() {
+    return regionKey.wrap(body(MessageType.REGION_KEY), HEADER_LENGTH, bodyLength);
   }
 
   /** The PING or PONG body. */

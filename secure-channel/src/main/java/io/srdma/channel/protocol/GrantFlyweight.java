@@ -5,7 +5,7 @@ import io.srdma.channel.protocol.ProtocolException.Reason;
 /**
  * GRANT, server to client, the answer to GRANT_REQUEST (same request id): what the client may do,
  * where, until when, and the rkey and remote address to post the RDMA operations with. A grant that
- * includes READ carries the region key material (1..64 bytes, its shape defined by the data plane)
+ * includes READ carries the region key material (1..128 bytes, its shape defined by the data plane)
  * so the reader can open records the owner sealed; a grant without READ carries none. That key
  * travels only here, inside the TLS connection, and never in a log. Big-endian.
  *
@@ -32,7 +32,7 @@ import io.srdma.channel.protocol.ProtocolException.Reason;
  *  +---------------+---------------+---------------+---------------+
  *  |  operations   | key length    |  name length  | region name  ...
  *  +---------------+---------------+---------------+---------------+
- *  | ... region name (1..63) | region key (0, or 1..64 with READ) ...
+ *  | ... region name (1..63) | region key (0, or 1..128 with READ) ...
  *  +---------------------------------------------------------------+
  * </pre>
  */
@@ -103,7 +103,7 @@ public final class GrantFlyweight {
    * @param expiryEpochMillis when the grant ends, Unix epoch milliseconds
    * @param remoteAddress the address to post the range's first byte at
    * @param rkey the rkey of the memory window (or region) over exactly that range
-   * @param regionKey the region key material: 1..64 bytes when {@code operations} includes READ,
+   * @param regionKey the region key material: 1..128 bytes when {@code operations} includes READ,
    *     else empty
    * @return the body length
    * @throws ProtocolException when a value is out of range

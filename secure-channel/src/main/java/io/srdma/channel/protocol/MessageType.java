@@ -27,6 +27,9 @@ public enum MessageType {
   RELEASE(0x14, true, false, true, ReleaseFlyweight.LENGTH, ReleaseFlyweight.LENGTH),
   /** The sender seals with a new epoch from now on. */
   REKEY(0x20, true, true, false, RekeyFlyweight.LENGTH, RekeyFlyweight.LENGTH),
+  /** The region key of a READ grant was rotated: its new generation and key material. Pushed. */
+  REGION_KEY(
+      0x21, false, true, false, RegionKeyFlyweight.MIN_LENGTH, RegionKeyFlyweight.MAX_LENGTH),
   /** Liveness check. A request, answered by PONG. */
   PING(0x30, true, true, true, PingFlyweight.LENGTH, PingFlyweight.LENGTH),
   /** The answer to PING. */

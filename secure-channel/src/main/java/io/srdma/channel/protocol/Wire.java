@@ -13,8 +13,8 @@ final class Wire {
   /** A session id, chosen by the server. */
   static final int SESSION_ID_LENGTH = 16;
 
-  /** Longest region key material in a GRANT. */
-  static final int MAX_REGION_KEY_LENGTH = 64;
+  /** Longest region key material in a GRANT or REGION_KEY. */
+  static final int MAX_REGION_KEY_LENGTH = 128;
 
   private Wire() {}
 

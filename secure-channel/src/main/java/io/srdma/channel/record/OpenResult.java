@@ -18,5 +18,15 @@ public enum OpenResult {
    */
   AUTH_FAILED,
   /** The caller's output buffer is too small for the plaintext. */
-  NO_ROOM
+  NO_ROOM,
+  /**
+   * An owner record whose signature does not verify under the region owner's public key: forged
+   * (for instance by a peer that holds the region key and WRITE access), tampered or torn.
+   */
+  BAD_SIGNATURE,
+  /**
+   * An authentic owner record older (lower version) than one this reader already opened at the same
+   * offset: put back (rolled back).
+   */
+  ROLLED_BACK
 }

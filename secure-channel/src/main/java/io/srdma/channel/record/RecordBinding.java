@@ -8,7 +8,9 @@ import java.nio.charset.StandardCharsets;
  * associated data of every record, so a record moved to another grant, tenant or region fails to
  * open. Encoded once per grant; immutable.
  *
- * <p>Encoding: {@code u64 grant id ‖ u8 len ‖ tenant UTF-8 ‖ u8 len ‖ region UTF-8}.
+ * <p>Encoding: {@code u64 grant id ‖ u8 len ‖ tenant UTF-8 ‖ u8 len ‖ region UTF-8}; an owner
+ * record's binding ({@link #owner}) has grant id 0 and adds {@code u32 generation ‖ u64 version},
+ * so a record opens only under the region key generation and with the version it was sealed with.
  */
 public final class RecordBinding {
   /** Longest tenant or region name, in UTF-8 bytes. */
@@ -17,6 +19,10 @@ public final class RecordBinding {
   private final long grantId;
   private final String tenant;
   private final String region;
+
+  /** Bytes an owner binding adds: generation and version. */
+  static final int OWNER_EXTRA = 4 + 8;
+
   private final byte[] encoded;
 
   private RecordBinding(long grantId, String tenant, String region, byte[] encoded) {
@@ -24,6 +30,29 @@ public final class RecordBinding {
     this.tenant = tenant;
     this.region = region;
     this.encoded = encoded;
+  }
+
+  /**
+   * The binding of a record the region's owner (the host) sealed: grant id 0, the region key
+   * generation it is sealed under and its version (see {@link OwnerSealer}).
+   *
+   * @throws RecordException BAD_ARGUMENT for an empty or over-long name, a negative generation or a
+   *     version below 1
+   */
+  public static RecordBinding owner(String tenant, String region, int generation, long version) {
+    if (generation < 0 || version < 1) {
+      throw new RecordException(
+          RecordException.Reason.BAD_ARGUMENT,
+          "owner binding needs generation >= 0 and version >= 1");
+    }
+    RecordBinding base = of(0L, tenant, region);
+    byte[] e =
+        ByteBuffer.allocate(base.encoded.length + OWNER_EXTRA)
+            .put(base.encoded)
+            .putInt(generation)
+            .putLong(version)
+            .array();
+    return new RecordBinding(0L, tenant, region, e);
   }
 
   /**

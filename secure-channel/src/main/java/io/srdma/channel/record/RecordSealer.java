@@ -30,7 +30,12 @@ public final class RecordSealer {
   public static final int TOO_LARGE = -3;
 
   static final int AAD_MAX =
-      RecordFlyweight.HEADER_LENGTH + 8 + 2 + 2 * RecordBinding.MAX_NAME_BYTES + 8;
+      RecordFlyweight.HEADER_LENGTH
+          + 8
+          + 2
+          + 2 * RecordBinding.MAX_NAME_BYTES
+          + RecordBinding.OWNER_EXTRA
+          + 8;
 
   private final Cipher cipher;
   private final int maxPayload;

@@ -80,6 +80,7 @@ public final class Frames {
           p.grantDenied(5, DenyReason.OUT_OF_BOUNDS, "range ends past the region (64 MiB)");
           p.revoke(0, 42, RevokeReason.EXPIRED);
           p.rekey(0, 2);
+          p.regionKey(42, 3, REGION_KEY);
           p.ping(6, 1);
           p.pong(4, 0x0123_4567_89ab_cdefL);
           p.error(0, ErrorCode.SHUTTING_DOWN, "bye");
@@ -172,6 +173,11 @@ public final class Frames {
       }
       case RELEASE -> f.release().grantId();
       case REKEY -> f.rekey().epoch();
+      case REGION_KEY -> {
+        f.regionKey().grantId();
+        f.regionKey().generation();
+        f.regionKey().regionKey();
+      }
       case PING, PONG -> f.ping().payload();
       case ERROR -> {
         f.error().code();

@@ -207,7 +207,51 @@ class MalformedFrameTest {
     refusedFromServer(
         Reason.BAD_VALUE, raw(MessageType.GRANT, 1, grantBody(Operations.WRITE, new byte[32])));
     refusedFromServer(
-        Reason.BAD_VALUE, raw(MessageType.GRANT, 1, grantBody(Operations.ALL, new byte[65])));
+        Reason.BAD_VALUE, raw(MessageType.GRANT, 1, grantBody(Operations.ALL, new byte[129])));
+  }
+
+  /** A REGION_KEY body with any field values; {@code declared} is the key length field. */
+  private static byte[] regionKeyBody(long grantId, int generation, int declared, int actual) {
+    return ByteBuffer.allocate(13 + actual)
+        .putLong(grantId)
+        .putInt(generation)
+        .put((byte) declared)
+        .put(new byte[actual])
+        .array();
+  }
+
+  @Test
+  void shouldRefuseMalformedRegionKeys() throws IOException {
+    byte[] good = regionKeyBody(7, 2, 72, 72);
+    assertEquals(
+        MessageType.REGION_KEY,
+        Frames.reader(raw(MessageType.REGION_KEY, 0, good), Side.SERVER).read().type(),
+        "the well-formed body reads");
+    refusedFromServer(
+        Reason.BAD_VALUE, raw(MessageType.REGION_KEY, 0, regionKeyBody(0, 2, 72, 72)));
+    refusedFromServer(
+        Reason.BAD_VALUE, raw(MessageType.REGION_KEY, 0, regionKeyBody(-1, 2, 72, 72)));
+    refusedFromServer(
+        Reason.BAD_VALUE, raw(MessageType.REGION_KEY, 0, regionKeyBody(7, 0, 72, 72)));
+    refusedFromServer(
+        Reason.BAD_VALUE, raw(MessageType.REGION_KEY, 0, regionKeyBody(7, -3, 72, 72)));
+    refusedFromServer(Reason.BAD_VALUE, raw(MessageType.REGION_KEY, 0, regionKeyBody(7, 2, 0, 1)));
+    refusedFromServer(
+        Reason.BODY_TOO_SHORT, raw(MessageType.REGION_KEY, 0, regionKeyBody(7, 2, 72, 71)));
+    refusedFromServer(
+        Reason.TRAILING_BYTES, raw(MessageType.REGION_KEY, 0, regionKeyBody(7, 2, 72, 73)));
+    refusedFromServer(
+        Reason.BODY_TOO_SHORT, raw(MessageType.REGION_KEY, 0, regionKeyBody(7, 2, 0, 0)));
+    refusedFromServer(
+        Reason.FRAME_TOO_LARGE, raw(MessageType.REGION_KEY, 0, regionKeyBody(7, 2, 129, 129)));
+    refusedFromClient(Reason.UNEXPECTED_TYPE, raw(MessageType.REGION_KEY, 0, good));
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ControlProxy p = new ControlProxy(new FrameWriter(out));
+    assertReason(Reason.BAD_VALUE, () -> p.regionKey(0, 1, new byte[72]));
+    assertReason(Reason.BAD_VALUE, () -> p.regionKey(1, 0, new byte[72]));
+    assertReason(Reason.BAD_VALUE, () -> p.regionKey(1, 1, new byte[0]));
+    assertReason(Reason.BAD_VALUE, () -> p.regionKey(1, 1, new byte[129]));
+    assertEquals(0, out.size());
   }
 
   @Test

@@ -128,6 +128,12 @@ class ProtocolRoundTripTest {
     assertEquals(RevokeReason.EXPIRED, f.revoke().reason());
 
     assertEquals(2, r.read().expect(MessageType.REKEY).rekey().epoch());
+    f = r.read().expect(MessageType.REGION_KEY);
+    assertEquals(0, f.requestId());
+    assertEquals(42, f.regionKey().grantId());
+    assertEquals(3, f.regionKey().generation());
+    assertEquals(REGION_KEY.length, f.regionKey().regionKeyLength());
+    assertArrayEquals(REGION_KEY, f.regionKey().regionKey());
     assertEquals(1, r.read().expect(MessageType.PING).ping().payload());
     assertEquals(0x0123_4567_89ab_cdefL, r.read().expect(MessageType.PONG).ping().payload());
     assertEquals(ErrorCode.SHUTTING_DOWN, r.read().expect(MessageType.ERROR).error().code());
@@ -171,13 +177,14 @@ class ProtocolRoundTripTest {
   @Test
   void shouldRoundTripTheLongestMessages() throws IOException {
     String longName = "a".repeat(63);
-    byte[] key = Frames.filled(64, 9);
+    byte[] key = Frames.filled(128, 9);
     String text = "é".repeat(512); // 1024 bytes of UTF-8
     byte[] bytes =
         Frames.written(
             p -> {
               p.grant(1, 1, longName, Operations.ALL, 0, Long.MAX_VALUE, 1, 0, 0, key);
               p.error(0, ErrorCode.INTERNAL_ERROR, text);
+              p.regionKey(Long.MAX_VALUE, Integer.MAX_VALUE, key);
             });
     FrameReader r = Frames.reader(bytes, Side.SERVER);
     Frame f = r.read();
@@ -187,6 +194,11 @@ class ProtocolRoundTripTest {
     f = r.read();
     assertEquals(MessageType.ERROR.maxBodyLength(), f.bodyLength());
     assertEquals(text, f.error().text());
+    f = r.read();
+    assertEquals(MessageType.REGION_KEY.maxBodyLength(), f.bodyLength());
+    assertEquals(Long.MAX_VALUE, f.regionKey().grantId());
+    assertEquals(Integer.MAX_VALUE, f.regionKey().generation());
+    assertArrayEquals(key, f.regionKey().regionKey());
     assertEquals(MessageType.ERROR.maxBodyLength(), MessageType.largestBodyLength());
   }
 
@@ -237,6 +249,19 @@ class ProtocolRoundTripTest {
     assertTrue(contains(r.buffer(), key));
     r.read().expect(MessageType.PING);
     assertFalse(contains(r.buffer(), key), "key material left in the reader's buffer");
+    byte[] rotated = Frames.filled(72, 0x6b);
+    r =
+        Frames.reader(
+            Frames.written(
+                p -> {
+                  p.regionKey(1, 1, rotated);
+                  p.ping(2, 0);
+                }),
+            Side.SERVER);
+    r.read().regionKey();
+    assertTrue(contains(r.buffer(), rotated));
+    r.read().expect(MessageType.PING);
+    assertFalse(contains(r.buffer(), rotated), "REGION_KEY material left in the reader's buffer");
   }
 
   private static boolean contains(byte[] haystack, byte[] needle) {
