@@ -22,6 +22,15 @@ public final class DeviceOptions {
   /** Default receiver-not-ready budget. */
   public static final Duration RNR_TIMEOUT_DEFAULT = Duration.ofSeconds(2);
 
+  /**
+   * System property: soft provider: the longest the responder waits for the next byte of a request
+   * payload it has started to receive.
+   */
+  public static final String PAYLOAD_TIMEOUT_PROP_NAME = "srdma.soft.payloadTimeoutMs";
+
+  /** Default payload stall budget. */
+  public static final Duration PAYLOAD_TIMEOUT_DEFAULT = Duration.ofSeconds(2);
+
   /** System property: the address the soft provider's responder listens on. */
   public static final String BIND_ADDRESS_PROP_NAME = "srdma.soft.bindAddress";
 
@@ -45,6 +54,9 @@ public final class DeviceOptions {
           Long.getLong(TRANSPORT_TIMEOUT_PROP_NAME, TRANSPORT_TIMEOUT_DEFAULT.toMillis()));
   private Duration rnrTimeout =
       Duration.ofMillis(Long.getLong(RNR_TIMEOUT_PROP_NAME, RNR_TIMEOUT_DEFAULT.toMillis()));
+  private Duration payloadTimeout =
+      Duration.ofMillis(
+          Long.getLong(PAYLOAD_TIMEOUT_PROP_NAME, PAYLOAD_TIMEOUT_DEFAULT.toMillis()));
   private String bindAddress = System.getProperty(BIND_ADDRESS_PROP_NAME, BIND_ADDRESS_DEFAULT);
   private int bindPort = Integer.getInteger(BIND_PORT_PROP_NAME, 0);
   private int gidIndex = Integer.getInteger(GID_INDEX_PROP_NAME, GID_INDEX_DEFAULT);
@@ -72,6 +84,21 @@ public final class DeviceOptions {
   /** Sets the receiver-not-ready budget. */
   public DeviceOptions rnrTimeout(Duration value) {
     this.rnrTimeout = value;
+    return this;
+  }
+
+  /**
+   * Soft provider: payload stall budget. A WRITE or SEND whose payload brings no new byte for this
+   * long is answered with a NAK ({@code REM_OP_ERR}) and its QP goes to ERROR, so a peer cannot
+   * hold a request open.
+   */
+  public Duration payloadTimeout() {
+    return payloadTimeout;
+  }
+
+  /** Sets the soft responder's payload stall budget. */
+  public DeviceOptions payloadTimeout(Duration value) {
+    this.payloadTimeout = value;
     return this;
   }
 
@@ -128,6 +155,7 @@ public final class DeviceOptions {
   public DeviceOptions conclude() {
     requirePositive(transportTimeout, "transportTimeout");
     requirePositive(rnrTimeout, "rnrTimeout");
+    requirePositive(payloadTimeout, "payloadTimeout");
     if (bindPort < 0 || bindPort > 65535) {
       throw invalid("bindPort " + bindPort + " is not a TCP port");
     }
