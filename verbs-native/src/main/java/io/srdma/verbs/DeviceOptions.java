@@ -46,6 +46,13 @@ public final class DeviceOptions {
   /** Default GID index (1 is the IPv4-mapped RoCE v2 GID on rxe). */
   public static final int GID_INDEX_DEFAULT = 1;
 
+  /**
+   * System property: ibv provider: allow registering remotely accessible memory at its virtual
+   * address when libibverbs cannot register it at a random I/O virtual address.
+   */
+  public static final String ALLOW_PLAIN_REGION_ADDRESSES_PROP_NAME =
+      "srdma.ibv.allowPlainRegionAddresses";
+
   /** System property: ibv port number. */
   public static final String PORT_NUMBER_PROP_NAME = "srdma.ibv.port";
 
@@ -61,6 +68,8 @@ public final class DeviceOptions {
   private int bindPort = Integer.getInteger(BIND_PORT_PROP_NAME, 0);
   private int gidIndex = Integer.getInteger(GID_INDEX_PROP_NAME, GID_INDEX_DEFAULT);
   private int portNumber = Integer.getInteger(PORT_NUMBER_PROP_NAME, 1);
+  private boolean allowPlainRegionAddresses =
+      Boolean.getBoolean(ALLOW_PLAIN_REGION_ADDRESSES_PROP_NAME);
 
   /** Options from system properties and defaults. */
   public DeviceOptions() {}
@@ -143,6 +152,22 @@ public final class DeviceOptions {
   /** Sets the port number. */
   public DeviceOptions portNumber(int value) {
     this.portNumber = value;
+    return this;
+  }
+
+  /**
+   * ibv provider: whether a region with remote access may be registered at its process virtual
+   * address (plain {@code ibv_reg_mr}) when {@code ibv_reg_mr_iova2} is missing. Default false:
+   * such a registration is refused with {@code NOT_SUPPORTED}, because its R_Key may carry as few
+   * as 8 random bits (rxe) and its address is guessable (docs/data-plane.md).
+   */
+  public boolean allowPlainRegionAddresses() {
+    return allowPlainRegionAddresses;
+  }
+
+  /** Allows (true) plain registration of remotely accessible regions; see the getter. */
+  public DeviceOptions allowPlainRegionAddresses(boolean value) {
+    this.allowPlainRegionAddresses = value;
     return this;
   }
 
