@@ -86,7 +86,7 @@ final class IbvProtectionDomain implements ProtectionDomain {
       throw new VerbsException(
           VerbsException.Reason.NOT_SUPPORTED,
           "reg_mr",
-          "this libibverbs does not export ibv_reg_mr_iova2 (rdma-core v29 or later), so remotely"
+          "this libibverbs does not export ibv_reg_mr_iova2 (symbol version IBVERBS_1.8), so remotely"
               + " accessible memory would be addressed by its process virtual address behind an"
               + " R_Key with as few as 8 random bits; upgrade rdma-core, or accept that with"
               + " DeviceOptions.allowPlainRegionAddresses(true) / -D"

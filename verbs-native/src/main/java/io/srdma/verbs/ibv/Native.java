@@ -60,7 +60,7 @@ final class Native {
   }
 
   /**
-   * {@code ibv_reg_mr_iova2} (libibverbs IBVERBS_1.8, rdma-core v29 and later): bound on its own so
+   * {@code ibv_reg_mr_iova2} (libibverbs symbol version IBVERBS_1.8, rdma-core since 2020): bound on its own so
    * that an older libibverbs still loads (public for jnr-ffi).
    */
   public interface LibIbverbsIova {
