@@ -60,8 +60,8 @@ final class Native {
   }
 
   /**
-   * {@code ibv_reg_mr_iova2} (libibverbs symbol version IBVERBS_1.8, rdma-core since 2020): bound on its own so
-   * that an older libibverbs still loads (public for jnr-ffi).
+   * {@code ibv_reg_mr_iova2} (libibverbs symbol version IBVERBS_1.8, rdma-core since 2020): bound
+   * on its own so that an older libibverbs still loads (public for jnr-ffi).
    */
   public interface LibIbverbsIova {
     @SaveError

@@ -57,7 +57,8 @@ class RegionAddressTest {
   void shouldRegisterAtARandomIovaThatLocalAndRemoteAccessUse() {
     String why = new IbvProvider().unavailableReason();
     assumeTrue(why == null, () -> "no RDMA device here (" + why + "); the qemu guest runs this");
-    assumeTrue(Native.iova() != null, "this libibverbs has no ibv_reg_mr_iova2 (older than IBVERBS_1.8)");
+    assumeTrue(
+        Native.iova() != null, "this libibverbs has no ibv_reg_mr_iova2 (older than IBVERBS_1.8)");
     assumeTrue(IbvProvider.NAME.equals(TestProviders.name()), "run with -Dsrdma.test.provider=ibv");
     try (VerbsTestRig rig = VerbsTestRig.open(new DeviceOptions())) {
       ByteBuffer raw = ByteBuffer.allocateDirect(4096);
