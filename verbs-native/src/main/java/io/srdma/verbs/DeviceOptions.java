@@ -22,6 +22,15 @@ public final class DeviceOptions {
   /** Default receiver-not-ready budget. */
   public static final Duration RNR_TIMEOUT_DEFAULT = Duration.ofSeconds(2);
 
+  /**
+   * System property: soft provider: the longest the responder waits for the next byte of a request
+   * payload it has started to receive.
+   */
+  public static final String PAYLOAD_TIMEOUT_PROP_NAME = "srdma.soft.payloadTimeoutMs";
+
+  /** Default payload stall budget. */
+  public static final Duration PAYLOAD_TIMEOUT_DEFAULT = Duration.ofSeconds(2);
+
   /** System property: the address the soft provider's responder listens on. */
   public static final String BIND_ADDRESS_PROP_NAME = "srdma.soft.bindAddress";
 
@@ -37,6 +46,13 @@ public final class DeviceOptions {
   /** Default GID index (1 is the IPv4-mapped RoCE v2 GID on rxe). */
   public static final int GID_INDEX_DEFAULT = 1;
 
+  /**
+   * System property: ibv provider: allow registering remotely accessible memory at its virtual
+   * address when libibverbs cannot register it at a random I/O virtual address.
+   */
+  public static final String ALLOW_PLAIN_REGION_ADDRESSES_PROP_NAME =
+      "srdma.ibv.allowPlainRegionAddresses";
+
   /** System property: ibv port number. */
   public static final String PORT_NUMBER_PROP_NAME = "srdma.ibv.port";
 
@@ -45,10 +61,15 @@ public final class DeviceOptions {
           Long.getLong(TRANSPORT_TIMEOUT_PROP_NAME, TRANSPORT_TIMEOUT_DEFAULT.toMillis()));
   private Duration rnrTimeout =
       Duration.ofMillis(Long.getLong(RNR_TIMEOUT_PROP_NAME, RNR_TIMEOUT_DEFAULT.toMillis()));
+  private Duration payloadTimeout =
+      Duration.ofMillis(
+          Long.getLong(PAYLOAD_TIMEOUT_PROP_NAME, PAYLOAD_TIMEOUT_DEFAULT.toMillis()));
   private String bindAddress = System.getProperty(BIND_ADDRESS_PROP_NAME, BIND_ADDRESS_DEFAULT);
   private int bindPort = Integer.getInteger(BIND_PORT_PROP_NAME, 0);
   private int gidIndex = Integer.getInteger(GID_INDEX_PROP_NAME, GID_INDEX_DEFAULT);
   private int portNumber = Integer.getInteger(PORT_NUMBER_PROP_NAME, 1);
+  private boolean allowPlainRegionAddresses =
+      Boolean.getBoolean(ALLOW_PLAIN_REGION_ADDRESSES_PROP_NAME);
 
   /** Options from system properties and defaults. */
   public DeviceOptions() {}
@@ -72,6 +93,21 @@ public final class DeviceOptions {
   /** Sets the receiver-not-ready budget. */
   public DeviceOptions rnrTimeout(Duration value) {
     this.rnrTimeout = value;
+    return this;
+  }
+
+  /**
+   * Soft provider: payload stall budget. A WRITE or SEND whose payload brings no new byte for this
+   * long is answered with a NAK ({@code REM_OP_ERR}) and its QP goes to ERROR, so a peer cannot
+   * hold a request open.
+   */
+  public Duration payloadTimeout() {
+    return payloadTimeout;
+  }
+
+  /** Sets the soft responder's payload stall budget. */
+  public DeviceOptions payloadTimeout(Duration value) {
+    this.payloadTimeout = value;
     return this;
   }
 
@@ -120,6 +156,22 @@ public final class DeviceOptions {
   }
 
   /**
+   * ibv provider: whether a region with remote access may be registered at its process virtual
+   * address (plain {@code ibv_reg_mr}) when {@code ibv_reg_mr_iova2} is missing. Default false:
+   * such a registration is refused with {@code NOT_SUPPORTED}, because its R_Key may carry as few
+   * as 8 random bits (rxe) and its address is guessable (docs/data-plane.md).
+   */
+  public boolean allowPlainRegionAddresses() {
+    return allowPlainRegionAddresses;
+  }
+
+  /** Allows (true) plain registration of remotely accessible regions; see the getter. */
+  public DeviceOptions allowPlainRegionAddresses(boolean value) {
+    this.allowPlainRegionAddresses = value;
+    return this;
+  }
+
+  /**
    * Validates the settings.
    *
    * @return this
@@ -128,6 +180,7 @@ public final class DeviceOptions {
   public DeviceOptions conclude() {
     requirePositive(transportTimeout, "transportTimeout");
     requirePositive(rnrTimeout, "rnrTimeout");
+    requirePositive(payloadTimeout, "payloadTimeout");
     if (bindPort < 0 || bindPort > 65535) {
       throw invalid("bindPort " + bindPort + " is not a TCP port");
     }

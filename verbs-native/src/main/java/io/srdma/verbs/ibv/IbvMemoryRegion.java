@@ -4,7 +4,11 @@ import io.srdma.verbs.MemoryRegion;
 import io.srdma.verbs.ProtectionDomain;
 import java.nio.ByteBuffer;
 
-/** Registered memory ({@code struct ibv_mr}); keeps the buffer reachable while registered. */
+/**
+ * Registered memory ({@code struct ibv_mr}); keeps the buffer reachable while registered. Its
+ * {@link #address()} is the I/O virtual address it was registered at (random, see {@link
+ * IbvProtectionDomain}), not the buffer's process address.
+ */
 final class IbvMemoryRegion implements MemoryRegion {
   private final IbvProtectionDomain pd;
   private final long mr;
@@ -16,11 +20,17 @@ final class IbvMemoryRegion implements MemoryRegion {
   private boolean closed;
 
   IbvMemoryRegion(
-      IbvProtectionDomain pd, long mr, ByteBuffer memory, int lkey, int rkey, int access) {
+      IbvProtectionDomain pd,
+      long mr,
+      ByteBuffer memory,
+      long iova,
+      int lkey,
+      int rkey,
+      int access) {
     this.pd = pd;
     this.mr = mr;
     this.memory = memory;
-    this.address = Native.MEMORY.getDirectBufferAddress(memory);
+    this.address = iova;
     this.lkey = lkey;
     this.rkey = rkey;
     this.access = access;

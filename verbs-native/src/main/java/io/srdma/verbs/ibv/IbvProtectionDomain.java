@@ -9,9 +9,23 @@ import io.srdma.verbs.QueuePair;
 import io.srdma.verbs.QueuePairAttributes;
 import io.srdma.verbs.VerbsException;
 import java.nio.ByteBuffer;
+import java.security.SecureRandom;
 
-/** A libibverbs protection domain ({@code struct ibv_pd}). */
+/**
+ * A libibverbs protection domain ({@code struct ibv_pd}).
+ *
+ * <p>Memory is registered at a random I/O virtual address ({@code ibv_reg_mr_iova2}): the region's
+ * {@link MemoryRegion#address()} is that IOVA, used by local SGEs, window binds and remote peers
+ * alike, so a peer must guess 44 random address bits besides the R_Key (whose key part rxe draws
+ * from only 8 random bits). Without {@code ibv_reg_mr_iova2}, remotely accessible memory is refused
+ * unless {@link io.srdma.verbs.DeviceOptions#allowPlainRegionAddresses()}.
+ */
 final class IbvProtectionDomain implements ProtectionDomain {
+  /** IOVA bits drawn at random: 12..55 (page number); the page offset is the buffer's own. */
+  static final long IOVA_RANDOM_MASK = 0x00FF_FFFF_FFFF_F000L;
+
+  private static final SecureRandom RANDOM = new SecureRandom();
+
   private final IbvDeviceContext context;
   private final long pd;
   private final Children children = new Children();
@@ -66,9 +80,26 @@ final class IbvProtectionDomain implements ProtectionDomain {
     ByteBuffer view = buffer.slice(buffer.position(), buffer.remaining());
     long address = Native.MEMORY.getDirectBufferAddress(view);
     long length = view.capacity();
+    boolean remote = (access & (AccessFlags.REMOTE_READ | AccessFlags.REMOTE_WRITE)) != 0;
+    Native.LibIbverbsIova iovaLib = Native.iova();
+    if (iovaLib == null && remote && !context.options().allowPlainRegionAddresses()) {
+      throw new VerbsException(
+          VerbsException.Reason.NOT_SUPPORTED,
+          "reg_mr",
+          "this libibverbs does not export ibv_reg_mr_iova2 (symbol version IBVERBS_1.8), so remotely"
+              + " accessible memory would be addressed by its process virtual address behind an"
+              + " R_Key with as few as 8 random bits; upgrade rdma-core, or accept that with"
+              + " DeviceOptions.allowPlainRegionAddresses(true) / -D"
+              + io.srdma.verbs.DeviceOptions.ALLOW_PLAIN_REGION_ADDRESSES_PROP_NAME
+              + "=true");
+    }
     synchronized (this) {
       requireOpen("reg_mr");
-      long mr = Native.lib().ibv_reg_mr(pd, address, length, access);
+      long iova = iovaLib == null ? address : randomIova(address);
+      long mr =
+          iovaLib == null
+              ? Native.lib().ibv_reg_mr(pd, address, length, access)
+              : iovaLib.ibv_reg_mr_iova2(pd, address, length, iova, access);
       if (mr == 0) {
         int errno = Native.lastError();
         String hint =
@@ -88,10 +119,23 @@ final class IbvProtectionDomain implements ProtectionDomain {
           this,
           mr,
           view,
+          iova,
           Native.getInt(mr + Structs.Mr.LKEY),
           Native.getInt(mr + Structs.Mr.RKEY),
           access);
     }
+  }
+
+  /**
+   * A random IOVA for memory at {@code address}: random page number (bits 12..55, never page 0),
+   * the buffer's own offset inside its page (hardware RNICs map IOVA and address page by page).
+   */
+  static long randomIova(long address) {
+    long page;
+    do {
+      page = RANDOM.nextLong() & IOVA_RANDOM_MASK;
+    } while (page == 0);
+    return page | (address & 0xFFFL);
   }
 
   @Override

@@ -59,6 +59,15 @@ final class Native {
     int ibv_destroy_qp(long qp);
   }
 
+  /**
+   * {@code ibv_reg_mr_iova2} (libibverbs symbol version IBVERBS_1.8, rdma-core since 2020): bound
+   * on its own so that an older libibverbs still loads (public for jnr-ffi).
+   */
+  public interface LibIbverbsIova {
+    @SaveError
+    long ibv_reg_mr_iova2(long pd, long addr, long length, long iova, int access);
+  }
+
   /** The shared object rdma-core installs (package libibverbs1). */
   static final String LIBRARY = "ibverbs";
 
@@ -95,6 +104,7 @@ final class Native {
           Type.SINT32, new Type[] {Type.POINTER}, CallingConvention.DEFAULT, false);
 
   private static final Loaded LOADED = load();
+  private static final LibIbverbsIova IOVA = LOADED.lib() == null ? null : loadIova();
 
   private Native() {}
 
@@ -121,6 +131,22 @@ final class Native {
               + " libibverbs1 ibverbs-providers rdma-core', Fedora/RHEL 'dnf install"
               + " libibverbs rdma-core'");
     }
+  }
+
+  private static LibIbverbsIova loadIova() {
+    for (String name : new String[] {LIBRARY, SONAME}) {
+      try {
+        return LibraryLoader.create(LibIbverbsIova.class).failImmediately().load(name);
+      } catch (LinkageError | RuntimeException e) {
+        // try the next name; null when neither exports ibv_reg_mr_iova2
+      }
+    }
+    return null;
+  }
+
+  /** {@code ibv_reg_mr_iova2}, or null when this libibverbs does not export it. */
+  static LibIbverbsIova iova() {
+    return IOVA;
   }
 
   /** Null when libibverbs loaded, else what to install. */

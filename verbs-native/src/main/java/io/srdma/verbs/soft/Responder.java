@@ -8,6 +8,8 @@ import io.srdma.verbs.WcStatus;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -21,11 +23,22 @@ import org.slf4j.LoggerFactory;
  * this QP, the rights allow the operation, and {@code [addr, addr+len)} lies inside the window and
  * the region (unsigned, overflow-safe). A violation answers a NAK, and both QPs go to ERROR;
  * nothing outside the region is ever touched. A malformed frame drops this connection only.
+ *
+ * <p>The check is repeated before every chunk of a payload is placed (or of READ data is sent),
+ * under the window's and the region's access locks, the locks that {@code LOCAL_INV}, window close
+ * and region close take to change them: once those return, no further byte of that key is moved.
+ * The socket is non-blocking, so the locks are held only for one non-blocking copy, never while
+ * waiting for the peer. A payload that brings no new byte for {@link
+ * io.srdma.verbs.DeviceOptions#payloadTimeout()} is answered with a NAK ({@code REM_OP_ERR}).
  */
 final class Responder implements Runnable {
   private static final Logger LOG = LoggerFactory.getLogger(Responder.class);
   private static final int RX_SIZE = 64 * 1024;
-  private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
+  private static final long NO_DEADLINE = Long.MAX_VALUE;
+  private static final long IDLE_WAKE_MS = 1000;
+
+  /** {@link #moveChunk} result: the access is no longer valid; nothing was moved. */
+  private static final int REVOKED = -2;
 
   private final SoftDeviceContext ctx;
   private final SocketChannel channel;
@@ -41,6 +54,17 @@ final class Responder implements Runnable {
   private int pendingAckPsn = -1;
   private SoftMemoryRegion target;
   private long targetOffset;
+
+  /** The window the current access goes through and the binding it resolved, or null. */
+  private SoftMemoryWindow targetWindow;
+
+  private SoftMemoryWindow.Binding targetBinding;
+
+  /** Payload bytes of the current request not read from the connection yet. */
+  private int unread;
+
+  private volatile Selector selector;
+  private SelectionKey key;
   private volatile boolean closed;
 
   Responder(SoftDeviceContext ctx, SocketChannel channel) {
@@ -59,6 +83,10 @@ final class Responder implements Runnable {
   @Override
   public void run() {
     try {
+      channel.configureBlocking(false);
+      Selector sel = Selector.open();
+      selector = sel;
+      key = channel.register(sel, SelectionKey.OP_READ);
       if (hello()) {
         serve();
       }
@@ -83,6 +111,14 @@ final class Responder implements Runnable {
       Thread.currentThread().interrupt();
     } finally {
       close();
+      Selector sel = selector;
+      if (sel != null) {
+        try {
+          sel.close();
+        } catch (IOException e) {
+          LOG.debug("closing a responder selector: {}", e.toString());
+        }
+      }
       ctx.forget(this);
     }
   }
@@ -91,7 +127,7 @@ final class Responder implements Runnable {
   private boolean hello() throws IOException {
     ScheduledFuture<?> guard = ctx.schedule(this::close, ctx.options().transportTimeout());
     try {
-      fill(RequestFlyweight.LENGTH);
+      fill(RequestFlyweight.LENGTH, NO_DEADLINE);
     } finally {
       guard.cancel(false);
       ctx.handshakeDone();
@@ -146,7 +182,7 @@ final class Responder implements Runnable {
       if (rx.remaining() < RequestFlyweight.LENGTH) {
         flushAck();
       }
-      fill(RequestFlyweight.LENGTH);
+      fill(RequestFlyweight.LENGTH, NO_DEADLINE);
       request.wrap(rx, rx.position());
       byte op = request.opcode();
       int psn = request.psn();
@@ -195,19 +231,23 @@ final class Responder implements Runnable {
   private WcStatus write(boolean withImm, long address, int rkey, int length, int imm)
       throws IOException, InterruptedException {
     if (!resolveRemote(rkey, address, length, AccessFlags.REMOTE_WRITE)) {
-      skip(length);
-      return WcStatus.REM_ACCESS_ERR;
+      return skipped(length, WcStatus.REM_ACCESS_ERR);
     }
     int slot = -1;
     if (withImm) {
       slot = qp.receiveQueue().awaitHead(rnrDeadline());
       if (slot < 0) {
-        skip(length);
-        return WcStatus.RNR_RETRY_EXC_ERR;
+        return skipped(length, WcStatus.RNR_RETRY_EXC_ERR);
       }
     }
     if (length > 0) {
-      receiveInto(0, target, targetOffset, length);
+      WcStatus placed = receiveInto(0, targetWindow, targetBinding, target, targetOffset, length);
+      if (placed != WcStatus.SUCCESS) {
+        // Revoked mid-payload (the rest is discarded so the NAK is read before the connection
+        // closes) or stalled (the NAK at once): nothing more is placed; a pending receive stays
+        // posted and is flushed when the QP enters ERROR.
+        return placed == WcStatus.REM_OP_ERR ? placed : skipped(unread, placed);
+      }
     }
     if (withImm) {
       qp.receiveQueue().complete(WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, length, true, imm);
@@ -215,13 +255,22 @@ final class Responder implements Runnable {
     return WcStatus.SUCCESS;
   }
 
+  /**
+   * Discards the {@code left} unread payload bytes of a refused request (so the NAK is read before
+   * the connection closes) and returns {@code status}; a payload that stalls while being discarded
+   * still gets its NAK.
+   */
+  private WcStatus skipped(int left, WcStatus status) throws IOException {
+    skip(left);
+    return status;
+  }
+
   private WcStatus send(boolean withImm, int length, int imm)
       throws IOException, InterruptedException {
     ReceiveQueue rq = qp.receiveQueue();
     int slot = rq.awaitHead(rnrDeadline());
     if (slot < 0) {
-      skip(length);
-      return WcStatus.RNR_RETRY_EXC_ERR;
+      return skipped(length, WcStatus.RNR_RETRY_EXC_ERR);
     }
     long room = 0;
     for (int k = 0; k < rq.sges(slot); k++) {
@@ -229,22 +278,31 @@ final class Responder implements Runnable {
       if (qp.resolveLocal(
               rq.address(slot, k), rq.length(slot, k), rq.lkey(slot, k), AccessFlags.LOCAL_WRITE)
           == null) {
-        skip(length);
         rq.complete(WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, false, 0);
-        return WcStatus.REM_OP_ERR;
+        return skipped(length, WcStatus.REM_OP_ERR);
       }
     }
     if (length > room) {
-      skip(length);
       rq.complete(WcStatus.LOC_LEN_ERR, WcOpcode.RECV, 0, false, 0);
-      return WcStatus.REM_INV_REQ_ERR;
+      return skipped(length, WcStatus.REM_INV_REQ_ERR);
     }
     int left = length;
     for (int k = 0; k < rq.sges(slot) && left > 0; k++) {
       int n = Math.min(left, rq.length(slot, k));
       SoftMemoryRegion mr =
           qp.resolveLocal(rq.address(slot, k), n, rq.lkey(slot, k), AccessFlags.LOCAL_WRITE);
-      receiveInto(1 + k, mr, mr.offsetOf(rq.address(slot, k), n), n);
+      WcStatus placed =
+          mr == null
+              ? WcStatus.LOC_PROT_ERR
+              : receiveInto(1 + k, null, null, mr, mr.offsetOf(rq.address(slot, k), n), n);
+      if (placed == WcStatus.REM_OP_ERR) {
+        return placed; // stalled: the receive is flushed when the QP enters ERROR
+      }
+      if (placed != WcStatus.SUCCESS) {
+        // The receive buffer was deregistered before or during its part of the payload.
+        rq.complete(WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, false, 0);
+        return skipped(mr == null ? left : unread + left - n, WcStatus.REM_OP_ERR);
+      }
       left -= n;
     }
     rq.complete(WcStatus.SUCCESS, WcOpcode.RECV, length, withImm, imm);
@@ -257,12 +315,33 @@ final class Responder implements Runnable {
     }
     response.wrap(tx, 0).encode(ResponseFlyweight.TYPE_READ_RESP, (byte) 0, psn, length);
     tx.clear();
-    txGather[0] = tx;
-    txGather[1] = length == 0 ? EMPTY : views.view(0, target, targetOffset, length);
-    while (txGather[1].hasRemaining() || tx.hasRemaining()) {
-      channel.write(txGather);
+    if (length == 0) {
+      writeFully(tx);
+      return WcStatus.SUCCESS;
     }
-    txGather[1] = null;
+    txGather[0] = tx;
+    txGather[1] = views.view(0, target, targetOffset, length);
+    try {
+      long deadline = writeDeadline();
+      while (txGather[1].hasRemaining()) {
+        long n = moveChunk(targetWindow, targetBinding, target, null, null, txGather);
+        if (n == REVOKED && tx.position() == 0) {
+          return WcStatus.REM_ACCESS_ERR; // invalidated before a byte of the response left
+        }
+        if (n == REVOKED) {
+          // The READ_RESP header promised more bytes: the connection cannot be resynchronised, so
+          // it is dropped and the QP fails (the requester sees its READ fail).
+          throw new MalformedException("key revoked during an RDMA READ response");
+        }
+        if (n > 0) {
+          deadline = writeDeadline();
+        } else if (!await(SelectionKey.OP_WRITE, deadline)) {
+          throw new IOException("peer did not read its RDMA READ response in time");
+        }
+      }
+    } finally {
+      txGather[1] = null;
+    }
     return WcStatus.SUCCESS;
   }
 
@@ -272,9 +351,11 @@ final class Responder implements Runnable {
    * (InfiniBand C9-88), as rxe does; a WRITE_WITH_IMM of zero bytes still consumes a receive.
    */
   private boolean resolveRemote(int rkey, long address, int length, int right) {
+    target = null;
+    targetOffset = 0;
+    targetWindow = null;
+    targetBinding = null;
     if (length == 0) {
-      target = null;
-      targetOffset = 0;
       return true;
     }
     if (!AccessFlags.has(qp.accessFlags(), right)) {
@@ -298,7 +379,12 @@ final class Responder implements Runnable {
           || SoftMemoryRegion.rangeOffset(b.address(), b.length(), address, length) < 0) {
         return false;
       }
-      return resolved(b.region(), b.region().offsetOf(address, length));
+      if (!resolved(b.region(), b.region().offsetOf(address, length))) {
+        return false;
+      }
+      targetWindow = mw;
+      targetBinding = b;
+      return true;
     }
     return false;
   }
@@ -316,29 +402,133 @@ final class Responder implements Runnable {
     return System.nanoTime() + ctx.options().rnrTimeout().toNanos();
   }
 
-  /** Moves {@code length} payload bytes from the connection into registered memory. */
-  private void receiveInto(int viewSlot, SoftMemoryRegion mr, long offset, int length)
+  /**
+   * Moves {@code length} payload bytes from the connection into {@code mr} at {@code offset}, chunk
+   * by chunk, each chunk only after {@link #stillValid} under the access locks.
+   *
+   * @param mw the window the access goes through, or null for a region's own key (or an lkey)
+   * @param b the binding of {@code mw} resolved at the request header
+   * @return SUCCESS; REM_ACCESS_ERR when the key was invalidated or the region closed mid-payload;
+   *     REM_OP_ERR when the payload stalled; then {@link #unread} bytes are still on the connection
+   */
+  private WcStatus receiveInto(
+      int viewSlot,
+      SoftMemoryWindow mw,
+      SoftMemoryWindow.Binding b,
+      SoftMemoryRegion mr,
+      long offset,
+      int length)
       throws IOException {
+    unread = length;
     int buffered = Math.min(rx.remaining(), length);
-    mr.memory().put((int) offset, rx, rx.position(), buffered);
-    rx.position(rx.position() + buffered);
-    if (buffered < length) {
-      ByteBuffer view = views.view(viewSlot, mr, offset + buffered, length - buffered);
-      while (view.hasRemaining()) {
-        if (channel.read(view) < 0) {
-          throw new EOFException("peer closed mid-payload");
-        }
+    if (buffered > 0) {
+      ByteBuffer view = views.view(viewSlot, mr, offset, buffered);
+      ByteBuffer staged = rx.duplicate();
+      staged.limit(rx.position() + buffered);
+      // Bytes already read with the header: nothing to wait for, copied under the locks.
+      if (moveChunk(mw, b, mr, staged, view, null) == REVOKED) {
+        return WcStatus.REM_ACCESS_ERR;
+      }
+      rx.position(rx.position() + buffered);
+      unread -= buffered;
+    }
+    if (unread == 0) {
+      return WcStatus.SUCCESS;
+    }
+    ByteBuffer view = views.view(viewSlot, mr, offset + buffered, unread);
+    long deadline = payloadDeadline();
+    while (view.hasRemaining()) {
+      int before = view.remaining();
+      long n = moveChunk(mw, b, mr, null, view, null);
+      if (n == REVOKED) {
+        return WcStatus.REM_ACCESS_ERR;
+      }
+      unread -= before - view.remaining();
+      if (n > 0) {
+        deadline = payloadDeadline();
+      } else if (!await(SelectionKey.OP_READ, deadline)) {
+        LOG.debug(
+            "QP 0x{}: payload stalled with {} bytes to come",
+            Integer.toHexString(qp.qpn()),
+            unread);
+        return WcStatus.REM_OP_ERR;
       }
     }
+    return WcStatus.SUCCESS;
+  }
+
+  /**
+   * One non-blocking move under the access locks (window's, then region's), after re-checking that
+   * the access resolved at the header is still valid: from {@code staged} (or the connection, when
+   * null) into {@code dst}; or, for READ data, {@code gather} (header, data view) to the
+   * connection.
+   *
+   * @return bytes moved (0 when the socket was not ready), or {@link #REVOKED}
+   */
+  private long moveChunk(
+      SoftMemoryWindow mw,
+      SoftMemoryWindow.Binding b,
+      SoftMemoryRegion mr,
+      ByteBuffer staged,
+      ByteBuffer dst,
+      ByteBuffer[] gather)
+      throws IOException {
+    if (mw == null) {
+      return moveLocked(null, null, mr, staged, dst, gather);
+    }
+    synchronized (mw.accessLock()) {
+      return moveLocked(mw, b, mr, staged, dst, gather);
+    }
+  }
+
+  private long moveLocked(
+      SoftMemoryWindow mw,
+      SoftMemoryWindow.Binding b,
+      SoftMemoryRegion mr,
+      ByteBuffer staged,
+      ByteBuffer dst,
+      ByteBuffer[] gather)
+      throws IOException {
+    synchronized (mr.accessLock()) {
+      if (!stillValid(mw, b, mr)) {
+        return REVOKED;
+      }
+      if (gather != null) {
+        return channel.write(gather);
+      }
+      if (staged != null) {
+        int n = staged.remaining();
+        dst.put(staged);
+        return n;
+      }
+      int n = channel.read(dst);
+      if (n < 0) {
+        throw new EOFException("peer closed mid-payload");
+      }
+      return n;
+    }
+  }
+
+  /** Under the access locks: the access resolved at the header may still move bytes. */
+  private boolean stillValid(SoftMemoryWindow mw, SoftMemoryWindow.Binding b, SoftMemoryRegion mr) {
+    if (closed || mr.isClosed()) {
+      return false;
+    }
+    return mw == null || mw.binding() == b;
   }
 
   /** Discards {@code length} payload bytes of a refused request. */
   private void skip(int length) throws IOException {
     int left = length;
+    long deadline = payloadDeadline();
     while (left > 0) {
       if (!rx.hasRemaining()) {
         rx.clear().limit(0);
-        fill(1);
+        if (!fill(1, deadline)) {
+          LOG.debug("QP 0x{}: refused payload stalled", Integer.toHexString(qp.qpn()));
+          return;
+        }
+        deadline = payloadDeadline();
       }
       int n = Math.min(left, rx.remaining());
       rx.position(rx.position() + n);
@@ -357,22 +547,79 @@ final class Responder implements Runnable {
   private void sendResponse(byte type, byte syndrome, int psn, int length) throws IOException {
     response.wrap(tx, 0).encode(type, syndrome, psn, length);
     tx.clear();
-    while (tx.hasRemaining()) {
-      channel.write(tx);
+    writeFully(tx);
+  }
+
+  private void writeFully(ByteBuffer src) throws IOException {
+    long deadline = writeDeadline();
+    while (src.hasRemaining()) {
+      if (channel.write(src) > 0) {
+        deadline = writeDeadline();
+      } else if (!await(SelectionKey.OP_WRITE, deadline)) {
+        throw new IOException("peer did not read its responses in time");
+      }
     }
   }
 
-  private void fill(int needed) throws IOException {
+  /**
+   * Makes at least {@code needed} bytes readable in {@link #rx}.
+   *
+   * @return false when no byte came before {@code deadline} ({@link #NO_DEADLINE}: wait until the
+   *     connection closes)
+   */
+  private boolean fill(int needed, long deadline) throws IOException {
     if (rx.remaining() >= needed) {
-      return;
+      return true;
     }
     rx.compact();
-    while (rx.position() < needed) {
-      if (channel.read(rx) < 0) {
-        throw new EOFException("peer closed the connection");
+    try {
+      while (rx.position() < needed) {
+        int n = channel.read(rx);
+        if (n < 0) {
+          throw new EOFException("peer closed the connection");
+        }
+        if (n == 0 && !await(SelectionKey.OP_READ, deadline)) {
+          return false;
+        }
+      }
+      return true;
+    } finally {
+      rx.flip();
+    }
+  }
+
+  /**
+   * Waits until the connection is ready for {@code op} or {@code deadline} passes.
+   *
+   * @return false on the deadline
+   * @throws EOFException when the responder was closed meanwhile
+   */
+  private boolean await(int op, long deadline) throws IOException {
+    key.interestOps(op);
+    while (!closed) {
+      long waitMs = IDLE_WAKE_MS;
+      if (deadline != NO_DEADLINE) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          return false;
+        }
+        waitMs = Math.max(1, Math.min(waitMs, TimeUnit.NANOSECONDS.toMillis(left)));
+      }
+      int ready = selector.select(waitMs);
+      selector.selectedKeys().clear();
+      if (ready > 0) {
+        return true;
       }
     }
-    rx.flip();
+    throw new EOFException("responder closed");
+  }
+
+  private long payloadDeadline() {
+    return System.nanoTime() + ctx.options().payloadTimeout().toNanos();
+  }
+
+  private long writeDeadline() {
+    return System.nanoTime() + ctx.options().transportTimeout().toNanos();
   }
 
   private String remoteName() {
@@ -386,6 +633,10 @@ final class Responder implements Runnable {
   void close() {
     closed = true;
     Requester.closeQuietly(channel);
+    Selector sel = selector;
+    if (sel != null) {
+      sel.wakeup();
+    }
   }
 
   void join() {

@@ -5,8 +5,16 @@ import io.srdma.verbs.MemoryRegion;
 import io.srdma.verbs.ProtectionDomain;
 import java.nio.ByteBuffer;
 
-/** Registered memory of the soft provider: a direct buffer, a random base address and two keys. */
+/**
+ * Registered memory of the soft provider: a direct buffer, a random base address and two keys.
+ *
+ * <p>The responder places (and sends) bytes of this region only while holding {@link #accessLock()}
+ * and after checking {@link #isClosed()} under it; {@link #close()} sets the flag under the same
+ * lock, so once {@code close()} returns no byte is placed in or read from this region any more
+ * (docs/data-plane.md, "Revocation: what is guaranteed").
+ */
 final class SoftMemoryRegion implements MemoryRegion {
+  private final Object accessLock = new Object();
   private final SoftProtectionDomain pd;
   private final ByteBuffer memory;
   private final long address;
@@ -36,6 +44,11 @@ final class SoftMemoryRegion implements MemoryRegion {
 
   boolean isClosed() {
     return closed;
+  }
+
+  /** The lock under which the responder checks {@link #isClosed()} and moves bytes. */
+  Object accessLock() {
+    return accessLock;
   }
 
   /**
@@ -95,7 +108,7 @@ final class SoftMemoryRegion implements MemoryRegion {
 
   @Override
   public void close() {
-    synchronized (this) {
+    synchronized (accessLock) {
       if (closed) {
         return;
       }

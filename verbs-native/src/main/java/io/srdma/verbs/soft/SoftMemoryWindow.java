@@ -3,12 +3,20 @@ package io.srdma.verbs.soft;
 import io.srdma.verbs.MemoryWindow;
 import io.srdma.verbs.ProtectionDomain;
 
-/** A type-2 memory window of the soft provider. A bind publishes an immutable {@link Binding}. */
+/**
+ * A type-2 memory window of the soft provider. A bind publishes an immutable {@link Binding}.
+ *
+ * <p>Bind, invalidate and close change the binding under {@link #accessLock()}; the responder holds
+ * the same lock while it checks that the binding it resolved is still the live one and moves bytes,
+ * so once {@code LOCAL_INV} completes (or {@code close()} returns) no byte of the old binding is
+ * placed or read any more.
+ */
 final class SoftMemoryWindow implements MemoryWindow {
   /** What a bind established; replaced as a whole so the responder never sees half a bind. */
   record Binding(
       SoftMemoryRegion region, long address, long length, int access, int qpn, int rkey) {}
 
+  private final Object accessLock = new Object();
   private final SoftProtectionDomain pd;
   private volatile Binding binding;
   private volatile int rkey;
@@ -31,23 +39,32 @@ final class SoftMemoryWindow implements MemoryWindow {
     return closed;
   }
 
+  /** The lock under which the binding changes and the responder moves bytes through it. */
+  Object accessLock() {
+    return accessLock;
+  }
+
   /** Publishes a new binding under a fresh random rkey; the caller checked the window is free. */
-  synchronized int bind(SoftMemoryRegion region, long address, long length, int access, int qpn) {
-    int key = pd.softContext().rkeys().allocate(this);
-    binding = new Binding(region, address, length, access, qpn, key);
-    rkey = key;
-    return key;
+  int bind(SoftMemoryRegion region, long address, long length, int access, int qpn) {
+    synchronized (accessLock) {
+      int key = pd.softContext().rkeys().allocate(this);
+      binding = new Binding(region, address, length, access, qpn, key);
+      rkey = key;
+      return key;
+    }
   }
 
   /** Invalidates the binding with {@code key}; false when that is not the live binding. */
-  synchronized boolean invalidate(int key, int qpn) {
-    Binding b = binding;
-    if (b == null || b.rkey() != key || b.qpn() != qpn) {
-      return false;
+  boolean invalidate(int key, int qpn) {
+    synchronized (accessLock) {
+      Binding b = binding;
+      if (b == null || b.rkey() != key || b.qpn() != qpn) {
+        return false;
+      }
+      binding = null;
+      pd.softContext().rkeys().remove(key, this);
+      return true;
     }
-    binding = null;
-    pd.softContext().rkeys().remove(key, this);
-    return true;
   }
 
   @Override
@@ -62,7 +79,7 @@ final class SoftMemoryWindow implements MemoryWindow {
 
   @Override
   public void close() {
-    synchronized (this) {
+    synchronized (accessLock) {
       if (closed) {
         return;
       }
