@@ -1,5 +1,6 @@
 package io.srdma.channel;
 
+import io.srdma.channel.protocol.Capabilities;
 import io.srdma.channel.protocol.ControlProxy;
 import io.srdma.channel.protocol.ErrorCode;
 import io.srdma.channel.protocol.Frame;
@@ -155,7 +156,8 @@ public final class SecureRdmaClient implements AutoCloseable {
     HelloAckFlyweight ack;
     byte[] sessionIdBytes;
     try (X25519KeyPair local = X25519KeyPair.generate(random)) {
-      proxy.hello(nextRequestId(), VERSION, 0, local.publicKey(), qp.localInfo());
+      int announced = Capabilities.local();
+      proxy.hello(nextRequestId(), VERSION, announced, local.publicKey(), qp.localInfo());
       Frame f = next(reader);
       if (f.type() == MessageType.ERROR) {
         throw refusal(f);
@@ -167,7 +169,9 @@ public final class SecureRdmaClient implements AutoCloseable {
       }
       sessionIdBytes = ack.sessionId();
       ConnectionInfo hostInfo = ack.connectionInfo();
-      try (TlsBinding binding = peer.binding(Role.INITIATOR)) {
+      TlsBinding.Kind kind =
+          Capabilities.bindingKind(Capabilities.checkAnswer(announced, ack.capabilities()));
+      try (TlsBinding binding = peer.binding(Role.INITIATOR, kind)) {
         schedule =
             KeySchedule.builder()
                 .role(Role.INITIATOR)
@@ -240,9 +244,7 @@ public final class SecureRdmaClient implements AutoCloseable {
     AuthenticatedPeer peer = null;
     try {
       r.open(options);
-      peer =
-          MutualTls.client(options.credential(), options.trust())
-              .connect(options.host(), options.connectTimeout());
+      peer = tls(options).connect(options.host(), options.connectTimeout());
       if (!RegionHost.HOST_TENANT.equals(peer.identity().tenant())) {
         throw new ChannelException(
             ChannelException.Reason.AUTHENTICATION_FAILED,
@@ -292,6 +294,23 @@ public final class SecureRdmaClient implements AutoCloseable {
           "connecting to " + options.host() + ": " + e.getMessage(),
           e);
     }
+  }
+
+  /**
+   * The TLS client: pinned to the expected host, whose certificate is checked before this client
+   * sends its own; or, with {@link ClientOptions#anyHostForDevelopment()}, any host of the
+   * deployment, with a warning on every connect.
+   */
+  private static MutualTls tls(ClientOptions options) {
+    if (options.hostIdentity() != null) {
+      return MutualTls.client(options.credential(), options.trust(), options.hostIdentity());
+    }
+    LOG.warn(
+        "connecting to {} WITHOUT host pinning (ClientOptions.anyHostForDevelopment()): any host"
+            + " of the deployment is accepted and could read this tenant's data; set"
+            + " ClientOptions.hostIdentity(srdma://host/<name>) outside development",
+        options.host());
+    return MutualTls.client(options.credential(), options.trust());
   }
 
   private static ChannelException refusal(Frame f) {
