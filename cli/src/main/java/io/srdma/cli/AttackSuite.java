@@ -58,6 +58,7 @@ final class AttackSuite {
    */
   record Target(
       InetSocketAddress address,
+      PeerIdentity hostIdentity,
       DeploymentTrust trust,
       Credential attacker,
       String region,
@@ -100,15 +101,22 @@ final class AttackSuite {
   }
 
   private SecureRdmaClient connect(Credential who) {
-    SecureRdmaClient c =
-        SecureRdmaClient.connect(
-            new ClientOptions()
-                .credential(who)
-                .trust(target.trust())
-                .host(target.address())
-                .provider(target.provider()));
+    SecureRdmaClient c = SecureRdmaClient.connect(options(who));
     clients.add(c);
     return c;
+  }
+
+  /** A client of {@code who}, pinned to the target host when its identity is known. */
+  private ClientOptions options(Credential who) {
+    ClientOptions o =
+        new ClientOptions()
+            .credential(who)
+            .trust(target.trust())
+            .host(target.address())
+            .provider(target.provider());
+    return target.hostIdentity() == null
+        ? o.anyHostForDevelopment()
+        : o.hostIdentity(target.hostIdentity());
   }
 
   private RemoteGrant writeGrant(SecureRdmaClient c, long offset, long length, Duration ttl) {
@@ -355,13 +363,7 @@ final class AttackSuite {
     try {
       for (int i = 0; i < 1024 && refusal == null; i++) {
         try {
-          flood.add(
-              SecureRdmaClient.connect(
-                  new ClientOptions()
-                      .credential(target.attacker())
-                      .trust(target.trust())
-                      .host(target.address())
-                      .provider(target.provider())));
+          flood.add(SecureRdmaClient.connect(options(target.attacker())));
           opened++;
         } catch (ChannelException e) {
           refusal = e;

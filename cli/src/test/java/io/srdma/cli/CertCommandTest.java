@@ -58,7 +58,7 @@ class CertCommandTest {
             "--out",
             out.toString());
     assertEquals(0, r.exit(), r.err());
-    assertTrue(r.out().contains("issued srdma://acme/kv-1"), r.out());
+    assertTrue(r.out().contains("issued peer certificate srdma://acme/kv-1"), r.out());
     X509Certificate cert = Pem.readCertificate(out.resolve("acme.kv-1.crt"));
     assertEquals(PeerIdentity.of("acme", "kv-1"), PeerIdentity.fromCertificate(cert));
     long days =
@@ -68,6 +68,26 @@ class CertCommandTest {
     assertEquals(
         "rw-------",
         PosixFilePermissions.toString(Files.getPosixFilePermissions(out.resolve("acme.kv-1.key"))));
+  }
+
+  @Test
+  void shouldIssueARegionHostCertificateForServingOnly() throws Exception {
+    CliRun r =
+        CliRun.of(
+            "cert",
+            "issue",
+            "--ca",
+            ca.toString(),
+            "--tenant",
+            "host",
+            "--peer",
+            "h-1",
+            "--out",
+            out.toString());
+    assertEquals(0, r.exit(), r.err());
+    assertTrue(r.out().contains("issued host certificate srdma://host/h-1"), r.out());
+    X509Certificate cert = Pem.readCertificate(out.resolve("host.h-1.crt"));
+    assertEquals(java.util.List.of("1.3.6.1.5.5.7.3.1"), cert.getExtendedKeyUsage());
   }
 
   @Test

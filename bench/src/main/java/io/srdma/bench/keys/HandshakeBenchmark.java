@@ -78,11 +78,11 @@ public class HandshakeBenchmark {
   public void setUp() throws Exception {
     dir = Files.createTempDirectory("srdma-bench-keys");
     DeploymentCa ca = DeploymentCa.init(dir.resolve("ca"), null);
-    Credential server = ca.issuePeer(PeerIdentity.of("bench", "server"), Duration.ofDays(1));
+    Credential server = ca.issueHost("bench-server", Duration.ofDays(1));
     Credential client = ca.issuePeer(PeerIdentity.of("bench", "client"), Duration.ofDays(1));
 
     MutualTls srdmaServer = MutualTls.server(server, ca.trust());
-    srdmaClient = MutualTls.client(client, ca.trust());
+    srdmaClient = MutualTls.client(client, ca.trust(), PeerIdentity.host("bench-server"));
     srdmaPlain =
         new Server(
             "bench-srdma-tls",
