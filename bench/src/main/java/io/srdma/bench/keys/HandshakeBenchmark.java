@@ -141,6 +141,10 @@ public class HandshakeBenchmark {
     tmf.init(trust);
     SSLContext ctx = SSLContext.getInstance("TLSv1.3", "SunJSSE");
     ctx.init(kmf.getKeyManagers(), tmf.getTrustManagers(), new SecureRandom());
+    // full handshakes, as MutualTls makes them (no session tickets): without this the JDK client
+    // resumes its cached session and the baseline measures resumption (ResumptionCost)
+    ctx.getServerSessionContext().setSessionTimeout(7 * 24 * 3600 + 1);
+    ctx.getClientSessionContext().setSessionTimeout(7 * 24 * 3600 + 1);
     return ctx;
   }
 
