@@ -176,7 +176,9 @@ public final class DeploymentTrust {
 
   /**
    * This trust as a JSSE trust manager, for TLS stacks other than {@link MutualTls} (e.g. Netty on
-   * BoringSSL): the same CA-only validation, revocation, usage and identity checks.
+   * BoringSSL): the same CA-only validation, revocation, usage and identity checks. A trust manager
+   * runs only in full handshakes: such a stack must turn session resumption off itself (or verify
+   * the peer again after each handshake), as {@link MutualTls} does; it pins no host.
    */
   public javax.net.ssl.X509ExtendedTrustManager trustManager() {
     return new DeploymentTrustManager(this);

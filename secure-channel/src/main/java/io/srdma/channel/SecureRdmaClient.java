@@ -270,6 +270,7 @@ public final class SecureRdmaClient implements AutoCloseable {
       throw new ChannelException(
           e.category() == KeyExchangeException.Category.KEY_SCHEDULE
                   || e.category() == KeyExchangeException.Category.PEER_CERTIFICATE
+                  || e.reason() == KeyExchangeException.Reason.RESUMPTION_REFUSED
               ? ChannelException.Reason.AUTHENTICATION_FAILED
               : ChannelException.Reason.CONNECT_FAILED,
           e.reason().name(),
