@@ -107,6 +107,7 @@ public final class SecureRdmaClient implements AutoCloseable {
   private final SealingKeys sealing;
   private final ThreadLocal<RecordSealer> sealers;
   private final String sessionId;
+  private final TlsBinding.Kind bindingKind;
   private final int slotSize;
   private final ArrayBlockingQueue<Integer> freeSlots;
   private final PendingWrite[] inflight;
@@ -154,6 +155,7 @@ public final class SecureRdmaClient implements AutoCloseable {
     socket.setSoTimeout((int) o.connectTimeout().toMillis());
     SecureRandom random = new SecureRandom();
     HelloAckFlyweight ack;
+    TlsBinding.Kind kind;
     byte[] sessionIdBytes;
     try (X25519KeyPair local = X25519KeyPair.generate(random)) {
       int announced = Capabilities.local();
@@ -169,8 +171,7 @@ public final class SecureRdmaClient implements AutoCloseable {
       }
       sessionIdBytes = ack.sessionId();
       ConnectionInfo hostInfo = ack.connectionInfo();
-      TlsBinding.Kind kind =
-          Capabilities.bindingKind(Capabilities.checkAnswer(announced, ack.capabilities()));
+      kind = Capabilities.bindingKind(Capabilities.checkAnswer(announced, ack.capabilities()));
       try (TlsBinding binding = peer.binding(Role.INITIATOR, kind)) {
         schedule =
             KeySchedule.builder()
@@ -196,6 +197,7 @@ public final class SecureRdmaClient implements AutoCloseable {
       qp.readyToSend();
     }
     this.sessionId = HexFormat.of().formatHex(sessionIdBytes);
+    this.bindingKind = kind;
     this.sealing = new SealingKeys(schedule.sendKeys());
     this.sealers = ThreadLocal.withInitial(() -> new RecordSealer(sealing, o.maxRecordPayload()));
     int slots = o.stagingSlots();
@@ -260,7 +262,14 @@ public final class SecureRdmaClient implements AutoCloseable {
       SecureRdmaClient c = new SecureRdmaClient(options, peer, r);
       c.controlThread.start();
       c.pollerThread.start();
-      LOG.info("{}: session {} with {} as {}", c.name, c.sessionId, options.host(), c.identity);
+      LOG.info(
+          "{}: session {} with {} ({}) as {}, keys bound to the {}",
+          c.name,
+          c.sessionId,
+          options.host(),
+          peer.identity(),
+          c.identity,
+          c.bindingKind == TlsBinding.Kind.EXPORTER ? "TLS exporter" : "certificate transcript");
       return c;
     } catch (ChannelException e) {
       r.close(peer);
@@ -312,6 +321,11 @@ public final class SecureRdmaClient implements AutoCloseable {
             + " ClientOptions.hostIdentity(srdma://host/<name>) outside development",
         options.host());
     return MutualTls.client(options.credential(), options.trust());
+  }
+
+  /** How this session's keys are bound to its TLS connection (agreed in HELLO); thread-safe. */
+  TlsBinding.Kind bindingKind() {
+    return bindingKind;
   }
 
   private static ChannelException refusal(Frame f) {

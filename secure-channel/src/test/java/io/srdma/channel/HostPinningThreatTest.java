@@ -114,6 +114,18 @@ class HostPinningThreatTest {
   }
 
   @Test
+  void shouldBindTheSessionToTheExporterExactlyWhenBothEndsHaveIt() {
+    // both ends run in this JVM: Java 25 binds to the TLS exporter, Java 17 to the transcript;
+    // key confirmation passing proves both ends chose the same
+    SecureRdmaClient c = rig.client("acme", "trainer-1");
+    assertEquals(
+        io.srdma.keys.TlsBinding.exporterAvailable()
+            ? io.srdma.keys.TlsBinding.Kind.EXPORTER
+            : io.srdma.keys.TlsBinding.Kind.CERTIFICATE_TRANSCRIPT,
+        c.bindingKind());
+  }
+
+  @Test
   void shouldRequireAPinnedHostOrTheExplicitDevelopmentOptOut() {
     ChannelException missing =
         assertThrows(
