@@ -91,7 +91,8 @@ class ConsoleOnRealHostBrowserTest {
                     .credential(
                         ca.issuePeer(PeerIdentity.of("acme", "trainer-1"), Duration.ofDays(1)))
                     .trust(ca.trust())
-                    .host(host.address()))) {
+                    .host(host.address())
+                    .hostName("h"))) {
       host.registerRegion("acme", "kvcache", 1 << 20);
       RemoteGrant grant =
           client.grant("kvcache", EnumSet.of(Access.WRITE), 0, 1 << 20, Duration.ofMinutes(5));

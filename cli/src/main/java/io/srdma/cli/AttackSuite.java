@@ -65,6 +65,7 @@ final class AttackSuite {
    */
   record Target(
       InetSocketAddress address,
+      PeerIdentity hostIdentity,
       DeploymentTrust trust,
       Credential attacker,
       String region,
@@ -167,18 +168,26 @@ final class AttackSuite {
   }
 
   private SecureRdmaClient newClient(Credential who) {
-    return SecureRdmaClient.connect(
-        new ClientOptions()
-            .credential(who)
-            .trust(target.trust())
-            .host(target.address())
-            .provider(target.provider()));
+    return SecureRdmaClient.connect(options(who));
   }
 
   private SecureRdmaClient connect(Credential who) {
     SecureRdmaClient c = newClient(who);
     clients.add(c);
     return c;
+  }
+
+  /** A client of {@code who}, pinned to the target host when its identity is known. */
+  private ClientOptions options(Credential who) {
+    ClientOptions o =
+        new ClientOptions()
+            .credential(who)
+            .trust(target.trust())
+            .host(target.address())
+            .provider(target.provider());
+    return target.hostIdentity() == null
+        ? o.anyHostForDevelopment()
+        : o.hostIdentity(target.hostIdentity());
   }
 
   private RemoteGrant writeGrant(SecureRdmaClient c, long offset, long length, Duration ttl) {
@@ -441,13 +450,7 @@ final class AttackSuite {
     try {
       for (int i = 0; i < 1024 && refusal == null; i++) {
         try {
-          flood.add(
-              SecureRdmaClient.connect(
-                  new ClientOptions()
-                      .credential(target.attacker())
-                      .trust(target.trust())
-                      .host(target.address())
-                      .provider(target.provider())));
+          flood.add(SecureRdmaClient.connect(options(target.attacker())));
           opened++;
         } catch (ChannelException e) {
           refusal = e;

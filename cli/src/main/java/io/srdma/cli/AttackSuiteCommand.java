@@ -4,6 +4,7 @@ import io.srdma.keys.Credential;
 import io.srdma.keys.DeploymentCa;
 import io.srdma.keys.DeploymentTrust;
 import io.srdma.keys.KeyExchangeException;
+import io.srdma.keys.PeerIdentity;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
@@ -37,6 +38,14 @@ import picocli.CommandLine.Spec;
 public final class AttackSuiteCommand implements Callable<Integer> {
   @Option(names = "--target", required = true, description = "The host's control plane, HOST:PORT.")
   String target;
+
+  @Option(
+      names = "--host-name",
+      paramLabel = "NAME",
+      description =
+          "The host's name: its certificate must name srdma://host/NAME. Without it any host of"
+              + " the deployment is accepted (development only; a warning on every connect).")
+  String hostName;
 
   @Option(names = "--ca", required = true, description = "The deployment's CA certificate (PEM).")
   Path ca;
@@ -98,6 +107,7 @@ public final class AttackSuiteCommand implements Callable<Integer> {
       t =
           new AttackSuite.Target(
               address,
+              hostIdentity(),
               trust,
               credential("--attacker", attacker),
               region,
@@ -176,6 +186,17 @@ public final class AttackSuiteCommand implements Callable<Integer> {
       throw new ParameterException(spec.commandLine(), option + " takes CERT,KEY");
     }
     return Credential.load(readable(option, pair[0]), readable(option, pair[1]), null);
+  }
+
+  private PeerIdentity hostIdentity() {
+    if (hostName == null) {
+      return null;
+    }
+    try {
+      return PeerIdentity.host(hostName);
+    } catch (KeyExchangeException e) {
+      throw new ParameterException(spec.commandLine(), "--host-name: " + e.getMessage());
+    }
   }
 
   private InetSocketAddress address(String hostPort) {

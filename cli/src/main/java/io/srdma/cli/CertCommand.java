@@ -79,6 +79,9 @@ public final class CertCommand implements Runnable {
       description = {
         "Issue a peer certificate with identity srdma://TENANT/PEER (or a console certificate"
             + " for --host) and a fresh P-256 key.",
+        "TENANT 'host' makes a region host's certificate (extended key usage serverAuth only;"
+            + " tenants pin it with ClientOptions.hostIdentity); any other tenant a tenant peer's"
+            + " (clientAuth only). Neither can act in the other's role.",
         "Writes OUT/TENANT.PEER.crt and OUT/TENANT.PEER.key (owner-only); never overwrites."
       },
       exitCodeListHeading = "%nExit status:%n",
@@ -154,7 +157,9 @@ public final class CertCommand implements Runnable {
               X509Certificate cert = c.certificate();
               o.printf(
                   "issued %s, serial %s, valid until %s%n",
-                  identity == null ? "console certificate for " + host : identity,
+                  identity == null
+                      ? "console certificate for " + host
+                      : (identity.isHost() ? "host certificate " : "peer certificate ") + identity,
                   cert.getSerialNumber().toString(16),
                   cert.getNotAfter().toInstant());
               o.printf("  %s%n", crt);

@@ -295,6 +295,7 @@ public final class DemoCommand implements Callable<Integer> {
     AttackSuite.Target target =
         new AttackSuite.Target(
             host.address(),
+            PeerIdentity.of(RegionHost.HOST_TENANT, "demo-host"),
             clients.ca.trust(),
             clients.credential("acme", "trainer-2"),
             "kvcache",
@@ -424,6 +425,7 @@ public final class DemoCommand implements Callable<Integer> {
                   .credential(credential(tenant, peer))
                   .trust(ca.trust())
                   .host(host.address())
+                  .hostIdentity(PeerIdentity.of(RegionHost.HOST_TENANT, "demo-host"))
                   .provider(provider));
       open.add(c);
       return c;

@@ -150,8 +150,7 @@ class AttackSuiteCommandTest {
       throws Exception {
     DeploymentCa deployment = DeploymentCa.open(dir.resolve("ca"), null);
     Credential hostCredential =
-        deployment.issuePeer(
-            PeerIdentity.of(RegionHost.HOST_TENANT, "test-host"), Duration.ofDays(1));
+        deployment.issueHost("test-host", Duration.ofDays(1));
     Credential narrow =
         deployment.issuePeer(PeerIdentity.of("acme", "dashboard"), Duration.ofDays(1));
     narrow.writeTo(dir.resolve("narrow.crt"), dir.resolve("narrow.key"), null);
@@ -169,6 +168,7 @@ class AttackSuiteCommandTest {
       host.registerRegion("globex", "features", 4 << 20);
       List<String> a = args(Addresses.format(host.address()), true);
       a.addAll(List.of("--narrow", dir.resolve("narrow.crt") + "," + dir.resolve("narrow.key")));
+      a.addAll(List.of("--host-name", "test-host"));
       CliRun r = CliRun.of(a.toArray(new String[0]));
       assertEquals(0, r.exit(), r.out() + r.err());
       assertTrue(r.out().contains("attack-suite: every outcome as expected"), r.out());

@@ -58,7 +58,7 @@ class CertCommandTest {
             "--out",
             out.toString());
     assertEquals(0, r.exit(), r.err());
-    assertTrue(r.out().contains("issued srdma://acme/kv-1"), r.out());
+    assertTrue(r.out().contains("issued peer certificate srdma://acme/kv-1"), r.out());
     X509Certificate cert = Pem.readCertificate(out.resolve("acme.kv-1.crt"));
     assertEquals(PeerIdentity.of("acme", "kv-1"), PeerIdentity.fromCertificate(cert));
     long days =
@@ -68,6 +68,26 @@ class CertCommandTest {
     assertEquals(
         "rw-------",
         PosixFilePermissions.toString(Files.getPosixFilePermissions(out.resolve("acme.kv-1.key"))));
+  }
+
+  @Test
+  void shouldIssueARegionHostCertificateForServingOnly() throws Exception {
+    CliRun r =
+        CliRun.of(
+            "cert",
+            "issue",
+            "--ca",
+            ca.toString(),
+            "--tenant",
+            "host",
+            "--peer",
+            "h-1",
+            "--out",
+            out.toString());
+    assertEquals(0, r.exit(), r.err());
+    assertTrue(r.out().contains("issued host certificate srdma://host/h-1"), r.out());
+    X509Certificate cert = Pem.readCertificate(out.resolve("host.h-1.crt"));
+    assertEquals(java.util.List.of("1.3.6.1.5.5.7.3.1"), cert.getExtendedKeyUsage());
   }
 
   @Test
@@ -207,7 +227,7 @@ class CertCommandTest {
     CliRun r = CliRun.of("cert", "show", out.resolve("acme.a.crt").toString());
     assertEquals(0, r.exit(), r.err());
     assertTrue(r.out().contains("key:       EC P-256, SHA256withECDSA"), r.out());
-    assertTrue(r.out().contains("usage:     digitalSignature, clientAuth, serverAuth"), r.out());
+    assertTrue(r.out().contains("usage:     digitalSignature, clientAuth\n"), r.out());
     CliRun missing = CliRun.of("cert", "show", tmp.resolve("missing.crt").toString());
     assertEquals(1, missing.exit());
     assertTrue(missing.err().contains("does not exist"), missing.err());

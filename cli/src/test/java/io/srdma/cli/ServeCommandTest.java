@@ -155,7 +155,8 @@ class ServeCommandTest {
                 dir.resolve("certs/acme.trainer-1.key"),
                 null))
         .trust(DeploymentTrust.load(dir.resolve("ca/ca.crt"), dir.resolve("ca/crl.pem")))
-        .host(host);
+        .host(host)
+        .hostName("host-1");
   }
 
   @Test

@@ -34,12 +34,28 @@ public final class AuthenticatedPeer {
   }
 
   /**
-   * The TLS binding of this connection for the key schedule: the certificate transcript of the
-   * initiator's and the responder's certificates.
+   * The certificate transcript binding of this connection: {@code binding(role,
+   * CERTIFICATE_TRANSCRIPT)}.
    *
    * @param role this party's role on the connection
    */
   public TlsBinding binding(Role role) {
+    return binding(role, TlsBinding.Kind.CERTIFICATE_TRANSCRIPT);
+  }
+
+  /**
+   * The TLS binding of this connection for the key schedule. Both ends must pick the same kind:
+   * {@link TlsBinding.Kind#EXPORTER} only when both announced it (docs/protocol.md, HELLO
+   * capabilities); otherwise the certificate transcript of the initiator's and the responder's
+   * certificates.
+   *
+   * @param role this party's role on the connection
+   * @param kind the kind both ends agreed on
+   */
+  public TlsBinding binding(Role role, TlsBinding.Kind kind) {
+    if (kind == TlsBinding.Kind.EXPORTER) {
+      return TlsBinding.exporter(socket.getSession());
+    }
     java.security.cert.Certificate[] local = socket.getSession().getLocalCertificates();
     if (local == null || local.length == 0) {
       throw new KeyExchangeException(

@@ -105,9 +105,11 @@ final class CertificateIssuer {
             .build();
     GeneralNames san =
         new GeneralNames(new GeneralName(GeneralName.uniformResourceIdentifier, identity.toUri()));
+    // one role per certificate: a host only serves, a tenant peer only connects, so neither can
+    // stand in for the other (both ends check it, DeploymentTrust.checkUsage)
     ExtendedKeyUsage eku =
         new ExtendedKeyUsage(
-            new KeyPurposeId[] {KeyPurposeId.id_kp_clientAuth, KeyPurposeId.id_kp_serverAuth});
+            identity.isHost() ? KeyPurposeId.id_kp_serverAuth : KeyPurposeId.id_kp_clientAuth);
     return leaf(ca, caKey, subjectKey, subject, san, eku, from, to);
   }
 

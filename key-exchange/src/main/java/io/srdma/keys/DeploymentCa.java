@@ -24,9 +24,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
-import org.bouncycastle.asn1.ASN1Integer;
-import org.bouncycastle.asn1.ASN1OctetString;
-import org.bouncycastle.asn1.x509.Extension;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -114,7 +111,7 @@ public final class DeploymentCa {
     Pem.writeCertificate(dir.resolve(CA_CERTIFICATE), cert);
     SecureFiles.writeNew(dir.resolve(ISSUED), new byte[0], false);
     DeploymentCa ca = new DeploymentCa(dir, cert, keys.getPrivate(), clock);
-    ca.publishCrl(new TreeMap<>(), BigInteger.ONE);
+    ca.publishCrl(new TreeMap<>(), BigInteger.valueOf(clock.millis()));
     LOG.info("created deployment CA '{}' in {}", name, dir);
     return ca;
   }
@@ -163,13 +160,25 @@ public final class DeploymentCa {
     return Pem.readCrl(dir.resolve(CRL));
   }
 
-  /** Issues a peer certificate valid from now (back-dated a little) for {@code validity}. */
+  /**
+   * Issues a peer certificate valid from now (back-dated a little) for {@code validity}. The
+   * profile follows the identity: {@code srdma://host/<name>} gets a host certificate (extended key
+   * usage serverAuth only), any other tenant's peer a client certificate (clientAuth only).
+   */
   public Credential issuePeer(PeerIdentity identity, Duration validity) {
     Instant now = clock.instant().truncatedTo(ChronoUnit.SECONDS);
     return issuePeer(identity, now.minus(BACKDATE), now.plus(validity));
   }
 
-  /** Issues a peer certificate valid in {@code [notBefore, notAfter]}, with a fresh P-256 key. */
+  /** Issues a region host certificate for {@code srdma://host/<name>} (serverAuth only). */
+  public Credential issueHost(String name, Duration validity) {
+    return issuePeer(PeerIdentity.host(name), validity);
+  }
+
+  /**
+   * Issues a peer certificate valid in {@code [notBefore, notAfter]}, with a fresh P-256 key; the
+   * profile follows the identity as for {@link #issuePeer(PeerIdentity, Duration)}.
+   */
   public Credential issuePeer(PeerIdentity identity, Instant notBefore, Instant notAfter) {
     Objects.requireNonNull(identity, "identity");
     KeyPair keys = issuer.newKeyPair();
@@ -244,7 +253,7 @@ public final class DeploymentCa {
         return false;
       }
       revoked.put(serial, clock.instant().truncatedTo(ChronoUnit.SECONDS));
-      publishCrl(revoked, crlNumber(current).add(BigInteger.ONE));
+      publishCrl(revoked, nextCrlNumber(current));
       LOG.info("revoked certificate serial {}", serial.toString(16));
       return true;
     } catch (IOException e) {
@@ -281,7 +290,7 @@ public final class DeploymentCa {
         revoked.put(e.getSerialNumber(), e.getRevocationDate().toInstant());
       }
     }
-    publishCrl(revoked, crlNumber(current).add(BigInteger.ONE));
+    publishCrl(revoked, nextCrlNumber(current));
   }
 
   /** Whether this CA's log records {@code serial}. */
@@ -339,12 +348,14 @@ public final class DeploymentCa {
     }
   }
 
-  private static BigInteger crlNumber(X509CRL crl) {
-    byte[] ext = crl.getExtensionValue(Extension.cRLNumber.getId());
-    if (ext == null) {
-      return BigInteger.ZERO;
-    }
-    return ASN1Integer.getInstance(ASN1OctetString.getInstance(ext).getOctets()).getValue();
+  /**
+   * The number of the next list: above the current one and at least the time in milliseconds, so
+   * numbers only grow (peers refuse a list that goes backwards, RevocationList) even if an older
+   * crl.pem was put back in this directory.
+   */
+  private BigInteger nextCrlNumber(X509CRL current) {
+    BigInteger next = RevocationList.crlNumber(current).add(BigInteger.ONE);
+    return next.max(BigInteger.valueOf(clock.millis()));
   }
 
   private static void createDirectory(Path dir) {

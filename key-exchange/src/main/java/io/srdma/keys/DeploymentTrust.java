@@ -64,7 +64,9 @@ public final class DeploymentTrust {
    * used, a CA certificate sent along is ignored.
    *
    * @param chain the chain the peer presented, peer certificate first
-   * @param usage the TLS role the peer plays
+   * @param usage the TLS role the peer plays: {@link CertificateUsage#TLS_SERVER} needs a host
+   *     identity ({@code srdma://host/<name>}) and serverAuth, {@link CertificateUsage#TLS_CLIENT}
+   *     a tenant identity and clientAuth
    * @return the peer's identity, from its certificate
    * @throws KeyExchangeException of category {@link KeyExchangeException.Category#PEER_CERTIFICATE}
    *     whose reason says why the certificate was refused
@@ -79,7 +81,23 @@ public final class DeploymentTrust {
     validatePath(leaf, now);
     revocations.check(leaf, clock.instant());
     checkUsage(leaf, usage);
-    return PeerIdentity.fromCertificate(leaf);
+    PeerIdentity identity = PeerIdentity.fromCertificate(leaf);
+    checkRole(identity, usage);
+    return identity;
+  }
+
+  /**
+   * One role per identity: only {@code srdma://host/*} may act as TLS server, and it may not act as
+   * TLS client. Certificates issued before the profiles were split carry both extended key usages;
+   * this check keeps them in their role too.
+   */
+  private static void checkRole(PeerIdentity identity, CertificateUsage usage) {
+    if (usage == CertificateUsage.TLS_SERVER && !identity.isHost()) {
+      throw wrongUsage(identity + " is a tenant peer's certificate: it cannot act as a host");
+    }
+    if (usage == CertificateUsage.TLS_CLIENT && identity.isHost()) {
+      throw wrongUsage(identity + " is a host's certificate: it cannot act as a tenant peer");
+    }
   }
 
   private void validatePath(X509Certificate leaf, Date now) {
@@ -158,7 +176,9 @@ public final class DeploymentTrust {
 
   /**
    * This trust as a JSSE trust manager, for TLS stacks other than {@link MutualTls} (e.g. Netty on
-   * BoringSSL): the same CA-only validation, revocation, usage and identity checks.
+   * BoringSSL): the same CA-only validation, revocation, usage and identity checks. A trust manager
+   * runs only in full handshakes: such a stack must turn session resumption off itself (or verify
+   * the peer again after each handshake), as {@link MutualTls} does; it pins no host.
    */
   public javax.net.ssl.X509ExtendedTrustManager trustManager() {
     return new DeploymentTrustManager(this);

@@ -50,6 +50,13 @@ public class KeyExchangeException extends RuntimeException {
     NO_IDENTITY(Category.PEER_CERTIFICATE),
     /** The certificate is malformed or failed validation for another reason. */
     CERTIFICATE_INVALID(Category.PEER_CERTIFICATE),
+    /** The certificate is valid but names another identity than the one this side expects. */
+    UNEXPECTED_PEER(Category.PEER_CERTIFICATE),
+    /**
+     * A revocation list was refused because it would go backwards: its CRL number is lower than the
+     * one in force, or equal with different content. The list in force stays.
+     */
+    CRL_ROLLBACK(Category.PEER_CERTIFICATE),
 
     /** The peer offered no protocol version we accept (we accept TLS 1.3 only). */
     PROTOCOL_VERSION(Category.TLS),
@@ -57,6 +64,11 @@ public class KeyExchangeException extends RuntimeException {
     HANDSHAKE_TIMEOUT(Category.TLS),
     /** The handshake failed for another reason (alert, closed connection, I/O error). */
     HANDSHAKE_FAILED(Category.TLS),
+    /**
+     * The peer resumed an earlier TLS session instead of proving its certificate again; only full
+     * handshakes are accepted (docs/keys.md).
+     */
+    RESUMPTION_REFUSED(Category.TLS),
 
     /** The peer's X25519 public key is malformed or of low order. */
     BAD_PUBLIC_KEY(Category.KEY_SCHEDULE),

@@ -21,6 +21,7 @@ import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLPeerUnverifiedException;
 import javax.net.ssl.SSLServerSocket;
 import javax.net.ssl.SSLSession;
+import javax.net.ssl.SSLSessionContext;
 import javax.net.ssl.SSLSocket;
 import javax.net.ssl.TrustManager;
 
@@ -29,11 +30,17 @@ import javax.net.ssl.TrustManager;
  *
  * <p>Settings (see docs/keys.md): TLS 1.3 only — no fallback; cipher suites AES-256-GCM,
  * AES-128-GCM and ChaCha20-Poly1305; client certificate required; the deployment CA is the only
- * trust anchor and its CRL is checked on every handshake. The provider is the JDK's own (SunJSSE):
- * on Java 17 it is about three times faster than Bouncy Castle's JSSE for this handshake, and
- * neither exposes the TLS exporter to us (see {@link TlsBinding}). Key exchange groups are the
- * JDK's defaults (x25519 first); the deployment's P-256 certificates make the signature scheme
- * ecdsa_secp256r1_sha256.
+ * trust anchor. The provider is the JDK's own (SunJSSE): on Java 17 it is about three times faster
+ * than Bouncy Castle's JSSE for this handshake. Key exchange groups are the JDK's defaults (x25519
+ * first); the deployment's P-256 certificates make the signature scheme ecdsa_secp256r1_sha256.
+ *
+ * <p>Trust is decided on every connection. Session resumption is off: neither side issues nor keeps
+ * session tickets (both session contexts have a lifetime above the 7-day ticket limit, which makes
+ * SunJSSE send no NewSessionTicket and discard any it receives), and {@link #handshake} refuses a
+ * connection on which the trust manager verified no certificate — a resumed one — with {@link
+ * KeyExchangeException.Reason#RESUMPTION_REFUSED}. After every handshake it verifies the peer's
+ * certificate again with the deployment trust (CA, CRL, validity, usage, role, expected identity),
+ * so a revocation that lands during a handshake still counts.
  *
  * <p>Typical server use:
  *
@@ -54,29 +61,69 @@ public final class MutualTls {
   public static final List<String> CIPHER_SUITES =
       List.of("TLS_AES_256_GCM_SHA384", "TLS_AES_128_GCM_SHA256", "TLS_CHACHA20_POLY1305_SHA256");
 
+  /**
+   * Lifetime given to both session contexts: above SunJSSE's 7-day ticket limit
+   * (NewSessionTicket.MAX_TICKET_LIFETIME, Java 17 to 25), so no ticket is sent or kept.
+   */
+  static final int NO_TICKET_SESSION_TIMEOUT_SECONDS = 7 * 24 * 3600 + 1;
+
   private static final String JSSE_PROVIDER = "SunJSSE";
 
   private final SSLContext context;
+  private final DeploymentTrust trust;
+  private final DeploymentTrustManager trustManager;
+  private final PeerIdentity expectedPeer;
   private final boolean server;
 
-  private MutualTls(SSLContext context, boolean server) {
-    this.context = context;
-    this.server = server;
-  }
-
-  /** The server side: presents {@code credential}, requires and checks a client certificate. */
-  public static MutualTls server(Credential credential, DeploymentTrust trust) {
-    return new MutualTls(newContext(credential, trust), true);
-  }
-
-  /** The client side: presents {@code credential}, checks the server's certificate. */
-  public static MutualTls client(Credential credential, DeploymentTrust trust) {
-    return new MutualTls(newContext(credential, trust), false);
-  }
-
-  private static SSLContext newContext(Credential credential, DeploymentTrust trust) {
+  private MutualTls(
+      Credential credential, DeploymentTrust trust, PeerIdentity expectedPeer, boolean server) {
     Objects.requireNonNull(credential, "credential");
-    Objects.requireNonNull(trust, "trust");
+    this.trust = Objects.requireNonNull(trust, "trust");
+    this.expectedPeer = expectedPeer;
+    this.server = server;
+    this.trustManager = new DeploymentTrustManager(trust, server ? null : expectedPeer);
+    this.context = newContext(credential, trust, trustManager);
+  }
+
+  /**
+   * The server side: presents {@code credential} (a host's), requires and checks a client
+   * certificate of a tenant peer.
+   */
+  public static MutualTls server(Credential credential, DeploymentTrust trust) {
+    return new MutualTls(credential, trust, null, true);
+  }
+
+  /**
+   * The client side, accepting any host of the deployment ({@code srdma://host/*} with serverAuth).
+   * Prefer {@link #client(Credential, DeploymentTrust, PeerIdentity)}, which pins the host.
+   */
+  public static MutualTls client(Credential credential, DeploymentTrust trust) {
+    return new MutualTls(credential, trust, null, false);
+  }
+
+  /**
+   * The client side, pinned to one host: a server whose certificate names another identity is
+   * refused with {@link KeyExchangeException.Reason#UNEXPECTED_PEER} while its certificate is
+   * checked, before this side sends its own certificate or any data.
+   *
+   * @param expectedServer the host's identity, {@code srdma://host/<name>}
+   */
+  public static MutualTls client(
+      Credential credential, DeploymentTrust trust, PeerIdentity expectedServer) {
+    Objects.requireNonNull(expectedServer, "expectedServer");
+    if (!expectedServer.isHost()) {
+      throw new KeyExchangeException(
+          KeyExchangeException.Reason.BAD_ARGUMENT,
+          "the expected server must be a host identity srdma://"
+              + PeerIdentity.HOST_TENANT
+              + "/<name>, not "
+              + expectedServer);
+    }
+    return new MutualTls(credential, trust, expectedServer, false);
+  }
+
+  private static SSLContext newContext(
+      Credential credential, DeploymentTrust trust, DeploymentTrustManager trustManager) {
     char[] password = new char[0];
     try {
       // an in-memory key store only to hand the key to the JDK's key manager
@@ -90,10 +137,12 @@ public final class MutualTls {
       KeyManagerFactory kmf = KeyManagerFactory.getInstance("SunX509", JSSE_PROVIDER);
       kmf.init(ks, password);
       SSLContext ctx = SSLContext.getInstance(PROTOCOL, JSSE_PROVIDER);
-      ctx.init(
-          kmf.getKeyManagers(),
-          new TrustManager[] {new DeploymentTrustManager(trust)},
-          new SecureRandom());
+      ctx.init(kmf.getKeyManagers(), new TrustManager[] {trustManager}, new SecureRandom());
+      for (SSLSessionContext sessions :
+          List.of(ctx.getServerSessionContext(), ctx.getClientSessionContext())) {
+        sessions.setSessionTimeout(NO_TICKET_SESSION_TIMEOUT_SECONDS);
+        sessions.setSessionCacheSize(1); // 0 would mean unlimited
+      }
       return ctx;
     } catch (GeneralSecurityException | IOException e) {
       throw new KeyExchangeException(
@@ -193,11 +242,13 @@ public final class MutualTls {
   }
 
   /**
-   * Configures a socket and runs its handshake; on failure the socket is closed.
+   * Configures a socket, runs its handshake and verifies the peer again; on failure the socket is
+   * closed.
    *
    * @param timeout bounds each read of the handshake
    * @return the authenticated peer, its identity taken from its certificate
-   * @throws KeyExchangeException whose reason says why the handshake failed
+   * @throws KeyExchangeException whose reason says why the handshake failed; {@link
+   *     KeyExchangeException.Reason#RESUMPTION_REFUSED} if the peer resumed a session
    */
   public AuthenticatedPeer handshake(SSLSocket socket, Duration timeout) {
     try {
@@ -207,15 +258,11 @@ public final class MutualTls {
       socket.setTcpNoDelay(true);
       int previous = socket.getSoTimeout();
       socket.setSoTimeout(timeoutMillis(timeout));
+      trustManager.forget(socket);
       socket.startHandshake();
       socket.setSoTimeout(previous);
       SSLSession session = socket.getSession();
-      if (!PROTOCOL.equals(session.getProtocol())) {
-        throw new KeyExchangeException(
-            KeyExchangeException.Reason.PROTOCOL_VERSION,
-            "negotiated " + session.getProtocol() + ", only TLS 1.3 is accepted");
-      }
-      X509Certificate peer = (X509Certificate) session.getPeerCertificates()[0];
+      X509Certificate peer = verifyCompleted(session, trustManager.takeVerified(socket));
       return new AuthenticatedPeer(socket, PeerIdentity.fromCertificate(peer), peer);
     } catch (SSLPeerUnverifiedException e) {
       closeQuietly(socket, e);
@@ -231,6 +278,65 @@ public final class MutualTls {
       closeQuietly(socket, e);
       throw e;
     }
+  }
+
+  /**
+   * The checks {@link #handshake} makes, for an engine configured by {@link #configure(SSLEngine)}
+   * whose handshake has finished: call it once per handshake before using the connection, and close
+   * the engine if it throws.
+   *
+   * @return the peer's identity
+   * @throws KeyExchangeException as {@link #handshake}
+   */
+  public PeerIdentity verifyHandshake(SSLEngine engine) {
+    try {
+      return PeerIdentity.fromCertificate(
+          verifyCompleted(engine.getSession(), trustManager.takeVerified(engine)));
+    } catch (SSLPeerUnverifiedException e) {
+      throw new KeyExchangeException(
+          KeyExchangeException.Reason.NO_CERTIFICATE, "the peer presented no certificate", e);
+    }
+  }
+
+  /**
+   * Decides trust for one finished handshake: TLS 1.3, a full handshake (the trust manager verified
+   * {@code verifiedInHandshake} on this very connection), and the peer's chain still accepted now.
+   */
+  private X509Certificate verifyCompleted(SSLSession session, X509Certificate verifiedInHandshake)
+      throws SSLPeerUnverifiedException {
+    if (!PROTOCOL.equals(session.getProtocol())) {
+      throw new KeyExchangeException(
+          KeyExchangeException.Reason.PROTOCOL_VERSION,
+          "negotiated " + session.getProtocol() + ", only TLS 1.3 is accepted");
+    }
+    Certificate[] presented = session.getPeerCertificates();
+    X509Certificate[] chain = new X509Certificate[presented.length];
+    for (int i = 0; i < chain.length; i++) {
+      if (!(presented[i] instanceof X509Certificate)) {
+        throw new KeyExchangeException(
+            KeyExchangeException.Reason.CERTIFICATE_INVALID, "the peer's certificate is not X.509");
+      }
+      chain[i] = (X509Certificate) presented[i];
+    }
+    if (chain.length == 0 || verifiedInHandshake == null || !verifiedInHandshake.equals(chain[0])) {
+      // no certificate was checked in this handshake: the peer resumed an earlier session, whose
+      // certificate may have been revoked since, or was never this peer's
+      throw new KeyExchangeException(
+          KeyExchangeException.Reason.RESUMPTION_REFUSED,
+          "the peer resumed a TLS session instead of presenting its certificate; only full"
+              + " handshakes are accepted");
+    }
+    PeerIdentity identity =
+        trust.verify(chain, server ? CertificateUsage.TLS_CLIENT : CertificateUsage.TLS_SERVER);
+    if (!server) {
+      DeploymentTrustManager.checkExpected(expectedPeer, identity);
+    }
+    return chain[0];
+  }
+
+  /** The host this client is pinned to, or {@code null} (server, or any host). */
+  public PeerIdentity expectedPeer() {
+    return expectedPeer;
   }
 
   private static int timeoutMillis(Duration timeout) {
@@ -260,6 +366,7 @@ public final class MutualTls {
         + PROTOCOL
         + ", "
         + Arrays.toString(CIPHER_SUITES.toArray())
+        + (expectedPeer == null ? "" : ", expecting " + expectedPeer)
         + "]";
   }
 }

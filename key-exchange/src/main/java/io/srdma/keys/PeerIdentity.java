@@ -23,6 +23,12 @@ public final class PeerIdentity {
   /** The URI scheme of identities. */
   public static final String SCHEME = "srdma";
 
+  /**
+   * The tenant name reserved for region hosts: {@code srdma://host/<name>} identifies a host, which
+   * acts only as TLS server; every other tenant's peers act only as TLS clients.
+   */
+  public static final String HOST_TENANT = "host";
+
   private static final Pattern NAME = Pattern.compile("[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?");
 
   private final String tenant;
@@ -41,6 +47,21 @@ public final class PeerIdentity {
    */
   public static PeerIdentity of(String tenant, String peer) {
     return new PeerIdentity(checkName("tenant", tenant), checkName("peer", peer));
+  }
+
+  /**
+   * The identity of a region host, {@code srdma://host/<name>}.
+   *
+   * @throws KeyExchangeException {@link KeyExchangeException.Reason#BAD_NAME} if {@code name}
+   *     breaks the rules above
+   */
+  public static PeerIdentity host(String name) {
+    return of(HOST_TENANT, name);
+  }
+
+  /** Whether this identity names a region host ({@code srdma://host/<name>}). */
+  public boolean isHost() {
+    return HOST_TENANT.equals(tenant);
   }
 
   /**

@@ -1,15 +1,21 @@
 package io.srdma.keys;
 
 import java.io.IOException;
+import java.math.BigInteger;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.security.GeneralSecurityException;
+import java.security.MessageDigest;
+import java.security.cert.CRLException;
 import java.security.cert.X509CRL;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
+import org.bouncycastle.asn1.ASN1Integer;
+import org.bouncycastle.asn1.ASN1OctetString;
+import org.bouncycastle.asn1.x509.Extension;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -20,6 +26,12 @@ import org.slf4j.LoggerFactory;
  * takes effect for new connections without a restart. The check fails closed: a missing list, one
  * not signed by the CA, or one past its {@code nextUpdate} refuses every certificate with {@link
  * KeyExchangeException.Reason#REVOCATION_STATUS_UNKNOWN}.
+ *
+ * <p>Lists never go backwards: a list whose CRL number is lower than the highest this object has
+ * accepted, or equal with different content, is refused with {@link
+ * KeyExchangeException.Reason#CRL_ROLLBACK} and the list in force stays — so an older, still valid
+ * list put back in place does not un-revoke anything. The high-water mark lives in memory: a
+ * restarted process accepts whatever valid list it finds first (docs/keys.md). Thread-safe.
  */
 public final class RevocationList {
   private static final Logger LOG = LoggerFactory.getLogger(RevocationList.class);
@@ -32,23 +44,87 @@ public final class RevocationList {
   private X509CRL crl;
   private Object loadedVersion;
   private KeyExchangeException loadFailure;
+  // the highest CRL number ever accepted, and that list's encoding: kept even when the list in
+  // force is later refused, so a rolled-back file never un-revokes anything
+  private BigInteger highest;
+  private byte[] highestEncoded;
 
-  private RevocationList(X509Certificate ca, Path file, X509CRL crl) {
+  private RevocationList(X509Certificate ca, Path file) {
     this.ca = Objects.requireNonNull(ca, "ca");
     this.file = file;
-    this.crl = crl;
   }
 
   /** A list read from {@code file}, re-read when the file changes. */
   public static RevocationList watching(Path file, X509Certificate ca) {
-    return new RevocationList(ca, Objects.requireNonNull(file, "file"), null);
+    return new RevocationList(ca, Objects.requireNonNull(file, "file"));
   }
 
-  /** A fixed list, for callers that fetch the CRL themselves. */
+  /**
+   * A fixed list, for callers that fetch the CRL themselves; newer lists are given to {@link
+   * #update}.
+   */
   public static RevocationList of(X509CRL crl, X509Certificate ca) {
-    RevocationList list = new RevocationList(ca, null, Objects.requireNonNull(crl, "crl"));
-    list.verifyCrl(crl);
+    RevocationList list = new RevocationList(ca, null);
+    list.update(Objects.requireNonNull(crl, "crl"));
     return list;
+  }
+
+  /**
+   * Puts {@code candidate} in force if it is signed by the CA and does not go backwards.
+   * Thread-safe.
+   *
+   * @throws KeyExchangeException {@link KeyExchangeException.Reason#CRL_ROLLBACK} if its CRL number
+   *     is lower than the highest accepted so far, or equal with different content; {@link
+   *     KeyExchangeException.Reason#REVOCATION_STATUS_UNKNOWN} if it is not the CA's or has no CRL
+   *     number. Either way the list in force stays.
+   */
+  public synchronized void update(X509CRL candidate) {
+    verifyCrl(candidate);
+    BigInteger number = crlNumber(candidate);
+    byte[] encoded = encoded(candidate);
+    if (highest != null) {
+      int order = number.compareTo(highest);
+      if (order < 0) {
+        throw new KeyExchangeException(
+            KeyExchangeException.Reason.CRL_ROLLBACK,
+            "revocation list number "
+                + number
+                + " is older than number "
+                + highest
+                + " already in force; refused (the list in force stays)");
+      }
+      if (order == 0 && !MessageDigest.isEqual(encoded, highestEncoded)) {
+        throw new KeyExchangeException(
+            KeyExchangeException.Reason.CRL_ROLLBACK,
+            "revocation list number "
+                + number
+                + " differs from the list of the same number already in force; refused");
+      }
+    }
+    highest = number;
+    highestEncoded = encoded;
+    crl = candidate;
+    loadFailure = null;
+  }
+
+  /**
+   * Reads the watched file now and puts it in force as {@link #update} does. Thread-safe.
+   *
+   * @throws KeyExchangeException as {@link #update}, or {@link
+   *     KeyExchangeException.Reason#REVOCATION_STATUS_UNKNOWN} if the file cannot be read
+   * @throws IllegalStateException for a fixed list
+   */
+  public synchronized void reload() {
+    if (file == null) {
+      throw new IllegalStateException("a fixed revocation list has no file to reload");
+    }
+    loadedVersion = version();
+    load();
+  }
+
+  /** The CRL number of the list in force, or {@code null} if none is. Thread-safe. */
+  public synchronized BigInteger number() {
+    return crl == null ? null : crlNumber(crl);
   }
 
   /**
@@ -75,40 +151,84 @@ public final class RevocationList {
   }
 
   private synchronized X509CRL current() {
-    if (file == null) {
-      return crl;
-    }
-    Object version;
-    try {
-      BasicFileAttributes attrs = Files.readAttributes(file, BasicFileAttributes.class);
-      version = attrs.lastModifiedTime().toMillis() + ":" + attrs.size() + ":" + attrs.fileKey();
-    } catch (IOException e) {
-      throw unknown("revocation list " + file + " is unreadable");
-    }
-    if (!version.equals(loadedVersion)) {
-      loadedVersion = version;
-      try {
-        X509CRL loaded = Pem.readCrl(file);
-        verifyCrl(loaded);
-        crl = loaded;
-        loadFailure = null;
-        LOG.info(
-            "revocation list {} loaded: {} revoked",
-            file,
-            loaded.getRevokedCertificates() == null ? 0 : loaded.getRevokedCertificates().size());
-      } catch (KeyExchangeException e) {
-        crl = null;
-        loadFailure = e;
-        LOG.error("revocation list {} refused: {}", file, e.getMessage());
+    if (file != null) {
+      Object version = version();
+      if (!version.equals(loadedVersion)) {
+        loadedVersion = version;
+        try {
+          load();
+        } catch (KeyExchangeException e) {
+          LOG.error("revocation list {} refused: {}", file, e.getMessage());
+        }
       }
     }
     if (crl == null) {
       throw new KeyExchangeException(
           KeyExchangeException.Reason.REVOCATION_STATUS_UNKNOWN,
-          "revocation list " + file + " is not usable",
+          "revocation list " + (file == null ? "" : file + " ") + "is not usable",
           loadFailure);
     }
     return crl;
+  }
+
+  private Object version() {
+    try {
+      BasicFileAttributes attrs = Files.readAttributes(file, BasicFileAttributes.class);
+      return attrs.lastModifiedTime().toMillis() + ":" + attrs.size() + ":" + attrs.fileKey();
+    } catch (IOException e) {
+      throw unknown("revocation list " + file + " is unreadable");
+    }
+  }
+
+  /**
+   * Reads the file. A list that goes backwards leaves the one in force; an unusable one (bad
+   * signature, unparsable) leaves none, so checks fail closed until a good list is published.
+   */
+  private void load() {
+    X509CRL loaded;
+    try {
+      loaded = Pem.readCrl(file);
+      verifyCrl(loaded);
+    } catch (KeyExchangeException e) {
+      crl = null;
+      loadFailure = e;
+      throw e;
+    }
+    BigInteger before = crl == null ? null : crlNumber(crl);
+    update(loaded);
+    if (!crlNumber(loaded).equals(before)) {
+      LOG.info(
+          "revocation list {} number {} loaded: {} revoked",
+          file,
+          crlNumber(loaded),
+          loaded.getRevokedCertificates() == null ? 0 : loaded.getRevokedCertificates().size());
+    }
+  }
+
+  /**
+   * The cRLNumber extension (RFC 5280 §5.2.3).
+   *
+   * @throws KeyExchangeException {@link KeyExchangeException.Reason#REVOCATION_STATUS_UNKNOWN} if
+   *     absent or malformed: without it a rollback could not be told from an update
+   */
+  static BigInteger crlNumber(X509CRL crl) {
+    byte[] ext = crl.getExtensionValue(Extension.cRLNumber.getId());
+    if (ext == null) {
+      throw unknown("the revocation list carries no CRL number");
+    }
+    try {
+      return ASN1Integer.getInstance(ASN1OctetString.getInstance(ext).getOctets()).getValue();
+    } catch (IllegalArgumentException e) {
+      throw unknown("the revocation list's CRL number is malformed");
+    }
+  }
+
+  private static byte[] encoded(X509CRL crl) {
+    try {
+      return crl.getEncoded();
+    } catch (CRLException e) {
+      throw unknown("the revocation list cannot be encoded");
+    }
   }
 
   private void verifyCrl(X509CRL candidate) {

@@ -70,7 +70,12 @@ class DeploymentCaTest {
     assertEquals(PeerIdentity.of("acme", "kv-1"), PeerIdentity.fromCertificate(cert));
     assertEquals(-1, cert.getBasicConstraints());
     assertTrue(cert.getKeyUsage()[0], "digitalSignature");
-    assertEquals(List.of("1.3.6.1.5.5.7.3.2", "1.3.6.1.5.5.7.3.1"), cert.getExtendedKeyUsage());
+    // a tenant peer only connects: clientAuth alone
+    assertEquals(List.of("1.3.6.1.5.5.7.3.2"), cert.getExtendedKeyUsage());
+    // a host only serves: serverAuth alone
+    assertEquals(
+        List.of("1.3.6.1.5.5.7.3.1"),
+        ca.issueHost("h-1", Duration.ofDays(30)).certificate().getExtendedKeyUsage());
     assertTrue(ca.isIssued(cert.getSerialNumber()));
     assertTrue(cert.getSerialNumber().signum() > 0);
     assertTrue(cert.getSerialNumber().bitLength() <= 159);

@@ -36,13 +36,39 @@ class DeploymentTrustTest {
   }
 
   @Test
-  void shouldAcceptAGoodPeerCertificateEitherWay() {
-    X509Certificate c = pki.peer("acme", "a").certificate();
-    for (CertificateUsage u : CertificateUsage.values()) {
-      assertEquals(
-          PeerIdentity.of("acme", "a"),
-          pki.trust().verify(new X509Certificate[] {c, pki.ca.certificate()}, u));
-    }
+  void shouldAcceptEachCertificateOnlyInItsOwnRole() {
+    X509Certificate tenant = pki.peer("acme", "a").certificate();
+    X509Certificate host = pki.peer("host", "h").certificate();
+    X509Certificate ca = pki.ca.certificate();
+    assertEquals(
+        PeerIdentity.of("acme", "a"),
+        pki.trust().verify(new X509Certificate[] {tenant, ca}, CertificateUsage.TLS_CLIENT));
+    assertEquals(
+        PeerIdentity.host("h"),
+        pki.trust().verify(new X509Certificate[] {host, ca}, CertificateUsage.TLS_SERVER));
+    // a tenant peer cannot act as a host, a host cannot act as a tenant peer
+    assertEquals(
+        KeyExchangeException.Reason.WRONG_USAGE, refusal(tenant, CertificateUsage.TLS_SERVER));
+    assertEquals(
+        KeyExchangeException.Reason.WRONG_USAGE, refusal(host, CertificateUsage.TLS_CLIENT));
+  }
+
+  @Test
+  void shouldKeepALegacyDualUsageCertificateInTheRoleItsIdentityNames() throws Exception {
+    // certificates issued before the profiles were split carry clientAuth and serverAuth
+    java.security.KeyPair keys =
+        new CertificateIssuer(new java.security.SecureRandom()).newKeyPair();
+    java.security.PrivateKey caKey = Pem.readPrivateKey(pki.dir.resolve(DeploymentCa.CA_KEY), null);
+    X509Certificate ca = pki.ca.certificate();
+    X509Certificate tenant = LegacyCertificates.dualUsage(ca, caKey, keys, "srdma://acme/old");
+    X509Certificate host = LegacyCertificates.dualUsage(ca, caKey, keys, "srdma://host/old");
+    assertEquals(
+        PeerIdentity.of("acme", "old"),
+        pki.trust().verify(new X509Certificate[] {tenant}, CertificateUsage.TLS_CLIENT));
+    assertEquals(
+        KeyExchangeException.Reason.WRONG_USAGE, refusal(tenant, CertificateUsage.TLS_SERVER));
+    assertEquals(
+        KeyExchangeException.Reason.WRONG_USAGE, refusal(host, CertificateUsage.TLS_CLIENT));
   }
 
   @Test

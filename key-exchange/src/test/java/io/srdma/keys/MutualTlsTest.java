@@ -41,7 +41,7 @@ class MutualTlsTest {
     BlockingQueue<byte[]> serverBinding = new LinkedBlockingQueue<>();
     try (TestTlsServer server =
         new TestTlsServer(
-            pki.server(pki.peer("acme", "server")),
+            pki.server(pki.peer("host", "server")),
             peer -> {
               try (TlsBinding b = peer.binding(Role.RESPONDER)) {
                 serverBinding.add(b.value().clone());
@@ -51,7 +51,7 @@ class MutualTlsTest {
       AuthenticatedPeer client =
           pki.client(pki.peer("acme", "client")).connect(server.address(), TIMEOUT);
       try (SSLSocket s = client.socket()) {
-        assertEquals(PeerIdentity.of("acme", "server"), client.identity());
+        assertEquals(PeerIdentity.of("host", "server"), client.identity());
         byte[] binding;
         try (TlsBinding b = client.binding(Role.INITIATOR)) {
           assertEquals(TlsBinding.Kind.CERTIFICATE_TRANSCRIPT, b.kind());
@@ -76,7 +76,7 @@ class MutualTlsTest {
   @Test
   void shouldRefuseARevokedClientWithTheReasonOnTheServer() throws Exception {
     try (TestTlsServer server =
-        new TestTlsServer(pki.server(pki.peer("acme", "server")), p -> {})) {
+        new TestTlsServer(pki.server(pki.peer("host", "server")), p -> {})) {
       MutualTls tls = pki.client(pki.revoked("acme", "gone"));
       try {
         tls.connect(server.address(), TIMEOUT).socket().close();
@@ -92,7 +92,7 @@ class MutualTlsTest {
   void shouldRefuseAServerOfAForeignCaWithTheReasonOnTheClient() throws Exception {
     TestPki foreign = TestPki.create(tmp.resolve("foreign"));
     try (TestTlsServer server =
-        new TestTlsServer(foreign.server(foreign.peer("acme", "server")), p -> {})) {
+        new TestTlsServer(foreign.server(foreign.peer("host", "server")), p -> {})) {
       KeyExchangeException e =
           assertThrows(
               KeyExchangeException.class,
@@ -128,7 +128,7 @@ class MutualTlsTest {
     SSLContext jdk = SSLContext.getInstance("TLSv1.2");
     jdk.init(kmf.getKeyManagers(), tmf.getTrustManagers(), new SecureRandom());
     try (TestTlsServer server =
-        new TestTlsServer(pki.server(pki.peer("acme", "server")), p -> {})) {
+        new TestTlsServer(pki.server(pki.peer("host", "server")), p -> {})) {
       try (SSLSocket s = (SSLSocket) jdk.getSocketFactory().createSocket()) {
         s.setSoTimeout(10_000);
         s.setEnabledProtocols(new String[] {"TLSv1.2"});
@@ -155,7 +155,7 @@ class MutualTlsTest {
 
   @Test
   void shouldOfferOnlyTls13() {
-    MutualTls tls = pki.server(pki.peer("acme", "server"));
+    MutualTls tls = pki.server(pki.peer("host", "server"));
     assertArrayEquals(new String[] {"TLSv1.3"}, tls.parameters().getProtocols());
     assertEquals(true, tls.parameters().getNeedClientAuth());
   }

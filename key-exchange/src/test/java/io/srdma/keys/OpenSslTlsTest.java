@@ -33,7 +33,7 @@ class OpenSslTlsTest {
     OpenSsl.assumeAvailable();
     tmp = dir;
     pki = TestPki.create(tmp.resolve("ca"));
-    server = TestTlsServer.greeting(pki.server(pki.peer("acme", "server")));
+    server = TestTlsServer.greeting(pki.server(pki.peer("host", "server")));
   }
 
   @AfterAll

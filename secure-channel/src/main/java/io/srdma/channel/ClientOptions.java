@@ -2,6 +2,8 @@ package io.srdma.channel;
 
 import io.srdma.keys.Credential;
 import io.srdma.keys.DeploymentTrust;
+import io.srdma.keys.KeyExchangeException;
+import io.srdma.keys.PeerIdentity;
 import io.srdma.keys.RekeyPolicy;
 import io.srdma.verbs.DeviceOptions;
 import java.net.InetSocketAddress;
@@ -12,6 +14,8 @@ public final class ClientOptions {
   private Credential credential;
   private DeploymentTrust trust;
   private InetSocketAddress host;
+  private PeerIdentity hostIdentity;
+  private boolean anyHost;
   private String provider = "soft";
   private DeviceOptions device = new DeviceOptions();
   private Duration connectTimeout = Duration.ofSeconds(5);
@@ -38,6 +42,37 @@ public final class ClientOptions {
   /** The host's control-plane address. */
   public ClientOptions host(InetSocketAddress value) {
     host = value;
+    return this;
+  }
+
+  /**
+   * The identity the host must present, {@code srdma://host/<name>} (required, unless {@link
+   * #anyHostForDevelopment()}). A host whose certificate names another identity — another host of
+   * the same deployment, or a tenant peer — is refused during the TLS handshake, before this client
+   * sends its certificate or any data: {@link ChannelException.Reason#AUTHENTICATION_FAILED} with
+   * detail {@code UNEXPECTED_PEER} (or {@code WRONG_USAGE} for a non-host certificate).
+   */
+  public ClientOptions hostIdentity(PeerIdentity value) {
+    hostIdentity = value;
+    return this;
+  }
+
+  /** {@link #hostIdentity(PeerIdentity)} of {@code srdma://host/<name>}. */
+  public ClientOptions hostName(String name) {
+    try {
+      hostIdentity = PeerIdentity.host(name);
+    } catch (KeyExchangeException e) {
+      throw HostOptions.invalid("host name: " + e.getMessage());
+    }
+    return this;
+  }
+
+  /**
+   * Development only: accept any host of the deployment instead of pinning one. Any host could then
+   * pose as this one and read the tenant's data; every connect logs a warning.
+   */
+  public ClientOptions anyHostForDevelopment() {
+    anyHost = true;
     return this;
   }
 
@@ -113,6 +148,14 @@ public final class ClientOptions {
     return host;
   }
 
+  PeerIdentity hostIdentity() {
+    return hostIdentity;
+  }
+
+  boolean anyHost() {
+    return anyHost;
+  }
+
   String provider() {
     return provider;
   }
@@ -157,6 +200,18 @@ public final class ClientOptions {
     HostOptions.require(credential, "credential");
     HostOptions.require(trust, "trust");
     HostOptions.require(host, "host");
+    if (hostIdentity == null && !anyHost) {
+      throw HostOptions.invalid(
+          "hostIdentity is required: the identity srdma://host/<name> the host must present (or"
+              + " anyHostForDevelopment() in development)");
+    }
+    if (hostIdentity != null && anyHost) {
+      throw HostOptions.invalid("set either hostIdentity or anyHostForDevelopment(), not both");
+    }
+    if (hostIdentity != null && !hostIdentity.isHost()) {
+      throw HostOptions.invalid(
+          "hostIdentity must be a host identity srdma://host/<name>, not " + hostIdentity);
+    }
     HostOptions.require(provider, "provider");
     HostOptions.require(device, "device");
     HostOptions.require(rekeyPolicy, "rekeyPolicy");

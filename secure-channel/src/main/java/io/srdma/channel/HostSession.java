@@ -1,5 +1,6 @@
 package io.srdma.channel;
 
+import io.srdma.channel.protocol.Capabilities;
 import io.srdma.channel.protocol.ControlProxy;
 import io.srdma.channel.protocol.DenyReason;
 import io.srdma.channel.protocol.ErrorCode;
@@ -192,6 +193,7 @@ final class HostSession implements Runnable {
     }
     ConnectionInfo clientInfo = hello.connectionInfo();
     byte[] clientKey = hello.publicKey();
+    int shared = Capabilities.shared(hello.capabilities());
     domain = host.domain(tenant);
     sendCq = host.context().createCompletionQueue(16);
     int depth = host.receiveDepth();
@@ -207,7 +209,7 @@ final class HostSession implements Runnable {
     host.random().nextBytes(sessionId);
     hexId = HexFormat.of().formatHex(sessionId);
     try (X25519KeyPair local = X25519KeyPair.generate(host.random());
-        TlsBinding binding = peer.binding(Role.RESPONDER)) {
+        TlsBinding binding = peer.binding(Role.RESPONDER, Capabilities.bindingKind(shared))) {
       byte[] publicKey = local.publicKey();
       schedule =
           KeySchedule.builder()
@@ -219,7 +221,7 @@ final class HostSession implements Runnable {
               .initiatorQpn(clientInfo.qpn())
               .responderQpn(qp.qpn())
               .establish();
-      proxy.helloAck(helloFrame.requestId(), VERSION, 0, publicKey, sessionId, qp.localInfo());
+      proxy.helloAck(helloFrame.requestId(), VERSION, shared, publicKey, sessionId, qp.localInfo());
     }
     Frame confirm = next(reader).expect(MessageType.KEY_CONFIRM);
     if (confirm.keyConfirm().epoch() != 0) {

@@ -1,5 +1,6 @@
 package io.srdma.channel;
 
+import io.srdma.channel.protocol.Capabilities;
 import io.srdma.channel.protocol.ControlProxy;
 import io.srdma.channel.protocol.ErrorCode;
 import io.srdma.channel.protocol.Frame;
@@ -107,6 +108,7 @@ public final class SecureRdmaClient implements AutoCloseable {
   private final SealingKeys sealing;
   private final ThreadLocal<RecordSealer> sealers;
   private final String sessionId;
+  private final TlsBinding.Kind bindingKind;
   private final int slotSize;
   private final ArrayBlockingQueue<Integer> freeSlots;
   private final PendingWrite[] inflight;
@@ -154,9 +156,11 @@ public final class SecureRdmaClient implements AutoCloseable {
     socket.setSoTimeout((int) o.connectTimeout().toMillis());
     SecureRandom random = new SecureRandom();
     HelloAckFlyweight ack;
+    TlsBinding.Kind kind;
     byte[] sessionIdBytes;
     try (X25519KeyPair local = X25519KeyPair.generate(random)) {
-      proxy.hello(nextRequestId(), VERSION, 0, local.publicKey(), qp.localInfo());
+      int announced = Capabilities.local();
+      proxy.hello(nextRequestId(), VERSION, announced, local.publicKey(), qp.localInfo());
       Frame f = next(reader);
       if (f.type() == MessageType.ERROR) {
         throw refusal(f);
@@ -168,7 +172,8 @@ public final class SecureRdmaClient implements AutoCloseable {
       }
       sessionIdBytes = ack.sessionId();
       ConnectionInfo hostInfo = ack.connectionInfo();
-      try (TlsBinding binding = peer.binding(Role.INITIATOR)) {
+      kind = Capabilities.bindingKind(Capabilities.checkAnswer(announced, ack.capabilities()));
+      try (TlsBinding binding = peer.binding(Role.INITIATOR, kind)) {
         schedule =
             KeySchedule.builder()
                 .role(Role.INITIATOR)
@@ -193,6 +198,7 @@ public final class SecureRdmaClient implements AutoCloseable {
       qp.readyToSend();
     }
     this.sessionId = HexFormat.of().formatHex(sessionIdBytes);
+    this.bindingKind = kind;
     this.sealing = new SealingKeys(schedule.sendKeys());
     this.sealers = ThreadLocal.withInitial(() -> new RecordSealer(sealing, o.maxRecordPayload()));
     int slots = o.stagingSlots();
@@ -241,9 +247,7 @@ public final class SecureRdmaClient implements AutoCloseable {
     AuthenticatedPeer peer = null;
     try {
       r.open(options);
-      peer =
-          MutualTls.client(options.credential(), options.trust())
-              .connect(options.host(), options.connectTimeout());
+      peer = tls(options).connect(options.host(), options.connectTimeout());
       if (!RegionHost.HOST_TENANT.equals(peer.identity().tenant())) {
         throw new ChannelException(
             ChannelException.Reason.AUTHENTICATION_FAILED,
@@ -259,7 +263,14 @@ public final class SecureRdmaClient implements AutoCloseable {
       SecureRdmaClient c = new SecureRdmaClient(options, peer, r);
       c.controlThread.start();
       c.pollerThread.start();
-      LOG.info("{}: session {} with {} as {}", c.name, c.sessionId, options.host(), c.identity);
+      LOG.info(
+          "{}: session {} with {} ({}) as {}, keys bound to the {}",
+          c.name,
+          c.sessionId,
+          options.host(),
+          peer.identity(),
+          c.identity,
+          c.bindingKind == TlsBinding.Kind.EXPORTER ? "TLS exporter" : "certificate transcript");
       return c;
     } catch (ChannelException e) {
       r.close(peer);
@@ -269,6 +280,7 @@ public final class SecureRdmaClient implements AutoCloseable {
       throw new ChannelException(
           e.category() == KeyExchangeException.Category.KEY_SCHEDULE
                   || e.category() == KeyExchangeException.Category.PEER_CERTIFICATE
+                  || e.reason() == KeyExchangeException.Reason.RESUMPTION_REFUSED
               ? ChannelException.Reason.AUTHENTICATION_FAILED
               : ChannelException.Reason.CONNECT_FAILED,
           e.reason().name(),
@@ -293,6 +305,28 @@ public final class SecureRdmaClient implements AutoCloseable {
           "connecting to " + options.host() + ": " + e.getMessage(),
           e);
     }
+  }
+
+  /**
+   * The TLS client: pinned to the expected host, whose certificate is checked before this client
+   * sends its own; or, with {@link ClientOptions#anyHostForDevelopment()}, any host of the
+   * deployment, with a warning on every connect.
+   */
+  private static MutualTls tls(ClientOptions options) {
+    if (options.hostIdentity() != null) {
+      return MutualTls.client(options.credential(), options.trust(), options.hostIdentity());
+    }
+    LOG.warn(
+        "connecting to {} WITHOUT host pinning (ClientOptions.anyHostForDevelopment()): any host"
+            + " of the deployment is accepted and could read this tenant's data; set"
+            + " ClientOptions.hostIdentity(srdma://host/<name>) outside development",
+        options.host());
+    return MutualTls.client(options.credential(), options.trust());
+  }
+
+  /** How this session's keys are bound to its TLS connection (agreed in HELLO); thread-safe. */
+  TlsBinding.Kind bindingKind() {
+    return bindingKind;
   }
 
   private static ChannelException refusal(Frame f) {

@@ -83,6 +83,7 @@ final class ChannelRig implements AutoCloseable {
         .credential(credential(tenant, peer))
         .trust(ca.trust())
         .host(host.address())
+        .hostName("host-1")
         .provider(PROVIDER)
         .connectTimeout(scaled(Duration.ofSeconds(5)))
         .requestTimeout(scaled(Duration.ofSeconds(5)));

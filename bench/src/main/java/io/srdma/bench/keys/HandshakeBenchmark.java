@@ -78,11 +78,11 @@ public class HandshakeBenchmark {
   public void setUp() throws Exception {
     dir = Files.createTempDirectory("srdma-bench-keys");
     DeploymentCa ca = DeploymentCa.init(dir.resolve("ca"), null);
-    Credential server = ca.issuePeer(PeerIdentity.of("bench", "server"), Duration.ofDays(1));
+    Credential server = ca.issueHost("bench-server", Duration.ofDays(1));
     Credential client = ca.issuePeer(PeerIdentity.of("bench", "client"), Duration.ofDays(1));
 
     MutualTls srdmaServer = MutualTls.server(server, ca.trust());
-    srdmaClient = MutualTls.client(client, ca.trust());
+    srdmaClient = MutualTls.client(client, ca.trust(), PeerIdentity.host("bench-server"));
     srdmaPlain =
         new Server(
             "bench-srdma-tls",
@@ -141,6 +141,10 @@ public class HandshakeBenchmark {
     tmf.init(trust);
     SSLContext ctx = SSLContext.getInstance("TLSv1.3", "SunJSSE");
     ctx.init(kmf.getKeyManagers(), tmf.getTrustManagers(), new SecureRandom());
+    // full handshakes, as MutualTls makes them (no session tickets): without this the JDK client
+    // resumes its cached session and the baseline measures resumption (ResumptionCost)
+    ctx.getServerSessionContext().setSessionTimeout(7 * 24 * 3600 + 1);
+    ctx.getClientSessionContext().setSessionTimeout(7 * 24 * 3600 + 1);
     return ctx;
   }
 

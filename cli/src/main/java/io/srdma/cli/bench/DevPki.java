@@ -19,6 +19,9 @@ import java.util.stream.Stream;
  * srdma://bench/sender} (TLS client). Deleted on close.
  */
 public final class DevPki implements AutoCloseable {
+  /** The receiver is a host (TLS server): srdma://host/bench-receiver. */
+  private static final String RECEIVER = "bench-receiver";
+
   private final Path dir;
   private final DeploymentTrust trust;
   private final Credential receiver;
@@ -45,7 +48,7 @@ public final class DevPki implements AutoCloseable {
       return new DevPki(
           dir,
           ca.trust(),
-          ca.issuePeer(PeerIdentity.of("bench", "receiver"), Duration.ofDays(1)),
+          ca.issueHost(RECEIVER, Duration.ofDays(1)),
           ca.issuePeer(PeerIdentity.of("bench", "sender"), Duration.ofDays(1)));
     } catch (RuntimeException e) {
       delete(dir);
@@ -75,7 +78,7 @@ public final class DevPki implements AutoCloseable {
 
   /** Mutual TLS 1.3 client side for the sender. */
   public MutualTls clientTls() {
-    return MutualTls.client(sender, trust);
+    return MutualTls.client(sender, trust, PeerIdentity.host(RECEIVER));
   }
 
   @Override

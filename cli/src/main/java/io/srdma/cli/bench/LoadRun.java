@@ -329,6 +329,7 @@ final class LoadRun implements AutoCloseable {
                                   PeerIdentity.of(tenant(t), "p-" + index), Duration.ofDays(1)))
                           .trust(ca.trust())
                           .host(host.address())
+                          .hostName("load")
                           .provider(config.provider())
                           .connectTimeout(STEP_TIMEOUT)
                           .requestTimeout(STEP_TIMEOUT)

@@ -157,6 +157,7 @@ final class SealedTransport implements BenchTransport {
                 .credential(ca.issuePeer(PeerIdentity.of("bench", "sender"), Duration.ofDays(1)))
                 .trust(ca.trust())
                 .host(host.address())
+                .hostName("bench")
                 .provider(provider)
                 .requestTimeout(Duration.ofSeconds(10)));
   }

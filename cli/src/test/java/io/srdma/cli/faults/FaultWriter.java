@@ -85,6 +85,7 @@ public final class FaultWriter {
                     null))
             .trust(DeploymentTrust.load(dir.resolve("ca/ca.crt"), dir.resolve("ca/crl.pem")))
             .host(hostAddress)
+            .hostName("fault-host")
             .device(new DeviceOptions())
             .connectTimeout(REQUEST_TIMEOUT)
             .requestTimeout(REQUEST_TIMEOUT)

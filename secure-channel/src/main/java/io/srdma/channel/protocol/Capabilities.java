@@ -1,0 +1,54 @@
+package io.srdma.channel.protocol;
+
+import io.srdma.keys.TlsBinding;
+
+/**
+ * The capability bits of HELLO and HELLO_ACK (docs/protocol.md). The client announces what it
+ * supports; the host answers with the bits both support; a bit the client did not announce in the
+ * answer is a protocol error. Unknown bits in HELLO are ignored. Stateless; thread-safe.
+ */
+public final class Capabilities {
+  /**
+   * Bit 0: this side can bind session keys to the TLS 1.3 exporter (Java 25 and later). When both
+   * sides have it, the key schedule's binding is {@link TlsBinding.Kind#EXPORTER}; otherwise {@link
+   * TlsBinding.Kind#CERTIFICATE_TRANSCRIPT}.
+   */
+  public static final int TLS_EXPORTER = 1;
+
+  private Capabilities() {}
+
+  /** What this side supports. */
+  public static int local() {
+    return TlsBinding.exporterAvailable() ? TLS_EXPORTER : 0;
+  }
+
+  /** The host's answer to a client's announced bits: those both support. */
+  public static int shared(int announced) {
+    return announced & local();
+  }
+
+  /**
+   * Checks the host's answer against what this client announced.
+   *
+   * @throws ProtocolException {@link ProtocolException.Reason#BAD_VALUE} if the host chose a bit
+   *     the client did not announce
+   */
+  public static int checkAnswer(int announced, int answer) {
+    if ((answer & ~announced) != 0) {
+      throw new ProtocolException(
+          ProtocolException.Reason.BAD_VALUE,
+          "host chose capabilities 0x"
+              + Integer.toHexString(answer)
+              + " beyond those announced, 0x"
+              + Integer.toHexString(announced));
+    }
+    return answer;
+  }
+
+  /** The binding kind that {@code shared} capabilities select. */
+  public static TlsBinding.Kind bindingKind(int shared) {
+    return (shared & TLS_EXPORTER) != 0
+        ? TlsBinding.Kind.EXPORTER
+        : TlsBinding.Kind.CERTIFICATE_TRANSCRIPT;
+  }
+}
