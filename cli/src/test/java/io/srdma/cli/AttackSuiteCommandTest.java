@@ -149,8 +149,7 @@ class AttackSuiteCommandTest {
   void shouldRunEveryAttackAgainstALiveHostAndReportNothingAsRefusedThatWasNotSeen()
       throws Exception {
     DeploymentCa deployment = DeploymentCa.open(dir.resolve("ca"), null);
-    Credential hostCredential =
-        deployment.issueHost("test-host", Duration.ofDays(1));
+    Credential hostCredential = deployment.issueHost("test-host", Duration.ofDays(1));
     Credential narrow =
         deployment.issuePeer(PeerIdentity.of("acme", "dashboard"), Duration.ofDays(1));
     narrow.writeTo(dir.resolve("narrow.crt"), dir.resolve("narrow.key"), null);
