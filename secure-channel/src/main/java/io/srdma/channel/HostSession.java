@@ -39,8 +39,11 @@ import io.srdma.verbs.WcOpcode;
 import io.srdma.verbs.WcStatus;
 import io.srdma.verbs.WorkCompletion;
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
+import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -51,6 +54,7 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import javax.net.ssl.SSLSocket;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -68,7 +72,17 @@ final class HostSession implements Runnable {
   private static final long INVALIDATE_WR_ID = 2;
 
   private final RegionHost host;
-  private final SSLSocket socket;
+  private final Socket raw;
+  private final InetAddress remote;
+  private final long acceptedNanos = System.nanoTime();
+  private final AtomicReference<SessionEnd> ending = new AtomicReference<>();
+  private final RejectionBudget rejections;
+  private final AtomicBoolean deadlineClosed = new AtomicBoolean();
+  private volatile SSLSocket socket;
+  private volatile long deadlineNanos;
+  private volatile long establishedNanos;
+  private volatile X509Certificate certificate;
+  private String refusalDetail;
   private final AuditTrail audit;
   private final HostGrant[] slots = new HostGrant[SLOTS];
   private final Object grantLock = new Object();
@@ -96,10 +110,38 @@ final class HostSession implements Runnable {
   private int announcedEpoch;
   private AuthenticatedPeer peer;
 
-  HostSession(RegionHost host, SSLSocket socket) {
+  HostSession(RegionHost host, Socket raw) {
     this.host = host;
-    this.socket = socket;
+    this.raw = raw;
+    this.remote = raw.getInetAddress();
     this.audit = host.audit();
+    this.rejections = new RejectionBudget(host.options().maxRejectedRecords());
+    this.deadlineNanos = acceptedNanos + host.options().handshakeTimeout().toNanos();
+  }
+
+  /** The remote address of the connection (pre-authentication limits are per address). */
+  InetAddress remote() {
+    return remote;
+  }
+
+  /** The peer's certificate once authenticated, else null (watched for revocation and expiry). */
+  X509Certificate certificate() {
+    return certificate;
+  }
+
+  /** When the session handshake must be done ({@link System#nanoTime}); 0 once established. */
+  long deadlineNanos() {
+    return deadlineNanos;
+  }
+
+  /** When the session was established ({@link System#nanoTime}); meaningful once established. */
+  long establishedNanos() {
+    return establishedNanos;
+  }
+
+  /** Why the host is ending this session, or null. */
+  SessionEnd ending() {
+    return ending.get();
   }
 
   String identity() {
@@ -138,7 +180,13 @@ final class HostSession implements Runnable {
       why = "idle or handshake deadline passed";
       sendError(ErrorCode.TIMEOUT, "no frame within the deadline");
     } catch (IOException e) {
-      why = ended.get() ? "ended by the host" : "connection lost: " + e.getClass().getSimpleName();
+      SessionEnd because = ending.get();
+      why =
+          because != null
+              ? "ended by the host: " + because.token()
+              : ended.get()
+                  ? "ended by the host"
+                  : "connection lost: " + e.getClass().getSimpleName();
     } catch (VerbsException e) {
       why = "verbs failure: " + e.getMessage();
       LOG.warn("session {} of {}: {}", hexId, identity, e.getMessage());
@@ -152,20 +200,34 @@ final class HostSession implements Runnable {
     }
   }
 
-  /** TLS handshake and quota; false when the connection was refused. */
+  /** First-record deadline, TLS handshake and quota; false when the connection was refused. */
   private boolean authenticate() throws IOException {
     AuthenticatedPeer peer;
     try {
+      FirstRecordGate.Outcome first =
+          FirstRecordGate.await(raw, host.options().firstRecordTimeout());
+      if (first != FirstRecordGate.Outcome.TLS) {
+        // idle, or not TLS at all: nothing to audit per connection, the address is limited
+        if (first == FirstRecordGate.Outcome.IDLE) {
+          host.stats.handshakeDeadlines.increment();
+        } else {
+          host.stats.authFailures.increment();
+        }
+        host.limiter().failed(remote);
+        return false;
+      }
+      socket = FirstRecordGate.layer(raw, host.tls());
       peer = host.tls().handshake(socket, host.options().handshakeTimeout());
     } catch (KeyExchangeException e) {
       host.stats.authFailures.increment();
-      host.limiter().failed(socket.getInetAddress());
-      audit.peerAuthenticated(
-          null, null, false, e.reason() + " from " + socket.getInetAddress().getHostAddress());
+      host.limiter().failed(remote);
+      audit.peerAuthenticated(null, null, false, e.reason() + " from " + remote.getHostAddress());
       return false;
     } finally {
-      host.handshakeDone();
+      host.handshakeDone(remote);
     }
+    certificate = peer.certificate();
+    deadlineNanos = System.nanoTime() + host.options().handshakeTimeout().toNanos();
     identity = peer.identity().toUri();
     tenant = peer.identity().tenant();
     if (!host.reserveSession(tenant)) {
@@ -190,6 +252,14 @@ final class HostSession implements Runnable {
           "client's highest version " + hello.maxVersion() + " is below " + VERSION);
     }
     ConnectionInfo clientInfo = hello.connectionInfo();
+    String forged = host.responderAddresses().refusal(clientInfo, remote);
+    if (forged != null) {
+      // refused from the bytes alone, before any connection attempt: the same frame and timing
+      // whatever listens at the named address
+      host.stats.responderRefusals.increment();
+      refusalDetail = forged;
+      throw new ProtocolException(ProtocolException.Reason.BAD_VALUE, forged);
+    }
     byte[] clientKey = hello.publicKey();
     domain = host.domain(tenant);
     sendCq = host.context().createCompletionQueue(16);
@@ -232,6 +302,8 @@ final class HostSession implements Runnable {
     qp.readyToSend();
     proxy.keyConfirm(0, 0, schedule.current().confirmation());
     since = Instant.now();
+    establishedNanos = System.nanoTime();
+    deadlineNanos = 0;
     host.stats.sessionsOpened.increment();
     audit.peerAuthenticated(identity, tenant, true, "session " + hexId);
     LOG.info(
@@ -500,6 +572,9 @@ final class HostSession implements Runnable {
         return false;
       }
       g.ended = true;
+      if (slots[g.slot] == g) {
+        slots[g.slot] = null; // a notification naming this slot now finds no grant
+      }
     }
     if (g.expiry != null) {
       g.expiry.cancel(false);
@@ -525,7 +600,13 @@ final class HostSession implements Runnable {
       g.region.liveGrants.decrementAndGet();
       LiveGrant live = host.authority().release(Long.toString(g.id)).orElse(g.live);
       host.grantEnded(g);
-      audit.revoked(live, actor, reason.name().toLowerCase(java.util.Locale.ROOT));
+      SessionEnd because = ending.get();
+      audit.revoked(
+          live,
+          actor,
+          because != null && reason == RevokeReason.SESSION_ENDING
+              ? because.token()
+              : reason.name().toLowerCase(java.util.Locale.ROOT));
     }
     if (notify && proxy != null && !ended.get()) {
       try {
@@ -554,6 +635,12 @@ final class HostSession implements Runnable {
       return;
     }
     try {
+      if (ending.get() != null) {
+        // the host is ending this session (certificate revoked, too many rejections…): nothing
+        // more of it is opened or delivered, even what is already queued
+        host.stats.recordsRejected.increment();
+        return;
+      }
       if (wc.opcode() != WcOpcode.RECV_RDMA_WITH_IMM) {
         reject(null, 0, wc.byteLength(), "unexpected " + wc.opcode() + " from the peer");
         return;
@@ -563,9 +650,19 @@ final class HostSession implements Runnable {
       HostGrant g;
       synchronized (grantLock) {
         g = slots[slot];
+        if (g != null && g.ended) {
+          g = null; // ended grants clear their slot; this only closes the window of that race
+        }
       }
       if (g == null) {
-        reject(null, 0, wc.byteLength(), "write notification names no grant (slot " + slot + ")");
+        host.stats.staleNotifications.increment();
+        reject(
+            null,
+            0,
+            wc.byteLength(),
+            "write notification names no live grant (slot "
+                + slot
+                + " is free or its grant ended)");
         return;
       }
       long offset = g.live.offset() + (imm & 0xffffffL) * g.unit;
@@ -614,10 +711,82 @@ final class HostSession implements Runnable {
     }
   }
 
+  /**
+   * Counts a rejected record or notification; audits only the first few of a session, and ends the
+   * session (once, audited once) when its budget is spent.
+   */
   private void reject(HostGrant g, long offset, long length, String why) {
     host.stats.recordsRejected.increment();
-    audit.accessViolation(
-        identity, tenant, g == null ? null : g.region.name(), offset, Math.max(0, length), why);
+    switch (rejections.reject()) {
+      case AUDIT ->
+          audit.accessViolation(
+              identity,
+              tenant,
+              g == null ? null : g.region.name(),
+              offset,
+              Math.max(0, length),
+              why
+                  + (rejections.count() == RejectionBudget.AUDITED
+                      ? "; further rejections of this session are counted, not audited"
+                      : ""));
+      case END -> endByHost(SessionEnd.REJECTED_RECORDS);
+      case QUIET, SPENT -> {}
+    }
+  }
+
+  /**
+   * Ends this session on the host's decision (thread-safe, any thread; returns at once): from now
+   * on nothing more of it is opened; on the host's timer its grants are revoked (each window
+   * invalidated first), the end is audited once with {@code why}'s token, and the connection is
+   * closed. Only the first call for a session has an effect.
+   *
+   * @return false when the session was already ending
+   */
+  boolean endByHost(SessionEnd why) {
+    if (ended.get() || !ending.compareAndSet(null, why)) {
+      return false;
+    }
+    try {
+      host.timer().execute(() -> finishEndByHost(why));
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      closeConnection(); // the host is closing: its close() ends the session anyway
+    }
+    return true;
+  }
+
+  private void finishEndByHost(SessionEnd why) {
+    host.stats.sessionsTerminated.increment();
+    LOG.info("ending session {} of {}: {}", hexId, identity, why.token());
+    if (why == SessionEnd.REJECTED_RECORDS) {
+      audit.accessViolation(identity, tenant, null, 0, rejections.count(), why.token());
+    } else {
+      audit.peerAuthenticated(identity, tenant, false, why.token());
+    }
+    // grants first, so the RNIC refuses the peer before anything else happens
+    for (HostGrant g : liveGrants()) {
+      endGrant(g, RevokeReason.SESSION_ENDING, AuditTrail.SYSTEM, false, 0);
+    }
+    // No ERROR frame: a peer that does not read could block this shared timer on a full socket.
+    closeConnection();
+  }
+
+  /** Closes a connection whose handshake deadline passed (watchdog); true the first time only. */
+  boolean closeForDeadline() {
+    if (!deadlineClosed.compareAndSet(false, true)) {
+      return false;
+    }
+    LOG.debug("closing connection from {}: handshake deadline passed", remote);
+    closeConnection();
+    return true;
+  }
+
+  /** Closes the connection under the TLS layer: never blocks, wakes the session's thread. */
+  void closeConnection() {
+    try {
+      raw.close();
+    } catch (IOException ignored) {
+      // closing anyway
+    }
   }
 
   private void violation(String why) {
@@ -625,7 +794,10 @@ final class HostSession implements Runnable {
   }
 
   private void refuse(ProtocolException e) {
-    violation("protocol violation: " + e.reason());
+    violation(
+        "protocol violation: "
+            + e.reason()
+            + (refusalDetail == null ? "" : " (" + refusalDetail + ")"));
     if (proxy != null) {
       try {
         proxy.error(e);
@@ -656,11 +828,15 @@ final class HostSession implements Runnable {
     if (!ended.get()) {
       LOG.info("ending session {} of {}: {}", hexId, identity, why);
       sendError(ErrorCode.SHUTTING_DOWN, why);
+      SSLSocket tls = socket;
       try {
-        socket.close();
+        if (tls != null) {
+          tls.close();
+        }
       } catch (IOException ignored) {
         // closing anyway
       }
+      closeConnection();
     }
   }
 
@@ -669,14 +845,17 @@ final class HostSession implements Runnable {
       return;
     }
     if (qp != null) {
-      // records the peer wrote before its CLOSE may still sit in the receive queue: open them
-      host.drainReceives(host.options().requestTimeout());
+      if (ending.get() == null) {
+        // records the peer wrote before its CLOSE may still sit in the receive queue: open them
+        host.drainReceives(host.options().requestTimeout());
+      }
       host.detach(qp.qpn());
     }
     for (HostGrant g : liveGrants()) {
       endGrant(g, RevokeReason.SESSION_ENDING, AuditTrail.SYSTEM, false, 0);
     }
-    if (proxy != null && !socket.isClosed()) {
+    SSLSocket tls = socket;
+    if (proxy != null && tls != null && !tls.isClosed()) {
       try {
         proxy.close(0);
       } catch (IOException ignored) {
@@ -684,10 +863,13 @@ final class HostSession implements Runnable {
       }
     }
     try {
-      socket.close();
+      if (tls != null) {
+        tls.close();
+      }
     } catch (IOException ignored) {
       // closing anyway
     }
+    closeConnection();
     if (qp != null) {
       qp.close();
     }

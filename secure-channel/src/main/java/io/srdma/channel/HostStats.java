@@ -17,6 +17,14 @@ package io.srdma.channel;
  * @param recordsRejected records refused (tampered, replayed, relocated, truncated…)
  * @param remoteAccessErrors sessions whose queue pair the RNIC put into error
  * @param protocolErrors sessions ended for a protocol violation
+ * @param staleNotifications write notifications naming a free slot or an ended grant (refused,
+ *     never opened; also counted in {@code recordsRejected})
+ * @param sessionsTerminated live sessions the host ended on its own: certificate revoked or
+ *     expired, session lifetime reached, too many rejected records
+ * @param handshakeDeadlines connections closed before authentication for sending nothing by the
+ *     first-record deadline or not finishing the handshake in time
+ * @param responderRefusals sessions refused for naming a responder address that is not the peer's
+ *     own (request forgery)
  */
 public record HostStats(
     int sessions,
@@ -32,4 +40,8 @@ public record HostStats(
     long bytesOpened,
     long recordsRejected,
     long remoteAccessErrors,
-    long protocolErrors) {}
+    long protocolErrors,
+    long staleNotifications,
+    long sessionsTerminated,
+    long handshakeDeadlines,
+    long responderRefusals) {}

@@ -1,0 +1,111 @@
+package io.srdma.channel;
+
+import io.srdma.keys.CertificateUsage;
+import io.srdma.keys.DeploymentTrust;
+import io.srdma.keys.KeyExchangeException;
+import java.security.cert.X509Certificate;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The host's one periodic check of every session, run on its timer thread every {@link #PERIOD} (no
+ * thread per session): a connection past its handshake deadline is closed; a session whose
+ * certificate passed its notAfter, is revoked now (the deployment trust re-reads its CRL when the
+ * file changes) or whose age passed the maximum session lifetime is ended by the host ({@link
+ * HostSession#endByHost}), its grants revoked. Trust is re-checked every {@link #VERIFY_EVERY}
+ * ticks, once per distinct certificate, so a revocation reaches a live session within about half a
+ * second; expiry and lifetime are checked on every tick. Confined to the timer thread.
+ */
+final class SessionWatchdog implements Runnable {
+  private static final Logger LOG = LoggerFactory.getLogger(SessionWatchdog.class);
+
+  /** Period of the sweep. */
+  static final Duration PERIOD = Duration.ofMillis(200);
+
+  /** Full trust checks (path, revocation) run every this many ticks. */
+  static final int VERIFY_EVERY = 2;
+
+  private final RegionHost host;
+  private final DeploymentTrust trust;
+  private final Duration maxLifetime;
+  private final Supplier<Iterable<HostSession>> sessions;
+  private long ticks;
+
+  SessionWatchdog(
+      RegionHost host,
+      DeploymentTrust trust,
+      Duration maxLifetime,
+      Supplier<Iterable<HostSession>> sessions) {
+    this.host = host;
+    this.trust = trust;
+    this.maxLifetime = maxLifetime;
+    this.sessions = sessions;
+  }
+
+  @Override
+  public void run() {
+    try {
+      sweep(System.nanoTime(), Instant.now());
+    } catch (RuntimeException e) {
+      // a periodic task that throws is never run again: log and keep watching
+      LOG.error("session watchdog sweep failed", e);
+    }
+  }
+
+  void sweep(long nowNanos, Instant now) {
+    boolean verify = ticks++ % VERIFY_EVERY == 0;
+    Map<X509Certificate, Optional<SessionEnd>> verdicts = new HashMap<>();
+    for (HostSession s : sessions.get()) {
+      if (s.ending() != null) {
+        continue;
+      }
+      long deadline = s.deadlineNanos();
+      if (deadline != 0 && nowNanos - deadline > 0) {
+        if (s.closeForDeadline()) {
+          host.stats.handshakeDeadlines.increment();
+        }
+        continue;
+      }
+      X509Certificate cert = s.certificate();
+      if (cert == null) {
+        continue;
+      }
+      SessionEnd why = null;
+      if (now.isAfter(cert.getNotAfter().toInstant())) {
+        why = SessionEnd.CERTIFICATE_EXPIRED;
+      } else if (verify) {
+        why = verdicts.computeIfAbsent(cert, this::check).orElse(null);
+      }
+      if (why == null
+          && maxLifetime != null
+          && s.isEstablished()
+          && nowNanos - s.establishedNanos() >= maxLifetime.toNanos()) {
+        why = SessionEnd.SESSION_LIFETIME;
+      }
+      if (why != null) {
+        s.endByHost(why);
+      }
+    }
+  }
+
+  /** The deployment trust's verdict on a certificate it accepted at the handshake. */
+  private Optional<SessionEnd> check(X509Certificate cert) {
+    try {
+      trust.verify(new X509Certificate[] {cert}, CertificateUsage.TLS_CLIENT);
+      return Optional.empty();
+    } catch (KeyExchangeException e) {
+      return Optional.of(
+          switch (e.reason()) {
+            case CERTIFICATE_REVOKED -> SessionEnd.CERTIFICATE_REVOKED;
+            case CERTIFICATE_EXPIRED -> SessionEnd.CERTIFICATE_EXPIRED;
+            default -> SessionEnd.CERTIFICATE_REFUSED;
+          });
+    }
+  }
+}
