@@ -758,6 +758,9 @@ final class HostSession implements Runnable {
     host.stats.sessionsTerminated.increment();
     LOG.info("ending session {} of {}: {}", hexId, identity, why.token());
     if (why == SessionEnd.REJECTED_RECORDS) {
+      // counts as a failure of the address: a peer that reconnects to flood again is refused
+      // after authFailuresPerMinute such ends, so audit lines stay bounded across sessions too
+      host.limiter().failed(remote);
       audit.accessViolation(identity, tenant, null, 0, rejections.count(), why.token());
     } else {
       audit.peerAuthenticated(identity, tenant, false, why.token());

@@ -1,6 +1,9 @@
 package io.srdma.channel;
 
+import java.net.Inet6Address;
 import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -21,8 +24,27 @@ final class PendingHandshakes {
     this.perAddress = perAddress;
   }
 
-  /** Takes a slot for a connection from {@code address}; false when a cap is reached. */
-  synchronized boolean tryAcquire(InetAddress address) {
+  /**
+   * The unit per-address limits count by: an IPv4 address itself, an IPv6 address's /64 prefix (one
+   * subscriber or host usually holds a whole /64, so counting single IPv6 addresses would give an
+   * attacker unlimited ones).
+   */
+  static InetAddress bucket(InetAddress address) {
+    if (!(address instanceof Inet6Address)) {
+      return address;
+    }
+    byte[] b = Arrays.copyOf(address.getAddress(), 16);
+    Arrays.fill(b, 8, 16, (byte) 0);
+    try {
+      return InetAddress.getByAddress(b);
+    } catch (UnknownHostException e) {
+      throw new IllegalStateException("16 bytes are an IPv6 address", e);
+    }
+  }
+
+  /** Takes a slot for a connection from {@code from}; false when a cap is reached. */
+  synchronized boolean tryAcquire(InetAddress from) {
+    InetAddress address = bucket(from);
     if (pending >= total) {
       return false;
     }
@@ -35,8 +57,9 @@ final class PendingHandshakes {
     return true;
   }
 
-  /** Gives back the slot taken for {@code address} (once per successful {@link #tryAcquire}). */
-  synchronized void release(InetAddress address) {
+  /** Gives back the slot taken for {@code from} (once per successful {@link #tryAcquire}). */
+  synchronized void release(InetAddress from) {
+    InetAddress address = bucket(from);
     Integer n = byAddress.get(address);
     if (n == null) {
       throw new IllegalStateException("no pending handshake from " + address);

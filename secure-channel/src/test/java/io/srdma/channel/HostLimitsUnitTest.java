@@ -55,6 +55,27 @@ class HostLimitsUnitTest {
   }
 
   @Test
+  void shouldCountIpv6AddressesByTheirSlash64() throws Exception {
+    PendingHandshakes p = new PendingHandshakes(10, 2);
+    InetAddress a1 = InetAddress.getByName("2001:db8:1:2::1");
+    InetAddress a2 = InetAddress.getByName("2001:db8:1:2:ffff:1:2:3");
+    InetAddress other = InetAddress.getByName("2001:db8:1:3::1");
+    assertTrue(p.tryAcquire(a1));
+    assertTrue(p.tryAcquire(a2));
+    assertFalse(p.tryAcquire(InetAddress.getByName("2001:db8:1:2::99")), "same /64");
+    assertTrue(p.tryAcquire(other), "another /64");
+    p.release(a2);
+    assertTrue(p.tryAcquire(a1));
+    assertEquals(ip(10, 0, 0, 1), PendingHandshakes.bucket(ip(10, 0, 0, 1)), "IPv4 as is");
+
+    AuthFailureLimiter limiter = new AuthFailureLimiter(2, () -> 0L);
+    limiter.failed(a1);
+    limiter.failed(a2);
+    assertTrue(limiter.blocked(InetAddress.getByName("2001:db8:1:2::7")), "the /64 is blocked");
+    assertFalse(limiter.blocked(other));
+  }
+
+  @Test
   void shouldAuditTheFirstRejectionsThenEndOnceAtTheLimit() {
     RejectionBudget b = new RejectionBudget(20);
     List<RejectionBudget.Verdict> seen = new ArrayList<>();
