@@ -77,12 +77,13 @@ final class HostSession implements Runnable {
   private final long acceptedNanos = System.nanoTime();
   private final AtomicReference<SessionEnd> ending = new AtomicReference<>();
   private final RejectionBudget rejections;
-  private final AtomicBoolean deadlineClosed = new AtomicBoolean();
+  private final AtomicBoolean watchdogClosed = new AtomicBoolean();
   private volatile SSLSocket socket;
   private volatile long deadlineNanos;
   private volatile long establishedNanos;
   private volatile X509Certificate certificate;
   private String refusalDetail;
+  private volatile WatchedOutputStream output;
   private final AuditTrail audit;
   private final HostGrant[] slots = new HostGrant[SLOTS];
   private final Object grantLock = new Object();
@@ -139,6 +140,21 @@ final class HostSession implements Runnable {
     return establishedNanos;
   }
 
+  private WatchedOutputStream watched() throws IOException {
+    WatchedOutputStream w = new WatchedOutputStream(socket.getOutputStream());
+    output = w;
+    return w;
+  }
+
+  /**
+   * {@link System#nanoTime} since which a control-frame write has been blocked (the peer does not
+   * read), or 0.
+   */
+  long writeBlockedSince() {
+    WatchedOutputStream w = output;
+    return w == null ? 0 : w.blockedSince();
+  }
+
   /** Why the host is ending this session, or null. */
   SessionEnd ending() {
     return ending.get();
@@ -164,7 +180,7 @@ final class HostSession implements Runnable {
         return;
       }
       FrameReader reader = new FrameReader(socket.getInputStream(), Side.CLIENT);
-      proxy = new ControlProxy(new FrameWriter(socket.getOutputStream()));
+      proxy = new ControlProxy(new FrameWriter(watched()));
       establish(reader);
       socket.setSoTimeout((int) host.options().idleTimeout().toMillis());
       why = serve(reader);
@@ -233,7 +249,7 @@ final class HostSession implements Runnable {
     if (!host.reserveSession(tenant)) {
       host.stats.quotaRefusals.increment();
       audit.accessViolation(identity, tenant, null, 0, 0, "session quota exceeded");
-      proxy = new ControlProxy(new FrameWriter(socket.getOutputStream()));
+      proxy = new ControlProxy(new FrameWriter(watched()));
       sendError(ErrorCode.QUOTA_EXCEEDED, "session quota of tenant " + tenant + " reached");
       return false;
     }
@@ -736,9 +752,9 @@ final class HostSession implements Runnable {
 
   /**
    * Ends this session on the host's decision (thread-safe, any thread; returns at once): from now
-   * on nothing more of it is opened; on the host's timer its grants are revoked (each window
-   * invalidated first), the end is audited once with {@code why}'s token, and the connection is
-   * closed. Only the first call for a session has an effect.
+   * on nothing more of it is opened; on the host's watchdog thread its grants are revoked (each
+   * window invalidated first), the end is audited once with {@code why}'s token, and the connection
+   * is closed. Only the first call for a session has an effect.
    *
    * @return false when the session was already ending
    */
@@ -747,7 +763,7 @@ final class HostSession implements Runnable {
       return false;
     }
     try {
-      host.timer().execute(() -> finishEndByHost(why));
+      host.watchdog().execute(() -> finishEndByHost(why));
     } catch (java.util.concurrent.RejectedExecutionException e) {
       closeConnection(); // the host is closing: its close() ends the session anyway
     }
@@ -769,16 +785,26 @@ final class HostSession implements Runnable {
     for (HostGrant g : liveGrants()) {
       endGrant(g, RevokeReason.SESSION_ENDING, AuditTrail.SYSTEM, false, 0);
     }
-    // No ERROR frame: a peer that does not read could block this shared timer on a full socket.
+    // No ERROR frame: a peer that does not read could block this shared thread on a full socket.
     closeConnection();
   }
 
   /** Closes a connection whose handshake deadline passed (watchdog); true the first time only. */
   boolean closeForDeadline() {
-    if (!deadlineClosed.compareAndSet(false, true)) {
+    if (!watchdogClosed.compareAndSet(false, true)) {
       return false;
     }
     LOG.debug("closing connection from {}: handshake deadline passed", remote);
+    closeConnection();
+    return true;
+  }
+
+  /** Closes a connection whose peer stopped reading (watchdog); true the first time only. */
+  boolean closeForStuckWrite() {
+    if (!watchdogClosed.compareAndSet(false, true)) {
+      return false;
+    }
+    LOG.info("closing session {} of {}: the peer stopped reading", hexId, identity);
     closeConnection();
     return true;
   }

@@ -53,8 +53,8 @@ import org.slf4j.LoggerFactory;
  * }</pre>
  *
  * <p>Threads: one acceptor, one per session (control frames), one receiver (opens records), one
- * timer (expiry, endings, the {@link SessionWatchdog} sweep). All are named {@code srdma-host-*}
- * and stopped by {@link #close}.
+ * timer (expiry, endings), one watchdog ({@link SessionWatchdog}: trust, lifetime, deadlines). All
+ * are named {@code srdma-host-*} and stopped by {@link #close}.
  */
 public final class RegionHost implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(RegionHost.class);
@@ -81,6 +81,7 @@ public final class RegionHost implements AutoCloseable {
   private final PendingHandshakes handshakes;
   private final ResponderAddresses responderAddresses;
   private final ScheduledExecutorService timer;
+  private final ScheduledExecutorService watchdog;
   private final Thread acceptor;
   private final Thread receiver;
   private final Map<String, TenantDomain> domains = new ConcurrentHashMap<>();
@@ -154,6 +155,13 @@ public final class RegionHost implements AutoCloseable {
                 t.setDaemon(true);
                 return t;
               });
+      watchdog =
+          Executors.newSingleThreadScheduledExecutor(
+              r -> {
+                Thread t = new Thread(r, name + "-watchdog");
+                t.setDaemon(true);
+                return t;
+              });
       receiver = new Thread(this::receive, name + "-receiver");
       receiver.setDaemon(true);
       acceptor = new Thread(this::accept, name + "-acceptor");
@@ -193,9 +201,13 @@ public final class RegionHost implements AutoCloseable {
     host.acceptor.start();
     long period = SessionWatchdog.PERIOD.toMillis();
     java.util.concurrent.ScheduledFuture<?> unused =
-        host.timer.scheduleAtFixedRate(
+        host.watchdog.scheduleAtFixedRate(
             new SessionWatchdog(
-                host, options.trust(), options.maxSessionLifetime(), () -> host.sessions.keySet()),
+                host,
+                options.trust(),
+                options.maxSessionLifetime(),
+                options.requestTimeout(),
+                () -> host.sessions.keySet()),
             period,
             period,
             TimeUnit.MILLISECONDS);
@@ -370,6 +382,14 @@ public final class RegionHost implements AutoCloseable {
       LOG.debug("closing listener: {}", e.getMessage());
     }
     join(acceptor);
+    watchdog.shutdownNow();
+    try {
+      if (!watchdog.awaitTermination(10, TimeUnit.SECONDS)) {
+        LOG.warn("{}-watchdog did not stop within 10 s", name);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
     for (HostSession s : sessions.keySet()) {
       s.terminate("host shutting down");
     }
@@ -509,6 +529,11 @@ public final class RegionHost implements AutoCloseable {
 
   ScheduledExecutorService timer() {
     return timer;
+  }
+
+  /** The session watchdog's thread: host-decided session ends run there, never on the timer. */
+  ScheduledExecutorService watchdog() {
+    return watchdog;
   }
 
   void handshakeDone(InetAddress from) {

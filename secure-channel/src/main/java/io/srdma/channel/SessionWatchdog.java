@@ -14,16 +14,17 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The host's one periodic check of every session, run on its timer thread every {@link #PERIOD} (no
- * thread per session): a connection past its handshake deadline is closed; a session whose
- * certificate passed its notAfter, is revoked now (the deployment trust re-reads its CRL when the
- * file changes) or whose age passed the maximum session lifetime is ended by the host ({@link
- * HostSession#endByHost}), its grants revoked. Expiry and lifetime are checked on every tick (they
- * cost a comparison). The full trust check ({@link DeploymentTrust#verify}: path, signature,
- * revocation; about 0.1 ms) runs for each distinct certificate once every {@link #VERIFY_EVERY}
- * ticks, certificates spread over the ticks by hash, so a revocation reaches a live session within
- * {@code VERIFY_EVERY × PERIOD} (600 ms) and each tick checks about a third of the certificates.
- * Confined to the timer thread.
+ * The host's one periodic check of every session, run on its own watchdog thread every {@link
+ * #PERIOD} (one for all sessions, apart from the timer so that nothing the timer waits on can stop
+ * it): a connection past its handshake deadline, or whose peer stopped reading (a control-frame
+ * write blocked longer than the request timeout), is closed; a session whose certificate passed its
+ * notAfter, is revoked now (the deployment trust re-reads its CRL when the file changes) or whose
+ * age passed the maximum session lifetime is ended by the host ({@link HostSession#endByHost}), its
+ * grants revoked. Expiry and lifetime are checked on every tick (they cost a comparison). The full
+ * trust check ({@link DeploymentTrust#verify}: path, signature, revocation; about 0.1 ms) runs for
+ * each distinct certificate once every {@link #VERIFY_EVERY} ticks, certificates spread over the
+ * ticks by hash, so a revocation reaches a live session within {@code VERIFY_EVERY × PERIOD} (600
+ * ms) and each tick checks about a third of the certificates. Confined to the watchdog thread.
  */
 final class SessionWatchdog implements Runnable {
   private static final Logger LOG = LoggerFactory.getLogger(SessionWatchdog.class);
@@ -37,6 +38,7 @@ final class SessionWatchdog implements Runnable {
   private final RegionHost host;
   private final DeploymentTrust trust;
   private final Duration maxLifetime;
+  private final long writeTimeoutNanos;
   private final Supplier<Iterable<HostSession>> sessions;
   private long ticks;
 
@@ -44,10 +46,12 @@ final class SessionWatchdog implements Runnable {
       RegionHost host,
       DeploymentTrust trust,
       Duration maxLifetime,
+      Duration writeTimeout,
       Supplier<Iterable<HostSession>> sessions) {
     this.host = host;
     this.trust = trust;
     this.maxLifetime = maxLifetime;
+    this.writeTimeoutNanos = writeTimeout.toNanos();
     this.sessions = sessions;
   }
 
@@ -72,6 +76,15 @@ final class SessionWatchdog implements Runnable {
       if (deadline != 0 && nowNanos - deadline > 0) {
         if (s.closeForDeadline()) {
           host.stats.handshakeDeadlines.increment();
+        }
+        continue;
+      }
+      long blocked = s.writeBlockedSince();
+      if (blocked != 0 && nowNanos - blocked > writeTimeoutNanos) {
+        // the peer stopped reading: the thread writing to it (the session's, or the host's timer
+        // telling of an expiry) would wait forever; closing the connection frees it
+        if (s.closeForStuckWrite()) {
+          LOG.info("closed a session whose peer stopped reading its control connection");
         }
         continue;
       }

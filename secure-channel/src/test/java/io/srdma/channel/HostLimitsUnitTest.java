@@ -76,6 +76,46 @@ class HostLimitsUnitTest {
   }
 
   @Test
+  void shouldTellHowLongAWriteHasBeenBlocked() throws Exception {
+    java.util.concurrent.CountDownLatch entered = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    WatchedOutputStream w =
+        new WatchedOutputStream(
+            new java.io.OutputStream() {
+              @Override
+              public void write(int b) {}
+
+              @Override
+              public void write(byte[] b, int off, int len) throws java.io.IOException {
+                entered.countDown();
+                try {
+                  release.await();
+                } catch (InterruptedException e) {
+                  throw new java.io.InterruptedIOException();
+                }
+              }
+            });
+    assertEquals(0, w.blockedSince(), "nothing written yet");
+    long before = System.nanoTime();
+    Thread writer =
+        new Thread(
+            () -> {
+              try {
+                w.write(new byte[8], 0, 8);
+              } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+              }
+            },
+            "blocked-writer");
+    writer.start();
+    assertTrue(entered.await(10, java.util.concurrent.TimeUnit.SECONDS));
+    assertTrue(w.blockedSince() - before >= 0, "a blocked write is seen with its start");
+    release.countDown();
+    writer.join(10_000);
+    assertEquals(0, w.blockedSince(), "and forgotten once it returns");
+  }
+
+  @Test
   void shouldAuditTheFirstRejectionsThenEndOnceAtTheLimit() {
     RejectionBudget b = new RejectionBudget(20);
     List<RejectionBudget.Verdict> seen = new ArrayList<>();
