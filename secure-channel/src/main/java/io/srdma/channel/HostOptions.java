@@ -36,7 +36,7 @@ public final class HostOptions {
   private int maxSessionsPerTenant = 64;
   private int maxPendingHandshakes = 32;
   private int maxPendingHandshakesPerAddress = 4;
-  private Duration firstRecordTimeout = Duration.ofSeconds(1);
+  private Duration firstRecordTimeout = Duration.ofSeconds(2);
   private Duration maxSessionLifetime;
   private int maxRejectedRecords = 64;
   private Set<InetAddress> allowedResponderAddresses = Set.of();
@@ -124,8 +124,10 @@ public final class HostOptions {
   }
 
   /**
-   * A connection that sends no byte of its first TLS record within this time is closed (default 1
-   * s; at most the handshake timeout), so idle connections give their pending slot back quickly.
+   * A connection that sends no byte of its first TLS record within this time is closed (default 2
+   * s; at most the handshake timeout), so idle connections give their pending slot back quickly. A
+   * client sends its ClientHello right after connecting, but a cold JVM on a loaded machine takes
+   * over a second to build its first one: lower this only where clients are warm.
    */
   public HostOptions firstRecordTimeout(Duration value) {
     firstRecordTimeout = value;
