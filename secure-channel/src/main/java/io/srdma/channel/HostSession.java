@@ -773,6 +773,10 @@ final class HostSession implements Runnable {
   private void finishEndByHost(SessionEnd why) {
     host.stats.sessionsTerminated.increment();
     LOG.info("ending session {} of {}: {}", hexId, identity, why.token());
+    // grants first, so the RNIC refuses the peer before anything else happens
+    for (HostGrant g : liveGrants()) {
+      endGrant(g, RevokeReason.SESSION_ENDING, AuditTrail.SYSTEM, false, 0);
+    }
     if (why == SessionEnd.REJECTED_RECORDS) {
       // counts as a failure of the address: a peer that reconnects to flood again is refused
       // after authFailuresPerMinute such ends, so audit lines stay bounded across sessions too
@@ -780,10 +784,6 @@ final class HostSession implements Runnable {
       audit.accessViolation(identity, tenant, null, 0, rejections.count(), why.token());
     } else {
       audit.peerAuthenticated(identity, tenant, false, why.token());
-    }
-    // grants first, so the RNIC refuses the peer before anything else happens
-    for (HostGrant g : liveGrants()) {
-      endGrant(g, RevokeReason.SESSION_ENDING, AuditTrail.SYSTEM, false, 0);
     }
     // No ERROR frame: a peer that does not read could block this shared thread on a full socket.
     closeConnection();

@@ -32,6 +32,9 @@ final class SessionWatchdog implements Runnable {
   /** Period of the sweep. */
   static final Duration PERIOD = Duration.ofMillis(200);
 
+  /** How long the revocation status may stay unknown before live sessions are ended. */
+  static final Duration STATUS_UNKNOWN_GRACE = Duration.ofSeconds(2);
+
   /** Each certificate's full trust check (path, revocation) runs every this many ticks. */
   static final int VERIFY_EVERY = 3;
 
@@ -41,6 +44,7 @@ final class SessionWatchdog implements Runnable {
   private final long writeTimeoutNanos;
   private final Supplier<Iterable<HostSession>> sessions;
   private long ticks;
+  private long statusUnknownSince;
 
   SessionWatchdog(
       RegionHost host,
@@ -114,14 +118,34 @@ final class SessionWatchdog implements Runnable {
   private Optional<SessionEnd> check(X509Certificate cert) {
     try {
       trust.verify(new X509Certificate[] {cert}, CertificateUsage.TLS_CLIENT);
+      statusUnknownSince = 0;
       return Optional.empty();
     } catch (KeyExchangeException e) {
-      return Optional.of(
-          switch (e.reason()) {
-            case CERTIFICATE_REVOKED -> SessionEnd.CERTIFICATE_REVOKED;
-            case CERTIFICATE_EXPIRED -> SessionEnd.CERTIFICATE_EXPIRED;
-            default -> SessionEnd.CERTIFICATE_REFUSED;
-          });
+      if (e.reason() != KeyExchangeException.Reason.REVOCATION_STATUS_UNKNOWN) {
+        statusUnknownSince = 0;
+      }
+      return switch (e.reason()) {
+        case CERTIFICATE_REVOKED -> Optional.of(SessionEnd.CERTIFICATE_REVOKED);
+        case CERTIFICATE_EXPIRED -> Optional.of(SessionEnd.CERTIFICATE_EXPIRED);
+        case REVOCATION_STATUS_UNKNOWN -> statusUnknown();
+        default -> Optional.of(SessionEnd.CERTIFICATE_REFUSED);
+      };
     }
+  }
+
+  /**
+   * The CRL cannot be used (unreadable, not the CA's, past nextUpdate): new handshakes fail closed
+   * at once, live sessions after {@link #STATUS_UNKNOWN_GRACE}, so a CRL file caught half-written
+   * (an operator's {@code cp} over it) does not end every session.
+   */
+  private Optional<SessionEnd> statusUnknown() {
+    long now = System.nanoTime();
+    if (statusUnknownSince == 0) {
+      statusUnknownSince = now == 0 ? 1 : now;
+      LOG.warn("revocation status unknown (CRL unusable): live sessions end if it lasts");
+    }
+    return now - statusUnknownSince >= STATUS_UNKNOWN_GRACE.toNanos()
+        ? Optional.of(SessionEnd.CERTIFICATE_REFUSED)
+        : Optional.empty();
   }
 }

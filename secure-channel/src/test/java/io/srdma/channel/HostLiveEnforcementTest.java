@@ -153,6 +153,25 @@ class HostLiveEnforcementTest {
   }
 
   @Test
+  void anUnusableCrlEndsLiveSessionsOnlyAfterAGrace() throws Exception {
+    start(o -> {});
+    SecureRdmaClient acme = acme(rig.credential("acme", "trainer-1"));
+    RemoteGrant g = writeGrant(acme);
+    long brokenAt = System.nanoTime();
+    java.nio.file.Files.writeString(
+        dir.resolve("ca").resolve(io.srdma.keys.DeploymentCa.CRL), "not a CRL\n");
+    Thread.sleep(1000);
+    assertTrue(hostHasSession(acme), "a CRL caught unusable for a moment ends nothing");
+    ChannelRig.await(() -> !hostHasSession(acme), "the session ended: status stayed unknown");
+    Duration took = Duration.ofNanos(System.nanoTime() - brokenAt);
+    assertTrue(
+        took.compareTo(SessionWatchdog.STATUS_UNKNOWN_GRACE) >= 0, "not before the grace: " + took);
+    assertFalse(hostHasGrant(g), "its grant is revoked");
+    assertEquals(1, auditLines("\"authenticate\"", "certificate-refused", "trainer-1"));
+    assertEquals(1, auditLines("\"revoke\"", "certificate-refused"));
+  }
+
+  @Test
   void aSessionOlderThanTheMaximumLifetimeIsEnded() throws Exception {
     start(o -> o.maxSessionLifetime(Duration.ofMillis(1500)));
     SecureRdmaClient acme = acme(rig.credential("acme", "trainer-1"));
