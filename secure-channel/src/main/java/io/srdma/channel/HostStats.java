@@ -6,7 +6,8 @@ package io.srdma.channel;
  * @param sessions sessions open now
  * @param liveGrants grants live now
  * @param sessionsOpened sessions established in all
- * @param authFailures connections refused during authentication (TLS, identity, tenant)
+ * @param authFailures connections refused during authentication (TLS, identity, tenant; a first
+ *     byte that is not TLS)
  * @param rateLimited connections refused by the failed-authentication or handshake limit
  * @param quotaRefusals sessions refused by a session quota
  * @param grantsIssued grants issued
