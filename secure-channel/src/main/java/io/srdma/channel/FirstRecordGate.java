@@ -24,8 +24,10 @@ final class FirstRecordGate {
   enum Outcome {
     /** The first byte arrived and starts a TLS handshake record. */
     TLS,
-    /** Nothing arrived within the deadline, or the peer closed first. */
+    /** Nothing arrived within the deadline. */
     IDLE,
+    /** The peer closed before sending anything (a TCP health check, a port scan). */
+    CLOSED,
     /** The first byte is not a TLS handshake record. */
     NOT_TLS
   }
@@ -47,7 +49,7 @@ final class FirstRecordGate {
       return Outcome.IDLE;
     }
     if (b < 0) {
-      return Outcome.IDLE;
+      return Outcome.CLOSED;
     }
     return b == HANDSHAKE_RECORD ? Outcome.TLS : Outcome.NOT_TLS;
   }

@@ -223,13 +223,20 @@ final class HostSession implements Runnable {
       FirstRecordGate.Outcome first =
           FirstRecordGate.await(raw, host.options().firstRecordTimeout());
       if (first != FirstRecordGate.Outcome.TLS) {
-        // idle, or not TLS at all: nothing to audit per connection, the address is limited
-        if (first == FirstRecordGate.Outcome.IDLE) {
-          host.stats.handshakeDeadlines.increment();
-        } else {
-          host.stats.authFailures.increment();
+        // idle, or not TLS at all: nothing to audit per connection (nothing authenticated
+        // spoke), but the address is limited; a connection closed at once (a TCP health check)
+        // held nothing and is not held against its address
+        switch (first) {
+          case IDLE -> {
+            host.stats.handshakeDeadlines.increment();
+            host.limiter().failed(remote);
+          }
+          case NOT_TLS -> {
+            host.stats.authFailures.increment();
+            host.limiter().failed(remote);
+          }
+          default -> {}
         }
-        host.limiter().failed(remote);
         return false;
       }
       socket = FirstRecordGate.layer(raw, host.tls());

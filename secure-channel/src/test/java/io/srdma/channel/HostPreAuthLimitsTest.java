@@ -23,6 +23,7 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -131,6 +132,29 @@ class HostPreAuthLimitsTest {
     assertTrue(took.compareTo(Duration.ofMillis(250)) >= 0, "not before the deadline: " + took);
     ChannelRig.await(() -> rig.host.stats().handshakeDeadlines() == 1, "counted");
     assertEquals(0, rig.host.stats().authFailures(), "nothing to audit: it never spoke");
+    tenantIsServed();
+  }
+
+  @Test
+  void healthChecksThatCloseAtOnceAreNotHeldAgainstTheirAddressButJunkIs() throws Exception {
+    start(o -> o.authFailuresPerMinute(5));
+    InetAddress tenant = InetAddress.getByAddress(new byte[] {127, 0, 0, 1});
+    for (int i = 0; i < 30; i++) {
+      idle(tenant).close(); // connect, close: a TCP health check
+    }
+    // (some may be refused at accept by the per-address cap while others are pending: harmless)
+    tenantIsServed(); // five failures would have blocked 127.0.0.1 for the minute
+    for (int i = 0; i < 5; i++) {
+      Socket junk = idle(FLOODER);
+      junk.getOutputStream().write("GET / HTTP/1.1\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+      assertTrue(closedByHost(junk, ChannelRig.scaled(Duration.ofSeconds(5))), "junk closed");
+    }
+    ChannelRig.await(() -> rig.host.stats().authFailures() == 5, "junk counted");
+    long refused = rig.host.stats().rateLimited();
+    assertTrue(closedByHost(idle(FLOODER), ChannelRig.scaled(Duration.ofSeconds(5))));
+    ChannelRig.await(
+        () -> rig.host.stats().rateLimited() == refused + 1,
+        "the junk sender is refused at accept");
     tenantIsServed();
   }
 
