@@ -120,11 +120,6 @@ final class HostSession implements Runnable {
     this.deadlineNanos = acceptedNanos + host.options().handshakeTimeout().toNanos();
   }
 
-  /** The remote address of the connection (pre-authentication limits are per address). */
-  InetAddress remote() {
-    return remote;
-  }
-
   /** The peer's certificate once authenticated, else null (watched for revocation and expiry). */
   X509Certificate certificate() {
     return certificate;
