@@ -663,6 +663,7 @@ final class ServeCommand implements Callable<Integer> {
                 .handshakeTimeout(c.handshakeTimeout)
                 .requestTimeout(c.requestTimeout)
                 .idleTimeout(c.idleTimeout)
+                .maxSessionLifetime(c.maxSessionLifetime)
                 .receiveDepth(c.receiveDepth)
                 .maxRecordPayload(c.recordSize));
     for (ServeConfig.RegionSpec s : c.regions) {

@@ -87,6 +87,7 @@ final class ServeConfig {
           "handshake-timeout",
           "request-timeout",
           "idle-timeout",
+          "max-session-lifetime",
           "receive-depth",
           "shutdown-timeout");
 
@@ -137,6 +138,7 @@ final class ServeConfig {
   Duration handshakeTimeout = Duration.ofSeconds(5);
   Duration requestTimeout = Duration.ofSeconds(5);
   Duration idleTimeout = Duration.ofSeconds(60);
+  Duration maxSessionLifetime; // null: sessions live as long as their certificate
   int receiveDepth = 256;
   Duration shutdownTimeout = Duration.ofSeconds(20);
   int recordSize = 64 * 1024;
@@ -464,6 +466,9 @@ final class ServeConfig {
         durationOr(f.get("handshake-timeout"), "limits.handshake-timeout", handshakeTimeout);
     requestTimeout = durationOr(f.get("request-timeout"), "limits.request-timeout", requestTimeout);
     idleTimeout = durationOr(f.get("idle-timeout"), "limits.idle-timeout", idleTimeout);
+    maxSessionLifetime =
+        durationOr(
+            f.get("max-session-lifetime"), "limits.max-session-lifetime", maxSessionLifetime);
     receiveDepth = intOr(f.get("receive-depth"), "limits.receive-depth", 1, 4096, receiveDepth);
     shutdownTimeout =
         durationOr(f.get("shutdown-timeout"), "limits.shutdown-timeout", shutdownTimeout);

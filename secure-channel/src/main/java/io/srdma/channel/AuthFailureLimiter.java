@@ -4,7 +4,10 @@ import java.net.InetAddress;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongSupplier;
 
-/** Refuses a remote address that failed authentication too often in the current minute. */
+/**
+ * Refuses a remote address that failed authentication too often in the current minute (IPv6
+ * addresses counted by /64, see {@link PendingHandshakes#bucket}). Thread-safe.
+ */
 final class AuthFailureLimiter {
   private static final long WINDOW_NANOS = 60_000_000_000L;
   private static final int MAX_TRACKED = 10_000;
@@ -18,8 +21,8 @@ final class AuthFailureLimiter {
     this.clock = nanoClock;
   }
 
-  boolean blocked(InetAddress address) {
-    long[] w = failures.get(address);
+  boolean blocked(InetAddress from) {
+    long[] w = failures.get(PendingHandshakes.bucket(from));
     if (w == null) {
       return false;
     }
@@ -28,7 +31,8 @@ final class AuthFailureLimiter {
     }
   }
 
-  void failed(InetAddress address) {
+  void failed(InetAddress from) {
+    InetAddress address = PendingHandshakes.bucket(from);
     if (failures.size() > MAX_TRACKED) {
       long now = clock.getAsLong();
       failures.values().removeIf(w -> now - w[0] >= WINDOW_NANOS);

@@ -5,9 +5,12 @@ import io.srdma.keys.DeploymentTrust;
 import io.srdma.policy.AuditTrail;
 import io.srdma.policy.Policy;
 import io.srdma.verbs.DeviceOptions;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.Collection;
 import java.util.Objects;
+import java.util.Set;
 
 /** Settings of a {@link RegionHost}; fluent setters, checked by {@link RegionHost#start}. */
 public final class HostOptions {
@@ -32,6 +35,12 @@ public final class HostOptions {
   private int maxSessions = 1024;
   private int maxSessionsPerTenant = 64;
   private int maxPendingHandshakes = 32;
+  private int maxPendingHandshakesPerAddress = 4;
+  private Duration firstRecordTimeout = Duration.ofSeconds(2);
+  private Duration maxSessionLifetime;
+  private int maxRejectedRecords = 64;
+  private Set<InetAddress> allowedResponderAddresses = Set.of();
+  private boolean trustHelloAddress;
   private int authFailuresPerMinute = 20;
   private Duration handshakeTimeout = Duration.ofSeconds(5);
   private Duration requestTimeout = Duration.ofSeconds(5);
@@ -103,6 +112,64 @@ public final class HostOptions {
   /** Most TLS handshakes in progress; more connections are closed at once (default 32). */
   public HostOptions maxPendingHandshakes(int value) {
     maxPendingHandshakes = value;
+    return this;
+  }
+
+  /**
+   * Most TLS handshakes in progress from one remote address (default 4): one address flooding idle
+   * or slow connections cannot take every pending slot.
+   */
+  public HostOptions maxPendingHandshakesPerAddress(int value) {
+    maxPendingHandshakesPerAddress = value;
+    return this;
+  }
+
+  /**
+   * A connection that sends no byte of its first TLS record within this time is closed (default 2
+   * s; at most the handshake timeout), so idle connections give their pending slot back quickly. A
+   * client sends its ClientHello right after connecting, but a cold JVM on a loaded machine takes
+   * over a second to build its first one: lower this only where clients are warm.
+   */
+  public HostOptions firstRecordTimeout(Duration value) {
+    firstRecordTimeout = value;
+    return this;
+  }
+
+  /**
+   * Sessions older than this are ended, their grants revoked, audited as {@code session-lifetime}
+   * (default null: no limit). Peers reconnect, which re-checks their certificate from scratch.
+   */
+  public HostOptions maxSessionLifetime(Duration value) {
+    maxSessionLifetime = value;
+    return this;
+  }
+
+  /**
+   * Rejected records and write notifications (bad tag, replay, stale slot, empty notification, out
+   * of bounds) after which a session is ended, its grants revoked, audited once as {@code
+   * rejected-records} (default 64). Only the first few rejections are audited one line each.
+   */
+  public HostOptions maxRejectedRecords(int value) {
+    maxRejectedRecords = value;
+    return this;
+  }
+
+  /**
+   * Responder addresses (soft provider) a peer may name in HELLO besides its own TLS address, for
+   * deployments where the control connection arrives through NAT or a proxy (default none).
+   */
+  public HostOptions allowedResponderAddresses(Collection<InetAddress> value) {
+    allowedResponderAddresses = Set.copyOf(value);
+    return this;
+  }
+
+  /**
+   * Connect to whatever responder address a peer names in HELLO (default false). This lets a peer
+   * make the host connect where it says (request forgery); only for networks where every peer is
+   * trusted with that. Logged as a warning at start.
+   */
+  public HostOptions trustHelloAddress(boolean value) {
+    trustHelloAddress = value;
     return this;
   }
 
@@ -195,6 +262,30 @@ public final class HostOptions {
     return maxPendingHandshakes;
   }
 
+  int maxPendingHandshakesPerAddress() {
+    return maxPendingHandshakesPerAddress;
+  }
+
+  Duration firstRecordTimeout() {
+    return firstRecordTimeout;
+  }
+
+  Duration maxSessionLifetime() {
+    return maxSessionLifetime;
+  }
+
+  int maxRejectedRecords() {
+    return maxRejectedRecords;
+  }
+
+  Set<InetAddress> allowedResponderAddresses() {
+    return allowedResponderAddresses;
+  }
+
+  boolean trustHelloAddress() {
+    return trustHelloAddress;
+  }
+
   int authFailuresPerMinute() {
     return authFailuresPerMinute;
   }
@@ -235,13 +326,27 @@ public final class HostOptions {
     positive("maxSessions", maxSessions);
     positive("maxSessionsPerTenant", maxSessionsPerTenant);
     positive("maxPendingHandshakes", maxPendingHandshakes);
+    positive("maxPendingHandshakesPerAddress", maxPendingHandshakesPerAddress);
     positive("authFailuresPerMinute", authFailuresPerMinute);
+    positive("firstRecordTimeout", firstRecordTimeout);
+    if (maxSessionLifetime != null) {
+      positive("maxSessionLifetime", maxSessionLifetime);
+    }
+    positive("maxRejectedRecords", maxRejectedRecords);
     positive("handshakeTimeout", handshakeTimeout);
     positive("requestTimeout", requestTimeout);
     positive("idleTimeout", idleTimeout);
     positive("regionKeyRotation", regionKeyRotation);
     if (regionKeyRotation.compareTo(Duration.ofSeconds(1)) < 0) {
       throw invalid("regionKeyRotation must be at least 1 s, got " + regionKeyRotation);
+    }
+    if (firstRecordTimeout.compareTo(handshakeTimeout) > 0) {
+      throw invalid(
+          "firstRecordTimeout ("
+              + firstRecordTimeout
+              + ") must not exceed handshakeTimeout ("
+              + handshakeTimeout
+              + ")");
     }
     if (maxRecordPayload < 1 || maxRecordPayload > (1 << 24)) {
       throw invalid("maxRecordPayload must be 1..16777216, got " + maxRecordPayload);

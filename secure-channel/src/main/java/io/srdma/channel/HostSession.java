@@ -41,8 +41,11 @@ import io.srdma.verbs.WcOpcode;
 import io.srdma.verbs.WcStatus;
 import io.srdma.verbs.WorkCompletion;
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
+import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -53,6 +56,7 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import javax.net.ssl.SSLSocket;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -70,7 +74,18 @@ final class HostSession implements Runnable {
   private static final long INVALIDATE_WR_ID = 2;
 
   private final RegionHost host;
-  private final SSLSocket socket;
+  private final Socket raw;
+  private final InetAddress remote;
+  private final long acceptedNanos = System.nanoTime();
+  private final AtomicReference<SessionEnd> ending = new AtomicReference<>();
+  private final RejectionBudget rejections;
+  private final AtomicBoolean watchdogClosed = new AtomicBoolean();
+  private volatile SSLSocket socket;
+  private volatile long deadlineNanos;
+  private volatile long establishedNanos;
+  private volatile X509Certificate certificate;
+  private String refusalDetail;
+  private volatile WatchedOutputStream output;
   private final AuditTrail audit;
   private final HostGrant[] slots = new HostGrant[SLOTS];
   private final Object grantLock = new Object();
@@ -98,10 +113,48 @@ final class HostSession implements Runnable {
   private int announcedEpoch;
   private AuthenticatedPeer peer;
 
-  HostSession(RegionHost host, SSLSocket socket) {
+  HostSession(RegionHost host, Socket raw) {
     this.host = host;
-    this.socket = socket;
+    this.raw = raw;
+    this.remote = raw.getInetAddress();
     this.audit = host.audit();
+    this.rejections = new RejectionBudget(host.options().maxRejectedRecords());
+    this.deadlineNanos = acceptedNanos + host.options().handshakeTimeout().toNanos();
+  }
+
+  /** The peer's certificate once authenticated, else null (watched for revocation and expiry). */
+  X509Certificate certificate() {
+    return certificate;
+  }
+
+  /** When the session handshake must be done ({@link System#nanoTime}); 0 once established. */
+  long deadlineNanos() {
+    return deadlineNanos;
+  }
+
+  /** When the session was established ({@link System#nanoTime}); meaningful once established. */
+  long establishedNanos() {
+    return establishedNanos;
+  }
+
+  private WatchedOutputStream watched() throws IOException {
+    WatchedOutputStream w = new WatchedOutputStream(socket.getOutputStream());
+    output = w;
+    return w;
+  }
+
+  /**
+   * {@link System#nanoTime} since which a control-frame write has been blocked (the peer does not
+   * read), or 0.
+   */
+  long writeBlockedSince() {
+    WatchedOutputStream w = output;
+    return w == null ? 0 : w.blockedSince();
+  }
+
+  /** Why the host is ending this session, or null. */
+  SessionEnd ending() {
+    return ending.get();
   }
 
   String identity() {
@@ -124,7 +177,7 @@ final class HostSession implements Runnable {
         return;
       }
       FrameReader reader = new FrameReader(socket.getInputStream(), Side.CLIENT);
-      proxy = new ControlProxy(new FrameWriter(socket.getOutputStream()));
+      proxy = new ControlProxy(new FrameWriter(watched()));
       establish(reader);
       socket.setSoTimeout((int) host.options().idleTimeout().toMillis());
       why = serve(reader);
@@ -140,7 +193,13 @@ final class HostSession implements Runnable {
       why = "idle or handshake deadline passed";
       sendError(ErrorCode.TIMEOUT, "no frame within the deadline");
     } catch (IOException e) {
-      why = ended.get() ? "ended by the host" : "connection lost: " + e.getClass().getSimpleName();
+      SessionEnd because = ending.get();
+      why =
+          because != null
+              ? "ended by the host: " + because.token()
+              : ended.get()
+                  ? "ended by the host"
+                  : "connection lost: " + e.getClass().getSimpleName();
     } catch (VerbsException e) {
       why = "verbs failure: " + e.getMessage();
       LOG.warn("session {} of {}: {}", hexId, identity, e.getMessage());
@@ -154,26 +213,47 @@ final class HostSession implements Runnable {
     }
   }
 
-  /** TLS handshake and quota; false when the connection was refused. */
+  /** First-record deadline, TLS handshake and quota; false when the connection was refused. */
   private boolean authenticate() throws IOException {
     AuthenticatedPeer peer;
     try {
+      FirstRecordGate.Outcome first =
+          FirstRecordGate.await(raw, host.options().firstRecordTimeout());
+      if (first != FirstRecordGate.Outcome.TLS) {
+        // idle, or not TLS at all: nothing to audit per connection (nothing authenticated
+        // spoke), but the address is limited; a connection closed at once (a TCP health check)
+        // held nothing and is not held against its address
+        switch (first) {
+          case IDLE -> {
+            host.stats.handshakeDeadlines.increment();
+            host.limiter().failed(remote);
+          }
+          case NOT_TLS -> {
+            host.stats.authFailures.increment();
+            host.limiter().failed(remote);
+          }
+          default -> {}
+        }
+        return false;
+      }
+      socket = FirstRecordGate.layer(raw, host.tls());
       peer = host.tls().handshake(socket, host.options().handshakeTimeout());
     } catch (KeyExchangeException e) {
       host.stats.authFailures.increment();
-      host.limiter().failed(socket.getInetAddress());
-      audit.peerAuthenticated(
-          null, null, false, e.reason() + " from " + socket.getInetAddress().getHostAddress());
+      host.limiter().failed(remote);
+      audit.peerAuthenticated(null, null, false, e.reason() + " from " + remote.getHostAddress());
       return false;
     } finally {
-      host.handshakeDone();
+      host.handshakeDone(remote);
     }
+    certificate = peer.certificate();
+    deadlineNanos = System.nanoTime() + host.options().handshakeTimeout().toNanos();
     identity = peer.identity().toUri();
     tenant = peer.identity().tenant();
     if (!host.reserveSession(tenant)) {
       host.stats.quotaRefusals.increment();
       audit.accessViolation(identity, tenant, null, 0, 0, "session quota exceeded");
-      proxy = new ControlProxy(new FrameWriter(socket.getOutputStream()));
+      proxy = new ControlProxy(new FrameWriter(watched()));
       sendError(ErrorCode.QUOTA_EXCEEDED, "session quota of tenant " + tenant + " reached");
       return false;
     }
@@ -192,6 +272,14 @@ final class HostSession implements Runnable {
           "client's highest version " + hello.maxVersion() + " is below " + VERSION);
     }
     ConnectionInfo clientInfo = hello.connectionInfo();
+    String forged = host.responderAddresses().refusal(clientInfo, remote);
+    if (forged != null) {
+      // refused from the bytes alone, before any connection attempt: the same frame and timing
+      // whatever listens at the named address
+      host.stats.responderRefusals.increment();
+      refusalDetail = forged;
+      throw new ProtocolException(ProtocolException.Reason.BAD_VALUE, forged);
+    }
     byte[] clientKey = hello.publicKey();
     int shared = Capabilities.shared(hello.capabilities());
     domain = host.domain(tenant);
@@ -235,6 +323,8 @@ final class HostSession implements Runnable {
     qp.readyToSend();
     proxy.keyConfirm(0, 0, schedule.current().confirmation());
     since = Instant.now();
+    establishedNanos = System.nanoTime();
+    deadlineNanos = 0;
     host.stats.sessionsOpened.increment();
     audit.peerAuthenticated(identity, tenant, true, "session " + hexId);
     LOG.info(
@@ -524,6 +614,9 @@ final class HostSession implements Runnable {
         return false;
       }
       g.ended = true;
+      if (slots[g.slot] == g) {
+        slots[g.slot] = null; // a notification naming this slot now finds no grant
+      }
     }
     if (g.expiry != null) {
       g.expiry.cancel(false);
@@ -552,7 +645,13 @@ final class HostSession implements Runnable {
       }
       LiveGrant live = host.authority().release(Long.toString(g.id)).orElse(g.live);
       host.grantEnded(g);
-      audit.revoked(live, actor, reason.name().toLowerCase(java.util.Locale.ROOT));
+      SessionEnd because = ending.get();
+      audit.revoked(
+          live,
+          actor,
+          because != null && reason == RevokeReason.SESSION_ENDING
+              ? because.token()
+              : reason.name().toLowerCase(java.util.Locale.ROOT));
     }
     if (notify && proxy != null && !ended.get()) {
       try {
@@ -581,6 +680,12 @@ final class HostSession implements Runnable {
       return;
     }
     try {
+      if (ending.get() != null) {
+        // the host is ending this session (certificate revoked, too many rejections…): nothing
+        // more of it is opened or delivered, even what is already queued
+        host.stats.recordsRejected.increment();
+        return;
+      }
       if (wc.opcode() != WcOpcode.RECV_RDMA_WITH_IMM) {
         reject(null, 0, wc.byteLength(), "unexpected " + wc.opcode() + " from the peer");
         return;
@@ -590,9 +695,19 @@ final class HostSession implements Runnable {
       HostGrant g;
       synchronized (grantLock) {
         g = slots[slot];
+        if (g != null && g.ended) {
+          g = null; // ended grants clear their slot; this only closes the window of that race
+        }
       }
       if (g == null) {
-        reject(null, 0, wc.byteLength(), "write notification names no grant (slot " + slot + ")");
+        host.stats.staleNotifications.increment();
+        reject(
+            null,
+            0,
+            wc.byteLength(),
+            "write notification names no live grant (slot "
+                + slot
+                + " is free or its grant ended)");
         return;
       }
       long offset = g.live.offset() + (imm & 0xffffffL) * g.unit;
@@ -641,10 +756,95 @@ final class HostSession implements Runnable {
     }
   }
 
+  /**
+   * Counts a rejected record or notification; audits only the first few of a session, and ends the
+   * session (once, audited once) when its budget is spent.
+   */
   private void reject(HostGrant g, long offset, long length, String why) {
     host.stats.recordsRejected.increment();
-    audit.accessViolation(
-        identity, tenant, g == null ? null : g.region.name(), offset, Math.max(0, length), why);
+    switch (rejections.reject()) {
+      case AUDIT ->
+          audit.accessViolation(
+              identity,
+              tenant,
+              g == null ? null : g.region.name(),
+              offset,
+              Math.max(0, length),
+              why
+                  + (rejections.count() == RejectionBudget.AUDITED
+                      ? "; further rejections of this session are counted, not audited"
+                      : ""));
+      case END -> endByHost(SessionEnd.REJECTED_RECORDS);
+      case QUIET, SPENT -> {}
+    }
+  }
+
+  /**
+   * Ends this session on the host's decision (thread-safe, any thread; returns at once): from now
+   * on nothing more of it is opened; on the host's watchdog thread its grants are revoked (each
+   * window invalidated first), the end is audited once with {@code why}'s token, and the connection
+   * is closed. Only the first call for a session has an effect.
+   *
+   * @return false when the session was already ending
+   */
+  boolean endByHost(SessionEnd why) {
+    if (ended.get() || !ending.compareAndSet(null, why)) {
+      return false;
+    }
+    try {
+      host.watchdog().execute(() -> finishEndByHost(why));
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      closeConnection(); // the host is closing: its close() ends the session anyway
+    }
+    return true;
+  }
+
+  private void finishEndByHost(SessionEnd why) {
+    host.stats.sessionsTerminated.increment();
+    LOG.info("ending session {} of {}: {}", hexId, identity, why.token());
+    // grants first, so the RNIC refuses the peer before anything else happens
+    for (HostGrant g : liveGrants()) {
+      endGrant(g, RevokeReason.SESSION_ENDING, AuditTrail.SYSTEM, false, 0);
+    }
+    if (why == SessionEnd.REJECTED_RECORDS) {
+      // counts as a failure of the address: a peer that reconnects to flood again is refused
+      // after authFailuresPerMinute such ends, so audit lines stay bounded across sessions too
+      host.limiter().failed(remote);
+      audit.accessViolation(identity, tenant, null, 0, rejections.count(), why.token());
+    } else {
+      audit.peerAuthenticated(identity, tenant, false, why.token());
+    }
+    // No ERROR frame: a peer that does not read could block this shared thread on a full socket.
+    closeConnection();
+  }
+
+  /** Closes a connection whose handshake deadline passed (watchdog); true the first time only. */
+  boolean closeForDeadline() {
+    if (!watchdogClosed.compareAndSet(false, true)) {
+      return false;
+    }
+    LOG.debug("closing connection from {}: handshake deadline passed", remote);
+    closeConnection();
+    return true;
+  }
+
+  /** Closes a connection whose peer stopped reading (watchdog); true the first time only. */
+  boolean closeForStuckWrite() {
+    if (!watchdogClosed.compareAndSet(false, true)) {
+      return false;
+    }
+    LOG.info("closing session {} of {}: the peer stopped reading", hexId, identity);
+    closeConnection();
+    return true;
+  }
+
+  /** Closes the connection under the TLS layer: never blocks, wakes the session's thread. */
+  void closeConnection() {
+    try {
+      raw.close();
+    } catch (IOException ignored) {
+      // closing anyway
+    }
   }
 
   private void violation(String why) {
@@ -652,7 +852,10 @@ final class HostSession implements Runnable {
   }
 
   private void refuse(ProtocolException e) {
-    violation("protocol violation: " + e.reason());
+    violation(
+        "protocol violation: "
+            + e.reason()
+            + (refusalDetail == null ? "" : " (" + refusalDetail + ")"));
     if (proxy != null) {
       try {
         proxy.error(e);
@@ -683,11 +886,15 @@ final class HostSession implements Runnable {
     if (!ended.get()) {
       LOG.info("ending session {} of {}: {}", hexId, identity, why);
       sendError(ErrorCode.SHUTTING_DOWN, why);
+      SSLSocket tls = socket;
       try {
-        socket.close();
+        if (tls != null) {
+          tls.close();
+        }
       } catch (IOException ignored) {
         // closing anyway
       }
+      closeConnection();
     }
   }
 
@@ -696,14 +903,17 @@ final class HostSession implements Runnable {
       return;
     }
     if (qp != null) {
-      // records the peer wrote before its CLOSE may still sit in the receive queue: open them
-      host.drainReceives(host.options().requestTimeout());
+      if (ending.get() == null) {
+        // records the peer wrote before its CLOSE may still sit in the receive queue: open them
+        host.drainReceives(host.options().requestTimeout());
+      }
       host.detach(qp.qpn());
     }
     for (HostGrant g : liveGrants()) {
       endGrant(g, RevokeReason.SESSION_ENDING, AuditTrail.SYSTEM, false, 0);
     }
-    if (proxy != null && !socket.isClosed()) {
+    SSLSocket tls = socket;
+    if (proxy != null && tls != null && !tls.isClosed()) {
       try {
         proxy.close(0);
       } catch (IOException ignored) {
@@ -711,10 +921,13 @@ final class HostSession implements Runnable {
       }
     }
     try {
-      socket.close();
+      if (tls != null) {
+        tls.close();
+      }
     } catch (IOException ignored) {
       // closing anyway
     }
+    closeConnection();
     if (qp != null) {
       qp.close();
     }

@@ -6,7 +6,8 @@ package io.srdma.channel;
  * @param sessions sessions open now
  * @param liveGrants grants live now
  * @param sessionsOpened sessions established in all
- * @param authFailures connections refused during authentication (TLS, identity, tenant)
+ * @param authFailures connections refused during authentication (TLS, identity, tenant; a first
+ *     byte that is not TLS)
  * @param rateLimited connections refused by the failed-authentication or handshake limit
  * @param quotaRefusals sessions refused by a session quota
  * @param grantsIssued grants issued
@@ -17,6 +18,14 @@ package io.srdma.channel;
  * @param recordsRejected records refused (tampered, replayed, relocated, truncated…)
  * @param remoteAccessErrors sessions whose queue pair the RNIC put into error
  * @param protocolErrors sessions ended for a protocol violation
+ * @param staleNotifications write notifications naming a free slot or an ended grant (refused,
+ *     never opened; also counted in {@code recordsRejected})
+ * @param sessionsTerminated live sessions the host ended on its own: certificate revoked or
+ *     expired, session lifetime reached, too many rejected records
+ * @param handshakeDeadlines connections closed before authentication for sending nothing by the
+ *     first-record deadline or not finishing the handshake in time
+ * @param responderRefusals sessions refused for naming a responder address that is not the peer's
+ *     own (request forgery)
  */
 public record HostStats(
     int sessions,
@@ -32,4 +41,8 @@ public record HostStats(
     long bytesOpened,
     long recordsRejected,
     long remoteAccessErrors,
-    long protocolErrors) {}
+    long protocolErrors,
+    long staleNotifications,
+    long sessionsTerminated,
+    long handshakeDeadlines,
+    long responderRefusals) {}

@@ -18,7 +18,10 @@ import io.srdma.verbs.ProtectionDomain;
 import io.srdma.verbs.RdmaProviders;
 import io.srdma.verbs.WorkCompletion;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
 import java.net.SocketException;
 import java.nio.ByteBuffer;
 import java.security.SecureRandom;
@@ -29,11 +32,9 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
-import javax.net.ssl.SSLServerSocket;
-import javax.net.ssl.SSLSocket;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -52,7 +53,8 @@ import org.slf4j.LoggerFactory;
  * }</pre>
  *
  * <p>Threads: one acceptor, one per session (control frames), one receiver (opens records), one
- * timer (expiry, endings). All are named {@code srdma-host-*} and stopped by {@link #close}.
+ * timer (expiry, endings), one watchdog ({@link SessionWatchdog}: trust, lifetime, deadlines). All
+ * are named {@code srdma-host-*} and stopped by {@link #close}.
  */
 public final class RegionHost implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(RegionHost.class);
@@ -73,11 +75,13 @@ public final class RegionHost implements AutoCloseable {
   private final CompletionQueue receiveQueue;
   private final int receiveDepth;
   private final boolean scopedByRegion;
-  private final SSLServerSocket server;
+  private final ServerSocket server;
   private final SecureRandom random = new SecureRandom();
   private final AuthFailureLimiter limiter;
-  private final Semaphore handshakes;
+  private final PendingHandshakes handshakes;
+  private final ResponderAddresses responderAddresses;
   private final ScheduledExecutorService timer;
+  private final ScheduledExecutorService watchdog;
   private final Thread acceptor;
   private final Thread receiver;
   private final Map<String, TenantDomain> domains = new ConcurrentHashMap<>();
@@ -104,8 +108,18 @@ public final class RegionHost implements AutoCloseable {
     this.authority = new GrantAuthority(o.policy());
     this.audit = o.audit();
     this.limiter = new AuthFailureLimiter(o.authFailuresPerMinute(), System::nanoTime);
-    this.handshakes = new Semaphore(o.maxPendingHandshakes());
+    this.handshakes =
+        new PendingHandshakes(o.maxPendingHandshakes(), o.maxPendingHandshakesPerAddress());
     this.context = RdmaProviders.firstDevice(o.provider()).open(o.device());
+    this.responderAddresses =
+        new ResponderAddresses(
+            context.device().providerName(), o.trustHelloAddress(), o.allowedResponderAddresses());
+    if (o.trustHelloAddress()) {
+      LOG.warn(
+          "{}: trustHelloAddress is set: the host connects to whatever responder address a peer"
+              + " names (request forgery is possible)",
+          name);
+    }
     DeviceAttributes attributes = context.queryDevice();
     boolean ok = false;
     CompletionQueue cq = null;
@@ -133,11 +147,18 @@ public final class RegionHost implements AutoCloseable {
           context.createCompletionQueue(
               Math.max(receiveDepth, Math.min(cqCapacity, receiveDepth * o.maxSessions())));
       receiveQueue = cq;
-      server = tls.bind(o.bind(), 128);
+      server = listen(o.bind());
       timer =
           Executors.newSingleThreadScheduledExecutor(
               r -> {
                 Thread t = new Thread(r, name + "-timer");
+                t.setDaemon(true);
+                return t;
+              });
+      watchdog =
+          Executors.newSingleThreadScheduledExecutor(
+              r -> {
+                Thread t = new Thread(r, name + "-watchdog");
                 t.setDaemon(true);
                 return t;
               });
@@ -178,8 +199,36 @@ public final class RegionHost implements AutoCloseable {
     }
     host.receiver.start();
     host.acceptor.start();
+    long period = SessionWatchdog.PERIOD.toMillis();
+    java.util.concurrent.ScheduledFuture<?> unused =
+        host.watchdog.scheduleAtFixedRate(
+            new SessionWatchdog(
+                host,
+                options.trust(),
+                options.maxSessionLifetime(),
+                options.requestTimeout(),
+                () -> host.sessions.keySet()),
+            period,
+            period,
+            TimeUnit.MILLISECONDS);
     LOG.info("{} listening on {}", host.name, host.address());
     return host;
+  }
+
+  /**
+   * A plain TCP listener: TLS is layered over each connection only after its first byte arrived
+   * (see {@link FirstRecordGate}), so an idle connection costs a short deadline, not a handshake.
+   */
+  private static ServerSocket listen(InetSocketAddress address) throws IOException {
+    ServerSocket s = new ServerSocket();
+    try {
+      s.setReuseAddress(true);
+      s.bind(address, 128);
+      return s;
+    } catch (IOException | RuntimeException e) {
+      s.close();
+      throw e;
+    }
   }
 
   /** The control-plane address clients connect to. */
@@ -317,7 +366,11 @@ public final class RegionHost implements AutoCloseable {
         stats.bytesOpened.sum(),
         stats.recordsRejected.sum(),
         stats.remoteAccessErrors.sum(),
-        stats.protocolErrors.sum());
+        stats.protocolErrors.sum(),
+        stats.staleNotifications.sum(),
+        stats.sessionsTerminated.sum(),
+        stats.handshakeDeadlines.sum(),
+        stats.responderRefusals.sum());
   }
 
   /** Stops accepting, ends every session (revoking its grants), frees the device. Idempotent. */
@@ -336,6 +389,14 @@ public final class RegionHost implements AutoCloseable {
       LOG.debug("closing listener: {}", e.getMessage());
     }
     join(acceptor);
+    watchdog.shutdownNow();
+    try {
+      if (!watchdog.awaitTermination(10, TimeUnit.SECONDS)) {
+        LOG.warn("{}-watchdog did not stop within 10 s", name);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
     for (HostSession s : sessions.keySet()) {
       s.terminate("host shutting down");
     }
@@ -371,9 +432,9 @@ public final class RegionHost implements AutoCloseable {
   private void accept() {
     int n = 0;
     while (!closed) {
-      SSLSocket socket;
+      Socket socket;
       try {
-        socket = (SSLSocket) server.accept();
+        socket = server.accept();
       } catch (SocketException e) {
         return;
       } catch (IOException e) {
@@ -382,7 +443,8 @@ public final class RegionHost implements AutoCloseable {
         }
         continue;
       }
-      if (limiter.blocked(socket.getInetAddress()) || !handshakes.tryAcquire()) {
+      InetAddress from = socket.getInetAddress();
+      if (limiter.blocked(from) || !handshakes.tryAcquire(from)) {
         stats.rateLimited.increment();
         closeQuietly(socket);
         continue;
@@ -426,7 +488,7 @@ public final class RegionHost implements AutoCloseable {
     }
   }
 
-  private static void closeQuietly(SSLSocket socket) {
+  private static void closeQuietly(Socket socket) {
     try {
       socket.close();
     } catch (IOException ignored) {
@@ -476,8 +538,17 @@ public final class RegionHost implements AutoCloseable {
     return timer;
   }
 
-  void handshakeDone() {
-    handshakes.release();
+  /** The session watchdog's thread: host-decided session ends run there, never on the timer. */
+  ScheduledExecutorService watchdog() {
+    return watchdog;
+  }
+
+  void handshakeDone(InetAddress from) {
+    handshakes.release(from);
+  }
+
+  ResponderAddresses responderAddresses() {
+    return responderAddresses;
   }
 
   boolean reserveSession(String tenant) {
@@ -582,5 +653,9 @@ public final class RegionHost implements AutoCloseable {
     final LongAdder recordsRejected = new LongAdder();
     final LongAdder remoteAccessErrors = new LongAdder();
     final LongAdder protocolErrors = new LongAdder();
+    final LongAdder staleNotifications = new LongAdder();
+    final LongAdder sessionsTerminated = new LongAdder();
+    final LongAdder handshakeDeadlines = new LongAdder();
+    final LongAdder responderRefusals = new LongAdder();
   }
 }

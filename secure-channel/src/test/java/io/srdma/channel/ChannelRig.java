@@ -61,6 +61,7 @@ final class ChannelRig implements AutoCloseable {
             .audit(new AuditTrail(auditLog))
             .provider(PROVIDER)
             .handshakeTimeout(scaled(Duration.ofSeconds(5)))
+            .firstRecordTimeout(scaled(Duration.ofSeconds(2)))
             .requestTimeout(scaled(Duration.ofSeconds(5)));
     tune.accept(o);
     host = RegionHost.start(o);
