@@ -75,6 +75,10 @@ final class LoadRun implements AutoCloseable {
   static final long DIRECT_SLACK = 8L << 20;
   static final int FD_SLACK = 32;
   static final int THREAD_SLACK = 32;
+
+  /** Sessions set up at once; all come from one loopback address. */
+  private static final int CONNECTORS = 8;
+
   private static final Duration STEP_TIMEOUT = Duration.ofSeconds(20);
   private static final Duration TTL = Duration.ofHours(2);
   private static final int HEADER = Integer.BYTES + Long.BYTES;
@@ -304,6 +308,8 @@ final class LoadRun implements AutoCloseable {
                 .provider(config.provider())
                 .maxSessions(config.sessions() + 8)
                 .maxSessionsPerTenant(config.sessionsPerTenant() + 4)
+                // every simulated peer connects from loopback, 8 at a time (the connector pool)
+                .maxPendingHandshakesPerAddress(CONNECTORS * 2)
                 .handshakeTimeout(STEP_TIMEOUT)
                 .requestTimeout(STEP_TIMEOUT)
                 .receiveDepth(Math.max(16, config.window() * 4)));
@@ -313,7 +319,7 @@ final class LoadRun implements AutoCloseable {
     }
     sessions = new Session[config.sessions()];
     RekeyPolicy rekey = RekeyPolicy.fromSystemProperties().withMaxRecords(config.rekeyRecords());
-    ExecutorService connector = Executors.newFixedThreadPool(8);
+    ExecutorService connector = Executors.newFixedThreadPool(CONNECTORS);
     try {
       List<Future<?>> done = new ArrayList<>();
       for (int i = 0; i < config.sessions(); i++) {
