@@ -15,10 +15,12 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.OptionalLong;
+import java.util.Set;
 import java.util.regex.Pattern;
 import org.snakeyaml.engine.v2.exceptions.Mark;
 import org.snakeyaml.engine.v2.nodes.MappingNode;
@@ -62,7 +64,13 @@ final class ServeConfig {
           "record-size",
           "console");
   private static final List<String> DEVICE_KEYS =
-      List.of("bind-address", "bind-port", "ibv-port", "gid-index");
+      List.of(
+          "bind-address",
+          "bind-port",
+          "ibv-port",
+          "gid-index",
+          "allowed-responder-addresses",
+          "trust-hello-address");
   private static final List<String> TLS_KEYS =
       List.of("certificate", "key", "key-passphrase-file", "ca-certificate", "crl");
   private static final List<String> POLICY_KEYS = List.of("file", "watch");
@@ -83,6 +91,10 @@ final class ServeConfig {
           "max-sessions",
           "max-sessions-per-tenant",
           "max-pending-handshakes",
+          "max-pending-handshakes-per-address",
+          "first-record-timeout",
+          "max-rejected-records",
+          "region-key-rotation",
           "auth-failures-per-minute",
           "handshake-timeout",
           "request-timeout",
@@ -134,6 +146,12 @@ final class ServeConfig {
   int maxSessions = 1024;
   int maxSessionsPerTenant = 64;
   int maxPendingHandshakes = 32;
+  int maxPendingHandshakesPerAddress = 4;
+  Duration firstRecordTimeout = Duration.ofSeconds(2);
+  int maxRejectedRecords = 64;
+  Duration regionKeyRotation = Duration.ofMinutes(10);
+  final Set<InetAddress> allowedResponderAddresses = new LinkedHashSet<>();
+  boolean trustHelloAddress;
   int authFailuresPerMinute = 20;
   Duration handshakeTimeout = Duration.ofSeconds(5);
   Duration requestTimeout = Duration.ofSeconds(5);
@@ -386,6 +404,45 @@ final class ServeConfig {
     bindPort = intOr(f.get("bind-port"), "device.bind-port", 0, 65535, bindPort);
     ibvPort = intOr(f.get("ibv-port"), "device.ibv-port", 1, 255, ibvPort);
     gidIndex = intOr(f.get("gid-index"), "device.gid-index", 0, 65535, gidIndex);
+    if (f.containsKey("trust-hello-address")) {
+      trustHelloAddress =
+          bool(f.get("trust-hello-address"), "device.trust-hello-address", trustHelloAddress);
+    }
+    Entry allowed = f.get("allowed-responder-addresses");
+    if (allowed != null) {
+      String key = "device.allowed-responder-addresses";
+      if (!(allowed.value() instanceof SequenceNode seq)) {
+        error(allowed.value(), key, "must be a list of IP addresses, got " + kind(allowed.value()));
+      } else {
+        for (Node item : seq.getValue()) {
+          String ip = item instanceof ScalarNode sn && sn.isPlain() ? sn.getValue().trim() : null;
+          InetAddress a = ip == null ? null : literalAddress(ip);
+          if (a == null) {
+            error(
+                item,
+                key,
+                "each entry must be an IP address (no host names), got "
+                    + (ip == null ? kind(item) : "'" + ip + "'"));
+          } else {
+            allowedResponderAddresses.add(a);
+          }
+        }
+      }
+    }
+  }
+
+  /** An IPv4 or IPv6 literal, never a name lookup; null when {@code text} is not one. */
+  private static InetAddress literalAddress(String text) {
+    boolean v4 = text.matches("\\d{1,3}(\\.\\d{1,3}){3}");
+    boolean v6 = text.indexOf(':') >= 0 && text.matches("[0-9A-Fa-f:.]+");
+    if (!v4 && !v6) {
+      return null;
+    }
+    try {
+      return InetAddress.getByName(text);
+    } catch (java.net.UnknownHostException e) {
+      return null;
+    }
   }
 
   private void readTls(Node node) {
@@ -455,6 +512,31 @@ final class ServeConfig {
             1,
             100_000,
             maxPendingHandshakes);
+    maxPendingHandshakesPerAddress =
+        intOr(
+            f.get("max-pending-handshakes-per-address"),
+            "limits.max-pending-handshakes-per-address",
+            1,
+            100_000,
+            maxPendingHandshakesPerAddress);
+    firstRecordTimeout =
+        durationOr(
+            f.get("first-record-timeout"), "limits.first-record-timeout", firstRecordTimeout);
+    maxRejectedRecords =
+        intOr(
+            f.get("max-rejected-records"),
+            "limits.max-rejected-records",
+            1,
+            1_000_000,
+            maxRejectedRecords);
+    regionKeyRotation =
+        durationOr(f.get("region-key-rotation"), "limits.region-key-rotation", regionKeyRotation);
+    if (regionKeyRotation.compareTo(Duration.ofSeconds(1)) < 0) {
+      error(
+          f.get("region-key-rotation").value(),
+          "limits.region-key-rotation",
+          "must be at least 1s, got " + regionKeyRotation);
+    }
     authFailuresPerMinute =
         intOr(
             f.get("auth-failures-per-minute"),
@@ -472,6 +554,18 @@ final class ServeConfig {
     receiveDepth = intOr(f.get("receive-depth"), "limits.receive-depth", 1, 4096, receiveDepth);
     shutdownTimeout =
         durationOr(f.get("shutdown-timeout"), "limits.shutdown-timeout", shutdownTimeout);
+    if (firstRecordTimeout.compareTo(handshakeTimeout) > 0) {
+      error(
+          (f.containsKey("first-record-timeout")
+                  ? f.get("first-record-timeout")
+                  : f.get("handshake-timeout"))
+              .value(),
+          "limits.first-record-timeout",
+          "must not exceed limits.handshake-timeout ("
+              + handshakeTimeout
+              + "), got "
+              + firstRecordTimeout);
+    }
     if (maxSessionsPerTenant > maxSessions && f.containsKey("max-sessions-per-tenant")) {
       error(
           f.get("max-sessions-per-tenant").value(),

@@ -145,6 +145,19 @@ class ServeCommandTest {
       }
       throw new AssertionError("serve not ready; out:\n" + out + "\nerr:\n" + err);
     }
+
+    /** The console's ready line, printed after the host's: waited for, not assumed. */
+    Matcher awaitConsole() throws Exception {
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      while (System.nanoTime() < deadline && !exit.isDone()) {
+        Matcher m = CONSOLE.matcher(out.toString());
+        if (m.find()) {
+          return m;
+        }
+        Thread.sleep(20);
+      }
+      throw new AssertionError("console not ready; out:\n" + out + "\nerr:\n" + err);
+    }
   }
 
   private ClientOptions client(InetSocketAddress host) {
@@ -266,8 +279,7 @@ class ServeCommandTest {
                     + "  login-attempts: 3\n"
                     + "  login-window: 1m\n"));
     InetSocketAddress address = s.awaitReady();
-    Matcher m = CONSOLE.matcher(s.out.toString());
-    assertTrue(m.find(), s.out.toString());
+    Matcher m = s.awaitConsole();
     URI console = URI.create(m.group(1));
     assertEquals("127.0.0.1", console.getHost());
     assertTrue(s.out.toString().contains("2 console users of the policy"), s.out.toString());
