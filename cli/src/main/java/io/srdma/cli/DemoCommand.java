@@ -212,7 +212,7 @@ public final class DemoCommand implements Callable<Integer> {
       try {
         traffic(out, clients, acmeKv, acmeBytes, globexBytes);
         long globexSum = checksum(globexFeatures);
-        attacks(host, clients, run, crl, acmeKv);
+        attacks(host, clients, run, crl, acmeKv, log.file());
         row(
             "globex's region after all attacks",
             "unchanged",
@@ -297,7 +297,12 @@ public final class DemoCommand implements Callable<Integer> {
   }
 
   private void attacks(
-      RegionHost host, Clients clients, Path run, RevocationList crl, HostedRegion acmeKv)
+      RegionHost host,
+      Clients clients,
+      Path run,
+      RevocationList crl,
+      HostedRegion acmeKv,
+      Path audit)
       throws Exception {
     AttackSuite.Target target =
         new AttackSuite.Target(
@@ -318,7 +323,7 @@ public final class DemoCommand implements Callable<Integer> {
     new DemoAttacks(
             suite,
             new DemoAttacks.Setup(
-                host, clients.ca, crl, acmeKv, clients::credential, clients::options))
+                host, clients.ca, crl, acmeKv, clients::credential, clients::options, audit))
         .run();
   }
 

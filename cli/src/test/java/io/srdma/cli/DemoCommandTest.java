@@ -52,5 +52,6 @@ class DemoCommandTest {
     assertTrue(text.contains("reader refused: BAD_SIGNATURE"), text);
     assertTrue(text.contains("reader refused: ROLLED_BACK"), text);
     assertTrue(text.contains("hostile-policy.yaml:3:"), text);
+    assertTrue(text.contains("host audited CERTIFICATE_REVOKED"), text);
   }
 }
