@@ -77,6 +77,7 @@ final class DemoAttacks {
     try {
       suite.attempt("revoke a live peer's certificate", this::revokeLivePeer);
       suite.attempt("WRITE in flight across a grant's revocation", this::writeAcrossRevoke);
+      suite.attempt("reader whose grant ended, after the rotation", this::endedReader);
       suite.attempt("forged owner record (READ+WRITE peer)", this::forgedOwnerRecord);
       suite.attempt("old owner record put back", this::rolledBackOwnerRecord);
       suite.attempt("hostile policy (1,500 nested '[')", this::hostilePolicy);
@@ -318,6 +319,51 @@ final class DemoAttacks {
         "reader refuses: " + verdict,
         (refused ? "reader refused: " + verdict : "reader " + seen) + " (" + expectedBefore + ")",
         refused);
+  }
+
+  /**
+   * A reader copies the region key its grant carried, the grant ends (released), the key rotates: a
+   * record sealed afterwards does not open with the copy.
+   */
+  private void endedReader() throws Exception {
+    String what = "reader whose grant ended, after the rotation";
+    String expected = "kept key opens nothing sealed after";
+    HostedRegion kv = setup.acmeKv();
+    SecureRdmaClient leaver = connect(setup.credential().apply("acme", "dashboard"));
+    RemoteGrant gone =
+        leaver.grant("kvcache", EnumSet.of(Access.READ), OWNER_AREA, 65536, Duration.ofSeconds(30));
+    long early = OWNER_AREA + 24576;
+    long late = OWNER_AREA + 32768;
+    try (AttackProbe.KeptRegionKey kept = AttackProbe.keepRegionKey(gone, kv.tenant())) {
+      int n = (int) kv.seal(early, text("sealed while the leaver could read"));
+      byte[] raw = new byte[n];
+      kv.copy(early, raw);
+      String before = kept.open(raw, early);
+      if (!"OK".equals(before)) {
+        suite.row(what, expected, "the kept key did not open a current record: " + before, false);
+        return;
+      }
+      int generation = kv.keyGeneration();
+      gone.release().toCompletableFuture().get(AttackSuite.WAIT.toSeconds(), TimeUnit.SECONDS);
+      if (!AttackSuite.awaitQuietly(() -> kv.keyGeneration() > generation)) {
+        suite.row(what, expected, "NO ROTATION after the READ grant ended", false);
+        return;
+      }
+      int m = (int) kv.seal(late, text("sealed after the leaver's grant ended"));
+      byte[] after = new byte[m];
+      kv.copy(late, after);
+      String verdict = kept.open(after, late);
+      suite.row(
+          what,
+          expected,
+          "key generation "
+              + generation
+              + " -> "
+              + kv.keyGeneration()
+              + ", kept key on a new record: "
+              + verdict,
+          !"OK".equals(verdict));
+    }
   }
 
   private void forgedOwnerRecord() {

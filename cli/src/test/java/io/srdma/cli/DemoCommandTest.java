@@ -41,6 +41,7 @@ class DemoCommandTest {
             "revoked peer reconnects",
             "older CRL put back in place",
             "WRITE in flight across a grant's revocation",
+            "reader whose grant ended, after the rotation",
             "forged owner record (READ+WRITE peer)",
             "old owner record put back",
             "hostile policy (1,500 nested '[')")) {

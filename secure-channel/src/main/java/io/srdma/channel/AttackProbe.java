@@ -6,6 +6,8 @@ import io.srdma.channel.protocol.FrameReader;
 import io.srdma.channel.protocol.FrameWriter;
 import io.srdma.channel.protocol.MessageType;
 import io.srdma.channel.protocol.Side;
+import io.srdma.channel.record.OpenResult;
+import io.srdma.channel.record.OwnerOpener;
 import io.srdma.channel.record.OwnerSealer;
 import io.srdma.channel.record.OwnerSigning;
 import io.srdma.keys.Credential;
@@ -19,8 +21,10 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.ByteBuffer;
+import java.security.PublicKey;
 import java.security.SecureRandom;
 import java.time.Duration;
+import java.util.Arrays;
 
 /**
  * Red-team access for testing one's own deployment ({@code srdma demo}, {@code srdma
@@ -140,6 +144,84 @@ public final class AttackProbe {
       return f.type() == MessageType.ERROR
           ? "ERROR " + f.error().code() + ": " + f.error().text()
           : f.type().name();
+    }
+  }
+
+  /**
+   * What a reader that copied the region key its grant carried keeps after the grant ends: the key
+   * of the grant's current generation and the owner's public key. Opens owner records with that key
+   * only. Not thread-safe.
+   */
+  public static final class KeptRegionKey implements AutoCloseable {
+    private final DirectionKeys key;
+    private final OwnerOpener opener;
+
+    private KeptRegionKey(DirectionKeys key, PublicKey owner, String tenant, String region) {
+      this.key = key;
+      int generation = key.epoch();
+      this.opener =
+          new OwnerOpener(
+              g -> g == generation ? key : null,
+              owner,
+              tenant,
+              region,
+              SealedLayout.DEFAULT_MAX_RECORD_PAYLOAD,
+              false);
+    }
+
+    /** The generation of the kept key. */
+    public int generation() {
+      return key.epoch();
+    }
+
+    /**
+     * Tries to open the owner record {@code raw} placed at {@code regionOffset}; returns the
+     * verdict ({@code OK}, {@code UNKNOWN_EPOCH}, {@code AUTH_FAILED}, …).
+     */
+    public String open(byte[] raw, long regionOffset) {
+      OpenResult r =
+          opener.open(
+              ByteBuffer.wrap(raw),
+              0,
+              raw.length,
+              regionOffset,
+              ByteBuffer.allocate(SealedLayout.DEFAULT_MAX_RECORD_PAYLOAD));
+      return r.name();
+    }
+
+    /** Wipes the kept key. */
+    @Override
+    public void close() {
+      key.close();
+    }
+  }
+
+  /**
+   * Copies the region key a READ grant carries now, as a reader would before its grant ends.
+   *
+   * @param tenant the region's tenant
+   * @throws IllegalStateException when the grant carries no region key (no READ)
+   */
+  public static KeptRegionKey keepRegionKey(RemoteGrant g, String tenant) {
+    if (g.regionKeys == null) {
+      throw new IllegalStateException("grant " + g.id() + " carries no region key (no READ)");
+    }
+    DirectionKeys k = g.regionKeys.keys(g.regionKeyGeneration());
+    if (k == null) {
+      throw new IllegalStateException("grant " + g.id() + " holds no key of its generation");
+    }
+    byte[] aes = k.aesKey().getEncoded();
+    int p = k.noncePrefix();
+    byte[] prefix = {(byte) (p >>> 24), (byte) (p >>> 16), (byte) (p >>> 8), (byte) p};
+    try {
+      return new KeptRegionKey(
+          DirectionKeys.fromMaterial(k.direction(), k.epoch(), aes, prefix),
+          g.regionKeys.owner(),
+          tenant,
+          g.region());
+    } finally {
+      Arrays.fill(aes, (byte) 0);
+      Arrays.fill(prefix, (byte) 0);
     }
   }
 }
