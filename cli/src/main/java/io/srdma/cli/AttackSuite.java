@@ -36,7 +36,9 @@ import java.util.function.Supplier;
  * The attacks of DESIGN.md §7 that a network peer can try against a running host, each reported as
  * one row: what was tried, what a secure host does, what happened. Used by {@code srdma demo}
  * (against its own host, which it can also inspect) and {@code srdma attack-suite} (against any
- * host, given certificates of two tenants).
+ * host, given certificates of two tenants). The rows of issues 14 and 15 are in {@link
+ * TrustAttacks} and {@link SessionAttacks}, which share this class's row and set-up plumbing; those
+ * only an operator of the host can run are in {@link DemoAttacks}.
  */
 final class AttackSuite {
   /**
