@@ -14,7 +14,9 @@ import io.srdma.console.ConsoleServer;
 import io.srdma.console.HostConsoleBackend;
 import io.srdma.keys.Credential;
 import io.srdma.keys.DeploymentCa;
+import io.srdma.keys.DeploymentTrust;
 import io.srdma.keys.PeerIdentity;
+import io.srdma.keys.RevocationList;
 import io.srdma.policy.AuditLog;
 import io.srdma.policy.AuditLogOptions;
 import io.srdma.policy.AuditSigner;
@@ -150,6 +152,9 @@ public final class DemoCommand implements Callable<Integer> {
             PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------"))),
         policyText);
     Policy policy = new PolicyLoader().parse(run.resolve("policy.yaml").toString(), policyText);
+    // the host watches the CA's crl.pem; the demo keeps the list to show a rolled-back CRL refused
+    RevocationList crl =
+        RevocationList.watching(ca.directory().resolve(DeploymentCa.CRL), ca.certificate());
     out.printf("state: %s (dev CA, certificates, policy.yaml, audit.jsonl, audit.key)%n", run);
     try (AuditLog log =
             AuditLog.open(
@@ -161,7 +166,7 @@ public final class DemoCommand implements Callable<Integer> {
             RegionHost.start(
                 new HostOptions()
                     .credential(hostCredential)
-                    .trust(ca.trust())
+                    .trust(DeploymentTrust.of(ca.certificate(), crl))
                     .policy(policy)
                     .audit(new AuditTrail(log))
                     .maxSessionsPerTenant(SESSIONS_PER_TENANT)
@@ -207,7 +212,7 @@ public final class DemoCommand implements Callable<Integer> {
       try {
         traffic(out, clients, acmeKv, acmeBytes, globexBytes);
         long globexSum = checksum(globexFeatures);
-        attacks(host, clients, run);
+        attacks(host, clients, run, crl, acmeKv, log.file());
         row(
             "globex's region after all attacks",
             "unchanged",
@@ -291,7 +296,14 @@ public final class DemoCommand implements Callable<Integer> {
     out.flush();
   }
 
-  private void attacks(RegionHost host, Clients clients, Path run) throws Exception {
+  private void attacks(
+      RegionHost host,
+      Clients clients,
+      Path run,
+      RevocationList crl,
+      HostedRegion acmeKv,
+      Path audit)
+      throws Exception {
     AttackSuite.Target target =
         new AttackSuite.Target(
             host.address(),
@@ -308,6 +320,11 @@ public final class DemoCommand implements Callable<Integer> {
         new AttackSuite(target, r -> row(r.what(), r.expected(), r.observed(), r.ok()));
     suite.proveTarget();
     suite.run(run);
+    new DemoAttacks(
+            suite,
+            new DemoAttacks.Setup(
+                host, clients.ca, crl, acmeKv, clients::credential, clients::options, audit))
+        .run();
   }
 
   /**
@@ -368,7 +385,9 @@ public final class DemoCommand implements Callable<Integer> {
     out.println();
     out.printf(
         "host: %d sessions opened, %d grants issued, %d denied, %d revoked, %d records opened, %d"
-            + " rejected, %d remote access errors, %d auth failures, %d protocol errors%n",
+            + " rejected, %d remote access errors, %d auth failures, %d protocol errors, %d stale"
+            + " notifications, %d sessions ended by the host, %d handshake deadlines, %d responder"
+            + " refusals%n",
         stats.sessionsOpened(),
         stats.grantsIssued(),
         stats.denials(),
@@ -377,7 +396,11 @@ public final class DemoCommand implements Callable<Integer> {
         stats.recordsRejected(),
         stats.remoteAccessErrors(),
         stats.authFailures(),
-        stats.protocolErrors());
+        stats.protocolErrors(),
+        stats.staleNotifications(),
+        stats.sessionsTerminated(),
+        stats.handshakeDeadlines(),
+        stats.responderRefusals());
   }
 
   private static long checksum(HostedRegion r) {
@@ -418,15 +441,18 @@ public final class DemoCommand implements Callable<Integer> {
       return issued.computeIfAbsent(tenant + "/" + peer, k -> issue(ca, run, tenant, peer));
     }
 
+    /** Options for a client of {@code who}, pinned to the demo host. */
+    ClientOptions options(Credential who) {
+      return new ClientOptions()
+          .credential(who)
+          .trust(ca.trust())
+          .host(host.address())
+          .hostIdentity(PeerIdentity.of(RegionHost.HOST_TENANT, "demo-host"))
+          .provider(provider);
+    }
+
     SecureRdmaClient connect(String tenant, String peer) {
-      SecureRdmaClient c =
-          SecureRdmaClient.connect(
-              new ClientOptions()
-                  .credential(credential(tenant, peer))
-                  .trust(ca.trust())
-                  .host(host.address())
-                  .hostIdentity(PeerIdentity.of(RegionHost.HOST_TENANT, "demo-host"))
-                  .provider(provider));
+      SecureRdmaClient c = SecureRdmaClient.connect(options(credential(tenant, peer)));
       open.add(c);
       return c;
     }

@@ -40,8 +40,9 @@ final class ForeignPeer {
   }
 
   /**
-   * Connects presenting {@code forged} and reads; returns who refused, or null when the host sent
-   * application data (it accepted the certificate).
+   * Connects presenting {@code forged} (null: no certificate at all) and reads; returns who
+   * refused, or null when the host sent application data or kept the connection open for {@code
+   * timeout} (it accepted the certificate).
    */
   static Refusal attempt(
       InetSocketAddress address, Credential forged, DeploymentTrust trust, Duration timeout)
@@ -68,8 +69,12 @@ final class ForeignPeer {
         return refusedByUs(e) ? Refusal.BY_US : Refusal.BY_HOST;
       }
       // TLS 1.3: the client finishes before the host has judged its certificate; the refusal
-      // arrives as an alert or a close on the first read
+      // arrives as an alert or a close on the first read. A host that accepted the certificate
+      // answers the bytes below with an ERROR frame: any byte read means it accepted.
       try {
+        s.getOutputStream()
+            .write("GET / HTTP/1.1\r\n\r\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+        s.getOutputStream().flush();
         return s.getInputStream().read() < 0 ? Refusal.BY_HOST : null;
       } catch (java.net.SocketTimeoutException e) {
         return null;
@@ -92,6 +97,12 @@ final class ForeignPeer {
 
   private static SSLContext context(Credential forged, DeploymentTrust trust)
       throws GeneralSecurityException {
+    if (forged == null) {
+      // no key manager: the client sends an empty Certificate message
+      SSLContext none = SSLContext.getInstance(MutualTls.PROTOCOL);
+      none.init(null, new TrustManager[] {new HostCheck(trust)}, new SecureRandom());
+      return none;
+    }
     char[] none = new char[0];
     KeyStore ks = KeyStore.getInstance("PKCS12");
     try {

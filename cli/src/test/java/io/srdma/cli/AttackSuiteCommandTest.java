@@ -179,6 +179,24 @@ class AttackSuiteCommandTest {
       assertTrue(r.out().contains("ok   guessed rkey (ReDMArk)"), r.out());
       // the host cannot be inspected from here: record attacks are "sent", never claimed "ok"
       assertTrue(r.out().contains("sent flip one ciphertext bit"), r.out());
+      // issue 14 and 15 attacks a network peer can make
+      for (String row :
+          List.of(
+              "ok   peer with no certificate: expected TLS refused by the host, got refused by the"
+                  + " host after TCP connected",
+              "ok   resume a TLS session (client context reused): expected every connection a"
+                  + " full handshake",
+              "ok   tenant pinned to another host name: expected UNEXPECTED_PEER (nothing sent),"
+                  + " got AUTHENTICATION_FAILED UNEXPECTED_PEER",
+              "ok   tenant certificate acting as a host: expected WRONG_USAGE",
+              "sent notification naming a released grant's slot",
+              "ok   flood of zero-length WRITE_WITH_IMM: expected host ends the session, got"
+                  + " session ended",
+              "ok   idle connections from one address, then a tenant: expected tenant served",
+              "ok   HELLO naming another responder address: expected ERROR PROTOCOL_VIOLATION, no"
+                  + " connection made, got ERROR PROTOCOL_VIOLATION")) {
+        assertTrue(r.out().contains(row), row + " in\n" + r.out());
+      }
       assertFalse(r.out().lines().anyMatch(l -> l.startsWith("FAIL")), r.out());
       assertFalse(r.out().lines().anyMatch(l -> l.startsWith("skip")), r.out());
     }
