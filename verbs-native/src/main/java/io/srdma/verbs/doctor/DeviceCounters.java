@@ -18,6 +18,12 @@ import java.util.regex.Pattern;
  * <p>Thread-safe: instances are immutable; concurrent {@link #read()}s each read the files.
  */
 public final class DeviceCounters {
+  /** System property naming the sysfs root {@link #of(String)} reads. */
+  public static final String SYSFS_PROP_NAME = "srdma.sysfs";
+
+  /** The sysfs root when {@value #SYSFS_PROP_NAME} is not set. */
+  public static final String SYSFS_DEFAULT = "/sys";
+
   /** At most this many counters per folder, so that a strange tree cannot grow a scrape. */
   static final int MAX_PER_FOLDER = 512;
 
@@ -36,6 +42,16 @@ public final class DeviceCounters {
   public DeviceCounters(Path sysfsRoot, String device) {
     this.root = sysfsRoot;
     this.device = device;
+  }
+
+  /**
+   * A reader of one device's counters below the sysfs root named by {@value #SYSFS_PROP_NAME}
+   * (default {@value #SYSFS_DEFAULT}).
+   *
+   * @param device the device's name, e.g. {@code mlx5_0}
+   */
+  public static DeviceCounters of(String device) {
+    return new DeviceCounters(Path.of(System.getProperty(SYSFS_PROP_NAME, SYSFS_DEFAULT)), device);
   }
 
   /** The sysfs root this reads. */
