@@ -3,6 +3,7 @@ package io.srdma.console;
 import io.srdma.policy.Policy;
 import io.srdma.policy.PolicyException;
 import io.srdma.policy.ReloadResult;
+import io.srdma.verbs.doctor.DeviceCounter;
 import java.nio.file.Path;
 import java.util.List;
 
@@ -42,6 +43,16 @@ public interface ConsoleBackend {
 
   /** The host's counters now. */
   ConsoleStats stats();
+
+  /**
+   * The RDMA device's port and hardware counters now, exported on {@code /metrics} beside {@link
+   * #stats()}; called once per scrape, so it reads them then (no background thread). Unreadable
+   * counters are left out; a runtime exception costs the scrape only these counters. The default
+   * has none (a host on the soft provider, which has no sysfs device).
+   */
+  default List<DeviceCounter> deviceCounters() {
+    return List.of();
+  }
 
   /** The policy in force. */
   Policy policy();

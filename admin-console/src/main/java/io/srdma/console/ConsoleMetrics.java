@@ -5,16 +5,32 @@ import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.srdma.verbs.doctor.DeviceCounter;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
 import java.util.function.ToDoubleFunction;
 
 /**
  * Prometheus metrics: the host's counters (read from one {@link ConsoleStats} snapshot taken per
- * scrape) and the console's own (logins, revocations, reloads).
+ * scrape), the RDMA device's counters (read from sysfs per scrape, see {@link InfinibandNames}) and
+ * the console's own (logins, revocations, reloads).
+ *
+ * <p>Thread-safe: {@link #scrape} is synchronized, the counters are Micrometer's.
  */
 final class ConsoleMetrics {
+  /** At most this many device series, so that a strange sysfs tree cannot grow the registry. */
+  static final int MAX_DEVICE_SERIES = 2048;
+
+  /** One device series: its metric name, labels and the scale of the file's value. */
+  private record DeviceKey(InfinibandNames.Name name, String device, String port) {}
+
   private final PrometheusMeterRegistry registry =
       new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
   private volatile ConsoleStats snapshot = new ConsoleStats(0, 0, 0, 0, 0, 0, 0, 0, 0);
+  private final Map<DeviceKey, FunctionCounter> deviceMeters = new HashMap<>();
+  private volatile Map<DeviceKey, Double> deviceValues = Map.of();
   final Counter loginSuccess;
   final Counter loginFailure;
   final Counter loginRateLimited;
@@ -46,13 +62,47 @@ final class ConsoleMetrics {
     reloadsRejected = reload("rejected");
   }
 
-  /** Takes a new snapshot of the host's counters; call before {@link #scrape()}. */
-  void update(ConsoleStats stats) {
+  /**
+   * The Prometheus text for this snapshot of the host's counters and these device counters. A
+   * device series that is no longer read (its file went away or stopped parsing) is dropped rather
+   * than reported stale.
+   */
+  synchronized String scrape(ConsoleStats stats, List<DeviceCounter> device) {
     snapshot = stats;
+    Map<DeviceKey, Double> values = new HashMap<>();
+    for (DeviceCounter c : device) {
+      InfinibandNames.Name name = InfinibandNames.of(c);
+      DeviceKey key = new DeviceKey(name, c.device(), Integer.toString(c.port()));
+      if (values.size() < MAX_DEVICE_SERIES || values.containsKey(key)) {
+        values.put(key, c.asDouble() * name.scale());
+      }
+    }
+    deviceValues = values;
+    for (Iterator<Map.Entry<DeviceKey, FunctionCounter>> it = deviceMeters.entrySet().iterator();
+        it.hasNext(); ) {
+      Map.Entry<DeviceKey, FunctionCounter> e = it.next();
+      if (!values.containsKey(e.getKey())) {
+        registry.remove(e.getValue());
+        it.remove();
+      }
+    }
+    for (DeviceKey key : values.keySet()) {
+      deviceMeters.computeIfAbsent(key, this::deviceMeter);
+    }
+    return registry.scrape();
   }
 
-  String scrape() {
-    return registry.scrape();
+  private FunctionCounter deviceMeter(DeviceKey key) {
+    FunctionCounter.Builder<ConsoleMetrics> b =
+        FunctionCounter.builder(
+                key.name().meter(), this, m -> m.deviceValues.getOrDefault(key, 0.0))
+            .description(key.name().help())
+            .tag("device", key.device())
+            .tag("port", key.port());
+    if (key.name().counter() != null) {
+      b.tag("counter", key.name().counter());
+    }
+    return b.register(registry);
   }
 
   void close() {

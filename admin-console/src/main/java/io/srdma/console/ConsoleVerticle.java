@@ -2,6 +2,7 @@ package io.srdma.console;
 
 import io.srdma.policy.AuditTrail;
 import io.srdma.policy.ConsoleUsers;
+import io.srdma.verbs.doctor.DeviceCounter;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.http.HttpServer;
@@ -14,6 +15,7 @@ import io.vertx.ext.web.handler.StaticHandler;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.time.Clock;
+import java.util.List;
 import java.util.Set;
 
 /**
@@ -21,6 +23,8 @@ import java.util.Set;
  * login with CSRF and per-route admin checks, {@code /metrics}, and the static UI mounted last.
  */
 final class ConsoleVerticle extends VerticleBase {
+  private static final org.slf4j.Logger LOG =
+      org.slf4j.LoggerFactory.getLogger(ConsoleVerticle.class);
   static final String CSP =
       "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src"
           + " 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors"
@@ -154,13 +158,22 @@ final class ConsoleVerticle extends VerticleBase {
     Blocking.run(
         ctx,
         () -> {
-          metrics.update(backend.stats());
-          return metrics.scrape();
+          return metrics.scrape(backend.stats(), deviceCounters());
         },
         text ->
             ctx.response()
                 .putHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
                 .end(text));
+  }
+
+  /** The backend's device counters; a failure to read them costs them, never the scrape. */
+  private List<DeviceCounter> deviceCounters() {
+    try {
+      return backend.deviceCounters();
+    } catch (RuntimeException e) {
+      LOG.debug("device counters unreadable: {}", e.toString());
+      return List.of();
+    }
   }
 
   private boolean bearerOk(String header) {

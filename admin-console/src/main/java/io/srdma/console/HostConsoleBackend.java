@@ -9,6 +9,8 @@ import io.srdma.policy.Policy;
 import io.srdma.policy.Region;
 import io.srdma.policy.ReloadResult;
 import io.srdma.policy.Tenant;
+import io.srdma.verbs.doctor.DeviceCounter;
+import io.srdma.verbs.doctor.DeviceCounters;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.security.MessageDigest;
@@ -19,21 +21,40 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Set;
 
-/** The console's view of a running {@link RegionHost}: what {@code srdma serve} and demo use. */
+/**
+ * The console's view of a running {@link RegionHost}: what {@code srdma serve} and demo use.
+ *
+ * <p>Thread-safe.
+ */
 public final class HostConsoleBackend implements ConsoleBackend {
   private final RegionHost host;
   private final Path auditLog;
+  private final DeviceCounters deviceCounters;
   private volatile String policyText;
 
   /**
+   * A backend without device counters (a host on the soft provider).
+   *
    * @param host the running host
    * @param policyText the text of the policy the host started with
    * @param auditLog the host's audit log file
    */
   public HostConsoleBackend(RegionHost host, String policyText, Path auditLog) {
+    this(host, policyText, auditLog, null);
+  }
+
+  /**
+   * @param host the running host
+   * @param policyText the text of the policy the host started with
+   * @param auditLog the host's audit log file
+   * @param deviceCounters reads the host's RDMA device's counters at each scrape, or null for none
+   */
+  public HostConsoleBackend(
+      RegionHost host, String policyText, Path auditLog, DeviceCounters deviceCounters) {
     this.host = host;
     this.policyText = policyText;
     this.auditLog = auditLog;
+    this.deviceCounters = deviceCounters;
   }
 
   @Override
@@ -124,6 +145,11 @@ public final class HostConsoleBackend implements ConsoleBackend {
         s.denials(),
         s.remoteAccessErrors(),
         s.authFailures());
+  }
+
+  @Override
+  public List<DeviceCounter> deviceCounters() {
+    return deviceCounters == null ? List.of() : deviceCounters.read();
   }
 
   @Override

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.srdma.policy.PolicyException;
+import io.srdma.verbs.doctor.DeviceCounters;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
@@ -757,6 +758,99 @@ class ConsoleApiTest {
         await(client.get("/metrics").putHeader("Authorization", "Bearer wrong").send()),
         401,
         "not_authenticated");
+  }
+
+  /** A fake sysfs: rxe0 port 1 with port and hw counters, a dangling link, a folder, junk. */
+  static Path fakeSys(Path root) throws IOException {
+    Path port = root.resolve("class/infiniband/rxe0/ports/1");
+    Map<String, String> files =
+        Map.of(
+            "counters/port_rcv_data", "1000\n",
+            "counters/port_xmit_data", "250\n",
+            "counters/port_rcv_errors", "3\n",
+            "counters/port_xmit_wait", "N/A (no PMA)\n",
+            "counters/unknown_counter", "8\n",
+            "hw_counters/rcvd_rnr_err", "5\n",
+            "hw_counters/duplicate_request", "2\n",
+            "hw_counters/send_err", "garbage\n",
+            "hw_counters/lifespan", "10\n");
+    for (Map.Entry<String, String> f : files.entrySet()) {
+      Path file = port.resolve(f.getKey());
+      Files.createDirectories(file.getParent());
+      Files.writeString(file, f.getValue());
+    }
+    Files.createSymbolicLink(port.resolve("counters/port_rcv_packets"), root.resolve("gone"));
+    Files.createDirectories(port.resolve("hw_counters/rcvd_seq_err"));
+    return root;
+  }
+
+  @Test
+  void shouldExportDeviceCountersReadAtScrapeTime() throws Exception {
+    Path sys = fakeSys(dir.resolve("sys"));
+    console.backend.deviceCounters = new DeviceCounters(sys, "rxe0");
+    try {
+      String text = scrape();
+      List<String> lines = text.lines().filter(l -> l.contains("infiniband")).toList();
+      assertEquals(
+          List.of(
+              "# HELP srdma_infiniband_hw_counter_total the driver's hardware counters"
+                  + " (ports/<n>/hw_counters/<counter>)",
+              "# TYPE srdma_infiniband_hw_counter_total counter",
+              "srdma_infiniband_hw_counter_total{counter=\"duplicate_request\",device=\"rxe0\","
+                  + "port=\"1\"} 2.0",
+              "srdma_infiniband_hw_counter_total{counter=\"rcvd_rnr_err\",device=\"rxe0\","
+                  + "port=\"1\"} 5.0",
+              "# HELP srdma_infiniband_port_counter_total other port counters"
+                  + " (ports/<n>/counters/<counter>)",
+              "# TYPE srdma_infiniband_port_counter_total counter",
+              "srdma_infiniband_port_counter_total{counter=\"unknown_counter\",device=\"rxe0\","
+                  + "port=\"1\"} 8.0",
+              "# HELP srdma_infiniband_port_data_received_bytes_total data bytes received on the"
+                  + " port (the file counts 4-byte words)",
+              "# TYPE srdma_infiniband_port_data_received_bytes_total counter",
+              "srdma_infiniband_port_data_received_bytes_total{device=\"rxe0\",port=\"1\"} 4000.0",
+              "# HELP srdma_infiniband_port_data_transmitted_bytes_total data bytes sent from the"
+                  + " port (the file counts 4-byte words)",
+              "# TYPE srdma_infiniband_port_data_transmitted_bytes_total counter",
+              "srdma_infiniband_port_data_transmitted_bytes_total{device=\"rxe0\",port=\"1\"}"
+                  + " 1000.0",
+              "# HELP srdma_infiniband_port_errors_received_total received packets with an error",
+              "# TYPE srdma_infiniband_port_errors_received_total counter",
+              "srdma_infiniband_port_errors_received_total{device=\"rxe0\",port=\"1\"} 3.0"),
+          lines,
+          text);
+
+      // read again at the next scrape: a changed value shows, a vanished file's series goes
+      Path port = sys.resolve("class/infiniband/rxe0/ports/1");
+      Files.writeString(port.resolve("hw_counters/rcvd_rnr_err"), "6\n");
+      Files.delete(port.resolve("counters/port_rcv_errors"));
+      String again = scrape();
+      assertTrue(
+          again.contains(
+              "srdma_infiniband_hw_counter_total{counter=\"rcvd_rnr_err\",device=\"rxe0\","
+                  + "port=\"1\"} 6.0"),
+          again);
+      assertFalse(again.contains("port_errors_received"), again);
+      assertTrue(again.contains("srdma_bytes_moved_total"), again);
+
+      // a device that is not there, or a reader that throws: the scrape still answers
+      console.backend.deviceCounters = new DeviceCounters(sys, "mlx5_0");
+      assertFalse(scrape().contains("infiniband"));
+      console.backend.deviceCountersFail = true;
+      String failed = scrape();
+      assertFalse(failed.contains("infiniband"), failed);
+      assertTrue(failed.contains("srdma_bytes_moved_total"), failed);
+    } finally {
+      console.backend.deviceCounters = null;
+      console.backend.deviceCountersFail = false;
+    }
+  }
+
+  private String scrape() throws Exception {
+    HttpResponse<Buffer> r =
+        await(client.get("/metrics").putHeader("Authorization", "Bearer " + METRICS_TOKEN).send());
+    assertEquals(200, r.statusCode());
+    return r.bodyAsString();
   }
 
   @Test

@@ -31,6 +31,8 @@ final class FakeBackend implements ConsoleBackend {
   final AtomicLong remoteAccessErrors = new AtomicLong(1);
   final List<String> revokedBy = new CopyOnWriteArrayList<>();
   volatile PolicyException refuseReload;
+  volatile io.srdma.verbs.doctor.DeviceCounters deviceCounters;
+  volatile boolean deviceCountersFail;
 
   private final Path auditLog;
   private final Map<String, GrantInfo> grants = new LinkedHashMap<>();
@@ -184,6 +186,15 @@ final class FakeBackend implements ConsoleBackend {
         denials.get(),
         remoteAccessErrors.get(),
         0);
+  }
+
+  @Override
+  public List<io.srdma.verbs.doctor.DeviceCounter> deviceCounters() {
+    if (deviceCountersFail) {
+      throw new IllegalStateException("device counters fail (test)");
+    }
+    io.srdma.verbs.doctor.DeviceCounters d = deviceCounters;
+    return d == null ? List.of() : d.read();
   }
 
   @Override

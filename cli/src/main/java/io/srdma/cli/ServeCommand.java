@@ -27,9 +27,11 @@ import io.srdma.policy.PolicyWatcher;
 import io.srdma.policy.Region;
 import io.srdma.policy.ReloadResult;
 import io.srdma.policy.Tenant;
+import io.srdma.verbs.Device;
 import io.srdma.verbs.DeviceOptions;
 import io.srdma.verbs.RdmaProviders;
 import io.srdma.verbs.VerbsException;
+import io.srdma.verbs.doctor.DeviceCounters;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.Inet6Address;
@@ -627,6 +629,16 @@ final class ServeCommand implements Callable<Integer> {
     return m.startsWith(prefix) ? m.substring(prefix.length()) : m;
   }
 
+  /**
+   * The device counters {@code /metrics} exports: on ibv, those of the host's device (the
+   * provider's first, as {@link RegionHost} opens) from sysfs; none on soft, which has no sysfs
+   * device.
+   */
+  private static DeviceCounters deviceCounters(String provider) {
+    Device d = RdmaProviders.firstDevice(provider);
+    return d.providerName().equals("ibv") ? DeviceCounters.of(d.name()) : null;
+  }
+
   private static DeviceOptions deviceOptions(ServeConfig c) {
     return new DeviceOptions()
         .bindAddress(c.bindAddress)
@@ -677,7 +689,8 @@ final class ServeCommand implements Callable<Integer> {
       LOG.info("registered {}/{} ({} bytes)", s.tenant(), s.region(), s.size());
     }
     if (p.console() != null) {
-      r.backend = new HostConsoleBackend(r.host, p.policyText(), c.auditFile);
+      r.backend =
+          new HostConsoleBackend(r.host, p.policyText(), c.auditFile, deviceCounters(c.provider));
     }
     if (c.watchPolicy) {
       r.watcher = watch(c.policyFile, r.host, r.backend, trail);

@@ -144,7 +144,8 @@ public final class Sysfs {
     }
   }
 
-  private static List<Path> list(Path dir) {
+  /** The entries of a folder, sorted; empty when it is missing or unreadable. */
+  static List<Path> list(Path dir) {
     if (!Files.isDirectory(dir)) {
       return List.of();
     }
