@@ -24,7 +24,6 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
-import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -43,16 +42,10 @@ public final class CertCommand implements Runnable {
     throw new CommandLine.ParameterException(spec.commandLine(), "missing subcommand");
   }
 
-  /** Who a certificate is for: a peer, or a console host by all its names and addresses. */
-  static final class Subject {
-    @ArgGroup(exclusive = false, multiplicity = "1")
-    PeerName peer;
-
-    @ArgGroup(exclusive = false, multiplicity = "1")
-    ConsoleNames console;
-  }
-
-  /** {@code --dns NAME... --ip ADDR... --host HOST...}: a console certificate's SANs. */
+  /**
+   * {@code --dns NAME... --ip ADDR... --host HOST...}: a console certificate's SANs. A mixin, not
+   * an argument group, so a mistake is one plain line rather than picocli's group syntax.
+   */
   static final class ConsoleNames {
     @Option(
         names = "--dns",
@@ -86,6 +79,10 @@ public final class CertCommand implements Runnable {
      *
      * @throws KeyExchangeException BAD_NAME naming the option and the bad value
      */
+    boolean given() {
+      return !dns.isEmpty() || !ip.isEmpty() || !host.isEmpty();
+    }
+
     List<String> checked() {
       List<String> names = new ArrayList<>();
       List<String> addresses = new ArrayList<>();
@@ -139,23 +136,6 @@ public final class CertCommand implements Runnable {
     return firstName.replace(':', '_');
   }
 
-  /** {@code --tenant T --peer P}. */
-  static final class PeerName {
-    @Option(
-        names = "--tenant",
-        required = true,
-        paramLabel = "TENANT",
-        description = "Tenant name: 1-63 of a-z, 0-9, '-'.")
-    String tenant;
-
-    @Option(
-        names = "--peer",
-        required = true,
-        paramLabel = "PEER",
-        description = "Peer name within the tenant: 1-63 of a-z, 0-9, '-'.")
-    String peer;
-  }
-
   /** {@code srdma cert issue}. */
   @Command(
       name = "issue",
@@ -181,8 +161,19 @@ public final class CertCommand implements Runnable {
     @Option(names = "--ca", required = true, paramLabel = "DIR", description = "CA directory.")
     Path ca;
 
-    @ArgGroup(exclusive = true, multiplicity = "1")
-    Subject subject;
+    @Option(
+        names = "--tenant",
+        paramLabel = "TENANT",
+        description = "A peer certificate: tenant name, 1-63 of a-z, 0-9, '-' (with --peer).")
+    String tenant;
+
+    @Option(
+        names = "--peer",
+        paramLabel = "PEER",
+        description = "A peer certificate: peer name within the tenant, 1-63 of a-z, 0-9, '-'.")
+    String peer;
+
+    @CommandLine.Mixin ConsoleNames console = new ConsoleNames();
 
     @Option(
         names = "--days",
@@ -216,11 +207,23 @@ public final class CertCommand implements Runnable {
                   KeyExchangeException.Reason.BAD_ARGUMENT, "--days must be 1 to 3650");
             }
             // validate names before touching the CA or the file system
-            PeerIdentity identity =
-                subject.peer == null
-                    ? null
-                    : PeerIdentity.of(subject.peer.tenant, subject.peer.peer);
-            List<String> hosts = identity == null ? subject.console.checked() : null;
+            boolean peerWanted = tenant != null || peer != null;
+            boolean consoleWanted = console.given();
+            if (peerWanted == consoleWanted) {
+              throw new KeyExchangeException(
+                  KeyExchangeException.Reason.BAD_ARGUMENT,
+                  (peerWanted ? "give either" : "say who the certificate is for:")
+                      + " --tenant T --peer P (a peer or host certificate) or --dns NAME / --ip"
+                      + " ADDR (a console certificate)"
+                      + (peerWanted ? ", not both" : ""));
+            }
+            if (peerWanted && (tenant == null || peer == null)) {
+              throw new KeyExchangeException(
+                  KeyExchangeException.Reason.BAD_ARGUMENT,
+                  (tenant == null ? "--peer needs --tenant" : "--tenant needs --peer"));
+            }
+            PeerIdentity identity = peerWanted ? PeerIdentity.of(tenant, peer) : null;
+            List<String> hosts = identity == null ? console.checked() : null;
             String base =
                 identity == null
                     ? fileStem(hosts.get(0))

@@ -120,6 +120,24 @@ class CertIssueSanTest {
   }
 
   @Test
+  void shouldSayInOneLineWhoTheCertificateIsForWhenThatIsUnclear() {
+    String[][] cases = {
+      {"say who the certificate is for: --tenant T --peer P"},
+      {"not both", "--tenant", "acme", "--peer", "a", "--dns", "x.example"},
+      {"--tenant needs --peer", "--tenant", "acme"},
+      {"--peer needs --tenant", "--peer", "a"}
+    };
+    for (String[] c : cases) {
+      CliRun r = issue(java.util.Arrays.copyOfRange(c, 1, c.length));
+      assertEquals(2, r.exit(), String.join(" ", c) + ": " + r.err());
+      assertTrue(r.err().contains(c[0]), r.err());
+      assertEquals(1, r.err().strip().lines().count(), r.err());
+      assertFalse(r.err().contains("(specify one of these)"), r.err());
+      assertFalse(Files.exists(out), "nothing written");
+    }
+  }
+
+  @Test
   void shouldBeValidatedByAJavaTlsClientConnectingToTheIpv6Loopback() throws Exception {
     assumeTrue(ipv6Loopback(), "no IPv6 loopback (::1) on this machine");
     assertEquals(0, issue("--dns", "localhost", "--ip", "127.0.0.1", "--ip", "::1").exit());
