@@ -37,9 +37,9 @@ import picocli.CommandLine.Spec;
     description = {
       "RDMA WRITE/READ between two QPs on loopback, and attacks the responder refuses.",
       "",
-      "Connects two queue pairs, moves data through a type-2 memory window, then tries a write",
-      "one byte past the window, a guessed rkey and a revoked window. Exits 0 only when every",
-      "outcome is the expected one."
+      "Connects two queue pairs, moves data through a type-2 memory window, then tries a write"
+          + " one byte past the window, a guessed rkey and a revoked window. Exits 0 only when"
+          + " every outcome is the expected one."
     })
 public final class VerbsExampleCommand implements Callable<Integer> {
   private static final Duration WAIT = Duration.ofSeconds(10);
