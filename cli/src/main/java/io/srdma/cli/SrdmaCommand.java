@@ -41,7 +41,18 @@ public final class SrdmaCommand implements Runnable {
 
   /** A configured command line; tests call {@code execute} on it instead of {@link #main}. */
   public static CommandLine newCommandLine() {
-    return new CommandLine(new SrdmaCommand()).setCaseInsensitiveEnumValuesAllowed(true);
+    CommandLine root =
+        new CommandLine(new SrdmaCommand()).setCaseInsensitiveEnumValuesAllowed(true);
+    shareVersion(root, new Version());
+    return root;
+  }
+
+  /** {@code srdma bench -V} prints the same as {@code srdma -V}, for every subcommand. */
+  private static void shareVersion(CommandLine command, Version version) {
+    command.getCommandSpec().versionProvider(version);
+    for (CommandLine sub : command.getSubcommands().values()) {
+      shareVersion(sub, version);
+    }
   }
 
   @Override

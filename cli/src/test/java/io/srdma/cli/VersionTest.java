@@ -27,8 +27,9 @@ class VersionTest {
     assertTrue(p.getProperty("version").matches("\\d+\\.\\d+\\.\\d+.*"), p.toString());
     String commit = p.getProperty("commit");
     assertTrue(commit.equals("unknown") || commit.matches("[0-9a-f]{7,40}"), commit);
-    for (String flag : new String[] {"-V", "--version"}) {
-      CliRun r = CliRun.of(flag);
+    for (String[] args :
+        new String[][] {{"-V"}, {"--version"}, {"bench", "-V"}, {"cert", "issue", "--version"}}) {
+      CliRun r = CliRun.of(args);
       assertEquals(0, r.exit(), r.err());
       assertEquals(
           "srdma " + p.getProperty("version") + " (commit " + commit + ")", r.out().strip());
