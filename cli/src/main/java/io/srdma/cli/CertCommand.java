@@ -74,15 +74,16 @@ public final class CertCommand implements Runnable {
                 + " repeatable.")
     List<String> host = new ArrayList<>();
 
+    /** Whether any console name was given. */
+    boolean given() {
+      return !dns.isEmpty() || !ip.isEmpty() || !host.isEmpty();
+    }
+
     /**
      * Every name checked and normalised, DNS names first, then addresses, each once.
      *
      * @throws KeyExchangeException BAD_NAME naming the option and the bad value
      */
-    boolean given() {
-      return !dns.isEmpty() || !ip.isEmpty() || !host.isEmpty();
-    }
-
     List<String> checked() {
       List<String> names = new ArrayList<>();
       List<String> addresses = new ArrayList<>();
