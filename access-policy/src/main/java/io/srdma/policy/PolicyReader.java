@@ -556,14 +556,7 @@ final class PolicyReader {
     }
     OptionalLong bytes = Units.parseSize(s);
     if (bytes.isEmpty()) {
-      error(
-          node,
-          "bad size '"
-              + s
-              + "' for "
-              + what
-              + " (a positive whole number with an optional unit B, KiB, MiB, GiB, TiB, kB, MB, GB,"
-              + " TB)");
+      error(node, "bad size '" + s + "' for " + what + ": " + Units.sizeProblem(s));
     }
     return bytes;
   }

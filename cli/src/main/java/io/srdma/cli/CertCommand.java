@@ -20,10 +20,10 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
-import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -42,34 +42,99 @@ public final class CertCommand implements Runnable {
     throw new CommandLine.ParameterException(spec.commandLine(), "missing subcommand");
   }
 
-  /** Who a certificate is for: a peer, or a console host. */
-  static final class Subject {
-    @ArgGroup(exclusive = false, multiplicity = "1")
-    PeerName peer;
+  /**
+   * {@code --dns NAME... --ip ADDR... --host HOST...}: a console certificate's SANs. A mixin, not
+   * an argument group, so a mistake is one plain line rather than picocli's group syntax.
+   */
+  static final class ConsoleNames {
+    @Option(
+        names = "--dns",
+        paramLabel = "NAME",
+        split = ",",
+        description =
+            "A console (HTTPS) server certificate valid for this DNS name; repeat it (or give"
+                + " NAME,NAME) for every name the console is reached by.")
+    List<String> dns = new ArrayList<>();
+
+    @Option(
+        names = "--ip",
+        paramLabel = "ADDR",
+        split = ",",
+        description =
+            "A console certificate valid for this IPv4 or IPv6 address (e.g. 127.0.0.1, ::1);"
+                + " repeatable.")
+    List<String> ip = new ArrayList<>();
 
     @Option(
         names = "--host",
-        required = true,
         paramLabel = "HOST",
-        description = "A console (HTTPS) server certificate for this DNS name or IPv4 address.")
-    String host;
+        split = ",",
+        description =
+            "A DNS name or an IP address, told apart by its form (as --dns or --ip);"
+                + " repeatable.")
+    List<String> host = new ArrayList<>();
+
+    /** Whether any console name was given. */
+    boolean given() {
+      return !dns.isEmpty() || !ip.isEmpty() || !host.isEmpty();
+    }
+
+    /**
+     * Every name checked and normalised, DNS names first, then addresses, each once.
+     *
+     * @throws KeyExchangeException BAD_NAME naming the option and the bad value
+     */
+    List<String> checked() {
+      List<String> names = new ArrayList<>();
+      List<String> addresses = new ArrayList<>();
+      for (String h : host) {
+        String c = check("--host", h, DeploymentCa::checkHost);
+        (DeploymentCa.isIpAddress(c) ? addresses : names).add(c);
+      }
+      for (String d : dns) {
+        names.add(check("--dns", d, DeploymentCa::checkDnsName));
+      }
+      for (String a : ip) {
+        addresses.add(check("--ip", a, DeploymentCa::checkIpAddress));
+      }
+      List<String> all = new ArrayList<>(new LinkedHashSet<>(names));
+      for (String a : new LinkedHashSet<>(addresses)) {
+        all.add(a);
+      }
+      if (all.isEmpty()) {
+        throw new KeyExchangeException(
+            KeyExchangeException.Reason.BAD_NAME, "give at least one --dns, --ip or --host");
+      }
+      if (all.size() > MAX_NAMES) {
+        throw new KeyExchangeException(
+            KeyExchangeException.Reason.BAD_NAME,
+            "at most " + MAX_NAMES + " names and addresses per certificate, got " + all.size());
+      }
+      return all;
+    }
+
+    private static String check(
+        String option, String value, java.util.function.UnaryOperator<String> checker) {
+      try {
+        return checker.apply(value);
+      } catch (KeyExchangeException e) {
+        String m = e.getMessage();
+        String prefix = e.reason() + ": ";
+        throw new KeyExchangeException(
+            e.reason(), option + ": " + (m.startsWith(prefix) ? m.substring(prefix.length()) : m));
+      }
+    }
   }
 
-  /** {@code --tenant T --peer P}. */
-  static final class PeerName {
-    @Option(
-        names = "--tenant",
-        required = true,
-        paramLabel = "TENANT",
-        description = "Tenant name: 1-63 of a-z, 0-9, '-'.")
-    String tenant;
+  /** The most SAN entries one console certificate gets: far over any real console's names. */
+  static final int MAX_NAMES = 100;
 
-    @Option(
-        names = "--peer",
-        required = true,
-        paramLabel = "PEER",
-        description = "Peer name within the tenant: 1-63 of a-z, 0-9, '-'.")
-    String peer;
+  /**
+   * The file name stem of a console certificate: its first DNS name, or its first address with an
+   * IPv6 address's colons as '_' ({@code ::1} becomes {@code __1}), so no ':' reaches a path.
+   */
+  static String fileStem(String firstName) {
+    return firstName.replace(':', '_');
   }
 
   /** {@code srdma cert issue}. */
@@ -77,12 +142,17 @@ public final class CertCommand implements Runnable {
       name = "issue",
       mixinStandardHelpOptions = true,
       description = {
-        "Issue a peer certificate with identity srdma://TENANT/PEER (or a console certificate"
-            + " for --host) and a fresh P-256 key.",
+        "Issue a peer certificate with identity srdma://TENANT/PEER, or a console (HTTPS)"
+            + " certificate for every --dns name and --ip address (IPv4 or IPv6) the console is"
+            + " reached by, with a fresh P-256 key.",
         "TENANT 'host' makes a region host's certificate (extended key usage serverAuth only;"
             + " tenants pin it with ClientOptions.hostIdentity); any other tenant a tenant peer's"
             + " (clientAuth only). Neither can act in the other's role.",
-        "Writes OUT/TENANT.PEER.crt and OUT/TENANT.PEER.key (owner-only); never overwrites."
+        "Writes OUT/TENANT.PEER.crt and OUT/TENANT.PEER.key (owner-only), for a console"
+            + " OUT/NAME.crt and OUT/NAME.key after its first DNS name (else its first address,"
+            + " ':' written '_'); never overwrites.",
+        "Example: srdma cert issue --ca ca --dns console.example.org --dns localhost"
+            + " --ip 127.0.0.1 --ip ::1 --out certs"
       },
       exitCodeListHeading = "%nExit status:%n",
       exitCodeList = {"0:issued", "1:failed (no CA, file exists...)", "2:bad arguments"})
@@ -92,8 +162,19 @@ public final class CertCommand implements Runnable {
     @Option(names = "--ca", required = true, paramLabel = "DIR", description = "CA directory.")
     Path ca;
 
-    @ArgGroup(exclusive = true, multiplicity = "1")
-    Subject subject;
+    @Option(
+        names = "--tenant",
+        paramLabel = "TENANT",
+        description = "A peer certificate: tenant name, 1-63 of a-z, 0-9, '-' (with --peer).")
+    String tenant;
+
+    @Option(
+        names = "--peer",
+        paramLabel = "PEER",
+        description = "A peer certificate: peer name within the tenant, 1-63 of a-z, 0-9, '-'.")
+    String peer;
+
+    @CommandLine.Mixin ConsoleNames console = new ConsoleNames();
 
     @Option(
         names = "--days",
@@ -127,12 +208,27 @@ public final class CertCommand implements Runnable {
                   KeyExchangeException.Reason.BAD_ARGUMENT, "--days must be 1 to 3650");
             }
             // validate names before touching the CA or the file system
-            PeerIdentity identity =
-                subject.peer == null
-                    ? null
-                    : PeerIdentity.of(subject.peer.tenant, subject.peer.peer);
-            String host = identity == null ? DeploymentCa.checkHost(subject.host) : null;
-            String base = identity == null ? host : identity.tenant() + "." + identity.peer();
+            boolean peerWanted = tenant != null || peer != null;
+            boolean consoleWanted = console.given();
+            if (peerWanted == consoleWanted) {
+              throw new KeyExchangeException(
+                  KeyExchangeException.Reason.BAD_ARGUMENT,
+                  (peerWanted ? "give either" : "say who the certificate is for:")
+                      + " --tenant T --peer P (a peer or host certificate) or --dns NAME / --ip"
+                      + " ADDR (a console certificate)"
+                      + (peerWanted ? ", not both" : ""));
+            }
+            if (peerWanted && (tenant == null || peer == null)) {
+              throw new KeyExchangeException(
+                  KeyExchangeException.Reason.BAD_ARGUMENT,
+                  (tenant == null ? "--peer needs --tenant" : "--tenant needs --peer"));
+            }
+            PeerIdentity identity = peerWanted ? PeerIdentity.of(tenant, peer) : null;
+            List<String> hosts = identity == null ? console.checked() : null;
+            String base =
+                identity == null
+                    ? fileStem(hosts.get(0))
+                    : identity.tenant() + "." + identity.peer();
             char[] caPass = KeyCommands.readPassphrase(caPassphraseFile);
             char[] keyPass = KeyCommands.readPassphrase(keyPassphraseFile);
             try {
@@ -150,7 +246,7 @@ public final class CertCommand implements Runnable {
               Duration validity = Duration.ofDays(days);
               Credential c =
                   identity == null
-                      ? authority.issueServer(host, validity)
+                      ? authority.issueServer(hosts, validity)
                       : authority.issuePeer(identity, validity);
               c.writeTo(crt, key, keyPass);
               PrintWriter o = spec.commandLine().getOut();
@@ -158,7 +254,7 @@ public final class CertCommand implements Runnable {
               o.printf(
                   "issued %s, serial %s, valid until %s%n",
                   identity == null
-                      ? "console certificate for " + host
+                      ? "console certificate for " + String.join(", ", hosts)
                       : (identity.isHost() ? "host certificate " : "peer certificate ") + identity,
                   cert.getSerialNumber().toString(16),
                   cert.getNotAfter().toInstant());
@@ -339,7 +435,7 @@ public final class CertCommand implements Runnable {
           List<String> names = new ArrayList<>();
           if (cert.getSubjectAlternativeNames() != null) {
             for (List<?> n : cert.getSubjectAlternativeNames()) {
-              names.add(n.get(1).toString());
+              names.add(altName(n));
             }
           }
           return names.isEmpty() ? "(none)" : "(no peer identity) host " + String.join(", ", names);
@@ -347,6 +443,23 @@ public final class CertCommand implements Runnable {
           return "(unreadable)";
         }
       }
+    }
+
+    /** {@code DNS:name}, {@code IP:::1} (RFC 5952 form), or the JDK's text for other types. */
+    private static String altName(List<?> entry) {
+      String value = String.valueOf(entry.get(1));
+      Object type = entry.get(0);
+      if (Integer.valueOf(2).equals(type)) {
+        return "DNS:" + value;
+      }
+      if (Integer.valueOf(7).equals(type)) {
+        try {
+          return "IP:" + DeploymentCa.checkHost(value);
+        } catch (KeyExchangeException e) {
+          return "IP:" + value;
+        }
+      }
+      return value;
     }
 
     private static String key(X509Certificate cert) {

@@ -129,8 +129,10 @@ public final class PolicyCommand implements Runnable {
     @Option(
         names = "--bytes",
         defaultValue = "1",
-        paramLabel = "N",
-        description = "Length wanted, e.g. 4096 or 16MiB (default: ${DEFAULT-VALUE}).")
+        paramLabel = "SIZE",
+        description =
+            "Length wanted, e.g. 4096, 16MiB or 10MB; see docs/units.md (default:"
+                + " ${DEFAULT-VALUE}).")
     String bytes;
 
     @Option(
@@ -158,7 +160,7 @@ public final class PolicyCommand implements Runnable {
       CommandLine cmd = spec.commandLine();
       OptionalLong length = Units.parseSize(bytes);
       if (length.isEmpty()) {
-        throw new CommandLine.ParameterException(cmd, "--bytes: not a size: " + bytes);
+        throw new CommandLine.ParameterException(cmd, "--bytes: " + Units.sizeProblem(bytes));
       }
       Duration lifetime = Units.parseDuration(ttl);
       if (lifetime == null) {

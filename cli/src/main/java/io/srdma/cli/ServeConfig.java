@@ -681,20 +681,19 @@ final class ServeConfig {
     }
     OptionalLong n = Units.parseSize(v);
     if (n.isEmpty()) {
-      error(
-          e.value(),
-          key,
-          "must be a size such as 4096, 64KiB or 1GiB (units B, KiB, MiB, GiB, TiB, kB, MB, GB,"
-              + " TB), got '"
-              + v
-              + "'");
+      error(e.value(), key, Units.sizeProblem(v));
       return null;
     }
     if (n.getAsLong() < min || n.getAsLong() > max) {
       error(
           e.value(),
           key,
-          "must be " + min + ".." + max + " bytes, got " + n.getAsLong() + " bytes");
+          "must be "
+              + Units.formatSize(min)
+              + " to "
+              + Units.formatSize(max)
+              + ", got "
+              + Units.formatSize(n.getAsLong()));
       return null;
     }
     return n.getAsLong();

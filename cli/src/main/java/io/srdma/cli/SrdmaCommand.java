@@ -1,5 +1,8 @@
 package io.srdma.cli;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.Properties;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -38,7 +41,18 @@ public final class SrdmaCommand implements Runnable {
 
   /** A configured command line; tests call {@code execute} on it instead of {@link #main}. */
   public static CommandLine newCommandLine() {
-    return new CommandLine(new SrdmaCommand()).setCaseInsensitiveEnumValuesAllowed(true);
+    CommandLine root =
+        new CommandLine(new SrdmaCommand()).setCaseInsensitiveEnumValuesAllowed(true);
+    shareVersion(root, new Version());
+    return root;
+  }
+
+  /** {@code srdma bench -V} prints the same as {@code srdma -V}, for every subcommand. */
+  private static void shareVersion(CommandLine command, Version version) {
+    command.getCommandSpec().versionProvider(version);
+    for (CommandLine sub : command.getSubcommands().values()) {
+      shareVersion(sub, version);
+    }
   }
 
   @Override
@@ -46,12 +60,41 @@ public final class SrdmaCommand implements Runnable {
     throw new CommandLine.ParameterException(spec.commandLine(), "missing subcommand");
   }
 
-  /** Reads the version from the jar manifest. */
+  /**
+   * {@code srdma -V}: the version and git commit this build was made from, e.g. {@code srdma
+   * 0.1.0-SNAPSHOT (commit 0123456789ab)}, read from {@value #RESOURCE} (Maven fills it in; the
+   * commit is {@code unknown} where the build had no git). Stateless and thread-safe.
+   */
   static final class Version implements CommandLine.IVersionProvider {
+    static final String RESOURCE = "/io/srdma/cli/version.properties";
+
     @Override
     public String[] getVersion() {
-      String v = SrdmaCommand.class.getPackage().getImplementationVersion();
-      return new String[] {"srdma " + (v == null ? "dev" : v)};
+      Properties p = new Properties();
+      try (InputStream in = SrdmaCommand.class.getResourceAsStream(RESOURCE)) {
+        if (in != null) {
+          p.load(in);
+        }
+      } catch (IOException e) {
+        p.clear();
+      }
+      return new String[] {describe(p)};
+    }
+
+    /** {@code srdma VERSION (commit COMMIT)}, {@code unknown} for what the build did not fill. */
+    static String describe(Properties p) {
+      return "srdma "
+          + filled(p.getProperty("version"))
+          + " (commit "
+          + filled(p.getProperty("commit"))
+          + ")";
+    }
+
+    private static String filled(String value) {
+      // an unfiltered placeholder (built outside Maven) or a value with odd characters is unknown
+      return value == null || !value.matches("[0-9A-Za-z][0-9A-Za-z._+-]{0,63}")
+          ? "unknown"
+          : value;
     }
   }
 }

@@ -37,9 +37,9 @@ import picocli.CommandLine.Spec;
     description = {
       "RDMA WRITE/READ between two QPs on loopback, and attacks the responder refuses.",
       "",
-      "Connects two queue pairs, moves data through a type-2 memory window, then tries a write",
-      "one byte past the window, a guessed rkey and a revoked window. Exits 0 only when every",
-      "outcome is the expected one."
+      "Connects two queue pairs, moves data through a type-2 memory window, then tries a write"
+          + " one byte past the window, a guessed rkey and a revoked window. Exits 0 only when"
+          + " every outcome is the expected one."
     })
 public final class VerbsExampleCommand implements Callable<Integer> {
   private static final Duration WAIT = Duration.ofSeconds(10);
@@ -53,18 +53,24 @@ public final class VerbsExampleCommand implements Callable<Integer> {
   @Option(
       names = "--size",
       defaultValue = "4096",
-      description = "Bytes the owner exposes to the client (default: ${DEFAULT-VALUE}).")
-  int size;
+      paramLabel = "SIZE",
+      converter = SizeConverter.class,
+      description =
+          "Bytes the owner exposes to the client, 16 B to 64 MiB, like 4096, 64KiB or 1MB"
+              + " (docs/units.md) (default: ${DEFAULT-VALUE}).")
+  long sizeOption;
 
   @Spec picocli.CommandLine.Model.CommandSpec spec;
 
   @Override
   public Integer call() {
     PrintWriter out = spec.commandLine().getOut();
-    if (size < 16 || size > (64 << 20)) {
+    if (sizeOption < 16 || sizeOption > (64 << 20)) {
       throw new picocli.CommandLine.ParameterException(
-          spec.commandLine(), "--size must be 16..67108864, got " + size);
+          spec.commandLine(),
+          "--size must be 16 B to 64 MiB, got " + io.srdma.policy.Units.formatSize(sizeOption));
     }
+    int size = (int) sizeOption;
     Device device;
     try {
       device = RdmaProviders.firstDevice(provider);
@@ -96,7 +102,7 @@ public final class VerbsExampleCommand implements Callable<Integer> {
         out.printf(
             "connected QP 0x%06x (owner) <-> QP 0x%06x (client)%n",
             link.owner.qpn(), link.client.qpn());
-        int rkey = bind(link, window, region, windowStart);
+        int rkey = bind(link, window, region, windowStart, size);
         ok &= expect(out, ownerCq, WcStatus.SUCCESS, "owner binds the window to the client's QP");
         local.buffer().put(0, message);
         post(link.client, WrOpcode.RDMA_WRITE, local, message.length, windowStart, rkey);
@@ -136,7 +142,7 @@ public final class VerbsExampleCommand implements Callable<Integer> {
       }
       try (Link link = new Link(ownerPd, ownerCq, clientPd, clientCq);
           MemoryWindow window = ownerPd.allocateMemoryWindow()) {
-        int rkey = bind(link, window, region, windowStart);
+        int rkey = bind(link, window, region, windowStart, size);
         ok &= expect(out, ownerCq, WcStatus.SUCCESS, "owner binds a new window (new rkey)");
         link.owner.postSend(new SendWorkRequest(1).wrId(3).localInvalidate(rkey));
         ok &= expect(out, ownerCq, WcStatus.SUCCESS, "owner revokes it with LOCAL_INV");
@@ -188,7 +194,8 @@ public final class VerbsExampleCommand implements Callable<Integer> {
     }
   }
 
-  private int bind(Link link, MemoryWindow window, MemoryRegion region, long start) {
+  private static int bind(
+      Link link, MemoryWindow window, MemoryRegion region, long start, int size) {
     int rights = AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ;
     link.owner.postSend(new SendWorkRequest(1).wrId(1).bind(window, region, start, size, rights));
     return window.rkey();

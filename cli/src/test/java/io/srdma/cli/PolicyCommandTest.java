@@ -234,6 +234,38 @@ class PolicyCommandTest {
   }
 
   @Test
+  void shouldReadBytesInTheOneSizeGrammar() {
+    // 16MiB is the sample's max-bytes-per-grant: 16MB (16 000 000) fits, 17MB does not
+    String[] base = {
+      "policy",
+      "explain",
+      null,
+      "--peer",
+      "srdma://acme/trainer-1",
+      "--region",
+      "kvcache",
+      "--op",
+      "write",
+      "--bytes",
+      null
+    };
+    base[2] = sample.toString();
+    base[10] = "16MB";
+    CliRun ok = CliRun.of(base);
+    assertTrue(ok.out().contains("+16000000)"), ok.out() + ok.err());
+    base[10] = "4k";
+    CliRun ambiguous = CliRun.of(base);
+    assertEquals(2, ambiguous.exit());
+    assertTrue(
+        ambiguous.err().contains("--bytes: '4k' has an ambiguous or misspelt unit 'k'"),
+        ambiguous.err());
+    base[10] = "20EiB";
+    CliRun huge = CliRun.of(base);
+    assertEquals(2, huge.exit());
+    assertTrue(huge.err().contains("--bytes: '20EiB' is too large"), huge.err());
+  }
+
+  @Test
   void shouldHashAPasswordFromStandardInput() {
     java.io.InputStream stdin = System.in;
     try {

@@ -48,4 +48,36 @@ class VerbsExampleCommandTest {
     assertEquals(2, run(out, err, "verbs-example", "--size", "3"));
     assertTrue(err.toString().contains("--size"), err.toString());
   }
+
+  @Test
+  void shouldReadSizesInTheProjectGrammar() {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    assertEquals(0, run(out, err, "verbs-example", "--size", "8KiB"), () -> out + "\n" + err);
+    assertTrue(out.toString().contains("owner exposes 8192 bytes"), out.toString());
+    StringWriter out2 = new StringWriter();
+    StringWriter err2 = new StringWriter();
+    assertEquals(0, run(out2, err2, "verbs-example", "--size", "10kB"), () -> out2 + "\n" + err2);
+    assertTrue(out2.toString().contains("owner exposes 10000 bytes"), out2.toString());
+  }
+
+  @Test
+  void shouldRefuseSizesOutOfRangeOrAmbiguousWithTheReason() {
+    String[][] cases = {
+      {"10GB", "--size must be 16 B to 64 MiB, got 10 GB"},
+      {"20EiB", "'20EiB' is too large"},
+      {"4k", "write 4kB (powers of 1000) or 4KiB (powers of 1024)"},
+      {"4 KB", "write 4kB (powers of 1000) or 4KiB (powers of 1024)"},
+      {"ten", "'ten' is not a size"}
+    };
+    for (String[] c : cases) {
+      StringWriter out = new StringWriter();
+      StringWriter err = new StringWriter();
+      assertEquals(2, run(out, err, "verbs-example", "--size", c[0]), c[0]);
+      String e = err.toString();
+      assertTrue(e.contains(c[1]), c[0] + ": " + e);
+      assertTrue(!e.contains("not an int") && !e.contains("Exception"), e);
+      assertTrue(out.toString().isEmpty(), out.toString());
+    }
+  }
 }

@@ -15,6 +15,7 @@ import java.util.Date;
 import java.util.Locale;
 import java.util.Map;
 import java.util.regex.Pattern;
+import org.bouncycastle.asn1.ASN1OctetString;
 import org.bouncycastle.asn1.x500.X500Name;
 import org.bouncycastle.asn1.x500.X500NameBuilder;
 import org.bouncycastle.asn1.x500.style.BCStyle;
@@ -38,6 +39,7 @@ import org.bouncycastle.cert.jcajce.JcaX509v3CertificateBuilder;
 import org.bouncycastle.operator.ContentSigner;
 import org.bouncycastle.operator.OperatorCreationException;
 import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
+import org.bouncycastle.util.IPAddress;
 
 /**
  * The certificate profiles of a deployment (see docs/keys.md): ECDSA P-256 keys, SHA-256 ECDSA
@@ -136,8 +138,10 @@ final class CertificateIssuer {
     GeneralName[] names = new GeneralName[hosts.size()];
     for (int i = 0; i < names.length; i++) {
       String host = hosts.get(i);
+      // iPAddress (4 or 16 octets) for an address, dNSName for a name: clients match an address
+      // they connect to only against iPAddress entries (RFC 6125 section 6.2.1, RFC 9525)
       names[i] =
-          IPV4.matcher(host).matches()
+          isIpAddress(host)
               ? new GeneralName(GeneralName.iPAddress, host)
               : new GeneralName(GeneralName.dNSName, host);
     }
@@ -204,35 +208,134 @@ final class CertificateIssuer {
   }
 
   /**
-   * Checks and normalises a console host name: DNS labels (lower-cased) or an IPv4 literal.
+   * Checks and normalises a console host: a DNS name (labels of a-z, 0-9, '-', lower-cased), an
+   * IPv4 address (dotted decimal, no leading zeros) or an IPv6 address (optionally in brackets,
+   * written back in the RFC 5952 form, e.g. {@code ::1}).
    *
    * @throws KeyExchangeException {@link KeyExchangeException.Reason#BAD_NAME} if malformed
    */
   static String checkHost(String host) {
     if (host == null || host.isEmpty() || host.length() > 253) {
-      throw badHost(host);
+      throw badHost(host, null);
     }
     String h = host.toLowerCase(Locale.ROOT);
+    if (h.startsWith("[") && h.endsWith("]") && h.length() > 2) {
+      return checkIpv6(host, h.substring(1, h.length() - 1));
+    }
+    if (h.indexOf(':') >= 0) {
+      return checkIpv6(host, h);
+    }
     if (IPV4.matcher(h).matches()) {
       for (String part : h.split("\\.", -1)) {
         if (Integer.parseInt(part) > 255) {
-          throw badHost(host);
+          throw badHost(host, "an IPv4 address has four numbers 0 to 255");
         }
+        if (part.length() > 1 && part.charAt(0) == '0') {
+          throw badHost(host, "an IPv4 address has no leading zeros (some read them as octal)");
+        }
+      }
+      if (h.equals("0.0.0.0")) {
+        throw badHost(host, "0.0.0.0 is no address a client connects to");
       }
       return h;
     }
     for (String label : h.split("\\.", -1)) {
       if (!HOST_LABEL.matcher(label).matches()) {
-        throw badHost(host);
+        throw badHost(host, null);
       }
     }
     return h;
   }
 
-  private static KeyExchangeException badHost(String host) {
+  /** Checks a DNS name: as {@link #checkHost} but refusing addresses. */
+  static String checkDnsName(String name) {
+    String h = checkHost(name);
+    if (isIpAddress(h)) {
+      throw new KeyExchangeException(
+          KeyExchangeException.Reason.BAD_NAME,
+          PeerIdentity.printable(name) + " is an IP address, not a DNS name");
+    }
+    return h;
+  }
+
+  /** Checks an IPv4 or IPv6 address: as {@link #checkHost} but refusing DNS names. */
+  static String checkIpAddress(String address) {
+    if (address != null && !address.isEmpty() && address.length() <= 253) {
+      String h = address.toLowerCase(Locale.ROOT);
+      if (h.indexOf(':') < 0 && !IPV4.matcher(h).matches()) {
+        throw new KeyExchangeException(
+            KeyExchangeException.Reason.BAD_NAME,
+            "not an IPv4 or IPv6 address: " + PeerIdentity.printable(address));
+      }
+    }
+    return checkHost(address);
+  }
+
+  /** Whether a checked host is an address (IPv4 or IPv6) rather than a DNS name. */
+  static boolean isIpAddress(String checkedHost) {
+    return checkedHost.indexOf(':') >= 0 || IPV4.matcher(checkedHost).matches();
+  }
+
+  private static String checkIpv6(String original, String address) {
+    // BouncyCastle's check: eight groups or '::', an IPv4 tail allowed; no zone (%eth0), no prefix
+    if (!IPAddress.isValidIPv6(address)) {
+      throw badHost(
+          original, "an IPv6 address is up to eight groups of hex digits with one '::', no zone");
+    }
+    byte[] bytes =
+        ASN1OctetString.getInstance(new GeneralName(GeneralName.iPAddress, address).getName())
+            .getOctets();
+    String text = rfc5952(bytes);
+    if (text.equals("::")) {
+      throw badHost(original, ":: is no address a client connects to");
+    }
+    return text;
+  }
+
+  /** The RFC 5952 text of a 16-byte address: lower-case, longest run of zero groups as '::'. */
+  private static String rfc5952(byte[] address) {
+    int[] groups = new int[8];
+    for (int i = 0; i < 8; i++) {
+      groups[i] = ((address[2 * i] & 0xff) << 8) | (address[2 * i + 1] & 0xff);
+    }
+    int bestStart = -1;
+    int bestLength = 1; // a single zero group is not shortened
+    for (int i = 0; i < 8; ) {
+      if (groups[i] != 0) {
+        i++;
+        continue;
+      }
+      int j = i;
+      while (j < 8 && groups[j] == 0) {
+        j++;
+      }
+      if (j - i > bestLength) {
+        bestStart = i;
+        bestLength = j - i;
+      }
+      i = j;
+    }
+    StringBuilder b = new StringBuilder();
+    for (int i = 0; i < 8; i++) {
+      if (i == bestStart) {
+        b.append("::");
+        i += bestLength - 1;
+        continue;
+      }
+      if (b.length() > 0 && b.charAt(b.length() - 1) != ':') {
+        b.append(':');
+      }
+      b.append(Integer.toHexString(groups[i]));
+    }
+    return b.toString();
+  }
+
+  private static KeyExchangeException badHost(String host, String why) {
     return new KeyExchangeException(
         KeyExchangeException.Reason.BAD_NAME,
-        "host must be a DNS name (labels of a-z, 0-9, '-') or an IPv4 address"
+        (why != null
+                ? why
+                : "host must be a DNS name (labels of a-z, 0-9, '-'), an IPv4 or an IPv6 address")
             + (host == null ? "" : " (got " + PeerIdentity.printable(host) + ")"));
   }
 

@@ -189,7 +189,7 @@ public final class DeploymentCa {
   }
 
   /**
-   * Issues a console (HTTPS server) certificate for a host name or IPv4 address.
+   * Issues a console (HTTPS server) certificate for a host name, IPv4 or IPv6 address.
    *
    * @throws KeyExchangeException {@link KeyExchangeException.Reason#BAD_NAME} for a malformed host
    */
@@ -205,8 +205,10 @@ public final class DeploymentCa {
   }
 
   /**
-   * Issues a console (HTTPS server) certificate valid for several names, e.g. {@code localhost} and
-   * {@code 127.0.0.1}: one SAN entry per host (DNS name or IPv4 address), the first as CN.
+   * Issues a console (HTTPS server) certificate valid for several names, e.g. {@code localhost},
+   * {@code 127.0.0.1} and {@code ::1}: one subject alternative name per distinct host, a dNSName
+   * for a DNS name and an iPAddress for an IPv4 or IPv6 address (each as {@link #checkHost(String)}
+   * reads it), the first host as CN.
    *
    * @throws KeyExchangeException {@link KeyExchangeException.Reason#BAD_NAME} for no host or a
    *     malformed one
@@ -376,12 +378,43 @@ public final class DeploymentCa {
   }
 
   /**
-   * Checks and normalises a console host name: DNS labels (lower-cased) or an IPv4 address.
+   * Checks and normalises a console host: a DNS name (labels of a-z, 0-9, '-', lower-cased), an
+   * IPv4 address (dotted decimal, no leading zeros) or an IPv6 address (optionally in brackets;
+   * returned in the RFC 5952 form, e.g. {@code ::1}). Never resolves anything. Thread-safe.
    *
    * @throws KeyExchangeException {@link KeyExchangeException.Reason#BAD_NAME} if malformed
    */
   public static String checkHost(String host) {
     return CertificateIssuer.checkHost(host);
+  }
+
+  /**
+   * Checks and normalises a DNS name for a console certificate, refusing IP addresses. Thread-safe.
+   *
+   * @throws KeyExchangeException {@link KeyExchangeException.Reason#BAD_NAME} if malformed or an
+   *     address
+   */
+  public static String checkDnsName(String name) {
+    return CertificateIssuer.checkDnsName(name);
+  }
+
+  /**
+   * Checks and normalises an IPv4 or IPv6 address for a console certificate, refusing DNS names.
+   * Thread-safe.
+   *
+   * @throws KeyExchangeException {@link KeyExchangeException.Reason#BAD_NAME} if malformed or a
+   *     name
+   */
+  public static String checkIpAddress(String address) {
+    return CertificateIssuer.checkIpAddress(address);
+  }
+
+  /**
+   * Whether a host as {@link #checkHost(String)} returned it is an IP address (it goes into an
+   * iPAddress subject alternative name) rather than a DNS name. Thread-safe.
+   */
+  public static boolean isIpAddress(String checkedHost) {
+    return CertificateIssuer.isIpAddress(checkedHost);
   }
 
   /** Parses a serial number written in hex, with optional {@code 0x} prefix and colons. */

@@ -197,6 +197,88 @@ class DeploymentCaTest {
             .reason());
   }
 
+  @Test
+  void shouldIssueConsoleCertificatesForDnsNamesAndIpv4AndIpv6Addresses() throws Exception {
+    DeploymentCa ca = DeploymentCa.init(tmp.resolve("ca"), null);
+    X509Certificate cert =
+        ca.issueServer(
+                List.of("console.example.org", "Localhost", "10.0.0.7", "[::1]", "2001:DB8:0:0::1"),
+                Duration.ofDays(1))
+            .certificate();
+    // type 2 = dNSName, 7 = iPAddress; the JDK prints IPv6 addresses in full
+    assertEquals(
+        List.of(
+            List.of(2, "console.example.org"),
+            List.of(2, "localhost"),
+            List.of(7, "10.0.0.7"),
+            List.of(7, "0:0:0:0:0:0:0:1"),
+            List.of(7, "2001:db8:0:0:0:0:0:1")),
+        List.copyOf(cert.getSubjectAlternativeNames()));
+    assertEquals("CN=console.example.org", cert.getSubjectX500Principal().getName());
+    // 16 octets for an IPv6 address, 4 for IPv4, straight from the extension
+    org.bouncycastle.asn1.x509.GeneralNames names =
+        org.bouncycastle.asn1.x509.GeneralNames.fromExtensions(
+            new org.bouncycastle.cert.jcajce.JcaX509CertificateHolder(cert).getExtensions(),
+            org.bouncycastle.asn1.x509.Extension.subjectAlternativeName);
+    assertEquals(
+        List.of(4, 16, 16),
+        java.util.Arrays.stream(names.getNames())
+            .filter(n -> n.getTagNo() == org.bouncycastle.asn1.x509.GeneralName.iPAddress)
+            .map(
+                n ->
+                    org.bouncycastle.asn1.ASN1OctetString.getInstance(n.getName())
+                        .getOctets()
+                        .length)
+            .toList());
+  }
+
+  @Test
+  void shouldNormaliseAndCheckEachKindOfConsoleName() {
+    assertEquals("::1", DeploymentCa.checkHost("0:0:0:0:0:0:0:1"));
+    assertEquals("::1", DeploymentCa.checkIpAddress("[::1]"));
+    assertEquals("2001:db8::1:0:0:1", DeploymentCa.checkIpAddress("2001:DB8:0:0:1:0:0:1"));
+    assertEquals("1::", DeploymentCa.checkIpAddress("1:0:0:0:0:0:0:0"));
+    assertEquals("1:0:2::", DeploymentCa.checkIpAddress("1:0:2:0:0:0:0:0"));
+    assertEquals("fe80::", DeploymentCa.checkIpAddress("fe80::"));
+    assertEquals("192.168.1.10", DeploymentCa.checkIpAddress("192.168.1.10"));
+    assertEquals("example.org", DeploymentCa.checkDnsName("Example.ORG"));
+    assertTrue(DeploymentCa.isIpAddress("::1"));
+    assertTrue(DeploymentCa.isIpAddress("10.0.0.1"));
+    assertTrue(!DeploymentCa.isIpAddress("example.org"));
+    for (String bad :
+        new String[] {
+          "::",
+          "0.0.0.0",
+          "1::2::3",
+          "fe80::1%eth0",
+          "::1/64",
+          "12345::1",
+          "g::1",
+          "[]",
+          "[example.org]",
+          "010.0.0.1",
+          "256.1.1.1",
+          "1.2.3.4.5:80"
+        }) {
+      KeyExchangeException e =
+          assertThrows(KeyExchangeException.class, () -> DeploymentCa.checkHost(bad), bad);
+      assertEquals(KeyExchangeException.Reason.BAD_NAME, e.reason(), bad);
+      assertTrue(e.getMessage().contains("(got "), e.getMessage());
+    }
+    assertTrue(
+        assertThrows(KeyExchangeException.class, () -> DeploymentCa.checkDnsName("::1"))
+            .getMessage()
+            .contains("is an IP address, not a DNS name"));
+    assertTrue(
+        assertThrows(KeyExchangeException.class, () -> DeploymentCa.checkDnsName("10.0.0.1"))
+            .getMessage()
+            .contains("is an IP address, not a DNS name"));
+    assertTrue(
+        assertThrows(KeyExchangeException.class, () -> DeploymentCa.checkIpAddress("example.org"))
+            .getMessage()
+            .contains("not an IPv4 or IPv6 address: \"example.org\""));
+  }
+
   /** Reads files without going through the code under test. */
   private static final class SecureFilesBytes {
     static byte[] read(Path p) {

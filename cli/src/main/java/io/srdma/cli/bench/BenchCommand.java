@@ -1,5 +1,6 @@
 package io.srdma.cli.bench;
 
+import io.srdma.cli.SizeConverter;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -54,7 +55,7 @@ import picocli.CommandLine.Spec;
           + " 1 a run failed, 2 bad options, 3 every selected transport unavailable.",
       "With --load: 0 passed, 1 an unintended error or memory/descriptor/thread growth after"
           + " the warm-up beyond the documented thresholds, 2 bad options.",
-      "Example: srdma bench --quick --sizes 64,4k --transports tls-jdk,plain-write --json r.json",
+      "Example: srdma bench --quick --sizes 64,4KiB --transports tls-jdk,plain-write --json r.json",
       "Example: srdma bench --load --sessions 500 --tenants 20 --grants 10500 --duration 60s"
     })
 public final class BenchCommand implements Callable<Integer> {
@@ -72,10 +73,10 @@ public final class BenchCommand implements Callable<Integer> {
       split = ",",
       paramLabel = "SIZE",
       defaultValue = DEFAULT_SIZES,
-      converter = SizeConverter.class,
+      converter = SizeConverter.Int.class,
       description =
-          "Message sizes, comma separated; suffixes k/K/KiB and m/M/MiB are powers of 1024"
-              + " (default: ${DEFAULT-VALUE}). "
+          "Message sizes, comma separated, like 64, 4KiB, 1MiB or 10kB: KiB/MiB are powers of"
+              + " 1024, kB/MB of 1000 (docs/units.md) (default: ${DEFAULT-VALUE}). "
               + MIN_SIZE
               + " B to 64 MiB.")
   List<Integer> sizes;
@@ -196,7 +197,7 @@ public final class BenchCommand implements Callable<Integer> {
       names = "--record-size",
       paramLabel = "SIZE",
       defaultValue = "256",
-      converter = SizeConverter.class,
+      converter = SizeConverter.Int.class,
       description = "--load: payload of each write, one sealed record (default: ${DEFAULT-VALUE}).")
   int recordSize;
 
@@ -355,7 +356,10 @@ public final class BenchCommand implements Callable<Integer> {
       if (s < MIN_SIZE || s > MAX_SIZE) {
         throw new ParameterException(
             cl,
-            "--sizes: each size must be " + MIN_SIZE + " B to 64 MiB, got " + s,
+            "--sizes: each size must be "
+                + MIN_SIZE
+                + " B to 64 MiB, got "
+                + io.srdma.policy.Units.formatSize(s),
             spec.findOption("--sizes"),
             String.valueOf(s));
       }
@@ -457,28 +461,6 @@ public final class BenchCommand implements Callable<Integer> {
   static final class TransportNames extends ArrayList<String> {
     TransportNames() {
       super(Transports.REGISTRY.keySet());
-    }
-  }
-
-  /** {@code 4096}, {@code 4k}, {@code 4KiB}, {@code 1m}, {@code 1MiB}. */
-  static final class SizeConverter implements CommandLine.ITypeConverter<Integer> {
-    private static final Pattern SIZE =
-        Pattern.compile("(\\d{1,10})\\s*(|b|k|kb|kib|m|mb|mib)", Pattern.CASE_INSENSITIVE);
-
-    @Override
-    public Integer convert(String value) {
-      Matcher m = SIZE.matcher(value.trim());
-      if (!m.matches()) {
-        throw new CommandLine.TypeConversionException(
-            "'" + value + "' is not a size (like 64, 4096, 4k, 1m)");
-      }
-      long n = Long.parseLong(m.group(1));
-      String unit = m.group(2).toLowerCase(Locale.ROOT);
-      long bytes = unit.startsWith("k") ? n << 10 : unit.startsWith("m") ? n << 20 : n;
-      if (bytes > Integer.MAX_VALUE) {
-        throw new CommandLine.TypeConversionException("'" + value + "' is too large");
-      }
-      return (int) bytes;
     }
   }
 

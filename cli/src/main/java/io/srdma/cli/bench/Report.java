@@ -40,15 +40,9 @@ final class Report {
 
   private Report() {}
 
-  /** 64 B, 4 KiB, 1 MiB. */
+  /** 64 B, 4 KiB, 1 MiB, 10 kB: the size grammar of {@code --sizes} (docs/units.md). */
   static String size(int bytes) {
-    if (bytes >= 1 << 20 && bytes % (1 << 20) == 0) {
-      return (bytes >> 20) + " MiB";
-    }
-    if (bytes >= 1 << 10 && bytes % (1 << 10) == 0) {
-      return (bytes >> 10) + " KiB";
-    }
-    return bytes + " B";
+    return io.srdma.policy.Units.formatSize(bytes);
   }
 
   /** 3 s, 250 ms, 1.5 s. */

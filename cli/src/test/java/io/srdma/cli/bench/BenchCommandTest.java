@@ -44,7 +44,7 @@ class BenchCommandTest {
     Path json = dir.resolve("results.json");
     Run r =
         bench(
-            "--sizes", "64,4k",
+            "--sizes", "64,4KiB",
             "--duration", "200ms",
             "--warmup", "0",
             "--depth", "4",
@@ -92,7 +92,7 @@ class BenchCommandTest {
     Run r =
         bench(
             "--transports", "tls-jdk,plain-write",
-            "--sizes", "4k",
+            "--sizes", "4KiB",
             "--duration", "200ms",
             "--warmup", "0",
             "--rounds", "2",
@@ -152,14 +152,19 @@ class BenchCommandTest {
       value = {
         "--sizes 4; --sizes",
         "--sizes 64,abc; 'abc' is not a size",
-        "--sizes 128m; --sizes",
+        "--sizes 128MiB; --sizes: each size must be 8 B to 64 MiB, got 128 MiB",
+        "--sizes 4k; '4k' has an ambiguous or misspelt unit 'k': write 4kB (powers of 1000) or 4KiB",
+        "--sizes 64,1m; write 1MB (powers of 1000) or 1MiB",
+        "--sizes 20EiB; '20EiB' is too large",
+        "--sizes 4GiB; '4GiB' is too large here",
+        "--sizes 1.5KiB; '1.5KiB' is not a size",
         "--transports tls-jdk,nope; unknown transport 'nope'",
         "--transports plain-write,plain-write; given twice",
         "--depth 0; --depth",
         "--rounds 0; --rounds",
         "--rounds 101; --rounds",
         "--load --rounds 2; --rounds does not apply",
-        "--depth 1024 --sizes 16m; --depth",
+        "--depth 1024 --sizes 16MiB; --depth",
         "--duration 0; --duration",
         "--duration soon; 'soon' is not a duration",
         "--warmup 2h; --warmup",
@@ -172,6 +177,25 @@ class BenchCommandTest {
     assertEquals(2, r.exit(), r.err());
     assertTrue(r.err().contains(expected), "expected '" + expected + "' in: " + r.err());
     assertTrue(r.out().isEmpty(), "nothing measured: " + r.out());
+  }
+
+  @Test
+  @SuppressWarnings("unchecked")
+  void shouldReadDecimalAndBinarySizesAndLabelThemInTheSameGrammar() throws Exception {
+    Path json = dir.resolve("sizes.json");
+    Run r =
+        bench(
+            "--transports", "tls-jdk",
+            "--sizes", "10kB,2KiB",
+            "--duration", "100ms",
+            "--warmup", "0",
+            "--progress", "none",
+            "--json", json.toString());
+    assertEquals(0, r.exit(), r.out() + r.err());
+    assertTrue(r.out().contains("### 10 kB messages"), r.out());
+    assertTrue(r.out().contains("### 2 KiB messages"), r.out());
+    Map<String, Object> root = (Map<String, Object>) MiniJson.parse(Files.readString(json));
+    assertEquals(List.of(10000.0, 2048.0), ((Map<String, Object>) root.get("config")).get("sizes"));
   }
 
   @Test

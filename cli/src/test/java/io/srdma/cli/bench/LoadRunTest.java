@@ -26,7 +26,7 @@ class LoadRunTest {
     assertEquals(2, tenants.exit(), tenants.err());
     assertTrue(tenants.err().contains("more tenants"), tenants.err());
     BenchCommandTest.Run record =
-        BenchCommandTest.bench("--load", "--grants", "100000", "--record-size", "4k");
+        BenchCommandTest.bench("--load", "--grants", "100000", "--record-size", "4KiB");
     assertEquals(2, record.exit(), record.err());
     assertTrue(record.err().contains("cannot hold a sealed record"), record.err());
     BenchCommandTest.Run help = BenchCommandTest.bench("--help");
