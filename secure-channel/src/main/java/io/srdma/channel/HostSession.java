@@ -369,6 +369,13 @@ final class HostSession implements Runnable {
     long offset = req.offset();
     long length = req.length();
     Duration ttl = Duration.ofMillis(req.ttlMillis());
+    SessionEnd because = ending.get();
+    if (because != null) {
+      // the host is ending this session (certificate revoked or expired, lifetime, rejections):
+      // its end may wait on the watchdog thread behind other sessions' ends; nothing new meanwhile
+      deny(f, DenyReason.NOT_PERMITTED, "the session is ending: " + because.token());
+      return;
+    }
     int slot = reserveSlot();
     if (slot < 0) {
       deny(f, DenyReason.RESOURCE_EXHAUSTED, "this session holds " + (SLOTS - 1) + " grants");
@@ -422,8 +429,25 @@ final class HostSession implements Runnable {
       deny(f, DenyReason.RESOURCE_EXHAUSTED, "the device could not scope the grant");
       return;
     }
+    SessionEnd endedMeanwhile;
     synchronized (grantLock) {
-      slots[slot] = grant;
+      // checked under the lock the host's end takes to list live grants: either that list holds
+      // this grant (and the end revokes it) or the end is seen here and nothing is granted
+      endedMeanwhile = ending.get();
+      if (endedMeanwhile == null) {
+        slots[slot] = grant;
+      }
+    }
+    if (endedMeanwhile != null) {
+      host.authority().release(Long.toString(id));
+      freeSlot(slot);
+      if (grant.window != null) {
+        grant.window.close(); // its R_Key was never sent: nobody can have used it
+      } else {
+        grant.scopedRegion.close();
+      }
+      deny(f, DenyReason.NOT_PERMITTED, "the session is ending: " + endedMeanwhile.token());
+      return;
     }
     hosted.liveGrants.incrementAndGet();
     host.grantIssued(grant);
