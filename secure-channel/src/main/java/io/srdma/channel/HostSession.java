@@ -484,11 +484,13 @@ final class HostSession implements Runnable {
 
   /**
    * Sends the holder of READ grant {@code g} the region's new key (REGION_KEY) and wipes {@code
-   * material}. Any thread; a session that ended or a grant that ended gets nothing.
+   * material}. Any thread; a session that ended or is being ended by the host, or a grant that
+   * ended, gets nothing.
    */
   void sendRegionKey(HostGrant g, int generation, byte[] material) {
     try {
-      if (proxy != null && !ended.get() && !g.ended) {
+      // a session the host is ending (certificate revoked…) gets no key it did not have
+      if (proxy != null && !ended.get() && ending.get() == null && !g.ended) {
         proxy.regionKey(g.id, generation, material);
       }
     } catch (IOException e) {

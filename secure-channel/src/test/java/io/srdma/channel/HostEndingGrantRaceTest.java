@@ -92,4 +92,45 @@ class HostEndingGrantRaceTest {
         "the end revoked the grant issued before it");
     ChannelRig.await(() -> !first.isValid() || !acme.isOpen(), "the client lost its access");
   }
+
+  @Test
+  void aSessionTheHostIsEndingIsSentNoNewRegionKey() throws Exception {
+    rig = new ChannelRig(dir);
+    SecureRdmaClient acme = rig.client("acme", "trainer-1");
+    RemoteGrant reader =
+        acme.grant("kvcache", EnumSet.of(Access.READ), 0, 4096, Duration.ofMinutes(1));
+    int known = reader.regionKeyGeneration();
+    HostSession session = sessionOf(acme);
+
+    CountDownLatch busy = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    rig.host
+        .watchdog()
+        .execute(
+            () -> {
+              busy.countDown();
+              try {
+                release.await(30, TimeUnit.SECONDS);
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            });
+    try {
+      assertTrue(busy.await(10, TimeUnit.SECONDS), "watchdog thread occupied");
+      assertTrue(session.endByHost(SessionEnd.CERTIFICATE_REVOKED));
+      // a rotation while the revoked session's end waits (the timer, another reader leaving)
+      int rotated = rig.acmeKv.rotateKey();
+      assertTrue(rotated > known);
+      Thread.sleep(1000);
+      assertEquals(
+          known,
+          reader.regionKeyGeneration(),
+          "the host decided the peer is revoked: it must not receive the region's new key");
+    } finally {
+      release.countDown();
+    }
+    ChannelRig.await(
+        () -> rig.host.grants().stream().noneMatch(g -> g.tenant().equals("acme")),
+        "the end revoked the read grant");
+  }
 }
