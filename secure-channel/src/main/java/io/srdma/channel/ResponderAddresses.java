@@ -9,7 +9,8 @@ import java.util.Set;
  * Decides whether the host may connect its queue pair to the responder address a peer names in
  * HELLO. On the soft provider that address is a TCP endpoint the host connects to, so a peer that
  * could name any address would make the host probe or reach what the peer cannot (request forgery).
- * Accepted: the TLS peer's own address, the addresses configured in {@link
+ * Accepted: the TLS peer's own address (for a loopback peer, any loopback address: the same machine
+ * in the other address family), the addresses configured in {@link
  * HostOptions#allowedResponderAddresses}, or anything when {@link HostOptions#trustHelloAddress} is
  * set. The decision is made from the bytes alone, before any connection is attempted, so a refusal
  * looks the same whatever is listening at the address. Thread-safe (immutable).
@@ -47,6 +48,11 @@ final class ResponderAddresses {
       return "responder address is malformed";
     }
     if (named.equals(peer) || allowed.contains(named)) {
+      return null;
+    }
+    if (peer.isLoopbackAddress() && named.isLoopbackAddress()) {
+      // the same machine in either family (a client reaching the host over ::1 whose responder
+      // listens on 127.0.0.1): a loopback peer reaches every loopback port itself anyway
       return null;
     }
     return "responder address "
