@@ -453,12 +453,10 @@ final class HostSession implements Runnable {
     host.grantIssued(grant);
     audit.granted(d, Long.toString(id));
     long delay = Duration.between(Instant.now(), live.expiresAt()).toMillis();
+    // on the watchdog thread, which never writes to a peer: a peer that stops reading blocks the
+    // REVOKE write (sent from the timer), never another grant's invalidation at its expiry
     grant.expiry =
-        host.timer()
-            .schedule(
-                () -> endGrant(grant, RevokeReason.EXPIRED, AuditTrail.SYSTEM, true, 0),
-                Math.max(0, delay),
-                TimeUnit.MILLISECONDS);
+        host.watchdog().schedule(() -> expire(grant), Math.max(0, delay), TimeUnit.MILLISECONDS);
     boolean reader = operations.contains(Operation.READ);
     byte[] key = reader ? hosted.regionKeyMaterial() : new byte[0];
     int keyGeneration = reader ? RegionKeyMaterial.generation(key) : 0;
@@ -479,6 +477,29 @@ final class HostSession implements Runnable {
     }
     if (reader) {
       hosted.addReader(grant, keyGeneration); // sends REGION_KEY if the key rotated meanwhile
+    }
+  }
+
+  /** A grant's TTL passed (watchdog thread): invalidate now, tell the holder from the timer. */
+  private void expire(HostGrant grant) {
+    if (!endGrant(grant, RevokeReason.EXPIRED, AuditTrail.SYSTEM, false, 0)) {
+      return;
+    }
+    try {
+      host.timer().execute(() -> tellRevoked(grant, RevokeReason.EXPIRED));
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      // the host is closing: the session ends anyway
+    }
+  }
+
+  /** Sends REVOKE for an ended grant (may block on a peer that does not read). */
+  private void tellRevoked(HostGrant g, RevokeReason reason) {
+    if (proxy != null && !ended.get()) {
+      try {
+        proxy.revoke(0, g.id, reason);
+      } catch (IOException e) {
+        LOG.debug("could not tell {} of revocation: {}", identity, e.getMessage());
+      }
     }
   }
 

@@ -53,8 +53,9 @@ import org.slf4j.LoggerFactory;
  * }</pre>
  *
  * <p>Threads: one acceptor, one per session (control frames), one receiver (opens records), one
- * timer (expiry, endings), one watchdog ({@link SessionWatchdog}: trust, lifetime, deadlines). All
- * are named {@code srdma-host-*} and stopped by {@link #close}.
+ * timer (REVOKE notices of expiries, key rotations, endings), one watchdog ({@link
+ * SessionWatchdog}: trust, lifetime, deadlines, grant expiries; never writes to a peer). All are
+ * named {@code srdma-host-*} and stopped by {@link #close}.
  */
 public final class RegionHost implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(RegionHost.class);
