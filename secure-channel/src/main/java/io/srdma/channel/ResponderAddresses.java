@@ -50,14 +50,28 @@ final class ResponderAddresses {
     if (named.equals(peer) || allowed.contains(named)) {
       return null;
     }
-    if (peer.isLoopbackAddress() && named.isLoopbackAddress()) {
-      // the same machine in either family (a client reaching the host over ::1 whose responder
-      // listens on 127.0.0.1): a loopback peer reaches every loopback port itself anyway
+    if (isLocalhost(peer) && isLocalhost(named)) {
+      // the same address in the other family (a client reaching the host over ::1 whose responder
+      // listens on 127.0.0.1); other loopback addresses (127.0.0.2…) are other addresses
       return null;
     }
     return "responder address "
         + named.getHostAddress()
         + " is not the peer's own address "
         + peer.getHostAddress();
+  }
+
+  /** {@code 127.0.0.1} or {@code ::1}: this machine's own loopback address in either family. */
+  private static boolean isLocalhost(InetAddress a) {
+    byte[] b = a.getAddress();
+    if (b.length == 4) {
+      return b[0] == 127 && b[1] == 0 && b[2] == 0 && b[3] == 1;
+    }
+    for (int i = 0; i < 15; i++) {
+      if (b[i] != 0) {
+        return false;
+      }
+    }
+    return b[15] == 1;
   }
 }

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
  * Red team: a tenant on the host's own machine reaching it over IPv6 loopback ({@code ::1}) while
  * its soft responder listens on {@code 127.0.0.1} (the default) was refused as request forgery,
  * although both name the same machine and a loopback peer can reach every loopback port itself.
- * Loopback for a loopback peer is accepted; anything else still is not.
+ * 127.0.0.1 and ::1 count as one address; anything else (127.0.0.2 too) still does not.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class HostIpv6LoopbackTest {
@@ -42,6 +42,8 @@ class HostIpv6LoopbackTest {
     assertNull(r.refusal(soft("::1", 4000), v4));
     assertNull(r.refusal(soft("127.0.0.1", 4000), v4));
     assertNotNull(r.refusal(soft("10.0.0.7", 4000), v6), "not loopback: still refused");
+    assertNotNull(r.refusal(soft("127.0.0.2", 4000), v4), "another loopback address is another");
+    assertNotNull(r.refusal(soft("127.0.0.2", 4000), v6));
     assertNotNull(r.refusal(soft("127.0.0.1", 4000), InetAddress.getByName("10.0.0.7")));
     assertNotNull(r.refusal(soft("::1", 4000), InetAddress.getByName("fd00::7")));
   }
