@@ -493,7 +493,7 @@ final class HostSession implements Runnable {
   }
 
   /** Sends REVOKE for an ended grant (may block on a peer that does not read). */
-  private void tellRevoked(HostGrant g, RevokeReason reason) {
+  void tellRevoked(HostGrant g, RevokeReason reason) {
     if (proxy != null && !ended.get()) {
       try {
         proxy.revoke(0, g.id, reason);

@@ -14,6 +14,8 @@ import io.srdma.keys.MutualTls;
 import io.srdma.keys.Role;
 import io.srdma.keys.TlsBinding;
 import io.srdma.keys.X25519KeyPair;
+import io.srdma.policy.Policy;
+import io.srdma.policy.PolicyLoader;
 import io.srdma.verbs.CompletionQueue;
 import io.srdma.verbs.DeviceContext;
 import io.srdma.verbs.DeviceOptions;
@@ -38,7 +40,8 @@ import org.junit.jupiter.api.io.TempDir;
  * frame to the holder. A peer that stops reading (its connection full) blocks that write until the
  * watchdog closes it after the request timeout — and every other tenant's grant expiry queued on
  * the timer meanwhile waits too, its window still valid: bytes land after the grant expired. The
- * invalidation of an expired grant must not wait on any peer's connection.
+ * invalidation of an expired grant must not wait on any peer's connection; nor must a policy
+ * reload's revocation of one tenant's grant wait on telling another, stuck, tenant of its own.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class HostExpiryBehindStuckPeerTest {
@@ -68,6 +71,75 @@ class HostExpiryBehindStuckPeerTest {
   void aStuckPeersExpiringGrantDoesNotDelayAnotherTenantsExpiry() throws Exception {
     rig = new ChannelRig(dir, o -> o.requestTimeout(ChannelRig.scaled(Duration.ofSeconds(12))));
     SecureRdmaClient globex = rig.client("globex", "loader-1");
+    withStuckPeer(
+        (stuckExpiry, now) -> {
+          // globex's grant expires a second after the stuck peer's
+          RemoteGrant g =
+              globex.grant(
+                  "features",
+                  EnumSet.of(Access.WRITE),
+                  0,
+                  4096,
+                  Duration.ofMillis(stuckExpiry + 1000 - now));
+          long expiresAt = g.expiresAt().toEpochMilli();
+          ChannelRig.await(
+              () -> rig.host.grants().stream().noneMatch(i -> i.grantId() == g.id()),
+              "globex's grant ended");
+          long late = System.currentTimeMillis() - expiresAt;
+          assertTrue(
+              late <= ChannelRig.scaled(Duration.ofMillis(1000)).toMillis(),
+              "another tenant's expired grant was invalidated " + late + " ms after its expiry");
+        });
+  }
+
+  @Test
+  void aPolicyReloadRevokesEveryForbiddenGrantAtOnceWhateverOneStuckHolder() throws Exception {
+    rig = new ChannelRig(dir, o -> o.requestTimeout(ChannelRig.scaled(Duration.ofSeconds(12))));
+    SecureRdmaClient globex = rig.client("globex", "loader-1");
+    String sample;
+    try (var in = PolicyLoader.class.getResourceAsStream(PolicyLoader.SAMPLE_RESOURCE)) {
+      sample = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    }
+    Policy strict =
+        new PolicyLoader()
+            .parse(
+                "strict.yaml",
+                sample
+                    .replace("max-bytes-per-grant: 16MiB", "max-bytes-per-grant: 1KiB")
+                    .replace("max-bytes-per-grant: 64MiB", "max-bytes-per-grant: 1KiB")
+                    .getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    withStuckPeer(
+        (stuckExpiry, now) -> {
+          // the stuck peer's grant was issued first: the reload reviews it first
+          RemoteGrant g =
+              globex.grant("features", EnumSet.of(Access.WRITE), 0, 4096, Duration.ofMinutes(1));
+          Thread reload =
+              new Thread(() -> rig.host.reloadPolicy(strict, "operator"), "policy-reload");
+          reload.setDaemon(true);
+          long started = System.nanoTime();
+          reload.start();
+          ChannelRig.await(
+              () -> rig.host.grants().stream().noneMatch(i -> i.grantId() == g.id()),
+              "globex's forbidden grant revoked");
+          long tookMs = (System.nanoTime() - started) / 1_000_000;
+          assertTrue(
+              tookMs <= ChannelRig.scaled(Duration.ofMillis(1000)).toMillis(),
+              "the reload revoked another tenant's forbidden grant only after " + tookMs + " ms");
+          reload.join(ChannelRig.scaled(Duration.ofSeconds(20)).toMillis());
+        });
+  }
+
+  /** What happens once the stuck peer's connection is full; its grant expires at the first. */
+  interface Scenario {
+    void run(long stuckExpiry, long now) throws Exception;
+  }
+
+  /**
+   * Connects acme/trainer-1 by raw frames, takes a 4 KiB WRITE grant of kvcache expiring in 8 s,
+   * then pings without reading until a host write to it has been blocked for half a second, and
+   * runs {@code then}.
+   */
+  private void withStuckPeer(Scenario then) throws Exception {
     try (DeviceContext context =
             RdmaProviders.firstDevice(ChannelRig.PROVIDER).open(new DeviceOptions());
         ProtectionDomain pd = context.allocateProtectionDomain();
@@ -126,27 +198,17 @@ class HostExpiryBehindStuckPeerTest {
         pinger.setDaemon(true);
         pinger.start();
         HostSession stuck = onlySessionOf("trainer-1");
-        ChannelRig.await(() -> stuck.writeBlockedSince() != 0, "the host's writes to it block");
+        ChannelRig.await(
+            () -> {
+              long since = stuck.writeBlockedSince();
+              return since != 0 && System.nanoTime() - since > 500_000_000L;
+            },
+            "a host write to it blocked for 0.5 s");
         long now = System.currentTimeMillis();
         org.junit.jupiter.api.Assumptions.assumeTrue(
             now < stuckExpiry - 1500,
             "the connection filled up too late on this machine to test the overlap");
-        // globex's grant expires a second after the stuck peer's
-        RemoteGrant g =
-            globex.grant(
-                "features",
-                EnumSet.of(Access.WRITE),
-                0,
-                4096,
-                Duration.ofMillis(stuckExpiry + 1000 - now));
-        long expiresAt = g.expiresAt().toEpochMilli();
-        ChannelRig.await(
-            () -> rig.host.grants().stream().noneMatch(i -> i.grantId() == g.id()),
-            "globex's grant ended");
-        long late = System.currentTimeMillis() - expiresAt;
-        assertTrue(
-            late <= ChannelRig.scaled(Duration.ofMillis(1000)).toMillis(),
-            "another tenant's expired grant was invalidated " + late + " ms after its expiry");
+        then.run(stuckExpiry, now);
         pinger.interrupt();
         socket.close();
         pinger.join(ChannelRig.scaled(Duration.ofSeconds(10)).toMillis());
