@@ -12,10 +12,11 @@ import java.util.Map;
  *   <li><b>Per user name and client address</b>: at most {@code attempts} attempts without a
  *       success in a fixed window; a success clears the key. Keyed by address too, so that nobody
  *       can lock a user out from elsewhere.
- *   <li><b>Per client address</b>: a token bucket of {@link #addressBudget(int) 4 x attempts} (at
- *       least 10) tokens, refilled evenly over the window. Every attempt takes a token, a success
- *       gives it back; so guessing with fresh user names from one address is limited as well, while
- *       people who type their password right are never slowed.
+ *   <li><b>Per client address</b> (an IPv6 address counted by its /64, {@link #addressKey}): a
+ *       token bucket of {@link #addressBudget(int) 4 x attempts} (at least 10) tokens, refilled
+ *       evenly over the window. Every attempt takes a token, a success gives it back; so guessing
+ *       with fresh user names from one address is limited as well, while people who type their
+ *       password right are never slowed.
  * </ul>
  *
  * <p>An attempt counts when it starts, so concurrent guesses cannot slip past either limit; an
@@ -51,7 +52,8 @@ final class LoginLimiter {
    *
    * @return 0 if it may go ahead, else seconds until it may be tried again (at least 1)
    */
-  synchronized long tryAcquire(String user, String remote) {
+  synchronized long tryAcquire(String user, String address) {
+    String remote = addressKey(address);
     long now = clock.millis();
     String key = user + '\0' + remote;
     long[] w = windows.get(key);
@@ -76,7 +78,8 @@ final class LoginLimiter {
   }
 
   /** A successful login clears its user key and gives its address token back. */
-  synchronized void succeeded(String user, String remote) {
+  synchronized void succeeded(String user, String address) {
+    String remote = addressKey(address);
     windows.remove(user + '\0' + remote);
     double[] b = buckets.get(remote);
     if (b != null) {
@@ -88,7 +91,8 @@ final class LoginLimiter {
    * An attempt that was counted but never ran (the server was too busy to check the password):
    * given back to both limits.
    */
-  synchronized void cancelled(String user, String remote) {
+  synchronized void cancelled(String user, String address) {
+    String remote = addressKey(address);
     long[] w = windows.get(user + '\0' + remote);
     if (w != null && w[1] > 0) {
       w[1]--;
@@ -107,6 +111,41 @@ final class LoginLimiter {
   /** Entries in the per-address table. */
   synchronized int addresses() {
     return buckets.size();
+  }
+
+  /**
+   * The unit the limits count a client address by, as the host's pre-authentication limits do: an
+   * IPv4 address itself, an IPv6 address's /64 prefix (one subscriber usually holds a whole /64, so
+   * counting single IPv6 addresses would give an attacker unlimited fresh buckets). An IPv4-mapped
+   * IPv6 address counts as its IPv4 address. No name is ever resolved: a text that is not an IP
+   * literal is its own key.
+   */
+  static String addressKey(String address) {
+    if (address == null || address.indexOf(':') < 0) {
+      return address;
+    }
+    String literal = address;
+    if (literal.startsWith("[") && literal.endsWith("]")) {
+      literal = literal.substring(1, literal.length() - 1);
+    }
+    int zone = literal.indexOf('%');
+    if (zone >= 0) {
+      literal = literal.substring(0, zone);
+    }
+    if (!literal.matches("[0-9A-Fa-f:.]{2,45}")) {
+      return address;
+    }
+    try {
+      java.net.InetAddress a = java.net.InetAddress.getByName(literal); // a literal: no lookup
+      byte[] b = a.getAddress();
+      if (b.length == 16) {
+        java.util.Arrays.fill(b, 8, 16, (byte) 0);
+        return java.net.InetAddress.getByAddress(b).getHostAddress() + "/64";
+      }
+      return a.getHostAddress();
+    } catch (java.net.UnknownHostException e) {
+      return address;
+    }
   }
 
   private double[] bucket(String remote, long now) {

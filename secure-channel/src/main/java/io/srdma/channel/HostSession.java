@@ -369,6 +369,13 @@ final class HostSession implements Runnable {
     long offset = req.offset();
     long length = req.length();
     Duration ttl = Duration.ofMillis(req.ttlMillis());
+    SessionEnd because = ending.get();
+    if (because != null) {
+      // the host is ending this session (certificate revoked or expired, lifetime, rejections):
+      // its end may wait on the watchdog thread behind other sessions' ends; nothing new meanwhile
+      deny(f, DenyReason.NOT_PERMITTED, "the session is ending: " + because.token());
+      return;
+    }
     int slot = reserveSlot();
     if (slot < 0) {
       deny(f, DenyReason.RESOURCE_EXHAUSTED, "this session holds " + (SLOTS - 1) + " grants");
@@ -422,19 +429,34 @@ final class HostSession implements Runnable {
       deny(f, DenyReason.RESOURCE_EXHAUSTED, "the device could not scope the grant");
       return;
     }
+    SessionEnd endedMeanwhile;
     synchronized (grantLock) {
-      slots[slot] = grant;
+      // checked under the lock the host's end takes to list live grants: either that list holds
+      // this grant (and the end revokes it) or the end is seen here and nothing is granted
+      endedMeanwhile = ending.get();
+      if (endedMeanwhile == null) {
+        slots[slot] = grant;
+      }
+    }
+    if (endedMeanwhile != null) {
+      host.authority().release(Long.toString(id));
+      freeSlot(slot);
+      if (grant.window != null) {
+        grant.window.close(); // its R_Key was never sent: nobody can have used it
+      } else {
+        grant.scopedRegion.close();
+      }
+      deny(f, DenyReason.NOT_PERMITTED, "the session is ending: " + endedMeanwhile.token());
+      return;
     }
     hosted.liveGrants.incrementAndGet();
     host.grantIssued(grant);
     audit.granted(d, Long.toString(id));
     long delay = Duration.between(Instant.now(), live.expiresAt()).toMillis();
+    // on the watchdog thread, which never writes to a peer: a peer that stops reading blocks the
+    // REVOKE write (sent from the timer), never another grant's invalidation at its expiry
     grant.expiry =
-        host.timer()
-            .schedule(
-                () -> endGrant(grant, RevokeReason.EXPIRED, AuditTrail.SYSTEM, true, 0),
-                Math.max(0, delay),
-                TimeUnit.MILLISECONDS);
+        host.watchdog().schedule(() -> expire(grant), Math.max(0, delay), TimeUnit.MILLISECONDS);
     boolean reader = operations.contains(Operation.READ);
     byte[] key = reader ? hosted.regionKeyMaterial() : new byte[0];
     int keyGeneration = reader ? RegionKeyMaterial.generation(key) : 0;
@@ -458,13 +480,38 @@ final class HostSession implements Runnable {
     }
   }
 
+  /** A grant's TTL passed (watchdog thread): invalidate now, tell the holder from the timer. */
+  private void expire(HostGrant grant) {
+    if (!endGrant(grant, RevokeReason.EXPIRED, AuditTrail.SYSTEM, false, 0)) {
+      return;
+    }
+    try {
+      host.timer().execute(() -> tellRevoked(grant, RevokeReason.EXPIRED));
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      // the host is closing: the session ends anyway
+    }
+  }
+
+  /** Sends REVOKE for an ended grant (may block on a peer that does not read). */
+  void tellRevoked(HostGrant g, RevokeReason reason) {
+    if (proxy != null && !ended.get()) {
+      try {
+        proxy.revoke(0, g.id, reason);
+      } catch (IOException e) {
+        LOG.debug("could not tell {} of revocation: {}", identity, e.getMessage());
+      }
+    }
+  }
+
   /**
    * Sends the holder of READ grant {@code g} the region's new key (REGION_KEY) and wipes {@code
-   * material}. Any thread; a session that ended or a grant that ended gets nothing.
+   * material}. Any thread; a session that ended or is being ended by the host, or a grant that
+   * ended, gets nothing.
    */
   void sendRegionKey(HostGrant g, int generation, byte[] material) {
     try {
-      if (proxy != null && !ended.get() && !g.ended) {
+      // a session the host is ending (certificate revoked…) gets no key it did not have
+      if (proxy != null && !ended.get() && ending.get() == null && !g.ended) {
         proxy.regionKey(g.id, generation, material);
       }
     } catch (IOException e) {

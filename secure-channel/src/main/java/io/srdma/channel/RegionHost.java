@@ -53,8 +53,9 @@ import org.slf4j.LoggerFactory;
  * }</pre>
  *
  * <p>Threads: one acceptor, one per session (control frames), one receiver (opens records), one
- * timer (expiry, endings), one watchdog ({@link SessionWatchdog}: trust, lifetime, deadlines). All
- * are named {@code srdma-host-*} and stopped by {@link #close}.
+ * timer (REVOKE notices of expiries, key rotations, endings), one watchdog ({@link
+ * SessionWatchdog}: trust, lifetime, deadlines, grant expiries; never writes to a peer). All are
+ * named {@code srdma-host-*} and stopped by {@link #close}.
  */
 public final class RegionHost implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(RegionHost.class);
@@ -332,15 +333,21 @@ public final class RegionHost implements AutoCloseable {
   public ReloadResult reloadPolicy(Policy next, String actor) {
     ReloadResult r = authority.reload(next);
     audit.reloaded(r, actor);
+    // every forbidden grant is invalidated before any holder is told: telling one that stopped
+    // reading blocks until the watchdog closes it, and must not keep another's grant usable
+    List<HostGrant> ended = new ArrayList<>();
     for (ReloadResult.ForbiddenGrant f : r.forbidden()) {
       try {
         HostGrant g = grants.get(Long.parseLong(f.grant().id()));
-        if (g != null) {
-          g.session.endGrant(g, RevokeReason.POLICY_CHANGED, actor, true, 0);
+        if (g != null && g.session.endGrant(g, RevokeReason.POLICY_CHANGED, actor, false, 0)) {
+          ended.add(g);
         }
       } catch (NumberFormatException e) {
         LOG.warn("forbidden grant with foreign id {}", f.grant().id());
       }
+    }
+    for (HostGrant g : ended) {
+      g.session.tellRevoked(g, RevokeReason.POLICY_CHANGED);
     }
     return r;
   }

@@ -9,7 +9,8 @@ import java.util.Set;
  * Decides whether the host may connect its queue pair to the responder address a peer names in
  * HELLO. On the soft provider that address is a TCP endpoint the host connects to, so a peer that
  * could name any address would make the host probe or reach what the peer cannot (request forgery).
- * Accepted: the TLS peer's own address, the addresses configured in {@link
+ * Accepted: the TLS peer's own address (for a loopback peer, any loopback address: the same machine
+ * in the other address family), the addresses configured in {@link
  * HostOptions#allowedResponderAddresses}, or anything when {@link HostOptions#trustHelloAddress} is
  * set. The decision is made from the bytes alone, before any connection is attempted, so a refusal
  * looks the same whatever is listening at the address. Thread-safe (immutable).
@@ -49,9 +50,28 @@ final class ResponderAddresses {
     if (named.equals(peer) || allowed.contains(named)) {
       return null;
     }
+    if (isLocalhost(peer) && isLocalhost(named)) {
+      // the same address in the other family (a client reaching the host over ::1 whose responder
+      // listens on 127.0.0.1); other loopback addresses (127.0.0.2…) are other addresses
+      return null;
+    }
     return "responder address "
         + named.getHostAddress()
         + " is not the peer's own address "
         + peer.getHostAddress();
+  }
+
+  /** {@code 127.0.0.1} or {@code ::1}: this machine's own loopback address in either family. */
+  private static boolean isLocalhost(InetAddress a) {
+    byte[] b = a.getAddress();
+    if (b.length == 4) {
+      return b[0] == 127 && b[1] == 0 && b[2] == 0 && b[3] == 1;
+    }
+    for (int i = 0; i < 15; i++) {
+      if (b[i] != 0) {
+        return false;
+      }
+    }
+    return b[15] == 1;
   }
 }
