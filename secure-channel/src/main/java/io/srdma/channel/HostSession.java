@@ -460,6 +460,18 @@ final class HostSession implements Runnable {
     boolean reader = operations.contains(Operation.READ);
     byte[] key = reader ? hosted.regionKeyMaterial() : new byte[0];
     int keyGeneration = reader ? RegionKeyMaterial.generation(key) : 0;
+    boolean endedBeforeSent;
+    synchronized (grantLock) {
+      // endGrant marks the grant ended before it rotates the region key: a grant revoked (or
+      // expired) before the key was taken is seen here, so its GRANT never carries a key that was
+      // made after its end; one revoked after this point gets the key its end then replaces
+      endedBeforeSent = grant.ended;
+    }
+    if (endedBeforeSent) {
+      java.util.Arrays.fill(key, (byte) 0);
+      deny(f, DenyReason.NOT_PERMITTED, "the grant was revoked before it was issued");
+      return;
+    }
     try {
       proxy.grant(
           f.requestId(),
