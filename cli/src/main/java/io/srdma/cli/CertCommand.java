@@ -296,7 +296,8 @@ public final class CertCommand implements Runnable {
       mixinStandardHelpOptions = true,
       description = {
         "Revoke a certificate by serial number (hex, as shown by 'cert show') or by its PEM"
-            + " file, and publish the new crl.pem. Running peers see it on their next handshake."
+            + " file, and publish the new crl.pem. A running host ends the revoked peer's live"
+            + " sessions within 1 s; every peer refuses it from its next handshake."
       },
       exitCodeListHeading = "%nExit status:%n",
       exitCodeList = {
