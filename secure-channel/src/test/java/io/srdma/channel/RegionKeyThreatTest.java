@@ -271,11 +271,18 @@ class RegionKeyThreatTest {
       ByteBuffer model = ChannelRig.bytes(150_000, 9);
       long sealed = kv.seal(0, model);
       SecureRdmaClient c = rig.client("acme", "dashboard");
+      // the observer role's grants live at most 30 s: the reading loop must end well before
       RemoteGrant g =
           c.grant("kvcache", EnumSet.of(Access.READ), 0, 1 << 20, Duration.ofSeconds(30));
       int start = g.regionKeyGeneration();
       assertEquals(ByteBuffer.wrap(model.array()), g.readBlocking(0, (int) sealed));
-      long until = System.nanoTime() + ChannelRig.scaled(Duration.ofMillis(3500)).toNanos();
+      // 3.5 s here, longer where emulation is slow (timeScale), but at most 20 s: the rotation
+      // period (1 s) is not scaled, and the grant expires after 30 s
+      Duration loop = ChannelRig.scaled(Duration.ofMillis(3500));
+      if (loop.compareTo(Duration.ofSeconds(20)) > 0) {
+        loop = Duration.ofSeconds(20);
+      }
+      long until = System.nanoTime() + loop.toNanos();
       int reads = 0;
       while (System.nanoTime() < until) {
         assertEquals(
