@@ -87,6 +87,33 @@ public final class DeploymentTrust {
   }
 
   /**
+   * Re-checks, for a live session, what can change after a certificate was verified: its validity
+   * period and its revocation status (the CRL is re-read when its file changed). The chain, usage
+   * and identity were checked by {@link #verify} when the session began and cannot change. Cheap
+   * (no signature check): callers may run it every second per session. Thread-safe.
+   *
+   * @param certificate a certificate {@link #verify} accepted
+   * @throws KeyExchangeException {@code CERTIFICATE_EXPIRED}, {@code CERTIFICATE_NOT_YET_VALID},
+   *     {@code CERTIFICATE_REVOKED} or {@code REVOCATION_STATUS_UNKNOWN}
+   */
+  public void checkStillValid(X509Certificate certificate) {
+    Objects.requireNonNull(certificate, "certificate");
+    java.time.Instant now = clock.instant();
+    String serial = " (serial " + certificate.getSerialNumber().toString(16) + ")";
+    if (now.isAfter(certificate.getNotAfter().toInstant())) {
+      throw new KeyExchangeException(
+          KeyExchangeException.Reason.CERTIFICATE_EXPIRED,
+          "certificate expired at " + certificate.getNotAfter().toInstant() + serial);
+    }
+    if (now.isBefore(certificate.getNotBefore().toInstant())) {
+      throw new KeyExchangeException(
+          KeyExchangeException.Reason.CERTIFICATE_NOT_YET_VALID,
+          "certificate is valid from " + certificate.getNotBefore().toInstant() + serial);
+    }
+    revocations.check(certificate, now);
+  }
+
+  /**
    * One role per identity: only {@code srdma://host/*} may act as TLS server, and it may not act as
    * TLS client. Certificates issued before the profiles were split carry both extended key usages;
    * this check keeps them in their role too.

@@ -226,6 +226,58 @@ public final class SecureRdmaClient implements AutoCloseable {
     // runs until close() shuts the timer down; keepalive() handles its own failures
     var unused =
         timer.scheduleAtFixedRate(this::keepalive, keepalive, keepalive, TimeUnit.MILLISECONDS);
+    this.hostCertificate = peer.certificate();
+    // the host's certificate can be revoked or expire during the session: the session then ends
+    var unusedCheck =
+        timer.scheduleAtFixedRate(
+            this::recheckHost,
+            HOST_RECHECK.toMillis(),
+            HOST_RECHECK.toMillis(),
+            TimeUnit.MILLISECONDS);
+  }
+
+  /** How often a live session re-checks the host's certificate against the CRL and its dates. */
+  static final Duration HOST_RECHECK = Duration.ofMillis(500);
+
+  /**
+   * An unusable CRL (being replaced, or past nextUpdate) ends the session only when it stays so
+   * this long: a copy over the file must not end every session.
+   */
+  static final Duration UNKNOWN_STATUS_GRACE = Duration.ofSeconds(2);
+
+  private final java.security.cert.X509Certificate hostCertificate;
+  private long revocationUnknownSinceNanos; // timer thread only; 0: status known
+
+  /** Timer thread: ends the session when the host's certificate is revoked or expired. */
+  private void recheckHost() {
+    if (!isOpen()) {
+      return;
+    }
+    try {
+      options.trust().checkStillValid(hostCertificate);
+      revocationUnknownSinceNanos = 0;
+    } catch (KeyExchangeException e) {
+      if (e.reason() == KeyExchangeException.Reason.REVOCATION_STATUS_UNKNOWN) {
+        long now = System.nanoTime();
+        if (revocationUnknownSinceNanos == 0) {
+          revocationUnknownSinceNanos = now;
+          return;
+        }
+        if (now - revocationUnknownSinceNanos < UNKNOWN_STATUS_GRACE.toNanos()) {
+          return;
+        }
+      }
+      LOG.warn("{}: host certificate no longer trusted, session ends: {}", name, e.getMessage());
+      fail(
+          new ChannelException(
+              ChannelException.Reason.AUTHENTICATION_FAILED,
+              e.reason().name(),
+              "the host's certificate is no longer trusted: " + e.getMessage(),
+              e),
+          true);
+    } catch (RuntimeException e) {
+      LOG.debug("{}: host certificate re-check failed: {}", name, e.toString());
+    }
   }
 
   private static Thread daemon(Runnable r, String name) {
