@@ -49,6 +49,27 @@ final class ConsoleMetrics {
         "accesses outside a grant, unknown rkeys",
         ConsoleStats::remoteAccessErrors);
     counter("srdma.auth.failures", "failed peer authentications", ConsoleStats::authFailures);
+    counter(
+        "srdma.notifications.stale",
+        "write notifications naming an ended grant's slot",
+        ConsoleStats::staleNotifications);
+    counter(
+        "srdma.sessions.terminated",
+        "sessions the host ended (certificate revoked or expired, lifetime, rejected records)",
+        ConsoleStats::sessionsTerminated);
+    counter(
+        "srdma.handshake.deadlines",
+        "connections closed before authentication for a missed deadline",
+        ConsoleStats::handshakeDeadlines);
+    counter(
+        "srdma.responder.refusals",
+        "HELLOs naming a responder address that is not the peer's own",
+        ConsoleStats::responderRefusals);
+    counter(
+        "srdma.connections.rate.limited",
+        "connections refused by per-address limits before authentication",
+        ConsoleStats::rateLimited);
+    counter("srdma.quota.refusals", "sessions refused by quotas", ConsoleStats::quotaRefusals);
     gauge("srdma.sessions", "live sessions", ConsoleStats::sessions);
     gauge("srdma.grants.live", "live grants", ConsoleStats::liveGrants);
     loginSuccess = login("success");

@@ -15,6 +15,14 @@ package io.srdma.console;
  * @param remoteAccessErrors remote access errors (accesses outside a grant, unknown rkeys)
  * @param authFailures failed peer authentications (refused TLS handshakes); the console counts its
  *     own failed logins separately
+ * @param staleNotifications write notifications naming an ended grant's slot or a free one
+ * @param sessionsTerminated sessions the host ended itself (certificate revoked or expired,
+ *     lifetime, rejected-record budget)
+ * @param handshakeDeadlines connections closed before authentication for a missed deadline (first
+ *     TLS byte, whole handshake)
+ * @param responderRefusals HELLOs naming a responder address that is not the peer's own
+ * @param rateLimited connections refused by the per-address limits before authentication
+ * @param quotaRefusals sessions refused by the session quotas
  */
 public record ConsoleStats(
     long bytesMoved,
@@ -25,4 +33,40 @@ public record ConsoleStats(
     int liveGrants,
     long denials,
     long remoteAccessErrors,
-    long authFailures) {}
+    long authFailures,
+    long staleNotifications,
+    long sessionsTerminated,
+    long handshakeDeadlines,
+    long responderRefusals,
+    long rateLimited,
+    long quotaRefusals) {
+
+  /** A snapshot without the pre-authentication and enforcement counters (all zero). */
+  public ConsoleStats(
+      long bytesMoved,
+      long recordsOpened,
+      long recordsRejected,
+      long operations,
+      int sessions,
+      int liveGrants,
+      long denials,
+      long remoteAccessErrors,
+      long authFailures) {
+    this(
+        bytesMoved,
+        recordsOpened,
+        recordsRejected,
+        operations,
+        sessions,
+        liveGrants,
+        denials,
+        remoteAccessErrors,
+        authFailures,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0);
+  }
+}

@@ -144,7 +144,13 @@ public final class HostConsoleBackend implements ConsoleBackend {
         s.liveGrants(),
         s.denials(),
         s.remoteAccessErrors(),
-        s.authFailures());
+        s.authFailures(),
+        s.staleNotifications(),
+        s.sessionsTerminated(),
+        s.handshakeDeadlines(),
+        s.responderRefusals(),
+        s.rateLimited(),
+        s.quotaRefusals());
   }
 
   @Override
