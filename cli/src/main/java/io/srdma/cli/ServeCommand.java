@@ -351,6 +351,8 @@ final class ServeCommand implements Callable<Integer> {
       } catch (KeyExchangeException e) {
         String at =
             e.reason() == KeyExchangeException.Reason.REVOCATION_STATUS_UNKNOWN
+                    || e.reason() == KeyExchangeException.Reason.CRL_ROLLBACK
+                    || e.reason() == KeyExchangeException.Reason.IO_ERROR
                 ? c.where("tls.crl") + ": " + c.crl
                 : c.where("tls.certificate") + ": " + c.certificate;
         errors.add(at + ": " + message(e) + " (checked against " + c.caCertificate + ")");
@@ -440,13 +442,26 @@ final class ServeCommand implements Callable<Integer> {
     if (!errors.isEmpty()) {
       throw new ServeConfig.ConfigException(errors);
     }
-    return new Prepared(
-        Credential.of(cert, key),
-        DeploymentTrust.load(c.caCertificate, c.crl),
-        policy,
-        policyText,
-        hostIdentity,
-        console);
+    // everything else is good: only now is the CRL-number file read and written. The highest CRL
+    // number accepted survives restarts, so a list put back while the host was down is refused.
+    DeploymentTrust trust;
+    try {
+      RevocationList watched = RevocationList.watching(c.crl, ca, crlNumberFile(c));
+      watched.reload();
+      trust = DeploymentTrust.of(ca, watched);
+    } catch (KeyExchangeException e) {
+      throw new ServeConfig.ConfigException(
+          List.of(
+              c.where("tls.crl")
+                  + ": "
+                  + c.crl
+                  + ": "
+                  + message(e)
+                  + " (highest number accepted so far: "
+                  + crlNumberFile(c)
+                  + ")"));
+    }
+    return new Prepared(Credential.of(cert, key), trust, policy, policyText, hostIdentity, console);
   }
 
   /**
@@ -761,4 +776,15 @@ final class ServeCommand implements Callable<Integer> {
           "policy {} changed again since the reload; the console shows it after the next", file);
     }
   }
+
+  /**
+   * Where the host keeps the highest CRL number it accepted: beside the audit log, in a directory
+   * the host must be able to write and others must not.
+   */
+  static Path crlNumberFile(ServeConfig c) {
+    return c.auditFile.toAbsolutePath().resolveSibling(CRL_NUMBER_FILE);
+  }
+
+  /** The file name of {@link #crlNumberFile}. */
+  static final String CRL_NUMBER_FILE = "srdma-crl-number";
 }

@@ -136,8 +136,10 @@ class ServeCommandTest {
     InetSocketAddress awaitReady() throws Exception {
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
       while (System.nanoTime() < deadline && !exit.isDone()) {
-        Matcher m = READY.matcher(out.toString());
-        if (m.find()) {
+        String text = out.toString();
+        Matcher m = READY.matcher(text);
+        // the whole line, not a part of it still being written
+        if (m.find() && text.indexOf('\n', m.end()) >= 0) {
           return new InetSocketAddress(
               InetAddress.getByName(m.group(1)), Integer.parseInt(m.group(2)));
         }
@@ -150,8 +152,9 @@ class ServeCommandTest {
     Matcher awaitConsole() throws Exception {
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
       while (System.nanoTime() < deadline && !exit.isDone()) {
-        Matcher m = CONSOLE.matcher(out.toString());
-        if (m.find()) {
+        String text = out.toString();
+        Matcher m = CONSOLE.matcher(text);
+        if (m.find() && text.indexOf('\n', m.end()) >= 0) {
           return m;
         }
         Thread.sleep(20);
@@ -170,6 +173,25 @@ class ServeCommandTest {
         .trust(DeploymentTrust.load(dir.resolve("ca/ca.crt"), dir.resolve("ca/crl.pem")))
         .host(host)
         .hostName("host-1");
+  }
+
+  @Test
+  void anOlderCrlPutBackWhileTheHostWasDownIsRefusedAtTheNextStart() throws Exception {
+    Path saved = dir.resolve("old-crl.pem");
+    Files.copy(dir.resolve("ca/crl.pem"), saved);
+    ca.revoke(ca.issuePeer(PeerIdentity.of("acme", "gone"), Duration.ofDays(1)).certificate());
+    Serving s = new Serving(config("127.0.0.1:0", REGIONS));
+    s.awaitReady();
+    s.command.stop();
+    assertEquals(0, s.exit.get(30, TimeUnit.SECONDS), s.err.toString());
+    assertTrue(Files.exists(dir.resolve(ServeCommand.CRL_NUMBER_FILE)), "highest number kept");
+
+    Files.copy(saved, dir.resolve("ca/crl.pem"), StandardCopyOption.REPLACE_EXISTING);
+    CliRun r = CliRun.of("serve", "--config", dir.resolve("serve.yaml").toString());
+    assertEquals(2, r.exit(), r.out() + r.err());
+    assertTrue(r.err().contains("tls.crl: "), r.err());
+    assertTrue(r.err().contains("is older than number"), r.err());
+    assertFalse(r.err().contains("Exception"), r.err());
   }
 
   @Test

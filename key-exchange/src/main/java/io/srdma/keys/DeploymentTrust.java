@@ -49,6 +49,15 @@ public final class DeploymentTrust {
     return of(ca, RevocationList.watching(crlFile, ca));
   }
 
+  /**
+   * As {@link #load(Path, Path)}, with the highest CRL number accepted kept in {@code
+   * crlNumberFile} across restarts ({@link RevocationList#watching(Path, X509Certificate, Path)}).
+   */
+  public static DeploymentTrust load(Path caCertificateFile, Path crlFile, Path crlNumberFile) {
+    X509Certificate ca = Pem.readCertificate(caCertificateFile);
+    return of(ca, RevocationList.watching(crlFile, ca, crlNumberFile));
+  }
+
   /** The same trust, judged at the time of {@code clock} (tests, replays). */
   public DeploymentTrust withClock(Clock clock) {
     return new DeploymentTrust(ca, revocations, clock);

@@ -48,15 +48,73 @@ public final class RevocationList {
   // force is later refused, so a rolled-back file never un-revokes anything
   private BigInteger highest;
   private byte[] highestEncoded;
+  // where the highest number survives a restart (null: memory only), and the digest of that list
+  private final Path numberFile;
+  private byte[] highestDigest;
 
-  private RevocationList(X509Certificate ca, Path file) {
+  private RevocationList(X509Certificate ca, Path file, Path numberFile) {
     this.ca = Objects.requireNonNull(ca, "ca");
     this.file = file;
+    this.numberFile = numberFile;
+    if (numberFile != null) {
+      readNumberFile();
+    }
   }
 
   /** A list read from {@code file}, re-read when the file changes. */
   public static RevocationList watching(Path file, X509Certificate ca) {
-    return new RevocationList(ca, Objects.requireNonNull(file, "file"));
+    return new RevocationList(ca, Objects.requireNonNull(file, "file"), null);
+  }
+
+  /**
+   * A list read from {@code file}, whose highest accepted CRL number also survives restarts: it is
+   * kept in {@code numberFile} (the number and the SHA-256 of that list, written atomically), so an
+   * older, still-valid list put back while the process was down is refused at the next start too.
+   * The number file must be writable by this process and by nobody else (a host's state directory).
+   *
+   * @throws KeyExchangeException {@code IO_ERROR} if {@code numberFile} exists but is unreadable or
+   *     malformed (the deployment must not silently forget what it revoked)
+   */
+  public static RevocationList watching(Path file, X509Certificate ca, Path numberFile) {
+    return new RevocationList(
+        ca, Objects.requireNonNull(file, "file"), Objects.requireNonNull(numberFile, "numberFile"));
+  }
+
+  private void readNumberFile() {
+    if (!java.nio.file.Files.exists(numberFile, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+      return;
+    }
+    String text =
+        new String(SecureFiles.read(numberFile), java.nio.charset.StandardCharsets.US_ASCII).trim();
+    String[] parts = text.split(" ");
+    try {
+      if (parts.length != 2 || parts[1].length() != 64) {
+        throw new NumberFormatException("expected 'NUMBER SHA256HEX'");
+      }
+      highest = new BigInteger(parts[0]);
+      highestDigest = java.util.HexFormat.of().parseHex(parts[1]);
+      if (highest.signum() < 0) {
+        throw new NumberFormatException("negative");
+      }
+    } catch (IllegalArgumentException e) {
+      throw new KeyExchangeException(
+          KeyExchangeException.Reason.IO_ERROR,
+          "CRL number file "
+              + numberFile
+              + " is malformed ("
+              + e.getMessage()
+              + "); refusing to"
+              + " forget the highest revocation list accepted",
+          e);
+    }
+  }
+
+  private static byte[] sha256(byte[] encoded) {
+    try {
+      return MessageDigest.getInstance("SHA-256").digest(encoded);
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw Pem.internal("SHA-256 unavailable", e);
+    }
   }
 
   /**
@@ -64,7 +122,7 @@ public final class RevocationList {
    * #update}.
    */
   public static RevocationList of(X509CRL crl, X509Certificate ca) {
-    RevocationList list = new RevocationList(ca, null);
+    RevocationList list = new RevocationList(ca, null, null);
     list.update(Objects.requireNonNull(crl, "crl"));
     return list;
   }
@@ -93,13 +151,24 @@ public final class RevocationList {
                 + highest
                 + " already in force; refused (the list in force stays)");
       }
-      if (order == 0 && !MessageDigest.isEqual(encoded, highestEncoded)) {
+      boolean sameAsHighest =
+          highestEncoded != null
+              ? MessageDigest.isEqual(encoded, highestEncoded)
+              : MessageDigest.isEqual(sha256(encoded), highestDigest);
+      if (order == 0 && !sameAsHighest) {
         throw new KeyExchangeException(
             KeyExchangeException.Reason.CRL_ROLLBACK,
             "revocation list number "
                 + number
                 + " differs from the list of the same number already in force; refused");
       }
+    }
+    if (numberFile != null && (highest == null || number.compareTo(highest) > 0)) {
+      // written before the list is put in force: a crash in between keeps the higher floor
+      SecureFiles.replaceOwnerOnly(
+          numberFile,
+          (number + " " + java.util.HexFormat.of().formatHex(sha256(encoded)) + "\n")
+              .getBytes(java.nio.charset.StandardCharsets.US_ASCII));
     }
     highest = number;
     highestEncoded = encoded;

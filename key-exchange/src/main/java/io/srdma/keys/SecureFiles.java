@@ -68,6 +68,15 @@ final class SecureFiles {
    * set its permissions, then rename it over the old one.
    */
   static void replace(Path file, byte[] content) {
+    replace(file, content, PUBLIC);
+  }
+
+  /** Replaces a private file ({@code 600}) atomically, as {@link #replace(Path, byte[])}. */
+  static void replaceOwnerOnly(Path file, byte[] content) {
+    replace(file, content, OWNER_ONLY);
+  }
+
+  private static void replace(Path file, byte[] content, Set<PosixFilePermission> perms) {
     Path dir = file.toAbsolutePath().getParent();
     boolean posix = isPosix(file);
     try {
@@ -77,7 +86,7 @@ final class SecureFiles {
       try {
         Files.write(tmp, content);
         if (posix) {
-          Files.setPosixFilePermissions(tmp, PUBLIC);
+          Files.setPosixFilePermissions(tmp, perms);
         }
         Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
       } finally {
