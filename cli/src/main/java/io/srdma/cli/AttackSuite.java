@@ -183,9 +183,26 @@ final class AttackSuite {
 
   /** A client of {@code who}, closed when the run ends. */
   SecureRdmaClient connect(Credential who) {
-    SecureRdmaClient c = newClient(who);
-    clients.add(c);
-    return c;
+    // the host frees the quota of sessions an earlier row closed (the flood) when it has processed
+    // their close, a moment later: a set-up refused for quota is tried again within WAIT
+    long deadline = System.nanoTime() + WAIT.toNanos();
+    while (true) {
+      try {
+        SecureRdmaClient c = newClient(who);
+        clients.add(c);
+        return c;
+      } catch (ChannelException e) {
+        if (e.reason() != ChannelException.Reason.QUOTA_EXCEEDED || System.nanoTime() > deadline) {
+          throw e;
+        }
+        try {
+          Thread.sleep(50);
+        } catch (InterruptedException interrupted) {
+          Thread.currentThread().interrupt();
+          throw e;
+        }
+      }
+    }
   }
 
   /** A client of {@code who}, pinned to the target host when its identity is known. */
