@@ -5,6 +5,11 @@ import java.time.Duration;
 /**
  * A completion queue ({@code struct ibv_cq}). Work completions of the queue pairs that use it
  * arrive here, per queue pair in the order the requests were posted.
+ *
+ * <p>One CQ may serve many queue pairs, on the send side, the receive side or both (a shared CQ):
+ * {@link WorkCompletion#qpNum()} of each completion names the queue pair it belongs to. Thread
+ * safety: {@link #poll} and {@link #await} may be called from several threads; each completion is
+ * handed to exactly one caller.
  */
 public interface CompletionQueue extends AutoCloseable {
   /** The most completions it holds. */

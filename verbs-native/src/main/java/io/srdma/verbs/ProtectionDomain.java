@@ -28,8 +28,32 @@ public interface ProtectionDomain extends AutoCloseable {
    */
   MemoryWindow allocateMemoryWindow();
 
-  /** Creates a reliable-connected queue pair in RESET ({@code ibv_create_qp}, IBV_QPT_RC). */
+  /**
+   * Creates a reliable-connected queue pair in RESET ({@code ibv_create_qp}, IBV_QPT_RC).
+   *
+   * @throws VerbsException INVALID_ARGUMENT when a CQ or the {@link SharedReceiveQueue} of {@code
+   *     attributes} belongs to another device or domain, CLOSED when that SRQ is closed
+   */
   QueuePair createQueuePair(QueuePairAttributes attributes);
+
+  /**
+   * Creates a shared receive queue ({@code ibv_create_srq}) that queue pairs of this domain can
+   * take their receives from. Providers without shared receive queues refuse; this default does.
+   *
+   * @param capacity the most receives it holds (>= 1)
+   * @param maxSge the most SGEs per receive (>= 1)
+   * @throws VerbsException NOT_SUPPORTED where the provider has no shared receive queues,
+   *     INVALID_ARGUMENT for a capacity or SGE count out of the device's range
+   */
+  default SharedReceiveQueue createSharedReceiveQueue(int capacity, int maxSge) {
+    throw new VerbsException(
+        VerbsException.Reason.NOT_SUPPORTED,
+        "create_srq",
+        "the "
+            + context().device().providerName()
+            + " provider does not support shared receive queues; use a receive queue per queue"
+            + " pair");
+  }
 
   /**
    * Deallocates the domain.

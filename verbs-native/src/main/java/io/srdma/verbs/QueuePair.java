@@ -7,6 +7,13 @@ package io.srdma.verbs;
  * #readyToReceive} with the peer's {@link ConnectionInfo} (INIT → RTR), then {@link #readyToSend}
  * (RTR → RTS). Any error of the connection moves it to ERROR, where every outstanding and newly
  * posted request completes with {@link WcStatus#WR_FLUSH_ERR}.
+ *
+ * <p>A queue pair created with a {@link SharedReceiveQueue} takes its receives from there; entering
+ * ERROR then flushes only the receive it had already taken for a message in progress, none of the
+ * SRQ's.
+ *
+ * <p>Thread safety: {@link #postSend} and {@link #postReceive} may be called from several threads
+ * (each call is atomic); state transitions and {@link #close} are serialized internally.
  */
 public interface QueuePair extends AutoCloseable {
   /** The queue pair number. */
@@ -57,7 +64,8 @@ public interface QueuePair extends AutoCloseable {
    * Posts a receive ({@code ibv_post_recv}); allowed from INIT on.
    *
    * @throws VerbsException INVALID_STATE in RESET, RESOURCE_EXHAUSTED when the receive queue is
-   *     full
+   *     full, INVALID_ARGUMENT when the queue pair takes its receives from a {@link
+   *     SharedReceiveQueue} (post them there)
    */
   void postReceive(ReceiveWorkRequest wr);
 

@@ -6,9 +6,11 @@ package io.srdma.verbs;
  * @param sendCq completions of send work requests go here
  * @param recvCq completions of receives go here
  * @param maxSendWr the most outstanding send work requests
- * @param maxRecvWr the most outstanding receives
+ * @param maxRecvWr the most outstanding receives; ignored with a shared receive queue
  * @param maxSendSge the most SGEs per send work request
- * @param maxRecvSge the most SGEs per receive
+ * @param maxRecvSge the most SGEs per receive; ignored with a shared receive queue
+ * @param sharedReceiveQueue where the queue pair takes its receives from ({@code
+ *     ibv_qp_init_attr.srq}), or null for a receive queue of its own
  */
 public record QueuePairAttributes(
     CompletionQueue sendCq,
@@ -16,7 +18,8 @@ public record QueuePairAttributes(
     int maxSendWr,
     int maxRecvWr,
     int maxSendSge,
-    int maxRecvSge) {
+    int maxRecvSge,
+    SharedReceiveQueue sharedReceiveQueue) {
 
   /** Validates the capacities. */
   public QueuePairAttributes {
@@ -32,8 +35,27 @@ public record QueuePairAttributes(
     }
   }
 
+  /** Attributes of a queue pair with a receive queue of its own. */
+  public QueuePairAttributes(
+      CompletionQueue sendCq,
+      CompletionQueue recvCq,
+      int maxSendWr,
+      int maxRecvWr,
+      int maxSendSge,
+      int maxRecvSge) {
+    this(sendCq, recvCq, maxSendWr, maxRecvWr, maxSendSge, maxRecvSge, null);
+  }
+
   /** Attributes with one CQ for both queues and common capacities. */
   public static QueuePairAttributes of(CompletionQueue cq, int maxWr, int maxSge) {
     return new QueuePairAttributes(cq, cq, maxWr, maxWr, maxSge, maxSge);
+  }
+
+  /**
+   * These attributes with {@code srq} as the source of receives (null: a receive queue of its own).
+   */
+  public QueuePairAttributes withSharedReceiveQueue(SharedReceiveQueue srq) {
+    return new QueuePairAttributes(
+        sendCq, recvCq, maxSendWr, maxRecvWr, maxSendSge, maxRecvSge, srq);
   }
 }

@@ -46,7 +46,11 @@ public final class WorkCompletion {
     return hasImm;
   }
 
-  /** Number of the local queue pair the request was posted on. */
+  /**
+   * Number of the local queue pair the completion belongs to: the one the request was posted on,
+   * or, for a receive taken from a {@link SharedReceiveQueue}, the one the message arrived on. Set
+   * by every provider; on a CQ shared by many queue pairs it tells the consumer the source.
+   */
   public int qpNum() {
     return qpNum;
   }

@@ -7,6 +7,7 @@ import io.srdma.verbs.MemoryWindow;
 import io.srdma.verbs.ProtectionDomain;
 import io.srdma.verbs.QueuePair;
 import io.srdma.verbs.QueuePairAttributes;
+import io.srdma.verbs.SharedReceiveQueue;
 import io.srdma.verbs.VerbsException;
 import java.nio.ByteBuffer;
 import java.security.SecureRandom;
@@ -23,6 +24,8 @@ import java.security.SecureRandom;
 final class IbvProtectionDomain implements ProtectionDomain {
   /** IOVA bits drawn at random: 12..55 (page number); the page offset is the buffer's own. */
   static final long IOVA_RANDOM_MASK = 0x00FF_FFFF_FFFF_F000L;
+
+  static final String SHARED_RECEIVE_QUEUE = "shared receive queue";
 
   private static final SecureRandom RANDOM = new SecureRandom();
 
@@ -164,11 +167,43 @@ final class IbvProtectionDomain implements ProtectionDomain {
           "create_qp",
           "the completion queues must be ibv queues of the same device context");
     }
+    IbvSharedReceiveQueue srq = null;
+    if (attributes.sharedReceiveQueue() != null) {
+      if (!(attributes.sharedReceiveQueue() instanceof IbvSharedReceiveQueue ibv)
+          || ibv.pd() != this) {
+        throw new VerbsException(
+            VerbsException.Reason.INVALID_ARGUMENT,
+            "create_qp",
+            "the shared receive queue must belong to this protection domain");
+      }
+      srq = ibv;
+    }
     synchronized (this) {
       requireOpen("create_qp");
-      IbvQueuePair qp = IbvQueuePair.create(this, send, recv, attributes);
+      if (srq != null) {
+        srq.attach("create_qp");
+      }
+      IbvQueuePair qp;
+      try {
+        qp = IbvQueuePair.create(this, send, recv, attributes, srq);
+      } catch (RuntimeException e) {
+        if (srq != null) {
+          srq.detach();
+        }
+        throw e;
+      }
       children.add("queue pair");
       return qp;
+    }
+  }
+
+  @Override
+  public SharedReceiveQueue createSharedReceiveQueue(int capacity, int maxSge) {
+    synchronized (this) {
+      requireOpen("create_srq");
+      IbvSharedReceiveQueue srq = IbvSharedReceiveQueue.create(this, capacity, maxSge);
+      children.add(SHARED_RECEIVE_QUEUE);
+      return srq;
     }
   }
 

@@ -58,6 +58,7 @@ final class IbvQueuePair implements QueuePair {
   private final int maxSendWr;
   private final SendRequestBlock sendBlock;
   private final RecvRequestBlock recvBlock;
+  private final IbvSharedReceiveQueue srq;
   private final long attr;
   private final Object control = new Object();
   private final AtomicInteger signaledOutstanding = new AtomicInteger();
@@ -70,6 +71,7 @@ final class IbvQueuePair implements QueuePair {
       IbvCompletionQueue recvCq,
       long qp,
       QueuePairAttributes attributes,
+      IbvSharedReceiveQueue srq,
       long attr) {
     this.pd = pd;
     this.context = pd.ibvContext();
@@ -80,24 +82,35 @@ final class IbvQueuePair implements QueuePair {
     this.psn = RANDOM.nextInt(1 << 24);
     this.maxSendWr = attributes.maxSendWr();
     this.sendBlock = new SendRequestBlock(attributes.maxSendWr(), attributes.maxSendSge());
-    this.recvBlock = new RecvRequestBlock(attributes.maxRecvSge());
+    this.srq = srq;
+    this.recvBlock =
+        srq == null ? new RecvRequestBlock(attributes.maxRecvSge(), "post_recv") : null;
     this.attr = attr;
   }
 
-  /** {@code ibv_create_qp} with IBV_QPT_RC; the caller holds the PD's lock. */
+  /**
+   * {@code ibv_create_qp} with IBV_QPT_RC, taking its receives from {@code srq} when not null; the
+   * caller holds the PD's lock and has attached the SRQ.
+   */
   static IbvQueuePair create(
       IbvProtectionDomain pd,
       IbvCompletionQueue sendCq,
       IbvCompletionQueue recvCq,
-      QueuePairAttributes a) {
+      QueuePairAttributes a,
+      IbvSharedReceiveQueue srq) {
     long attr = Native.allocate(Structs.QpAttr.SIZE + Structs.QpInitAttr.SIZE);
     long init = attr + Structs.QpAttr.SIZE;
     Native.putLong(init + Structs.QpInitAttr.SEND_CQ, sendCq.handle());
     Native.putLong(init + Structs.QpInitAttr.RECV_CQ, recvCq.handle());
     Native.putInt(init + Structs.QpInitAttr.MAX_SEND_WR, a.maxSendWr());
-    Native.putInt(init + Structs.QpInitAttr.MAX_RECV_WR, Math.max(1, a.maxRecvWr()));
+    if (srq != null) {
+      // the receive capacities are ignored with an SRQ (verbs.h); leave them 0
+      Native.putLong(init + Structs.QpInitAttr.SRQ, srq.handle());
+    } else {
+      Native.putInt(init + Structs.QpInitAttr.MAX_RECV_WR, Math.max(1, a.maxRecvWr()));
+      Native.putInt(init + Structs.QpInitAttr.MAX_RECV_SGE, Math.max(1, a.maxRecvSge()));
+    }
     Native.putInt(init + Structs.QpInitAttr.MAX_SEND_SGE, a.maxSendSge());
-    Native.putInt(init + Structs.QpInitAttr.MAX_RECV_SGE, Math.max(1, a.maxRecvSge()));
     Native.putInt(init + Structs.QpInitAttr.QP_TYPE, Structs.QpInitAttr.QPT_RC);
     Native.putInt(init + Structs.QpInitAttr.SQ_SIG_ALL, 0);
     long qp = Native.lib().ibv_create_qp(pd.handle(), init);
@@ -117,7 +130,7 @@ final class IbvQueuePair implements QueuePair {
       Native.free(attr);
       throw e;
     }
-    IbvQueuePair result = new IbvQueuePair(pd, sendCq, recvCq, qp, a, attr);
+    IbvQueuePair result = new IbvQueuePair(pd, sendCq, recvCq, qp, a, srq, attr);
     sendCq.attach(result);
     recvCq.attach(result);
     return result;
@@ -361,6 +374,14 @@ final class IbvQueuePair implements QueuePair {
 
   @Override
   public void postReceive(ReceiveWorkRequest wr) {
+    if (srq != null) {
+      throw new VerbsException(
+          VerbsException.Reason.INVALID_ARGUMENT,
+          "post_recv",
+          "queue pair 0x"
+              + Integer.toHexString(qpn)
+              + " takes its receives from a shared receive queue; post them there");
+    }
     synchronized (recvBlock) {
       requireOpen("post_recv");
       if (state == QpState.RESET) {
@@ -392,14 +413,19 @@ final class IbvQueuePair implements QueuePair {
       synchronized (sendBlock) {
         sendBlock.close();
       }
-      synchronized (recvBlock) {
-        recvBlock.close();
+      if (recvBlock != null) {
+        synchronized (recvBlock) {
+          recvBlock.close();
+        }
       }
       Native.free(attr);
     }
     sendCq.detach(this);
     recvCq.detach(this);
     pd.children().remove("queue pair");
+    if (srq != null) {
+      srq.detach();
+    }
   }
 
   @Override

@@ -57,6 +57,11 @@ final class Native {
     int ibv_query_qp(long qp, long attr, int attrMask, long initAttr);
 
     int ibv_destroy_qp(long qp);
+
+    @SaveError
+    long ibv_create_srq(long pd, long srqInitAttr);
+
+    int ibv_destroy_srq(long srq);
   }
 
   /**
@@ -77,7 +82,7 @@ final class Native {
   static final MemoryIO MEMORY = MemoryIO.getInstance();
   static final Invoker INVOKER = Invoker.getInstance();
 
-  /** {@code int f(void *, void *, void *)}: post_send, post_recv. */
+  /** {@code int f(void *, void *, void *)}: post_send, post_recv, post_srq_recv. */
   static final CallContext PTR3_INT =
       CallContext.getCallContext(
           Type.SINT32,

@@ -5,13 +5,14 @@ import io.srdma.verbs.VerbsException;
 
 /**
  * The verbs libibverbs declares {@code static inline} in verbs.h ({@code ibv_post_send}, {@code
- * ibv_post_recv}, {@code ibv_poll_cq}, {@code ibv_alloc_mw}, {@code ibv_dealloc_mw}): they are no
- * exported symbols but calls through {@code context->ops}, so this reads those function pointers
- * once per opened device and calls them through jffi.
+ * ibv_post_recv}, {@code ibv_post_srq_recv}, {@code ibv_poll_cq}, {@code ibv_alloc_mw}, {@code
+ * ibv_dealloc_mw}): they are no exported symbols but calls through {@code context->ops}, so this
+ * reads those function pointers once per opened device and calls them through jffi.
  */
 final class OpsTable {
   private final long postSend;
   private final long postRecv;
+  private final long postSrqRecv;
   private final long pollCq;
   private final long allocMw;
   private final long deallocMw;
@@ -19,6 +20,7 @@ final class OpsTable {
   OpsTable(long context) {
     postSend = Native.getLong(context + Structs.Context.OPS_POST_SEND);
     postRecv = Native.getLong(context + Structs.Context.OPS_POST_RECV);
+    postSrqRecv = Native.getLong(context + Structs.Context.OPS_POST_SRQ_RECV);
     pollCq = Native.getLong(context + Structs.Context.OPS_POLL_CQ);
     allocMw = Native.getLong(context + Structs.Context.OPS_ALLOC_MW);
     deallocMw = Native.getLong(context + Structs.Context.OPS_DEALLOC_MW);
@@ -39,6 +41,16 @@ final class OpsTable {
   /** {@code ops.post_recv(qp, wr, &bad_wr)}: 0 or an errno. */
   int postRecv(long qp, long wr, long badWr) {
     return (int) Native.INVOKER.invokeN3(Native.PTR3_INT, postRecv, qp, wr, badWr);
+  }
+
+  /** True when the device can post to shared receive queues. */
+  boolean hasPostSrqRecv() {
+    return postSrqRecv != 0;
+  }
+
+  /** {@code ops.post_srq_recv(srq, wr, &bad_wr)}: 0 or an errno. */
+  int postSrqRecv(long srq, long wr, long badWr) {
+    return (int) Native.INVOKER.invokeN3(Native.PTR3_INT, postSrqRecv, srq, wr, badWr);
   }
 
   /** {@code ops.poll_cq(cq, n, wc)}: completions taken, or negative on error. */

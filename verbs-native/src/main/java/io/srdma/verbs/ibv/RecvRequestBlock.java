@@ -6,12 +6,14 @@ import io.srdma.verbs.VerbsException;
 
 /** One off-heap {@code ibv_recv_wr} with its SGE array, encoded in place for each post. */
 final class RecvRequestBlock implements AutoCloseable {
+  private final String verb;
   private final int maxSge;
   private final long wr;
   private final long sges;
   private final long badWr;
 
-  RecvRequestBlock(int maxSge) {
+  RecvRequestBlock(int maxSge, String verb) {
+    this.verb = verb;
     this.maxSge = Math.max(1, maxSge);
     long sgeBytes = (long) this.maxSge * Structs.Sge.SIZE;
     this.wr = Native.allocate(Structs.RecvWr.SIZE + sgeBytes + 8);
@@ -34,8 +36,8 @@ final class RecvRequestBlock implements AutoCloseable {
     if (count > maxSge) {
       throw new VerbsException(
           VerbsException.Reason.INVALID_ARGUMENT,
-          "post_recv",
-          count + " SGEs but the queue pair was created for " + maxSge);
+          verb,
+          count + " SGEs but the queue was created for " + maxSge);
     }
     Native.putLong(wr + Structs.RecvWr.WR_ID, request.wrId());
     Native.putLong(wr + Structs.RecvWr.NEXT, 0);

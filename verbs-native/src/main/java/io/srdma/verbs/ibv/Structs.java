@@ -18,6 +18,7 @@ final class Structs {
     static final int OPS_ALLOC_MW = 64;
     static final int OPS_DEALLOC_MW = 80;
     static final int OPS_POLL_CQ = 96;
+    static final int OPS_POST_SRQ_RECV = 168;
     static final int OPS_POST_SEND = 208;
     static final int OPS_POST_RECV = 216;
     static final CLayout LAYOUT =
@@ -26,6 +27,7 @@ final class Structs {
             .field("ops.alloc_mw", OPS_ALLOC_MW)
             .field("ops.dealloc_mw", OPS_DEALLOC_MW)
             .field("ops.poll_cq", OPS_POLL_CQ)
+            .field("ops.post_srq_recv", OPS_POST_SRQ_RECV)
             .field("ops.post_send", OPS_POST_SEND)
             .field("ops.post_recv", OPS_POST_RECV);
 
@@ -150,6 +152,33 @@ final class Structs {
     private Qp() {}
   }
 
+  /** {@code struct ibv_srq}. */
+  static final class Srq {
+    static final int CONTEXT = 0;
+    static final int PD = 16;
+    static final CLayout LAYOUT =
+        CLayout.of("ibv_srq", 128).field("context", CONTEXT).field("pd", PD);
+
+    private Srq() {}
+  }
+
+  /** {@code struct ibv_srq_init_attr} with its embedded {@code ibv_srq_attr}. */
+  static final class SrqInitAttr {
+    static final int SRQ_CONTEXT = 0;
+    static final int MAX_WR = 8;
+    static final int MAX_SGE = 12;
+    static final int SRQ_LIMIT = 16;
+    static final int SIZE = 24;
+    static final CLayout LAYOUT =
+        CLayout.of("ibv_srq_init_attr", SIZE)
+            .field("srq_context", SRQ_CONTEXT)
+            .field("attr.max_wr", MAX_WR)
+            .field("attr.max_sge", MAX_SGE)
+            .field("attr.srq_limit", SRQ_LIMIT);
+
+    private SrqInitAttr() {}
+  }
+
   /** {@code struct ibv_sge}. */
   static final class Sge {
     static final int ADDR = 0;
@@ -250,6 +279,7 @@ final class Structs {
   static final class QpInitAttr {
     static final int SEND_CQ = 8;
     static final int RECV_CQ = 16;
+    static final int SRQ = 24;
     static final int MAX_SEND_WR = 32;
     static final int MAX_RECV_WR = 36;
     static final int MAX_SEND_SGE = 40;
@@ -261,6 +291,7 @@ final class Structs {
         CLayout.of("ibv_qp_init_attr", SIZE)
             .field("send_cq", SEND_CQ)
             .field("recv_cq", RECV_CQ)
+            .field("srq", SRQ)
             .field("cap.max_send_wr", MAX_SEND_WR)
             .field("cap.max_recv_wr", MAX_RECV_WR)
             .field("cap.max_send_sge", MAX_SEND_SGE)
@@ -341,6 +372,8 @@ final class Structs {
           Mw.LAYOUT,
           Cq.LAYOUT,
           Qp.LAYOUT,
+          Srq.LAYOUT,
+          SrqInitAttr.LAYOUT,
           Sge.LAYOUT,
           SendWr.LAYOUT,
           RecvWr.LAYOUT,

@@ -9,10 +9,25 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
-/** Posted receives of one QP, consumed in order by incoming SEND and WRITE_WITH_IMM. */
+/**
+ * Posted receives, consumed in order by incoming SEND and WRITE_WITH_IMM. Three kinds:
+ *
+ * <ul>
+ *   <li>{@link #own}: a QP's own receive queue;
+ *   <li>{@link #sharedRing}: the receives of a shared receive queue, belonging to no QP (no CQ);
+ *   <li>{@link #claiming}: the view a QP with an SRQ gives its responder: {@link #awaitHead} takes
+ *       the oldest receive out of the SRQ into this QP's single slot, where {@link #complete}
+ *       reports it on the QP's CQ with the QP's number, and {@link #flush} flushes only it.
+ * </ul>
+ *
+ * Lock order: a shared ring's lock before a claiming queue's lock, never the reverse.
+ */
 final class ReceiveQueue {
+  private static final long WAIT_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+
   private final SoftCompletionQueue cq;
   private final int qpn;
+  private final ReceiveQueue shared;
   private final int capacity;
   private final long[] wrIds;
   private final long[][] addresses;
@@ -23,11 +38,14 @@ final class ReceiveQueue {
   private final Condition posted = lock.newCondition();
   private long head;
   private long tail;
-  private boolean flushed;
+  private volatile boolean flushed;
+  private boolean closed;
 
-  ReceiveQueue(SoftCompletionQueue cq, int qpn, int capacity, int maxSge) {
+  private ReceiveQueue(
+      SoftCompletionQueue cq, int qpn, ReceiveQueue shared, int capacity, int maxSge) {
     this.cq = cq;
     this.qpn = qpn;
+    this.shared = shared;
     this.capacity = Math.max(1, capacity);
     wrIds = new long[this.capacity];
     addresses = new long[this.capacity][maxSge];
@@ -36,24 +54,51 @@ final class ReceiveQueue {
     sges = new int[this.capacity];
   }
 
-  /** Posts a receive, or completes it with WR_FLUSH_ERR at once when the QP is in ERROR. */
+  /** The receive queue of QP {@code qpn}, completing on {@code cq}. */
+  static ReceiveQueue own(SoftCompletionQueue cq, int qpn, int capacity, int maxSge) {
+    return new ReceiveQueue(cq, qpn, null, capacity, maxSge);
+  }
+
+  /** The receives of a shared receive queue. */
+  static ReceiveQueue sharedRing(int capacity, int maxSge) {
+    return new ReceiveQueue(null, 0, null, capacity, maxSge);
+  }
+
+  /** QP {@code qpn}'s view of the shared {@code ring}, completing on {@code cq}. */
+  static ReceiveQueue claiming(ReceiveQueue ring, SoftCompletionQueue cq, int qpn) {
+    return new ReceiveQueue(cq, qpn, ring, 1, ring.lengths[0].length);
+  }
+
+  int capacity() {
+    return capacity;
+  }
+
+  /**
+   * Posts a receive. On a QP's queue in ERROR it completes with WR_FLUSH_ERR at once; on a shared
+   * ring it is refused once the ring is closed.
+   */
   void post(ReceiveWorkRequest wr, int maxSge, boolean inError) {
+    String verb = cq == null ? "post_srq_recv" : "post_recv";
     ScatterGatherList sgl = wr.sgl();
     if (sgl.count() > maxSge) {
       throw new VerbsException(
           VerbsException.Reason.INVALID_ARGUMENT,
-          "post_recv",
-          sgl.count() + " SGEs, QP allows " + maxSge);
+          verb,
+          sgl.count() + " SGEs, the queue allows " + maxSge);
     }
     lock.lock();
     try {
+      if (closed) {
+        throw new VerbsException(
+            VerbsException.Reason.CLOSED, verb, "shared receive queue is closed");
+      }
       if (tail - head == capacity) {
         throw new VerbsException(
             VerbsException.Reason.RESOURCE_EXHAUSTED,
-            "post_recv",
+            verb,
             "receive queue full (" + capacity + ")");
       }
-      if (inError || flushed) {
+      if (cq != null && (inError || flushed)) {
         cq.push(wr.wrId(), WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, 0, false, 0, qpn);
         return;
       }
@@ -73,11 +118,26 @@ final class ReceiveQueue {
   }
 
   /**
-   * Waits until a receive is posted or {@code deadlineNanos} passes.
+   * Waits until a receive is posted (or, claiming, taken from the shared ring) or {@code
+   * deadlineNanos} passes.
    *
-   * @return the slot of the oldest receive, or -1 (receiver not ready)
+   * @return the slot of the oldest receive, or -1 (receiver not ready, or flushed)
    */
   int awaitHead(long deadlineNanos) throws InterruptedException {
+    if (shared != null) {
+      lock.lock();
+      try {
+        if (head != tail) {
+          return (int) (head % capacity);
+        }
+        if (flushed) {
+          return -1;
+        }
+      } finally {
+        lock.unlock();
+      }
+      return shared.claimInto(this, deadlineNanos) ? 0 : -1;
+    }
     lock.lock();
     try {
       while (head == tail && !flushed) {
@@ -85,9 +145,56 @@ final class ReceiveQueue {
         if (left <= 0) {
           return -1;
         }
-        posted.awaitNanos(Math.min(left, TimeUnit.MILLISECONDS.toNanos(100)));
+        posted.awaitNanos(Math.min(left, WAIT_SLICE_NANOS));
       }
       return flushed ? -1 : (int) (head % capacity);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * On a shared ring: waits for a receive and moves the oldest into the empty claiming queue {@code
+   * into}; false when the deadline passed, the ring closed or {@code into} was flushed first.
+   */
+  private boolean claimInto(ReceiveQueue into, long deadlineNanos) throws InterruptedException {
+    lock.lock();
+    try {
+      while (head == tail) {
+        long left = deadlineNanos - System.nanoTime();
+        if (left <= 0 || closed || into.flushed) {
+          return false;
+        }
+        posted.awaitNanos(Math.min(left, WAIT_SLICE_NANOS));
+      }
+      int i = (int) (head % capacity);
+      if (!into.accept(wrIds[i], sges[i], addresses[i], lengths[i], lkeys[i])) {
+        return false;
+      }
+      head++;
+      if (head != tail) {
+        posted.signal(); // one post signalled one waiter; pass the rest on
+      }
+      return true;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** On a claiming queue, under the ring's lock: takes one receive unless flushed. */
+  private boolean accept(long wrId, int count, long[] address, int[] length, int[] lkey) {
+    lock.lock();
+    try {
+      if (flushed || head != tail) {
+        return false;
+      }
+      wrIds[0] = wrId;
+      sges[0] = count;
+      System.arraycopy(address, 0, addresses[0], 0, count);
+      System.arraycopy(length, 0, lengths[0], 0, count);
+      System.arraycopy(lkey, 0, lkeys[0], 0, count);
+      tail++;
+      return true;
     } finally {
       lock.unlock();
     }
@@ -128,7 +235,10 @@ final class ReceiveQueue {
     }
   }
 
-  /** Completes every posted receive with WR_FLUSH_ERR; later posts are flushed at once. */
+  /**
+   * Completes every receive of this QP's queue with WR_FLUSH_ERR (claiming: the one taken from the
+   * shared ring, if any; the ring's own stay); later posts are flushed at once.
+   */
   void flush() {
     lock.lock();
     try {
@@ -138,6 +248,30 @@ final class ReceiveQueue {
         head++;
         cq.push(wrIds[i], WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, 0, false, 0, qpn);
       }
+      posted.signalAll();
+    } finally {
+      lock.unlock();
+    }
+    if (shared != null) {
+      shared.wakeAll(); // a responder waiting in claimInto for this QP returns now
+    }
+  }
+
+  private void wakeAll() {
+    lock.lock();
+    try {
+      posted.signalAll();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** On a shared ring: refuses later posts and discards what is left. */
+  void close() {
+    lock.lock();
+    try {
+      closed = true;
+      head = tail;
       posted.signalAll();
     } finally {
       lock.unlock();

@@ -7,6 +7,7 @@ import io.srdma.verbs.MemoryWindow;
 import io.srdma.verbs.ProtectionDomain;
 import io.srdma.verbs.QueuePair;
 import io.srdma.verbs.QueuePairAttributes;
+import io.srdma.verbs.SharedReceiveQueue;
 import io.srdma.verbs.VerbsException;
 import java.nio.ByteBuffer;
 
@@ -15,6 +16,7 @@ final class SoftProtectionDomain implements ProtectionDomain {
   static final String MEMORY_REGION = "memory region";
   static final String MEMORY_WINDOW = "memory window";
   static final String QUEUE_PAIR = "queue pair";
+  static final String SHARED_RECEIVE_QUEUE = "shared receive queue";
 
   private final SoftDeviceContext ctx;
   private final LiveChildren children = new LiveChildren();
@@ -94,9 +96,50 @@ final class SoftProtectionDomain implements ProtectionDomain {
           verb,
           "SGEs above device maximum " + SoftDeviceContext.MAX_SGE);
     }
-    SoftQueuePair qp = new SoftQueuePair(this, send, recv, attributes);
+    SoftSharedReceiveQueue srq = null;
+    if (attributes.sharedReceiveQueue() != null) {
+      if (!(attributes.sharedReceiveQueue() instanceof SoftSharedReceiveQueue soft)
+          || soft.pd() != this) {
+        throw new VerbsException(
+            VerbsException.Reason.INVALID_ARGUMENT,
+            verb,
+            "the shared receive queue must belong to this protection domain");
+      }
+      srq = soft;
+      srq.attach(verb);
+    }
+    SoftQueuePair qp;
+    try {
+      qp = new SoftQueuePair(this, send, recv, attributes, srq);
+    } catch (RuntimeException e) {
+      if (srq != null) {
+        srq.detach();
+      }
+      throw e;
+    }
     children.add(QUEUE_PAIR);
     return qp;
+  }
+
+  @Override
+  public synchronized SharedReceiveQueue createSharedReceiveQueue(int capacity, int maxSge) {
+    String verb = "create_srq";
+    requireOpen(verb);
+    if (capacity < 1 || capacity > SoftDeviceContext.MAX_QP_WR) {
+      throw new VerbsException(
+          VerbsException.Reason.INVALID_ARGUMENT,
+          verb,
+          "capacity " + capacity + " outside 1.." + SoftDeviceContext.MAX_QP_WR);
+    }
+    if (maxSge < 1 || maxSge > SoftDeviceContext.MAX_SGE) {
+      throw new VerbsException(
+          VerbsException.Reason.INVALID_ARGUMENT,
+          verb,
+          "maxSge " + maxSge + " outside 1.." + SoftDeviceContext.MAX_SGE);
+    }
+    SoftSharedReceiveQueue srq = new SoftSharedReceiveQueue(this, capacity, maxSge);
+    children.add(SHARED_RECEIVE_QUEUE);
+    return srq;
   }
 
   private void requireOpen(String verb) {

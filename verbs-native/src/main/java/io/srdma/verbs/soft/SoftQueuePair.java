@@ -35,6 +35,7 @@ final class SoftQueuePair implements QueuePair {
   private final int startPsn;
   private final SendQueue sendQueue;
   private final ReceiveQueue receiveQueue;
+  private final SoftSharedReceiveQueue srq;
   private final Object stateLock = new Object();
   private final Object sendLock = new Object();
   private volatile QpState state = QpState.RESET;
@@ -52,7 +53,8 @@ final class SoftQueuePair implements QueuePair {
       SoftProtectionDomain pd,
       SoftCompletionQueue sendCq,
       SoftCompletionQueue recvCq,
-      QueuePairAttributes attributes) {
+      QueuePairAttributes attributes,
+      SoftSharedReceiveQueue srq) {
     this.pd = pd;
     this.ctx = pd.softContext();
     this.sendCq = sendCq;
@@ -63,8 +65,11 @@ final class SoftQueuePair implements QueuePair {
     this.nextPsn = startPsn;
     this.resolved = new SoftMemoryRegion[attributes.maxSendSge()];
     this.sendQueue = new SendQueue(sendCq, qpn, attributes.maxSendWr(), attributes.maxSendSge());
+    this.srq = srq;
     this.receiveQueue =
-        new ReceiveQueue(recvCq, qpn, attributes.maxRecvWr(), attributes.maxRecvSge());
+        srq == null
+            ? ReceiveQueue.own(recvCq, qpn, attributes.maxRecvWr(), attributes.maxRecvSge())
+            : ReceiveQueue.claiming(srq.ring(), recvCq, qpn);
     sendCq.users().add(SoftProtectionDomain.QUEUE_PAIR);
     recvCq.users().add(SoftProtectionDomain.QUEUE_PAIR);
     ctx.register(this);
@@ -86,6 +91,7 @@ final class SoftQueuePair implements QueuePair {
     return remote;
   }
 
+  /** This QP's receives: its own queue, or its claims on the shared receive queue. */
   ReceiveQueue receiveQueue() {
     return receiveQueue;
   }
@@ -462,6 +468,14 @@ final class SoftQueuePair implements QueuePair {
 
   @Override
   public void postReceive(ReceiveWorkRequest wr) {
+    if (srq != null) {
+      throw new VerbsException(
+          VerbsException.Reason.INVALID_ARGUMENT,
+          "post_recv",
+          "queue pair 0x"
+              + Integer.toHexString(qpn)
+              + " takes its receives from a shared receive queue; post them there");
+    }
     QpState s = state;
     if (s == QpState.RESET) {
       throw new VerbsException(
@@ -505,6 +519,9 @@ final class SoftQueuePair implements QueuePair {
     sendCq.users().remove(SoftProtectionDomain.QUEUE_PAIR);
     recvCq.users().remove(SoftProtectionDomain.QUEUE_PAIR);
     pd.children().remove(SoftProtectionDomain.QUEUE_PAIR);
+    if (srq != null) {
+      srq.detach();
+    }
   }
 
   @Override
