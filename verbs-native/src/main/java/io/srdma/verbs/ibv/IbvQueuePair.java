@@ -389,7 +389,8 @@ final class IbvQueuePair implements QueuePair {
             VerbsException.Reason.INVALID_STATE, "post_recv", "queue pair is RESET, needs INIT");
       }
       recvBlock.encode(wr);
-      int rc = context.ops().postRecv(qp, recvBlock.wr(), recvBlock.badWrPointer());
+      // providers return the errno with either sign (rxe: -ENOMEM for a full queue)
+      int rc = Math.abs(context.ops().postRecv(qp, recvBlock.wr(), recvBlock.badWrPointer()));
       if (rc != 0) {
         throw rc == Errors.ENOMEM
             ? new VerbsException(

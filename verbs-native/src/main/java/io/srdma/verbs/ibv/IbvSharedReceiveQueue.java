@@ -115,7 +115,10 @@ final class IbvSharedReceiveQueue implements SharedReceiveQueue {
             VerbsException.Reason.CLOSED, "post_srq_recv", "shared receive queue is closed");
       }
       recvBlock.encode(wr);
-      int rc = pd.ibvContext().ops().postSrqRecv(srq, recvBlock.wr(), recvBlock.badWrPointer());
+      // providers return the errno with either sign (rxe: -ENOMEM for a full queue)
+      int rc =
+          Math.abs(
+              pd.ibvContext().ops().postSrqRecv(srq, recvBlock.wr(), recvBlock.badWrPointer()));
       if (rc != 0) {
         throw rc == Errors.ENOMEM
             ? new VerbsException(
