@@ -211,6 +211,31 @@ class SharedReceiveQueueContractTest {
   }
 
   @Test
+  void shouldNameTheQueuePairOfEachSendCompletionOnTheSharedCq() {
+    int peers = 3;
+    try (Star s = new Star(peers, 4, new DeviceOptions())) {
+      for (int i = 0; i < peers; i++) {
+        // zero-length WRITE: completes without remote memory (C9-88, DataTransferContractTest)
+        SendWorkRequest wr =
+            new SendWorkRequest(1).wrId(500 + i).opcode(WrOpcode.RDMA_WRITE).remote(0, 0);
+        wr.sgl().clear();
+        s.qps[i].postSend(wr);
+      }
+      boolean[] seen = new boolean[peers];
+      for (int i = 0; i < peers; i++) {
+        WorkCompletion wc = awaitOne(s.cq);
+        assertEquals(WcStatus.SUCCESS, wc.status(), wc::toString);
+        assertEquals(WcOpcode.RDMA_WRITE, wc.opcode(), wc::toString);
+        int qp = (int) wc.wrId() - 500;
+        assertEquals(s.qps[qp].qpn(), wc.qpNum(), () -> "the source QP of " + wc);
+        assertTrue(!seen[qp], () -> "twice: " + wc);
+        seen[qp] = true;
+      }
+      expectNone(s.cq, Duration.ofMillis(100));
+    }
+  }
+
+  @Test
   void shouldServeMoreMessagesThanItsCapacityWhenRefilled() {
     int peers = 3;
     int capacity = 7;
