@@ -166,6 +166,11 @@ final class LoopbackCompletionQueue implements CompletionQueue {
     }
   }
 
+  /** Completions pushed and not yet polled (claimed slots included). */
+  int pending() {
+    return (int) (tail - head);
+  }
+
   @Override
   public int capacity() {
     return capacity;
