@@ -16,7 +16,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * A completion queue of the loopback provider: a preallocated ring of primitive fields, filled by
  * many producers (the threads that post to the queue pairs using it, and their peers' threads)
  * without locks, drained by one consumer at a time. Pushing and polling allocate nothing. {@link
- * #await} spins briefly, then parks for bounded intervals; a producer unparks a parked waiter.
+ * #await} spins briefly, yields, then parks for bounded intervals; a producer unparks a parked
+ * waiter.
  *
  * <p>Queue pairs whose send queue waits for the peer (receiver not ready, peer not yet in RTR)
  * register here, and every poll and await checks their deadlines: that is where RNR_RETRY_EXC_ERR
@@ -28,8 +29,11 @@ final class LoopbackCompletionQueue implements CompletionQueue {
   private static final VarHandle SEQ = MethodHandles.arrayElementVarHandle(long[].class);
   private static final VarHandle TAIL;
 
-  /** How long await spins before it parks. */
-  private static final long SPIN_NANOS = TimeUnit.MICROSECONDS.toNanos(50);
+  /** How long await spins (then yields) before it parks. */
+  private static final long SPIN_NANOS = TimeUnit.MICROSECONDS.toNanos(20);
+
+  /** Busy-spin iterations before await starts yielding instead. */
+  private static final int SPIN_TRIES = 100;
 
   /** Longest single park while nothing is stalled (a push unparks earlier). */
   private static final long PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
@@ -198,6 +202,7 @@ final class LoopbackCompletionQueue implements CompletionQueue {
     }
     try {
       long spinUntil = start + SPIN_NANOS;
+      int spins = 0;
       while (true) {
         int n = poll(out);
         if (n > 0) {
@@ -209,7 +214,13 @@ final class LoopbackCompletionQueue implements CompletionQueue {
           return 0;
         }
         if (now - spinUntil < 0) {
-          Thread.onSpinWait();
+          // busy-spin a little, then yield: on a machine with fewer free cores than runnable
+          // threads the producer may be waiting for this very core
+          if (++spins <= SPIN_TRIES) {
+            Thread.onSpinWait();
+          } else {
+            Thread.yield();
+          }
           continue;
         }
         waiter = Thread.currentThread();
