@@ -207,11 +207,9 @@ final class LoopbackQueuePair implements QueuePair {
         runPending(); // flushes the older waiting ones first: completions stay in order
         executor.flush(wr);
       }
-    } catch (RuntimeException | Error e) {
-      sendLock.unlock();
-      throw e;
+    } finally {
+      drainAndRelease(); // also after a refused post: work asked of us meanwhile is not lost
     }
-    drainAndRelease();
   }
 
   @Override
@@ -240,11 +238,9 @@ final class LoopbackQueuePair implements QueuePair {
           executor.flush(wrs[i]);
         }
       }
-    } catch (RuntimeException | Error e) {
-      sendLock.unlock();
-      throw e;
+    } finally {
+      drainAndRelease(); // also after a refused post: work asked of us meanwhile is not lost
     }
-    drainAndRelease();
   }
 
   /** Under the send lock: executes {@code wr} now, or queues it behind (or as) a waiting one. */
