@@ -112,7 +112,7 @@ public final class BenchCommand implements Callable<Integer> {
       paramLabel = "NAME",
       defaultValue = "soft",
       description =
-          "RDMA provider for plain-write (and sealed): soft, ibv or auto (default: ${DEFAULT-VALUE}).")
+          "RDMA provider for plain-write (and sealed): soft, ibv, loopback or auto (default: ${DEFAULT-VALUE}).")
   String provider;
 
   @Option(

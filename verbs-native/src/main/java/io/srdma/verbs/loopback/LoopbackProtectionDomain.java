@@ -1,0 +1,118 @@
+package io.srdma.verbs.loopback;
+
+import io.srdma.verbs.AccessFlags;
+import io.srdma.verbs.DeviceContext;
+import io.srdma.verbs.MemoryRegion;
+import io.srdma.verbs.MemoryWindow;
+import io.srdma.verbs.ProtectionDomain;
+import io.srdma.verbs.QueuePair;
+import io.srdma.verbs.QueuePairAttributes;
+import io.srdma.verbs.VerbsException;
+import java.nio.ByteBuffer;
+
+/** A protection domain of the loopback provider. */
+final class LoopbackProtectionDomain implements ProtectionDomain {
+  static final String MEMORY_REGION = "memory region";
+  static final String MEMORY_WINDOW = "memory window";
+  static final String QUEUE_PAIR = "queue pair";
+
+  private final LoopbackDeviceContext ctx;
+  private final LiveChildren children = new LiveChildren();
+  private boolean closed;
+
+  LoopbackProtectionDomain(LoopbackDeviceContext ctx) {
+    this.ctx = ctx;
+  }
+
+  LoopbackDeviceContext loopbackContext() {
+    return ctx;
+  }
+
+  LiveChildren children() {
+    return children;
+  }
+
+  @Override
+  public DeviceContext context() {
+    return ctx;
+  }
+
+  @Override
+  public MemoryRegion registerMemory(ByteBuffer buffer, int access) {
+    String verb = "reg_mr";
+    AccessFlags.validate(verb, access);
+    if (buffer == null || !buffer.isDirect()) {
+      throw new VerbsException(
+          VerbsException.Reason.INVALID_ARGUMENT,
+          verb,
+          "memory regions need a direct ByteBuffer (ByteBuffer.allocateDirect); got "
+              + (buffer == null ? "null" : "a heap buffer"));
+    }
+    if (buffer.isReadOnly()) {
+      throw new VerbsException(VerbsException.Reason.INVALID_ARGUMENT, verb, "buffer is read-only");
+    }
+    if (AccessFlags.has(access, AccessFlags.REMOTE_WRITE)
+        && !AccessFlags.has(access, AccessFlags.LOCAL_WRITE)) {
+      throw new VerbsException(
+          VerbsException.Reason.INVALID_ARGUMENT,
+          verb,
+          "REMOTE_WRITE requires LOCAL_WRITE (as in libibverbs)");
+    }
+    synchronized (this) {
+      requireOpen(verb);
+      LoopbackMemoryRegion mr =
+          new LoopbackMemoryRegion(this, buffer.slice(), ctx.randomAddress(), access);
+      children.add(MEMORY_REGION);
+      return mr;
+    }
+  }
+
+  @Override
+  public synchronized MemoryWindow allocateMemoryWindow() {
+    requireOpen("alloc_mw");
+    LoopbackMemoryWindow mw = new LoopbackMemoryWindow(this);
+    children.add(MEMORY_WINDOW);
+    return mw;
+  }
+
+  @Override
+  public synchronized QueuePair createQueuePair(QueuePairAttributes attributes) {
+    String verb = "create_qp";
+    requireOpen(verb);
+    LoopbackCompletionQueue send = ctx.ownCq(attributes.sendCq(), verb);
+    LoopbackCompletionQueue recv = ctx.ownCq(attributes.recvCq(), verb);
+    int maxWr = LoopbackDeviceContext.MAX_QP_WR;
+    if (attributes.maxSendWr() > maxWr || attributes.maxRecvWr() > maxWr) {
+      throw new VerbsException(
+          VerbsException.Reason.INVALID_ARGUMENT,
+          verb,
+          "queue depth above device maximum " + maxWr);
+    }
+    if (attributes.maxSendSge() > LoopbackDeviceContext.MAX_SGE
+        || attributes.maxRecvSge() > LoopbackDeviceContext.MAX_SGE) {
+      throw new VerbsException(
+          VerbsException.Reason.INVALID_ARGUMENT,
+          verb,
+          "SGEs above device maximum " + LoopbackDeviceContext.MAX_SGE);
+    }
+    LoopbackQueuePair qp = new LoopbackQueuePair(this, send, recv, attributes);
+    children.add(QUEUE_PAIR);
+    return qp;
+  }
+
+  private void requireOpen(String verb) {
+    if (closed) {
+      throw new VerbsException(VerbsException.Reason.CLOSED, verb, "protection domain is closed");
+    }
+  }
+
+  @Override
+  public synchronized void close() {
+    if (closed) {
+      return;
+    }
+    children.requireNone("dealloc_pd", "protection domain");
+    closed = true;
+    ctx.children().remove(LoopbackDeviceContext.PROTECTION_DOMAIN);
+  }
+}
