@@ -148,12 +148,17 @@ public final class RecordOpener {
     }
     int epoch = header.epoch();
     long sequence = header.sequence();
-    ReplayWindow window = windowFor(epoch);
-    if (window == null) {
-      return OpenResult.UNKNOWN_EPOCH;
-    }
-    if (replayProtection && !window.isFresh(sequence)) {
-      return OpenResult.REPLAYED;
+    // Without replay protection no window is kept (none would ever become current, and looking
+    // one up would allocate a fresh window per record); the keys decide which epochs open.
+    ReplayWindow window = null;
+    if (replayProtection) {
+      window = windowFor(epoch);
+      if (window == null) {
+        return OpenResult.UNKNOWN_EPOCH;
+      }
+      if (!window.isFresh(sequence)) {
+        return OpenResult.REPLAYED;
+      }
     }
     DirectionKeys keys = keysForEpoch.apply(epoch);
     if (keys == null || keys.isClosed()) {
