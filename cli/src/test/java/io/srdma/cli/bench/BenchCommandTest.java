@@ -102,6 +102,15 @@ class BenchCommandTest {
   }
 
   @Test
+  void shouldRefuseAnUnknownAeadBeforeMeasuringAnything() {
+    Run r =
+        bench("--aead", "fastest", "--sizes", "64", "--duration", "100ms", "--progress", "none");
+    assertEquals(1, r.exit(), r.out() + r.err());
+    assertTrue(r.err().contains("bench: --aead=fastest is not one of auto, jdk, accp"), r.err());
+    assertFalse(r.out().contains("### 64 B messages"), r.out());
+  }
+
+  @Test
   @SuppressWarnings("unchecked")
   void shouldRunRoundsAndSummariseThem() throws Exception {
     Path json = dir.resolve("rounds.json");
