@@ -101,6 +101,14 @@ final class ServeCommand implements Callable<Integer> {
       description = "The serve configuration (YAML, docs/serve.md).")
   Path config;
 
+  @Option(
+      names = "--aead",
+      paramLabel = "MODE",
+      description =
+          "AES-256-GCM of the data path: auto, jdk or accp; overrides the configuration's aead"
+              + " (default: aead, else the srdma.aead property, else SRDMA_AEAD, else auto).")
+  String aead;
+
   private final CountDownLatch stopRequested = new CountDownLatch(1);
   private final CountDownLatch stopped = new CountDownLatch(1);
   private volatile Running running;
@@ -161,6 +169,7 @@ final class ServeCommand implements Callable<Integer> {
     }
     Running r = new Running();
     try {
+      io.srdma.channel.record.AeadSelection.select(aeadMode(c));
       start(c, p, r);
     } catch (RuntimeException e) {
       r.close();
@@ -663,6 +672,14 @@ final class ServeCommand implements Callable<Integer> {
   }
 
   // ------------------------------------------------------------------ start
+
+  /** The data-path AEAD mode: --aead, else the configuration's aead, else property/env/auto. */
+  private io.srdma.channel.record.AeadSelection.Mode aeadMode(ServeConfig c) {
+    String m = aead != null ? aead : c.aead;
+    return m != null
+        ? io.srdma.channel.record.AeadSelection.Mode.parse(m, aead != null ? "--aead" : "aead")
+        : io.srdma.channel.record.AeadSelection.requestedMode();
+  }
 
   private static void start(ServeConfig c, Prepared p, Running r) {
     // keyed by audit.key beside the log (created 600), checkpoints signed by the host key

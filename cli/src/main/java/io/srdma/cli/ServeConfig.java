@@ -54,6 +54,7 @@ final class ServeConfig {
           "version",
           "listen",
           "provider",
+          "aead",
           "scoping",
           "device",
           "tls",
@@ -128,6 +129,7 @@ final class ServeConfig {
   final String label;
   InetSocketAddress listen;
   String provider = "soft";
+  String aead; // null: the srdma.aead property, SRDMA_AEAD, else auto
   String scoping = "auto";
   String bindAddress = "127.0.0.1";
   int bindPort;
@@ -298,6 +300,10 @@ final class ServeConfig {
     Entry p = f.get("provider");
     if (p != null) {
       provider = choice(p, "provider", List.of("soft", "ibv", "auto"), provider);
+    }
+    Entry aeadEntry = f.get("aead");
+    if (aeadEntry != null) {
+      aead = choice(aeadEntry, "aead", List.of("auto", "jdk", "accp"), aead);
     }
     Entry s = f.get("scoping");
     if (s != null) {
