@@ -333,7 +333,7 @@ public final class HostedRegion {
 
   private static void deliver(List<Delivery> deliveries) {
     for (Delivery d : deliveries) {
-      d.grant.session.sendRegionKey(d.grant, d.generation, d.material);
+      d.grant.session.grants.sendRegionKey(d.grant, d.generation, d.material);
     }
   }
 
