@@ -141,7 +141,9 @@ public final class HostedRegion {
 
   /**
    * Sets who is told of records written into this region (replacing any earlier listener). Without
-   * a listener records are still verified and counted, and their plaintext is dropped.
+   * a listener records are still verified and counted, and their plaintext is dropped. The listener
+   * is called on the host's opener threads: in order and one at a time for each session, possibly
+   * at the same time for different sessions; it must not block (see {@link RecordListener}).
    */
   public void onRecord(RecordListener value) {
     listener = value;
