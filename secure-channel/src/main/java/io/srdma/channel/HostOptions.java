@@ -14,6 +14,9 @@ import java.util.Set;
 
 /** Settings of a {@link RegionHost}; fluent setters, checked by {@link RegionHost#start}. */
 public final class HostOptions {
+  /** Most opener threads a host runs ({@link #openerThreads}). */
+  public static final int MAX_OPENER_THREADS = 256;
+
   /** How grants are scoped on the device. */
   public enum Scoping {
     /** Type-2 windows where the device enforces their bounds, else per-grant memory regions. */
@@ -48,6 +51,8 @@ public final class HostOptions {
   private Duration regionKeyRotation = Duration.ofMinutes(10);
   private int maxRecordPayload = SealedLayout.DEFAULT_MAX_RECORD_PAYLOAD;
   private int receiveDepth = 256;
+  private int openerThreads =
+      Math.min(MAX_OPENER_THREADS, Runtime.getRuntime().availableProcessors());
 
   /** The host's certificate and key (a server certificate of the deployment CA). */
   public HostOptions credential(Credential value) {
@@ -218,6 +223,18 @@ public final class HostOptions {
     return this;
   }
 
+  /**
+   * Threads that open records (default: the number of available processors, at most {@value
+   * #MAX_OPENER_THREADS}). Each owns a completion queue shared by the sessions assigned to it (the
+   * least loaded one when a session is established), polls it and opens and delivers every record
+   * of those sessions itself, so one session's records are opened in order on one thread and a host
+   * opens at up to this many cores' AES-GCM rate. A host never runs more than {@code maxSessions}.
+   */
+  public HostOptions openerThreads(int value) {
+    openerThreads = value;
+    return this;
+  }
+
   Credential credential() {
     return credential;
   }
@@ -314,6 +331,10 @@ public final class HostOptions {
     return receiveDepth;
   }
 
+  int openerThreads() {
+    return openerThreads;
+  }
+
   void check() {
     require(credential, "credential");
     require(trust, "trust");
@@ -353,6 +374,9 @@ public final class HostOptions {
     }
     if (receiveDepth < 1 || receiveDepth > 4096) {
       throw invalid("receiveDepth must be 1..4096, got " + receiveDepth);
+    }
+    if (openerThreads < 1 || openerThreads > MAX_OPENER_THREADS) {
+      throw invalid("openerThreads must be 1.." + MAX_OPENER_THREADS + ", got " + openerThreads);
     }
   }
 

@@ -141,7 +141,9 @@ public final class HostedRegion {
 
   /**
    * Sets who is told of records written into this region (replacing any earlier listener). Without
-   * a listener records are still verified and counted, and their plaintext is dropped.
+   * a listener records are still verified and counted, and their plaintext is dropped. The listener
+   * is called on the host's opener threads: in order and one at a time for each session, possibly
+   * at the same time for different sessions; it must not block (see {@link RecordListener}).
    */
   public void onRecord(RecordListener value) {
     listener = value;
@@ -333,7 +335,7 @@ public final class HostedRegion {
 
   private static void deliver(List<Delivery> deliveries) {
     for (Delivery d : deliveries) {
-      d.grant.session.sendRegionKey(d.grant, d.generation, d.material);
+      d.grant.session.grants.sendRegionKey(d.grant, d.generation, d.material);
     }
   }
 

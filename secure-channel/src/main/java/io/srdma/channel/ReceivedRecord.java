@@ -3,8 +3,9 @@ package io.srdma.channel;
 import java.nio.ByteBuffer;
 
 /**
- * One opened record as the host application sees it. Reused between calls of a {@link
- * RecordListener}: read it during the call only.
+ * One opened record as the host application sees it. Each opener thread reuses one instance (and
+ * one plaintext buffer) for every record it delivers to a {@link RecordListener}: read it during
+ * the call only, on the calling thread.
  */
 public final class ReceivedRecord {
   private String identity;

@@ -10,31 +10,22 @@ import io.srdma.policy.Region;
 import io.srdma.policy.ReloadResult;
 import io.srdma.policy.Tenant;
 import io.srdma.verbs.AccessFlags;
-import io.srdma.verbs.CompletionQueue;
 import io.srdma.verbs.DeviceAttributes;
 import io.srdma.verbs.DeviceContext;
 import io.srdma.verbs.MemoryRegion;
-import io.srdma.verbs.ProtectionDomain;
 import io.srdma.verbs.RdmaProviders;
-import io.srdma.verbs.WorkCompletion;
 import java.io.IOException;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
-import java.net.Socket;
-import java.net.SocketException;
 import java.nio.ByteBuffer;
 import java.security.SecureRandom;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -52,10 +43,15 @@ import org.slf4j.LoggerFactory;
  * }
  * }</pre>
  *
- * <p>Threads: one acceptor, one per session (control frames), one receiver (opens records), one
- * timer (REVOKE notices of expiries, key rotations, endings), one watchdog ({@link
- * SessionWatchdog}: trust, lifetime, deadlines, grant expiries; never writes to a peer). All are
- * named {@code srdma-host-*} and stopped by {@link #close}.
+ * <p>Threads: one acceptor, one per session (control frames), {@link HostOptions#openerThreads}
+ * openers ({@code srdma-host-<n>-opener-<i>}: each polls its own completion queue and opens and
+ * delivers the records of the sessions assigned to it; see {@link RecordListener} for what that
+ * means for listeners), one timer (REVOKE notices of expiries, key rotations, endings), one
+ * watchdog ({@link SessionWatchdog}: trust, lifetime, deadlines, grant expiries; never writes to a
+ * peer). All are named {@code srdma-host-*} and stopped by {@link #close}. Sessions get what they
+ * need from the host in one {@link HostContext}.
+ *
+ * <p>All public methods are thread-safe.
  */
 public final class RegionHost implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(RegionHost.class);
@@ -67,33 +63,22 @@ public final class RegionHost implements AutoCloseable {
    */
   public static final String HOST_TENANT = "host";
 
-  final Stats stats = new Stats();
   private final HostOptions options;
-  private final MutualTls tls;
+  private final HostContext ctx;
+  private final HostCounters counters;
   private final GrantAuthority authority;
   private final AuditTrail audit;
   private final DeviceContext context;
-  private final CompletionQueue receiveQueue;
-  private final int receiveDepth;
+  private final OpenerPool openers;
+  private final HostTables tables;
   private final boolean scopedByRegion;
-  private final ServerSocket server;
-  private final SecureRandom random = new SecureRandom();
-  private final AuthFailureLimiter limiter;
-  private final PendingHandshakes handshakes;
-  private final ResponderAddresses responderAddresses;
   private final ScheduledExecutorService timer;
   private final ScheduledExecutorService watchdog;
-  private final Thread acceptor;
-  private final Thread receiver;
-  private final Map<String, TenantDomain> domains = new ConcurrentHashMap<>();
-  private final Map<String, HostedRegion> regions = new ConcurrentHashMap<>();
-  private final Map<Integer, HostSession> byQpn = new ConcurrentHashMap<>();
-  private final Map<HostSession, Thread> sessions = new ConcurrentHashMap<>();
-  private final Map<Long, HostGrant> grants = new ConcurrentHashMap<>();
-  private final Map<String, AtomicInteger> sessionsPerTenant = new ConcurrentHashMap<>();
-  private final AtomicInteger sessionCount = new AtomicInteger();
-  private final java.util.concurrent.atomic.AtomicLong drained =
-      new java.util.concurrent.atomic.AtomicLong();
+  private final SessionAcceptor acceptor;
+
+  /** Every session from accept to its end (read by tests by this name). */
+  private final Map<HostSession, Thread> sessions;
+
   private final String name;
   private volatile boolean closed;
 
@@ -105,14 +90,16 @@ public final class RegionHost implements AutoCloseable {
       throw HostOptions.invalid(
           "the host's certificate must name srdma://" + HOST_TENANT + "/<name>, not " + self);
     }
-    this.tls = MutualTls.server(o.credential(), o.trust());
+    MutualTls tls = MutualTls.server(o.credential(), o.trust());
+    this.counters = new HostCounters();
     this.authority = new GrantAuthority(o.policy());
     this.audit = o.audit();
-    this.limiter = new AuthFailureLimiter(o.authFailuresPerMinute(), System::nanoTime);
-    this.handshakes =
+    AuthFailureLimiter limiter =
+        new AuthFailureLimiter(o.authFailuresPerMinute(), System::nanoTime);
+    PendingHandshakes handshakes =
         new PendingHandshakes(o.maxPendingHandshakes(), o.maxPendingHandshakesPerAddress());
     this.context = RdmaProviders.firstDevice(o.provider()).open(o.device());
-    this.responderAddresses =
+    ResponderAddresses responderAddresses =
         new ResponderAddresses(
             context.device().providerName(), o.trustHelloAddress(), o.allowedResponderAddresses());
     if (o.trustHelloAddress()) {
@@ -123,7 +110,7 @@ public final class RegionHost implements AutoCloseable {
     }
     DeviceAttributes attributes = context.queryDevice();
     boolean ok = false;
-    CompletionQueue cq = null;
+    OpenerPool pool = null;
     try {
       scopedByRegion =
           switch (o.scoping()) {
@@ -139,44 +126,67 @@ public final class RegionHost implements AutoCloseable {
           attributes.memoryWindowType2() ? "supported" : "unsupported",
           attributes.windowBoundsEnforced() ? "enforced" : "NOT enforced");
       int cqCapacity = Math.min(attributes.maxCqe(), 1 << 18);
-      receiveDepth =
+      int receiveDepth =
           Math.max(
               1,
               Math.min(
                   o.receiveDepth(), Math.min(attributes.maxQpWr(), cqCapacity / o.maxSessions())));
-      cq =
-          context.createCompletionQueue(
-              Math.max(receiveDepth, Math.min(cqCapacity, receiveDepth * o.maxSessions())));
-      receiveQueue = cq;
-      server = listen(o.bind());
-      timer =
-          Executors.newSingleThreadScheduledExecutor(
-              r -> {
-                Thread t = new Thread(r, name + "-timer");
-                t.setDaemon(true);
-                return t;
-              });
-      watchdog =
-          Executors.newSingleThreadScheduledExecutor(
-              r -> {
-                Thread t = new Thread(r, name + "-watchdog");
-                t.setDaemon(true);
-                return t;
-              });
-      receiver = new Thread(this::receive, name + "-receiver");
-      receiver.setDaemon(true);
-      acceptor = new Thread(this::accept, name + "-acceptor");
-      acceptor.setDaemon(true);
+      // least-loaded assignment keeps every opener at or below ceil(maxSessions / openers)
+      int openerCount = Math.min(o.openerThreads(), o.maxSessions());
+      long perOpener = ((long) o.maxSessions() + openerCount - 1) / openerCount;
+      int cqSize = (int) Math.max(receiveDepth, Math.min(cqCapacity, receiveDepth * perOpener));
+      pool = OpenerPool.create(name, context, openerCount, cqSize, o.maxRecordPayload());
+      this.openers = pool;
+      this.tables = new HostTables(context, o, counters);
+      this.sessions = tables.sessions;
+      ServerSocket server = SessionAcceptor.listen(o.bind());
+      timer = singleThread(name + "-timer");
+      watchdog = singleThread(name + "-watchdog");
+      this.ctx =
+          new HostContext(
+              name,
+              o,
+              tls,
+              authority,
+              audit,
+              counters,
+              limiter,
+              handshakes,
+              responderAddresses,
+              new SecureRandom(),
+              context,
+              scopedByRegion,
+              receiveDepth,
+              tables,
+              pool,
+              timer,
+              watchdog);
+      acceptor = new SessionAcceptor(ctx, server);
+      LOG.info(
+          "{}: {} opener thread(s), completion queues of {} entries, receive depth {}",
+          name,
+          openerCount,
+          cqSize,
+          receiveDepth);
       ok = true;
     } finally {
       if (!ok) {
         // children first, or closing the context fails and hides why the start failed
-        if (cq != null) {
-          cq.close();
+        if (pool != null) {
+          pool.close();
         }
         context.close();
       }
     }
+  }
+
+  private static ScheduledExecutorService singleThread(String threadName) {
+    return Executors.newSingleThreadScheduledExecutor(
+        r -> {
+          Thread t = new Thread(r, threadName);
+          t.setDaemon(true);
+          return t;
+        });
   }
 
   /**
@@ -198,13 +208,13 @@ public final class RegionHost implements AutoCloseable {
           "cannot listen on " + options.bind() + ": " + e.getMessage(),
           e);
     }
-    host.receiver.start();
+    host.openers.start();
     host.acceptor.start();
     long period = SessionWatchdog.PERIOD.toMillis();
     java.util.concurrent.ScheduledFuture<?> unused =
         host.watchdog.scheduleAtFixedRate(
             new SessionWatchdog(
-                host,
+                host.counters,
                 options.trust(),
                 options.maxSessionLifetime(),
                 options.requestTimeout(),
@@ -216,25 +226,9 @@ public final class RegionHost implements AutoCloseable {
     return host;
   }
 
-  /**
-   * A plain TCP listener: TLS is layered over each connection only after its first byte arrived
-   * (see {@link FirstRecordGate}), so an idle connection costs a short deadline, not a handshake.
-   */
-  private static ServerSocket listen(InetSocketAddress address) throws IOException {
-    ServerSocket s = new ServerSocket();
-    try {
-      s.setReuseAddress(true);
-      s.bind(address, 128);
-      return s;
-    } catch (IOException | RuntimeException e) {
-      s.close();
-      throw e;
-    }
-  }
-
   /** The control-plane address clients connect to. */
   public InetSocketAddress address() {
-    return (InetSocketAddress) server.getLocalSocketAddress();
+    return acceptor.address();
   }
 
   /** Whether grants are scoped by per-grant memory regions (the device does not bound windows). */
@@ -266,13 +260,17 @@ public final class RegionHost implements AutoCloseable {
               + size);
     }
     String key = tenant + "/" + region;
+    Map<String, HostedRegion> regions = tables.regions;
     synchronized (regions) {
       if (regions.containsKey(key)) {
         throw HostOptions.invalid(key + " is registered already");
       }
       ByteBuffer memory = ByteBuffer.allocateDirect((int) size);
       MemoryRegion mr =
-          domain(tenant).pd.registerMemory(memory, AccessFlags.LOCAL_WRITE | AccessFlags.MW_BIND);
+          tables
+              .domain(tenant)
+              .pd
+              .registerMemory(memory, AccessFlags.LOCAL_WRITE | AccessFlags.MW_BIND);
       HostedRegion hosted =
           new HostedRegion(
               tenant,
@@ -289,7 +287,7 @@ public final class RegionHost implements AutoCloseable {
 
   /** The regions registered. */
   public List<HostedRegion> regions() {
-    return List.copyOf(regions.values());
+    return List.copyOf(tables.regions.values());
   }
 
   /** Established sessions. */
@@ -306,7 +304,7 @@ public final class RegionHost implements AutoCloseable {
   /** Live grants. */
   public List<GrantInfo> grants() {
     List<GrantInfo> out = new ArrayList<>();
-    for (HostGrant g : grants.values()) {
+    for (HostGrant g : tables.grants.values()) {
       out.add(g.info());
     }
     return out;
@@ -320,8 +318,8 @@ public final class RegionHost implements AutoCloseable {
    * @return false when no such grant is live
    */
   public boolean revoke(long grantId, String actor) {
-    HostGrant g = grants.get(grantId);
-    return g != null && g.session.endGrant(g, RevokeReason.REVOKED, actor, true, 0);
+    HostGrant g = tables.grants.get(grantId);
+    return g != null && g.session.grants.end(g, RevokeReason.REVOKED, actor, true, 0);
   }
 
   /**
@@ -338,8 +336,8 @@ public final class RegionHost implements AutoCloseable {
     List<HostGrant> ended = new ArrayList<>();
     for (ReloadResult.ForbiddenGrant f : r.forbidden()) {
       try {
-        HostGrant g = grants.get(Long.parseLong(f.grant().id()));
-        if (g != null && g.session.endGrant(g, RevokeReason.POLICY_CHANGED, actor, false, 0)) {
+        HostGrant g = tables.grants.get(Long.parseLong(f.grant().id()));
+        if (g != null && g.session.grants.end(g, RevokeReason.POLICY_CHANGED, actor, false, 0)) {
           ended.add(g);
         }
       } catch (NumberFormatException e) {
@@ -347,7 +345,7 @@ public final class RegionHost implements AutoCloseable {
       }
     }
     for (HostGrant g : ended) {
-      g.session.tellRevoked(g, RevokeReason.POLICY_CHANGED);
+      g.session.grants.tellRevoked(g, RevokeReason.POLICY_CHANGED);
     }
     return r;
   }
@@ -359,25 +357,9 @@ public final class RegionHost implements AutoCloseable {
 
   /** Counters since start. */
   public HostStats stats() {
-    return new HostStats(
+    return counters.snapshot(
         (int) sessions.keySet().stream().filter(HostSession::isEstablished).count(),
-        grants.size(),
-        stats.sessionsOpened.sum(),
-        stats.authFailures.sum(),
-        stats.rateLimited.sum(),
-        stats.quotaRefusals.sum(),
-        stats.grantsIssued.sum(),
-        stats.denials.sum(),
-        stats.revocations.sum(),
-        stats.recordsOpened.sum(),
-        stats.bytesOpened.sum(),
-        stats.recordsRejected.sum(),
-        stats.remoteAccessErrors.sum(),
-        stats.protocolErrors.sum(),
-        stats.staleNotifications.sum(),
-        stats.sessionsTerminated.sum(),
-        stats.handshakeDeadlines.sum(),
-        stats.responderRefusals.sum());
+        tables.grants.size());
   }
 
   /** Stops accepting, ends every session (revoking its grants), frees the device. Idempotent. */
@@ -387,15 +369,9 @@ public final class RegionHost implements AutoCloseable {
       return;
     }
     closed = true;
-    synchronized (drained) {
-      drained.notifyAll(); // sessions waiting in drainReceives stop waiting: no receiver soon
-    }
-    try {
-      server.close();
-    } catch (IOException e) {
-      LOG.debug("closing listener: {}", e.getMessage());
-    }
-    join(acceptor);
+    tables.close();
+    openers.stop(); // sessions waiting in a drain stop waiting: no opener soon
+    acceptor.close();
     watchdog.shutdownNow();
     try {
       if (!watchdog.awaitTermination(10, TimeUnit.SECONDS)) {
@@ -411,16 +387,15 @@ public final class RegionHost implements AutoCloseable {
       join(t);
     }
     timer.shutdownNow();
-    join(receiver);
-    for (HostedRegion r : regions.values()) {
+    openers.close();
+    for (HostedRegion r : tables.regions.values()) {
       r.close();
     }
-    regions.clear();
-    for (TenantDomain d : domains.values()) {
+    tables.regions.clear();
+    for (HostTables.TenantDomain d : tables.domains.values()) {
       d.pd.close();
     }
-    domains.clear();
-    receiveQueue.close();
+    tables.domains.clear();
     context.close();
     LOG.info("{} closed", name);
   }
@@ -436,233 +411,13 @@ public final class RegionHost implements AutoCloseable {
     }
   }
 
-  private void accept() {
-    int n = 0;
-    while (!closed) {
-      Socket socket;
-      try {
-        socket = server.accept();
-      } catch (SocketException e) {
-        return;
-      } catch (IOException e) {
-        if (!closed) {
-          LOG.warn("{}: accept failed: {}", name, e.getMessage());
-        }
-        continue;
-      }
-      InetAddress from = socket.getInetAddress();
-      if (limiter.blocked(from) || !handshakes.tryAcquire(from)) {
-        stats.rateLimited.increment();
-        closeQuietly(socket);
-        continue;
-      }
-      HostSession session = new HostSession(this, socket);
-      Thread t = new Thread(session, name + "-session-" + ++n);
-      t.setDaemon(true);
-      sessions.put(session, t);
-      t.start();
-    }
-  }
-
-  private void receive() {
-    WorkCompletion[] wcs = new WorkCompletion[32];
-    for (int i = 0; i < wcs.length; i++) {
-      wcs[i] = new WorkCompletion();
-    }
-    Duration wait = Duration.ofMillis(100);
-    while (!closed) {
-      int n;
-      try {
-        n = receiveQueue.await(wcs, wait);
-      } catch (RuntimeException e) {
-        if (!closed) {
-          LOG.error("{}: receive queue failed", name, e);
-        }
-        return;
-      }
-      for (int i = 0; i < n; i++) {
-        HostSession s = byQpn.get(wcs[i].qpNum());
-        if (s != null) {
-          s.onReceive(wcs[i]);
-        }
-      }
-      if (n < wcs.length) {
-        synchronized (drained) {
-          drained.incrementAndGet();
-          drained.notifyAll();
-        }
-      }
-    }
-  }
-
-  private static void closeQuietly(Socket socket) {
-    try {
-      socket.close();
-    } catch (IOException ignored) {
-      // refused anyway
-    }
-  }
-
-  // ---- for sessions
-
-  HostOptions options() {
-    return options;
-  }
-
-  MutualTls tls() {
-    return tls;
-  }
-
-  GrantAuthority authority() {
-    return authority;
-  }
-
-  AuditTrail audit() {
-    return audit;
-  }
-
-  AuthFailureLimiter limiter() {
-    return limiter;
-  }
-
-  SecureRandom random() {
-    return random;
-  }
-
-  DeviceContext context() {
-    return context;
-  }
-
-  CompletionQueue receiveQueue() {
-    return receiveQueue;
-  }
-
-  int receiveDepth() {
-    return receiveDepth;
-  }
-
-  ScheduledExecutorService timer() {
-    return timer;
-  }
-
-  /** The session watchdog's thread: host-decided session ends run there, never on the timer. */
+  /** The watchdog's thread (tests queue work on it to hold a host-decided end back). */
   ScheduledExecutorService watchdog() {
     return watchdog;
   }
 
-  void handshakeDone(InetAddress from) {
-    handshakes.release(from);
-  }
-
-  ResponderAddresses responderAddresses() {
-    return responderAddresses;
-  }
-
-  boolean reserveSession(String tenant) {
-    if (closed) {
-      return false;
-    }
-    if (sessionCount.incrementAndGet() > options.maxSessions()) {
-      sessionCount.decrementAndGet();
-      return false;
-    }
-    AtomicInteger c = sessionsPerTenant.computeIfAbsent(tenant, k -> new AtomicInteger());
-    if (c.incrementAndGet() > options.maxSessionsPerTenant()) {
-      c.decrementAndGet();
-      sessionCount.decrementAndGet();
-      return false;
-    }
-    return true;
-  }
-
-  void releaseSession(String tenant) {
-    sessionsPerTenant.get(tenant).decrementAndGet();
-    sessionCount.decrementAndGet();
-  }
-
-  void sessionEnded(HostSession s) {
-    sessions.remove(s);
-  }
-
-  TenantDomain domain(String tenant) {
-    return domains.computeIfAbsent(
-        tenant, t -> new TenantDomain(t, context.allocateProtectionDomain()));
-  }
-
-  HostedRegion hostedRegion(String tenant, String region) {
-    return regions.get(tenant + "/" + region);
-  }
-
-  /**
-   * Waits (bounded) until the receiver has emptied the receive queue twice since the call, so every
-   * completion already queued when a session ends (records written just before a CLOSE that
-   * overtook them on the control connection) is opened before the session detaches.
-   */
-  void drainReceives(Duration limit) {
-    long deadline = System.nanoTime() + limit.toNanos();
-    synchronized (drained) {
-      long target = drained.get() + 2;
-      while (drained.get() < target && !closed) {
-        long left = deadline - System.nanoTime();
-        if (left <= 0) {
-          return;
-        }
-        try {
-          drained.wait(Math.max(1, left / 1_000_000));
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          return;
-        }
-      }
-    }
-  }
-
-  void attach(int qpn, HostSession s) {
-    byQpn.put(qpn, s);
-  }
-
-  void detach(int qpn) {
-    byQpn.remove(qpn);
-  }
-
-  void grantIssued(HostGrant g) {
-    grants.put(g.id, g);
-    stats.grantsIssued.increment();
-  }
-
-  void grantEnded(HostGrant g) {
-    if (grants.remove(g.id) != null) {
-      stats.revocations.increment();
-    }
-  }
-
-  /** One protection domain per tenant. */
-  static final class TenantDomain {
-    final String tenant;
-    final ProtectionDomain pd;
-
-    TenantDomain(String tenant, ProtectionDomain pd) {
-      this.tenant = tenant;
-      this.pd = pd;
-    }
-  }
-
-  static final class Stats {
-    final LongAdder sessionsOpened = new LongAdder();
-    final LongAdder authFailures = new LongAdder();
-    final LongAdder rateLimited = new LongAdder();
-    final LongAdder quotaRefusals = new LongAdder();
-    final LongAdder grantsIssued = new LongAdder();
-    final LongAdder denials = new LongAdder();
-    final LongAdder revocations = new LongAdder();
-    final LongAdder recordsOpened = new LongAdder();
-    final LongAdder bytesOpened = new LongAdder();
-    final LongAdder recordsRejected = new LongAdder();
-    final LongAdder remoteAccessErrors = new LongAdder();
-    final LongAdder protocolErrors = new LongAdder();
-    final LongAdder staleNotifications = new LongAdder();
-    final LongAdder sessionsTerminated = new LongAdder();
-    final LongAdder handshakeDeadlines = new LongAdder();
-    final LongAdder responderRefusals = new LongAdder();
+  /** Sessions assigned to each opener thread now (tests). */
+  int[] openerLoads() {
+    return openers.loads();
   }
 }

@@ -38,7 +38,7 @@ final class SessionWatchdog implements Runnable {
   /** Each certificate's full trust check (path, revocation) runs every this many ticks. */
   static final int VERIFY_EVERY = 3;
 
-  private final RegionHost host;
+  private final HostCounters counters;
   private final DeploymentTrust trust;
   private final Duration maxLifetime;
   private final long writeTimeoutNanos;
@@ -47,12 +47,12 @@ final class SessionWatchdog implements Runnable {
   private long statusUnknownSince;
 
   SessionWatchdog(
-      RegionHost host,
+      HostCounters counters,
       DeploymentTrust trust,
       Duration maxLifetime,
       Duration writeTimeout,
       Supplier<Iterable<HostSession>> sessions) {
-    this.host = host;
+    this.counters = counters;
     this.trust = trust;
     this.maxLifetime = maxLifetime;
     this.writeTimeoutNanos = writeTimeout.toNanos();
@@ -79,7 +79,7 @@ final class SessionWatchdog implements Runnable {
       long deadline = s.deadlineNanos();
       if (deadline != 0 && nowNanos - deadline > 0) {
         if (s.closeForDeadline()) {
-          host.stats.handshakeDeadlines.increment();
+          counters.handshakeDeadlines.increment();
         }
         continue;
       }
