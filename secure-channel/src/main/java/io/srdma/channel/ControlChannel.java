@@ -9,7 +9,6 @@ import io.srdma.channel.protocol.ProtocolException;
 import io.srdma.channel.protocol.RevokeReason;
 import io.srdma.channel.record.RecordBinding;
 import io.srdma.channel.record.RegionKeyring;
-import io.srdma.keys.KeyExchangeException;
 import java.io.IOException;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
@@ -39,15 +38,6 @@ import org.slf4j.LoggerFactory;
 final class ControlChannel {
   private static final Logger LOG = LoggerFactory.getLogger(ControlChannel.class);
 
-  /** How often a live session re-checks the host's certificate against the CRL and its dates. */
-  static final Duration HOST_RECHECK = Duration.ofMillis(500);
-
-  /**
-   * An unusable CRL (being replaced, or past nextUpdate) ends the session only when it stays so
-   * this long: a copy over the file must not end every session.
-   */
-  static final Duration UNKNOWN_STATUS_GRACE = Duration.ofSeconds(2);
-
   private final ClientOptions options;
   private final SessionState state;
   private final SSLSocket socket;
@@ -55,7 +45,7 @@ final class ControlChannel {
   private final ControlProxy proxy;
   private final String tenant;
   private final String sessionId;
-  private final X509Certificate hostCertificate;
+  private final HostRecheck recheck;
   private final SealedWriter writer;
   private final WriteStages stages;
   private final SealedReader dataReader;
@@ -65,7 +55,6 @@ final class ControlChannel {
   private final AtomicInteger requestIds;
   private final ScheduledExecutorService timer;
   private final Thread thread;
-  private long revocationUnknownSinceNanos; // timer thread only; 0: status known
   private volatile BiConsumer<RemoteGrant, String> revokedListener = (g, r) -> {};
   private volatile Consumer<ChannelException> lostListener = e -> {};
 
@@ -91,7 +80,7 @@ final class ControlChannel {
     this.requestIds = requestIds;
     this.tenant = tenant;
     this.sessionId = sessionId;
-    this.hostCertificate = hostCertificate;
+    this.recheck = new HostRecheck(options.trust(), hostCertificate, state, c -> fail(c, true));
     this.writer = writer;
     this.stages = stages;
     this.dataReader = dataReader;
@@ -116,9 +105,9 @@ final class ControlChannel {
     // the host's certificate can be revoked or expire during the session: the session then ends
     var unusedCheck =
         timer.scheduleAtFixedRate(
-            this::recheckHost,
-            HOST_RECHECK.toMillis(),
-            HOST_RECHECK.toMillis(),
+            recheck::run,
+            HostRecheck.INTERVAL.toMillis(),
+            HostRecheck.INTERVAL.toMillis(),
             TimeUnit.MILLISECONDS);
   }
 
@@ -357,39 +346,6 @@ final class ControlChannel {
     }
     if (requestId != 0) {
       answer(requestId, true);
-    }
-  }
-
-  /** Timer thread: ends the session when the host's certificate is revoked or expired. */
-  private void recheckHost() {
-    if (!state.isOpen()) {
-      return;
-    }
-    try {
-      options.trust().checkStillValid(hostCertificate);
-      revocationUnknownSinceNanos = 0;
-    } catch (KeyExchangeException e) {
-      if (e.reason() == KeyExchangeException.Reason.REVOCATION_STATUS_UNKNOWN) {
-        long now = System.nanoTime();
-        if (revocationUnknownSinceNanos == 0) {
-          revocationUnknownSinceNanos = now;
-          return;
-        }
-        if (now - revocationUnknownSinceNanos < UNKNOWN_STATUS_GRACE.toNanos()) {
-          return;
-        }
-      }
-      LOG.warn(
-          "{}: host certificate no longer trusted, session ends: {}", state.name, e.getMessage());
-      fail(
-          new ChannelException(
-              ChannelException.Reason.AUTHENTICATION_FAILED,
-              e.reason().name(),
-              "the host's certificate is no longer trusted: " + e.getMessage(),
-              e),
-          true);
-    } catch (RuntimeException e) {
-      LOG.debug("{}: host certificate re-check failed: {}", state.name, e.toString());
     }
   }
 

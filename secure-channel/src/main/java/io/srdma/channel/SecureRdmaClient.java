@@ -11,17 +11,10 @@ import io.srdma.keys.AuthenticatedPeer;
 import io.srdma.keys.KeyExchangeException;
 import io.srdma.keys.PeerIdentity;
 import io.srdma.keys.TlsBinding;
-import io.srdma.verbs.AccessFlags;
-import io.srdma.verbs.CompletionQueue;
-import io.srdma.verbs.MemoryRegion;
-import io.srdma.verbs.ProtectionDomain;
-import io.srdma.verbs.QueuePair;
-import io.srdma.verbs.QueuePairAttributes;
 import io.srdma.verbs.VerbsException;
 import io.srdma.verbs.WcStatus;
 import io.srdma.verbs.WrOpcode;
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -76,7 +69,7 @@ public final class SecureRdmaClient implements AutoCloseable {
   private final String sessionId;
   private final TlsBinding.Kind bindingKind;
   private final SessionState state;
-  private final Resources resources;
+  private final ClientResources resources;
   private final KeyEpochs epochs;
   private final SealedWriter writer;
   private final SealedReader reader;
@@ -84,7 +77,7 @@ public final class SecureRdmaClient implements AutoCloseable {
   private final CompletionPoller poller;
   private final ExecutorService sealingPool;
 
-  private SecureRdmaClient(ClientOptions o, AuthenticatedPeer peer, Resources r, String name)
+  private SecureRdmaClient(ClientOptions o, AuthenticatedPeer peer, ClientResources r, String name)
       throws IOException {
     this.name = name;
     this.resources = r;
@@ -151,7 +144,7 @@ public final class SecureRdmaClient implements AutoCloseable {
     options.check();
     CipherWarmup.start();
     String name = "srdma-client-" + CLIENTS.incrementAndGet();
-    Resources r = new Resources();
+    ClientResources r = new ClientResources();
     AuthenticatedPeer peer = null;
     try {
       r.open(options);
@@ -375,49 +368,6 @@ public final class SecureRdmaClient implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new ChannelException(ChannelException.Reason.SESSION_CLOSED, "interrupted");
-    }
-  }
-
-  /** Device objects of a client, closed in reverse; the shared context is given back last. */
-  private static final class Resources {
-    SharedDeviceContext context;
-    ProtectionDomain pd;
-    CompletionQueue cq;
-    QueuePair qp;
-    MemoryRegion staging;
-    MemoryRegion read;
-
-    void open(ClientOptions o) {
-      context = SharedDeviceContext.acquire(o.provider(), o.device());
-      pd = context.context().allocateProtectionDomain();
-      int slots = o.stagingSlots();
-      cq = context.context().createCompletionQueue(slots + 8);
-      qp = pd.createQueuePair(new QueuePairAttributes(cq, cq, slots + 4, 1, 1, 1));
-      qp.init(0);
-      int slotSize = o.maxRecordPayload() + SealedLayout.RECORD_OVERHEAD;
-      staging =
-          pd.registerMemory(ByteBuffer.allocateDirect(slots * slotSize), AccessFlags.LOCAL_WRITE);
-      read =
-          pd.registerMemory(ByteBuffer.allocateDirect(o.maxReadBytes()), AccessFlags.LOCAL_WRITE);
-    }
-
-    void close(AuthenticatedPeer peer) {
-      if (peer != null) {
-        try {
-          peer.socket().close();
-        } catch (IOException ignored) {
-          // failing anyway
-        }
-      }
-      for (AutoCloseable c : new AutoCloseable[] {qp, staging, read, cq, pd, context}) {
-        if (c != null) {
-          try {
-            c.close();
-          } catch (Exception e) {
-            LOG.debug("closing {}: {}", c, e.getMessage());
-          }
-        }
-      }
     }
   }
 }
