@@ -167,14 +167,18 @@ final class SealedWriter {
           return WriteResult.INVALID_ARGUMENT;
         }
         long rel = batch.relativeOffset(i);
-        boolean extends_ = i > 0 && rel == batch.relativeOffset(i - 1) + batch.length(i - 1);
-        if (extends_) {
+        boolean contiguous = i > 0 && rel == batch.relativeOffset(i - 1) + batch.length(i - 1);
+        if (contiguous) {
           runBytes += len;
         } else {
           if (i > 0) {
-            long refused = checkRun(g, runFirst[runs - 1], runBytes);
+            long previous = runFirst[runs - 1];
+            long refused = checkRun(g, previous, runBytes);
             if (refused != 0) {
               return refused;
+            }
+            if (rel > previous && rel - previous < runBytes + SealedLayout.RECORD_OVERHEAD) {
+              return WriteResult.INVALID_ARGUMENT; // would overwrite the previous record's tag
             }
           }
           runFirst[runs++] = rel;

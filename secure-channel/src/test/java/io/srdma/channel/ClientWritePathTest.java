@@ -6,10 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.srdma.verbs.DeviceOptions;
+import io.srdma.verbs.WcStatus;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.EnumSet;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -38,10 +40,18 @@ class ClientWritePathTest {
       assertTrue(batch.add(5, direct, 3, b.length));
       assertTrue(batch.add(12, ByteBuffer.wrap(d), 0, d.length));
       assertTrue(batch.add(1024, ByteBuffer.wrap(apart), 0, apart.length));
+      AtomicLong told = new AtomicLong();
+      c.onWritesCompleted(
+          (p, status) -> {
+            if (status == WcStatus.SUCCESS) {
+              told.accumulateAndGet(p, Math::max);
+            }
+          });
       long before = c.postedPosition();
       long position = g.tryWriteBatch(batch);
       assertEquals(before + 2, position, "two records: the contiguous run and the apart piece");
       ChannelRig.await(() -> c.completedPosition() >= position, "batch completed");
+      ChannelRig.await(() -> told.get() >= position, "the completion handler was told");
       ChannelRig.await(() -> rig.acmeRecords.size() == 2, "two records opened");
       byte[] joined = ByteBuffer.allocate(32).put(a).put(b).put(d).array();
       assertArrayEquals(joined, rig.acmeRecords.get(0));
@@ -66,6 +76,10 @@ class ClientWritePathTest {
       batch.add(8, ByteBuffer.wrap(bytes(Short.MAX_VALUE * 2, 3)), 0, Short.MAX_VALUE * 2);
       assertEquals(
           WriteResult.INVALID_ARGUMENT, g.tryWriteBatch(batch), "a run longer than one record");
+      batch.clear();
+      batch.add(0, ByteBuffer.wrap(bytes(8, 1)), 0, 8);
+      batch.add(20, ByteBuffer.wrap(bytes(8, 2)), 0, 8); // inside the first record's tag
+      assertEquals(WriteResult.INVALID_ARGUMENT, g.tryWriteBatch(batch), "overlapping records");
       assertEquals(before, c.postedPosition(), "nothing posted");
       // a later good write is the first record the host sees: the refused pieces never left
       byte[] good = bytes(16, 9);
