@@ -17,6 +17,11 @@ public enum Access {
     this.bit = bit;
   }
 
+  /** This operation's bit in {@link #bits}. */
+  int bit() {
+    return bit;
+  }
+
   static int bits(Set<Access> set) {
     int b = 0;
     for (Access a : set) {
