@@ -58,7 +58,8 @@ public final class PolicyCommand implements Runnable {
       err.println(
           e.errors().size() + (e.errors().size() == 1 ? " error" : " errors") + " in " + file);
     } catch (PolicyException e) {
-      err.println(file + ": " + e.getMessage());
+      // e.g. "cannot read policy file x.yaml: no such file or directory", no Java class names
+      err.println(Addresses.explain(e));
     }
     err.flush();
     return null;
