@@ -129,7 +129,10 @@ public final class AttackSuiteCommand implements Callable<Integer> {
             r -> {
               out.printf(
                   "%s %s: expected %s, got %s%n",
-                  Style.mark(r.mark(), 4), r.what(), r.expected(), r.observed());
+                  Style.mark(r.mark(), 4),
+                  r.what(),
+                  r.expected(),
+                  Addresses.withoutClassNames(r.observed()));
               out.flush();
             });
     try {

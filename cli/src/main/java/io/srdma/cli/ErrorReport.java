@@ -169,6 +169,15 @@ final class ErrorReport
           + (several ? "; several comma-separated" : "")
           + ")";
     }
+    if (m.equals("missing subcommand")) {
+      List<String> names = new ArrayList<>();
+      for (var sub : ex.getCommandLine().getSubcommands().entrySet()) {
+        if (!sub.getValue().getCommandSpec().usageMessage().hidden()) {
+          names.add(sub.getKey());
+        }
+      }
+      return "commands: " + String.join(", ", names);
+    }
     if (ex instanceof CommandLine.UnmatchedArgumentException u) {
       List<String> suggestions = u.getSuggestions();
       if (!suggestions.isEmpty()) {
