@@ -100,7 +100,7 @@ public final class AuditCommand implements Runnable {
       try {
         expected = head == null ? null : AuditVerifier.Head.parse(head);
       } catch (PolicyException e) {
-        throw new CommandLine.ParameterException(cmd, "--head: " + e.getMessage());
+        throw new CommandLine.ParameterException(cmd, "--head: " + Addresses.explain(e));
       }
       if (crl != null && ca == null) {
         throw new CommandLine.ParameterException(cmd, "--crl needs --ca");
@@ -109,13 +109,13 @@ public final class AuditCommand implements Runnable {
       try {
         trust = trust();
       } catch (KeyExchangeException | PolicyException e) {
-        return fail(cmd, e.getMessage(), 3);
+        return fail(cmd, "srdma audit verify: " + Addresses.explain(e), 3);
       }
       AuditVerification v;
       try (AuditKey k = key == null ? null : AuditKey.load(key)) {
         v = new AuditVerifier(k, trust).verify(files, expected, closed);
       } catch (PolicyException e) {
-        return fail(cmd, e.getMessage(), 3);
+        return fail(cmd, "srdma audit verify: " + Addresses.explain(e), 3);
       }
       if (v.intact()) {
         cmd.getOut().println(v.summary());

@@ -34,7 +34,6 @@ import io.srdma.verbs.VerbsException;
 import io.srdma.verbs.doctor.DeviceCounters;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.net.Inet6Address;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -167,13 +166,21 @@ final class ServeCommand implements Callable<Integer> {
       err.flush();
       return KeyCommands.EXIT_USAGE;
     }
+    // log lines go to srdma.log beside the audit log (the terminal shows them with --verbose)
+    try (CliLogging.LogFile logFile = CliLogging.toFile(c.auditFile.toAbsolutePath().getParent())) {
+      return serve(c, p, out, err, logFile.file());
+    }
+  }
+
+  private int serve(ServeConfig c, Prepared p, PrintWriter out, PrintWriter err, Path logFile) {
     Running r = new Running();
     try {
       io.srdma.channel.record.AeadSelection.select(aeadMode(c));
       start(c, p, r);
     } catch (RuntimeException e) {
       r.close();
-      err.println("srdma serve: could not start: " + e.getMessage());
+      err.println("srdma serve: could not start: " + Addresses.explain(e));
+      err.printf("srdma serve: details in %s%n", logFile);
       err.flush();
       return KeyCommands.EXIT_FAILED;
     }
@@ -205,6 +212,7 @@ final class ServeCommand implements Callable<Integer> {
           c.consoleCertificateChain,
           c.consoleMetricsTokenFile == null ? "none: /metrics needs a login" : "set");
     }
+    out.printf("srdma serve: log %s%n", logFile);
     out.flush();
     try {
       stopRequested.await();
@@ -285,8 +293,7 @@ final class ServeCommand implements Callable<Integer> {
   }
 
   private static String format(InetSocketAddress a) {
-    String host = a.getAddress().getHostAddress();
-    return (a.getAddress() instanceof Inet6Address ? "[" + host + "]" : host) + ":" + a.getPort();
+    return Addresses.format(new InetSocketAddress(a.getAddress().getHostAddress(), a.getPort()));
   }
 
   // ------------------------------------------------------------------ checks (nothing started)
@@ -385,7 +392,7 @@ final class ServeCommand implements Callable<Integer> {
                 + " errors):");
         e.errors().forEach(pe -> errors.add("  " + pe));
       } catch (PolicyException e) {
-        errors.add(c.where("policy.file") + ": " + e.getMessage());
+        errors.add(c.where("policy.file") + ": " + Addresses.explain(e));
       }
     }
     if (policy != null) {
@@ -435,12 +442,12 @@ final class ServeCommand implements Callable<Integer> {
     try {
       RdmaProviders.firstDevice(c.provider);
     } catch (VerbsException e) {
-      errors.add(c.where("provider") + ": " + c.provider + ": " + e.getMessage());
+      errors.add(c.where("provider") + ": " + c.provider + ": " + Addresses.explain(e));
     }
     try {
       deviceOptions(c).conclude();
     } catch (VerbsException e) {
-      errors.add(c.where("device") + ": " + e.getMessage());
+      errors.add(c.where("device") + ": " + Addresses.explain(e));
     }
     ConsoleConfig console = c.console ? prepareConsole(c, errors) : null;
     if (console != null && policy != null && policy.consoleUsers().isEmpty()) {
@@ -648,9 +655,7 @@ final class ServeCommand implements Callable<Integer> {
   }
 
   private static String message(KeyExchangeException e) {
-    String m = e.getMessage();
-    String prefix = e.reason() + ": ";
-    return m.startsWith(prefix) ? m.substring(prefix.length()) : m;
+    return Addresses.explain(e);
   }
 
   /**

@@ -241,7 +241,7 @@ final class ServeConfig {
       }
       raw = Files.readAllBytes(file);
     } catch (IOException e) {
-      fileError("cannot read: " + e.getMessage());
+      fileError("cannot read: " + Addresses.explain(e));
       return null;
     }
     try {

@@ -231,9 +231,9 @@ final class SessionAttacks {
         victim.setSoTimeout(300);
         try (Socket s = victim.accept()) {
           none = false;
-          connected = ", HOST CONNECTED to " + named;
+          connected = ", HOST CONNECTED to " + Addresses.format(named);
         } catch (SocketTimeoutException e) {
-          connected = ", " + named + " saw no connection";
+          connected = ", " + Addresses.format(named) + " saw no connection";
         }
       }
       boolean counted =

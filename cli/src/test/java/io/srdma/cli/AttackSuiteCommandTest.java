@@ -214,6 +214,6 @@ class AttackSuiteCommandTest {
   @Test
   void formatsAddressesForPeople() {
     assertEquals("127.0.0.1:7", Addresses.format(new InetSocketAddress("127.0.0.1", 7)));
-    assertEquals("[0:0:0:0:0:0:0:1]:7", Addresses.format(new InetSocketAddress("::1", 7)));
+    assertEquals("[::1]:7", Addresses.format(new InetSocketAddress("::1", 7)));
   }
 }
