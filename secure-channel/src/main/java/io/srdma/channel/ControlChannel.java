@@ -364,7 +364,9 @@ final class ControlChannel {
     // writes and reads in flight complete from the completion queue (the queue pair flushes);
     // close() fails whatever is still waiting then
     if (notify && !state.isClosed()) {
-      LOG.warn("{}: session {} lost: {}", state.name, sessionId, cause.getMessage());
+      // not WARN: the host ending a session (a refusal, a revocation) is expected, and the
+      // application hears of it through its session-lost listener
+      LOG.info("{}: session {} lost: {}", state.name, sessionId, cause.getMessage());
       try {
         lostListener.accept(cause);
       } catch (RuntimeException e) {

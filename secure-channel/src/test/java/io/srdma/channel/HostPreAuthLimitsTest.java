@@ -3,6 +3,7 @@ package io.srdma.channel;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 import io.srdma.channel.protocol.ControlProxy;
 import io.srdma.channel.protocol.ErrorCode;
@@ -205,6 +206,9 @@ class HostPreAuthLimitsTest {
 
   @Test
   void aHelloNamingAnotherAddressIsRefusedWithoutConnecting() throws Exception {
+    assumeFalse(
+        "loopback".equals(ChannelRig.PROVIDER),
+        "the loopback provider connects to no address: a HELLO's responder address means nothing");
     start(o -> {});
     try (ServerSocket victim = new ServerSocket()) {
       victim.bind(new InetSocketAddress(FLOODER, 0));
