@@ -1,6 +1,6 @@
 package io.srdma.cli;
 
-import io.srdma.channel.RegionHost;
+import io.srdma.host.RegionHost;
 import io.srdma.keys.KeyExchangeException;
 import io.srdma.keys.Pem;
 import io.srdma.policy.AuditCheckpointTrust;

@@ -1,11 +1,11 @@
 package io.srdma.cli;
 
-import io.srdma.channel.HostOptions;
-import io.srdma.channel.RegionHost;
 import io.srdma.console.ConsoleConfig;
 import io.srdma.console.ConsoleException;
 import io.srdma.console.ConsoleServer;
 import io.srdma.console.HostConsoleBackend;
+import io.srdma.host.HostOptions;
+import io.srdma.host.RegionHost;
 import io.srdma.keys.CertificateUsage;
 import io.srdma.keys.Credential;
 import io.srdma.keys.DeploymentTrust;

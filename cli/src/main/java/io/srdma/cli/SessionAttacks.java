@@ -2,9 +2,9 @@ package io.srdma.cli;
 
 import io.srdma.channel.AttackProbe;
 import io.srdma.channel.ChannelException;
-import io.srdma.channel.HostStats;
 import io.srdma.channel.RemoteGrant;
 import io.srdma.channel.SecureRdmaClient;
+import io.srdma.host.HostStats;
 import java.io.IOException;
 import java.net.Inet4Address;
 import java.net.InetAddress;

@@ -8,6 +8,7 @@ import io.srdma.keys.RekeyPolicy;
 import io.srdma.verbs.DeviceOptions;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.Objects;
 
 /**
  * Settings of a {@link SecureRdmaClient}; fluent setters, checked by {@code connect}. Not
@@ -66,7 +67,7 @@ public final class ClientOptions {
     try {
       hostIdentity = PeerIdentity.host(name);
     } catch (KeyExchangeException e) {
-      throw HostOptions.invalid("host name: " + e.getMessage());
+      throw invalid("host name: " + e.getMessage());
     }
     return this;
   }
@@ -214,41 +215,58 @@ public final class ClientOptions {
   }
 
   void check() {
-    HostOptions.require(credential, "credential");
-    HostOptions.require(trust, "trust");
-    HostOptions.require(host, "host");
+    require(credential, "credential");
+    require(trust, "trust");
+    require(host, "host");
     if (hostIdentity == null && !anyHost) {
-      throw HostOptions.invalid(
+      throw invalid(
           "hostIdentity is required: the identity srdma://host/<name> the host must present (or"
               + " anyHostForDevelopment() in development)");
     }
     if (hostIdentity != null && anyHost) {
-      throw HostOptions.invalid("set either hostIdentity or anyHostForDevelopment(), not both");
+      throw invalid("set either hostIdentity or anyHostForDevelopment(), not both");
     }
     if (hostIdentity != null && !hostIdentity.isHost()) {
-      throw HostOptions.invalid(
+      throw invalid(
           "hostIdentity must be a host identity srdma://host/<name>, not " + hostIdentity);
     }
-    HostOptions.require(provider, "provider");
-    HostOptions.require(device, "device");
-    HostOptions.require(rekeyPolicy, "rekeyPolicy");
-    HostOptions.positive("connectTimeout", connectTimeout);
-    HostOptions.positive("requestTimeout", requestTimeout);
-    HostOptions.positive("keepalive", keepalive);
+    require(provider, "provider");
+    require(device, "device");
+    require(rekeyPolicy, "rekeyPolicy");
+    positive("connectTimeout", connectTimeout);
+    positive("requestTimeout", requestTimeout);
+    positive("keepalive", keepalive);
     if (maxRecordPayload < 1 || maxRecordPayload > (1 << 24)) {
-      throw HostOptions.invalid("maxRecordPayload must be 1..16777216, got " + maxRecordPayload);
+      throw invalid("maxRecordPayload must be 1..16777216, got " + maxRecordPayload);
     }
     if (stagingSlots < 1 || stagingSlots > 4096) {
-      throw HostOptions.invalid("stagingSlots must be 1..4096, got " + stagingSlots);
+      throw invalid("stagingSlots must be 1..4096, got " + stagingSlots);
     }
     if (maxReadBytes < SealedLayout.RECORD_OVERHEAD + 1) {
-      throw HostOptions.invalid("maxReadBytes too small: " + maxReadBytes);
+      throw invalid("maxReadBytes too small: " + maxReadBytes);
     }
     if (idleSpins < 0 || idleSpins > 1_000_000) {
-      throw HostOptions.invalid("idleSpins must be 0..1000000, got " + idleSpins);
+      throw invalid("idleSpins must be 0..1000000, got " + idleSpins);
     }
     if (sealingThreads < 0 || sealingThreads > 64) {
-      throw HostOptions.invalid("sealingThreads must be 0..64, got " + sealingThreads);
+      throw invalid("sealingThreads must be 0..64, got " + sealingThreads);
     }
+  }
+
+  private static void require(Object value, String name) {
+    if (value == null) {
+      throw invalid(name + " is required");
+    }
+  }
+
+  private static void positive(String name, Duration value) {
+    Objects.requireNonNull(value, name);
+    if (value.isNegative() || value.isZero()) {
+      throw invalid(name + " must be positive, got " + value);
+    }
+  }
+
+  private static ChannelException invalid(String message) {
+    return new ChannelException(ChannelException.Reason.INVALID_ARGUMENT, message);
   }
 }

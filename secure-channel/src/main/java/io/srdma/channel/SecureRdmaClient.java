@@ -32,9 +32,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A tenant peer's session with a {@link RegionHost}: mutual TLS 1.3 with the peer's certificate,
- * session keys, one RC queue pair, and grants to write sealed records into (and read owner-sealed
- * records from) the tenant's regions.
+ * A tenant peer's session with a region host ({@code io.srdma.host.RegionHost}): mutual TLS 1.3
+ * with the peer's certificate, session keys, one RC queue pair, and grants to write sealed records
+ * into (and read owner-sealed records from) the tenant's regions.
  *
  * <pre>{@code
  * try (SecureRdmaClient client = SecureRdmaClient.connect(new ClientOptions()
@@ -149,7 +149,7 @@ public final class SecureRdmaClient implements AutoCloseable {
     try {
       r.open(options);
       peer = ClientHandshake.tls(options).connect(options.host(), options.connectTimeout());
-      if (!RegionHost.HOST_TENANT.equals(peer.identity().tenant())) {
+      if (!PeerIdentity.HOST_TENANT.equals(peer.identity().tenant())) {
         throw new ChannelException(
             ChannelException.Reason.AUTHENTICATION_FAILED,
             "NOT_A_HOST",
@@ -157,7 +157,7 @@ public final class SecureRdmaClient implements AutoCloseable {
                 + " presented "
                 + peer.identity()
                 + ", not a host identity (srdma://"
-                + RegionHost.HOST_TENANT
+                + PeerIdentity.HOST_TENANT
                 + "/<name>)",
             null);
       }

@@ -2,12 +2,12 @@ package io.srdma.bench.channel;
 
 import io.srdma.channel.Access;
 import io.srdma.channel.ClientOptions;
-import io.srdma.channel.HostOptions;
-import io.srdma.channel.RegionHost;
 import io.srdma.channel.RemoteGrant;
 import io.srdma.channel.SecureRdmaClient;
 import io.srdma.channel.WriteBatch;
 import io.srdma.channel.WriteResult;
+import io.srdma.host.HostOptions;
+import io.srdma.host.RegionHost;
 import io.srdma.keys.DeploymentCa;
 import io.srdma.keys.PeerIdentity;
 import io.srdma.policy.AuditLog;

@@ -2,14 +2,14 @@ package io.srdma.cli.bench;
 
 import io.srdma.channel.Access;
 import io.srdma.channel.ClientOptions;
-import io.srdma.channel.HostOptions;
-import io.srdma.channel.HostedRegion;
-import io.srdma.channel.ReceivedRecord;
-import io.srdma.channel.RegionHost;
 import io.srdma.channel.RemoteGrant;
 import io.srdma.channel.SealedLayout;
 import io.srdma.channel.SecureRdmaClient;
 import io.srdma.channel.WriteResult;
+import io.srdma.host.HostOptions;
+import io.srdma.host.HostedRegion;
+import io.srdma.host.ReceivedRecord;
+import io.srdma.host.RegionHost;
 import io.srdma.keys.DeploymentCa;
 import io.srdma.keys.PeerIdentity;
 import io.srdma.policy.AuditLog;
