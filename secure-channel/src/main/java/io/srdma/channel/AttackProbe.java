@@ -34,6 +34,9 @@ import java.util.Arrays;
  * attack-suite}): posts raw RDMA operations on a client's own queue pair, skipping the writer's
  * checks, so that what the <em>target</em> enforces can be shown. It gives nothing a holder of the
  * client's key and queue pair could not do anyway; every outcome is the RNIC's or the host's.
+ *
+ * <p>Thread-safe as the client it probes is; arrays passed in are read before a method returns and
+ * arrays returned are new and the caller's. {@link KeptRegionKey} is not thread-safe.
  */
 public final class AttackProbe {
   private AttackProbe() {}

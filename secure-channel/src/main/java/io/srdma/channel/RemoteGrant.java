@@ -35,7 +35,8 @@ import java.util.concurrent.CompletionStage;
  * </ul>
  *
  * <p>Buffer ownership: every write reads the caller's bytes (sealing them into staging memory)
- * before it returns; the caller may reuse its buffers at once.
+ * before it returns; the caller may reuse its buffers at once. A read returns a new heap buffer of
+ * plaintext that belongs to the caller; the client's registered read buffer is never exposed.
  *
  * <p>A grant with READ holds the region's keys ({@link RegionKeyring}): the generation its GRANT
  * carried, then each newer one the host pushes (REGION_KEY); the previous generation opens for
@@ -250,7 +251,7 @@ public final class RemoteGrant {
    * Fetches {@code sealedLength} bytes at {@code relativeOffset} with RDMA READ and opens the
    * owner-sealed records in them with the region key this grant carries.
    *
-   * @return the plaintext of the records, in order
+   * @return the plaintext of the records, in order, in a new buffer the caller owns
    */
   public CompletionStage<ByteBuffer> read(long relativeOffset, int sealedLength) {
     return reader.read(this, relativeOffset, sealedLength);

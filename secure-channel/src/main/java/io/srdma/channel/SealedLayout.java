@@ -8,6 +8,8 @@ import io.srdma.channel.record.RecordSealer;
  * maxRecordPayload} bytes laid end to end, each with {@value #RECORD_OVERHEAD} bytes of header and
  * tag. Records the region's owner seals for readers ({@code io.srdma.host.HostedRegion#seal}) carry
  * a trailer too (version and Ed25519 signature): {@value #OWNER_RECORD_OVERHEAD} bytes each.
+ *
+ * <p>Constants and pure functions only: thread-safe, holds no state and no buffers.
  */
 public final class SealedLayout {
   /** Header and GCM tag of one record. */

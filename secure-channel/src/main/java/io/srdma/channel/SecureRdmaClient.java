@@ -58,6 +58,11 @@ import org.slf4j.LoggerFactory;
  * convenience writes, all named {@code srdma-client-N-*} and stopped by {@link #close}. Every
  * public method is thread-safe; listeners and a {@link WriteCompletionHandler} run on the client's
  * threads.
+ *
+ * <p>Buffer ownership: the client keeps no reference to a caller's buffer. Writes seal the caller's
+ * bytes into the client's own registered staging memory before they return, reads hand back new
+ * buffers (see {@link RemoteGrant}); the registered memory is the client's and is freed by {@link
+ * #close}.
  */
 public final class SecureRdmaClient implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(SecureRdmaClient.class);

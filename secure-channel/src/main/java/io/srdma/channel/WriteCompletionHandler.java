@@ -6,6 +6,9 @@ import io.srdma.verbs.WcStatus;
  * Told of write completions on the thread that polls the client's completion queue (the client's
  * poller thread, or a caller of {@link SecureRdmaClient#pollCompletions()}): keep it short and
  * non-blocking, it holds up every completion behind it. Allocation-free on the client's side.
+ *
+ * <p>Buffer ownership: it is told positions, never handed buffers; the bytes of a completed write
+ * were the caller's again as soon as its {@code tryWrite} returned.
  */
 @FunctionalInterface
 public interface WriteCompletionHandler {
