@@ -7,7 +7,7 @@ import java.util.TreeMap;
 
 /**
  * Counts a parent's open children so that closing it early fails with a clear BUSY error. Shared by
- * the soft and loopback providers; not API.
+ * the providers; not API.
  */
 public final class LiveChildren {
   private final Map<String, Integer> counts = new TreeMap<>();
