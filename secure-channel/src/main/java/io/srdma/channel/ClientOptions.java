@@ -9,7 +9,13 @@ import io.srdma.verbs.DeviceOptions;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 
-/** Settings of a {@link SecureRdmaClient}; fluent setters, checked by {@code connect}. */
+/**
+ * Settings of a {@link SecureRdmaClient}; fluent setters, checked by {@code connect}.
+ *
+ * <p>Thread safety: not thread-safe; fill it on one thread, then hand it to {@link
+ * SecureRdmaClient#connect}. The client keeps the instance: do not change it after {@code connect}.
+ * Buffers: none (the credential and trust are shared, not copied).
+ */
 public final class ClientOptions {
   private Credential credential;
   private DeploymentTrust trust;

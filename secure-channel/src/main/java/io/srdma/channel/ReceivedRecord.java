@@ -5,6 +5,10 @@ import java.nio.ByteBuffer;
 /**
  * One opened record as the host application sees it. Reused between calls of a {@link
  * RecordListener}: read it during the call only.
+ *
+ * <p>Thread safety: not thread-safe; one instance is filled and reused by the host's receiver
+ * thread. Buffers: {@link #payload} is a read-only view of the host's memory, valid during the
+ * listener's call only; copy what must outlive it.
  */
 public final class ReceivedRecord {
   private String identity;

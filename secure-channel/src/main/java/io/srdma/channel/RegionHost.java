@@ -56,6 +56,10 @@ import org.slf4j.LoggerFactory;
  * timer (REVOKE notices of expiries, key rotations, endings), one watchdog ({@link
  * SessionWatchdog}: trust, lifetime, deadlines, grant expiries; never writes to a peer). All are
  * named {@code srdma-host-*} and stopped by {@link #close}.
+ *
+ * <p>Thread safety: thread-safe; any thread may register regions, query, revoke or close. Buffers:
+ * the host allocates and owns every region's memory ({@link HostedRegion}) and frees it when it
+ * closes.
  */
 public final class RegionHost implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(RegionHost.class);

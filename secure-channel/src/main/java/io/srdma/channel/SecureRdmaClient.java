@@ -83,6 +83,12 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Threads: a control reader, a completion poller, a timer (keep-alive and deadlines) and {@code
  * sealingThreads} sealers, all named {@code srdma-client-N-*} and stopped by {@link #close}.
+ *
+ * <p>Thread safety: thread-safe; any thread may request grants, write, read and close. Listeners
+ * ({@link #onRevoked}, {@link #onSessionLost}) run on the client's own threads and must not block.
+ * Buffers: the client allocates and owns its staging memory and frees it when it closes; data
+ * passed to a grant's {@code write} is copied (sealed) before {@code write} returns, and a {@code
+ * read} returns a buffer the caller owns ({@link RemoteGrant}).
  */
 public final class SecureRdmaClient implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(SecureRdmaClient.class);
