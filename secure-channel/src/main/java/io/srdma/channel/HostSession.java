@@ -599,6 +599,12 @@ final class HostSession implements Runnable {
   private void release(Frame f) throws IOException {
     long id = f.release().grantId();
     HostGrant g = grantById(id);
+    if (g != null && g.live.operations().contains(Operation.WRITE)) {
+      // records the peer wrote before its RELEASE (their writes completed) may still sit in the
+      // receive queue: open them while the grant is live, or they are refused as naming an ended
+      // grant and audited as a violation of an honest peer (as on CLOSE, see end)
+      host.drainReceives(host.options().requestTimeout());
+    }
     if (g == null || !endGrant(g, RevokeReason.RELEASED, identity, true, f.requestId())) {
       proxy.revoke(f.requestId(), id, RevokeReason.RELEASED);
     }
