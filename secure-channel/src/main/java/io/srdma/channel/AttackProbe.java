@@ -31,6 +31,10 @@ import java.util.Arrays;
  * attack-suite}): posts raw RDMA operations on a client's own queue pair, skipping the writer's
  * checks, so that what the <em>target</em> enforces can be shown. It gives nothing a holder of the
  * client's key and queue pair could not do anyway; every outcome is the RNIC's or the host's.
+ *
+ * <p>Thread safety: stateless static methods, each as thread-safe as the client it is given; a
+ * probe waits for its own completion. Buffers: {@code write} copies the bytes it is given into the
+ * client's staging memory before posting; the caller keeps its array.
  */
 public final class AttackProbe {
   private AttackProbe() {}

@@ -8,6 +8,8 @@ import io.srdma.channel.record.RecordSealer;
  * maxRecordPayload} bytes laid end to end, each with {@value #RECORD_OVERHEAD} bytes of header and
  * tag. Records the region's owner seals for readers ({@link HostedRegion#seal}) carry a trailer too
  * (version and Ed25519 signature): {@value #OWNER_RECORD_OVERHEAD} bytes each.
+ *
+ * <p>Thread safety: stateless static arithmetic. Buffers: none.
  */
 public final class SealedLayout {
   /** Header and GCM tag of one record. */
