@@ -8,6 +8,8 @@ package io.srdma.channel;
  * <p>A position is the count of records this client has posted once the write's last record is
  * posted; the write has completed at the target when {@link SecureRdmaClient#completedPosition()}
  * reaches it (or a {@link WriteCompletionHandler} reports it) with no failure before it.
+ *
+ * <p>Thread safety: constants and static methods only, usable from any thread. Buffers: none.
  */
 public final class WriteResult {
   /** No staging slot is free: completions must free one first; try again (nothing posted). */
