@@ -5,8 +5,9 @@ import java.util.EnumSet;
 import java.util.Set;
 
 /**
- * What a grant lets its holder do to the region: one-sided RDMA READ or WRITE. Immutable and
- * thread-safe, as every enum.
+ * What a grant lets its holder do to the region: one-sided RDMA READ or WRITE.
+ *
+ * <p>Thread safety: an enum, immutable. Buffers: none.
  */
 public enum Access {
   /** Fetch (owner-sealed) records with RDMA READ. */

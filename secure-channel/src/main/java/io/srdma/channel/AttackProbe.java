@@ -35,8 +35,10 @@ import java.util.Arrays;
  * checks, so that what the <em>target</em> enforces can be shown. It gives nothing a holder of the
  * client's key and queue pair could not do anyway; every outcome is the RNIC's or the host's.
  *
- * <p>Thread-safe as the client it probes is; arrays passed in are read before a method returns and
- * arrays returned are new and the caller's. {@link KeptRegionKey} is not thread-safe.
+ * <p>Thread safety: stateless static methods, each as thread-safe as the client it is given; a
+ * probe waits for its own completion. Buffers: {@code write} copies the bytes it is given into the
+ * client's staging memory before posting; the caller keeps its array. {@link KeptRegionKey} is not
+ * thread-safe.
  */
 public final class AttackProbe {
   private AttackProbe() {}

@@ -11,8 +11,11 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * Settings of a {@link SecureRdmaClient}; fluent setters, checked by {@code connect}. Not
- * thread-safe: fill on one thread, then connect.
+ * Settings of a {@link SecureRdmaClient}; fluent setters, checked by {@code connect}.
+ *
+ * <p>Thread safety: not thread-safe; fill it on one thread, then hand it to {@link
+ * SecureRdmaClient#connect}. The client keeps the instance: do not change it after {@code connect}.
+ * Buffers: none (the credential and trust are shared, not copied).
  */
 public final class ClientOptions {
   private Credential credential;

@@ -41,7 +41,12 @@ import java.util.concurrent.CompletionStage;
  * <p>A grant with READ holds the region's keys ({@link RegionKeyring}): the generation its GRANT
  * carried, then each newer one the host pushes (REGION_KEY); the previous generation opens for
  * {@link RegionKeyring#GRACE} more, then is wiped, and all are wiped when the grant ends.
- * Thread-safe.
+ *
+ * <p>Thread safety: thread-safe; several threads may write and read through one grant at once.
+ * Buffers: {@link #write} seals the caller's data into the client's staging memory before it
+ * returns (the buffer's position is not moved), so the caller may reuse the buffer as soon as
+ * {@code write} returns, before the stage completes; {@link #read} completes with a new heap buffer
+ * that belongs to the caller.
  */
 public final class RemoteGrant {
   private final GrantTarget target;

@@ -9,7 +9,7 @@ import io.srdma.channel.record.RecordSealer;
  * tag. Records the region's owner seals for readers ({@code io.srdma.host.HostedRegion#seal}) carry
  * a trailer too (version and Ed25519 signature): {@value #OWNER_RECORD_OVERHEAD} bytes each.
  *
- * <p>Constants and pure functions only: thread-safe, holds no state and no buffers.
+ * <p>Thread safety: stateless static arithmetic. Buffers: none.
  */
 public final class SealedLayout {
   /** Header and GCM tag of one record. */

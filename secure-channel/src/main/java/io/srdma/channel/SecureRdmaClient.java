@@ -55,14 +55,14 @@ import org.slf4j.LoggerFactory;
  * queue pair, completion queue and registered staging and read buffers.
  *
  * <p>Threads: control reader, completion poller, timer and {@code sealingThreads} sealers for large
- * convenience writes, all named {@code srdma-client-N-*} and stopped by {@link #close}. Every
- * public method is thread-safe; listeners and a {@link WriteCompletionHandler} run on the client's
- * threads.
+ * convenience writes, all named {@code srdma-client-N-*} and stopped by {@link #close}.
  *
- * <p>Buffer ownership: the client keeps no reference to a caller's buffer. Writes seal the caller's
- * bytes into the client's own registered staging memory before they return, reads hand back new
- * buffers (see {@link RemoteGrant}); the registered memory is the client's and is freed by {@link
- * #close}.
+ * <p>Thread safety: thread-safe; any thread may request grants, write, read and close. Listeners
+ * ({@link #onRevoked}, {@link #onSessionLost}) and a {@link WriteCompletionHandler} run on the
+ * client's own threads and must not block. Buffers: the client allocates and owns its staging
+ * memory and frees it when it closes; data passed to a grant's {@code write} is copied (sealed)
+ * before {@code write} returns, and a {@code read} returns a buffer the caller owns ({@link
+ * RemoteGrant}).
  */
 public final class SecureRdmaClient implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(SecureRdmaClient.class);

@@ -14,10 +14,10 @@ import java.nio.ByteBuffer;
  * SealedLayout#RECORD_OVERHEAD} bytes more than its pieces, placed at its first offset: the host
  * opens one record there holding every piece's bytes in order.
  *
- * <p>Buffer ownership: the batch holds references only; the bytes are read (sealed into registered
- * staging memory) during {@code tryWriteBatch}, so buffers may be changed or reused as soon as it
- * returns. Reusable: {@link #clear()} and fill again; nothing is allocated after construction. Not
- * thread-safe: one thread fills and writes a batch.
+ * <p>Thread safety: not thread-safe; one thread fills and writes a batch. Reusable: {@link
+ * #clear()} and fill again; nothing is allocated after construction. Buffers: the batch holds
+ * references only; the bytes are read (sealed into registered staging memory) during {@code
+ * tryWriteBatch}, so buffers may be changed or reused as soon as it returns.
  */
 public final class WriteBatch {
   private final long[] offsets;

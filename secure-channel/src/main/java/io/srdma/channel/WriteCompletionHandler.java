@@ -7,8 +7,9 @@ import io.srdma.verbs.WcStatus;
  * poller thread, or a caller of {@link SecureRdmaClient#pollCompletions()}): keep it short and
  * non-blocking, it holds up every completion behind it. Allocation-free on the client's side.
  *
- * <p>Buffer ownership: it is told positions, never handed buffers; the bytes of a completed write
- * were the caller's again as soon as its {@code tryWrite} returned.
+ * <p>Thread safety: called by one polling thread at a time; an implementation shared with other
+ * threads must publish its state safely. Buffers: none are passed; the written buffers were the
+ * caller's again as soon as the write call returned.
  */
 @FunctionalInterface
 public interface WriteCompletionHandler {

@@ -9,7 +9,7 @@ package io.srdma.channel;
  * posted; the write has completed at the target when {@link SecureRdmaClient#completedPosition()}
  * reaches it (or a {@link WriteCompletionHandler} reports it) with no failure before it.
  *
- * <p>Constants and static functions only: thread-safe.
+ * <p>Thread safety: constants and static methods only, usable from any thread. Buffers: none.
  */
 public final class WriteResult {
   /** No staging slot is free: completions must free one first; try again (nothing posted). */

@@ -7,6 +7,8 @@ import java.util.Set;
 /**
  * One live grant as an operator sees it.
  *
+ * <p>Thread safety: an immutable snapshot. Buffers: none.
+ *
  * @param grantId the grant's id
  * @param sessionId hex of the holder's session id
  * @param identity the holder's identity

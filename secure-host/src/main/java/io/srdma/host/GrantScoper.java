@@ -188,6 +188,13 @@ final class GrantScoper {
   void release(Frame f) throws IOException {
     long id = f.release().grantId();
     HostGrant g = s.slots.byId(id);
+    OpenerThread opener = s.opener;
+    if (g != null && opener != null && g.live.operations().contains(Operation.WRITE)) {
+      // records the peer wrote before its RELEASE (their writes completed) may still sit in the
+      // receive queue: open them while the grant is live, or they are refused as naming an ended
+      // grant and audited as a violation of an honest peer (as on CLOSE, see HostSession.end)
+      opener.drain(ctx.options().requestTimeout());
+    }
     if (g == null || !end(g, RevokeReason.RELEASED, s.identity, true, f.requestId())) {
       s.proxy.revoke(f.requestId(), id, RevokeReason.RELEASED);
     }

@@ -14,7 +14,13 @@ import java.util.Collection;
 import java.util.Objects;
 import java.util.Set;
 
-/** Settings of a {@link RegionHost}; fluent setters, checked by {@link RegionHost#start}. */
+/**
+ * Settings of a {@link RegionHost}; fluent setters, checked by {@link RegionHost#start}.
+ *
+ * <p>Thread safety: not thread-safe; fill it on one thread, then hand it to {@link
+ * RegionHost#start}. The host keeps the instance: do not change it after {@code start}. Buffers:
+ * none.
+ */
 public final class HostOptions {
   /** Most opener threads a host runs ({@link #openerThreads}). */
   public static final int MAX_OPENER_THREADS = 256;

@@ -3,6 +3,8 @@ package io.srdma.host;
 /**
  * Counters of a {@link RegionHost} since it started (a snapshot).
  *
+ * <p>Thread safety: an immutable snapshot. Buffers: none.
+ *
  * @param sessions sessions open now
  * @param liveGrants grants live now
  * @param sessionsOpened sessions established in all

@@ -43,7 +43,12 @@ import org.slf4j.LoggerFactory;
  * session ended) and on a timer ({@link HostOptions#regionKeyRotation(Duration)}); at each rotation
  * the records this region published and that are still intact are re-sealed under the new
  * generation with new versions, and every live READ grant's holder is sent the new key
- * (REGION_KEY). All methods are thread-safe.
+ * (REGION_KEY).
+ *
+ * <p>Thread safety: all methods are thread-safe. Buffers: the region's memory belongs to the host
+ * and is freed when the host closes; {@link #seal} reads the plaintext during the call only (its
+ * position is not moved) and the caller keeps the buffer; a {@link RecordListener} sees each
+ * record's plaintext during its call only ({@link ReceivedRecord}).
  */
 public final class HostedRegion {
   private static final Logger LOG = LoggerFactory.getLogger(HostedRegion.class);

@@ -6,6 +6,10 @@ import java.nio.ByteBuffer;
  * One opened record as the host application sees it. Each opener thread reuses one instance (and
  * one plaintext buffer) for every record it delivers to a {@link RecordListener}: read it during
  * the call only, on the calling thread.
+ *
+ * <p>Thread safety: not thread-safe; each opener thread fills and reuses its own instance. Buffers:
+ * {@link #payload} is a read-only view of the opener's plaintext buffer, valid during the
+ * listener's call only; copy what must outlive it.
  */
 public final class ReceivedRecord {
   private String identity;

@@ -19,6 +19,9 @@ package io.srdma.host;
  *       threads, with a copy of the payload.
  *   <li>An exception it throws is logged and the record counts as delivered.
  * </ul>
+ *
+ * <p>Thread safety: see the contract above; a listener shared by sessions must be thread-safe.
+ * Buffers: the {@link ReceivedRecord} and its payload are the host's, valid during the call only.
  */
 @FunctionalInterface
 public interface RecordListener {

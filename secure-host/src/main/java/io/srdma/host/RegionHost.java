@@ -52,7 +52,9 @@ import org.slf4j.LoggerFactory;
  * peer). All are named {@code srdma-host-*} and stopped by {@link #close}. Sessions get what they
  * need from the host in one {@link HostContext}.
  *
- * <p>All public methods are thread-safe.
+ * <p>Thread safety: thread-safe; any thread may register regions, query, revoke or close. Buffers:
+ * the host allocates and owns every region's memory ({@link HostedRegion}) and frees it when it
+ * closes.
  */
 public final class RegionHost implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(RegionHost.class);

@@ -5,6 +5,8 @@ import java.time.Instant;
 /**
  * One session as an operator sees it.
  *
+ * <p>Thread safety: an immutable snapshot. Buffers: none.
+ *
  * @param sessionId hex of the 16-byte session id
  * @param identity the peer's identity from its certificate
  * @param tenant the peer's tenant

@@ -2,6 +2,7 @@ package io.srdma.host;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.srdma.channel.Access;
@@ -13,6 +14,7 @@ import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.EnumSet;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -122,6 +124,28 @@ class ChannelEndToEndTest {
             () -> rig.acmeRecords.size() == before + 20, "all 20 records of round " + round);
       }
       assertEquals(0, rig.host.stats().recordsRejected());
+    }
+  }
+
+  @Test
+  void recordsWrittenRightBeforeAReleaseAreStillOpened() throws Exception {
+    try (ChannelRig rig = new ChannelRig(dir)) {
+      SecureRdmaClient c = rig.client("acme", "trainer-1");
+      int expected = 0;
+      for (int round = 0; round < 10; round++) {
+        RemoteGrant g =
+            c.grant("kvcache", EnumSet.of(Access.WRITE), 0, 1 << 20, Duration.ofMinutes(1));
+        for (int i = 0; i < 20; i++) {
+          g.writeBlocking(i * 1024L, ChannelRig.bytes(100, i));
+        }
+        expected += 20;
+        // RELEASE travels on the control connection and may overtake the records' notifications
+        g.release().toCompletableFuture().get(10, TimeUnit.SECONDS);
+      }
+      int all = expected;
+      ChannelRig.await(() -> rig.acmeRecords.size() == all, all + " records opened");
+      assertEquals(0, rig.host.stats().recordsRejected());
+      assertFalse(rig.audit().contains("\"action\":\"access_violation\""), rig.audit());
     }
   }
 

@@ -6,6 +6,7 @@ import io.srdma.verbs.VerbsException;
 import io.srdma.verbs.WcOpcode;
 import io.srdma.verbs.WcStatus;
 import io.srdma.verbs.WorkCompletion;
+import io.srdma.verbs.internal.LiveChildren;
 import java.io.IOException;
 import java.nio.channels.ClosedSelectorException;
 import java.nio.channels.SelectionKey;

@@ -1,4 +1,4 @@
-package io.srdma.verbs.soft;
+package io.srdma.verbs.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

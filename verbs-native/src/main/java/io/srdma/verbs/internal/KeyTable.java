@@ -1,4 +1,4 @@
-package io.srdma.verbs.soft;
+package io.srdma.verbs.internal;
 
 import java.security.SecureRandom;
 import java.util.concurrent.locks.StampedLock;
@@ -6,9 +6,10 @@ import java.util.concurrent.locks.StampedLock;
 /**
  * Keys of one device: lkeys, rkeys, QP numbers. Keys are drawn from {@link SecureRandom}, never
  * zero, never equal to a live key, and carry no index: knowing one key tells nothing about another
- * (ReDMArk broke 24-bit-index + 8-bit-key rkeys). Lookups allocate nothing.
+ * (ReDMArk broke 24-bit-index + 8-bit-key rkeys). Lookups allocate nothing. Shared by the soft and
+ * loopback providers; not API.
  */
-final class KeyTable<T> {
+public final class KeyTable<T> {
   private final StampedLock lock = new StampedLock();
   private final SecureRandom random;
   private final int mask;
@@ -21,13 +22,13 @@ final class KeyTable<T> {
    * @param random the generator
    * @param mask which bits a key may use
    */
-  KeyTable(SecureRandom random, int mask) {
+  public KeyTable(SecureRandom random, int mask) {
     this.random = random;
     this.mask = mask;
   }
 
   /** Stores {@code value} under a fresh random key and returns the key. */
-  int allocate(T value) {
+  public int allocate(T value) {
     long stamp = lock.writeLock();
     try {
       while (true) {
@@ -44,7 +45,7 @@ final class KeyTable<T> {
 
   /** The value under {@code key}, or null. */
   @SuppressWarnings("unchecked")
-  T get(int key) {
+  public T get(int key) {
     long stamp = lock.tryOptimisticRead();
     Table t = table;
     int i = find(t, key);
@@ -63,7 +64,7 @@ final class KeyTable<T> {
   }
 
   /** Removes {@code key} if it maps to {@code value}; returns whether it did. */
-  boolean remove(int key, T value) {
+  public boolean remove(int key, T value) {
     long stamp = lock.writeLock();
     try {
       int i = find(table, key);
@@ -79,7 +80,7 @@ final class KeyTable<T> {
   }
 
   /** Number of live keys. */
-  int size() {
+  public int size() {
     long stamp = lock.readLock();
     try {
       return size;

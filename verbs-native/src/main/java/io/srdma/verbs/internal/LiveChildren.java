@@ -1,4 +1,4 @@
-package io.srdma.verbs.loopback;
+package io.srdma.verbs.internal;
 
 import io.srdma.verbs.VerbsException;
 import java.util.Map;
@@ -6,26 +6,26 @@ import java.util.StringJoiner;
 import java.util.TreeMap;
 
 /**
- * (Copy of the soft provider's.) Counts a parent's open children so that closing it early fails
- * with a clear BUSY error.
+ * Counts a parent's open children so that closing it early fails with a clear BUSY error. Shared by
+ * the providers; not API.
  */
-final class LiveChildren {
+public final class LiveChildren {
   private final Map<String, Integer> counts = new TreeMap<>();
 
-  synchronized void add(String kind) {
+  public synchronized void add(String kind) {
     counts.merge(kind, 1, Integer::sum);
   }
 
-  synchronized void remove(String kind) {
+  public synchronized void remove(String kind) {
     counts.computeIfPresent(kind, (k, n) -> n == 1 ? null : n - 1);
   }
 
-  synchronized int count(String kind) {
+  public synchronized int count(String kind) {
     return counts.getOrDefault(kind, 0);
   }
 
   /** Throws BUSY naming what is still open, e.g. "2 memory region(s), 1 queue pair(s)". */
-  synchronized void requireNone(String verb, String parent) {
+  public synchronized void requireNone(String verb, String parent) {
     if (counts.isEmpty()) {
       return;
     }
