@@ -8,11 +8,9 @@ import io.srdma.verbs.WcStatus;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.CancelledKeyException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -33,12 +31,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A responder is a state machine driven by one {@link ResponderLoop} thread, which multiplexes
  * many of them: {@link #drive()} does everything possible without blocking and returns, leaving the
- * interest set and the deadline of what it waits for. Once its QP is known, and where {@link
- * SoftDeviceContext#POLLER_DRIVES_PROP_NAME} is set, the thread polling the QP's receive CQ may
- * drive it too (whoever takes the drive lock first; the other returns), so that a request whose
- * completion someone awaits needs no hand-off between threads. Acknowledgements are cumulative: one
- * ACK for the last acknowledged request of all the requests one read brought. {@link #drive()},
- * {@link #close()} and {@link #join()} are thread-safe; the rest runs under the drive lock.
+ * interest set and the deadline of what it waits for. Acknowledgements are cumulative: one ACK for
+ * the last acknowledged request of all the requests one read brought. Only {@link #close()} and
+ * {@link #join()} may be called from other threads.
  */
 final class Responder {
   private static final Logger LOG = LoggerFactory.getLogger(Responder.class);
@@ -58,12 +53,6 @@ final class Responder {
   private static final int READ_OUT = 6;
   private static final int DONE = 7;
 
-  /**
-   * Socket reads a CQ poller may do per {@link #drive()} between requests: it executes what it
-   * finds and returns to its application; a sender that keeps streaming is left to the loop.
-   */
-  private static final int POLLER_READS = 4;
-
   private final SoftDeviceContext ctx;
   private final SocketChannel channel;
   private final ResponderLoop loop;
@@ -78,29 +67,21 @@ final class Responder {
   private final RequestFlyweight request = new RequestFlyweight();
   private final ResponseFlyweight response = new ResponseFlyweight();
   private final ViewCache views;
-  private final ReentrantLock driveLock = new ReentrantLock();
   private SelectionKey key;
-
-  /** The key of this connection in its QP's receive CQ's selector, or null. */
-  private volatile SelectionKey cqKey;
-
   private SoftQueuePair qp;
   private int expectedPsn;
   private int pendingAckPsn = -1;
   private int phase = HELLO;
   private boolean handshakePending = true;
 
-  /** Reads between requests the current {@link #drive()} may still do (see POLLER_READS). */
-  private int readsLeft;
-
   /** When the wait of the current phase times out, or {@link #NO_DEADLINE}. */
-  private volatile long deadline;
+  private long deadline;
 
   /**
    * Waiting for time (a receive, RTR), not bytes: retried every {@link
    * ResponderLoop#PARK_POLL_NANOS}.
    */
-  private volatile boolean parked;
+  private boolean parked;
 
   /** Once {@link #tx} is written: fail the QP (after a NAK) and/or drop the connection. */
   private boolean failQpAfterTx;
@@ -134,7 +115,7 @@ final class Responder {
   private WcStatus skipStatus;
 
   private volatile boolean closed;
-  private volatile boolean terminated;
+  private boolean terminated;
   private final Object released = new Object();
   private boolean isReleased;
 
@@ -176,25 +157,8 @@ final class Responder {
     return deadline;
   }
 
-  /**
-   * Does all that can be done now without blocking (the loop thread, or a poller of the QP's
-   * receive CQ); returns at once when another thread is at it.
-   */
+  /** Does all that can be done now without blocking (loop thread). */
   void drive() {
-    boolean poller = !loop.inLoop();
-    if (terminated || (poller && Thread.currentThread().isInterrupted()) || !driveLock.tryLock()) {
-      // An interrupted poller would close the channel on its first read: the loop serves instead.
-      return;
-    }
-    try {
-      readsLeft = poller ? POLLER_READS : Integer.MAX_VALUE;
-      driveLocked();
-    } finally {
-      driveLock.unlock();
-    }
-  }
-
-  private void driveLocked() {
     if (terminated) {
       return;
     }
@@ -266,24 +230,8 @@ final class Responder {
   private boolean waitFor(int ops, long until) {
     parked = false;
     deadline = until;
-    try {
-      if (key.interestOps() != ops) {
-        key.interestOps(ops);
-        if (!loop.inLoop()) {
-          loop.wakeup(); // a select in progress would not see the change
-        }
-      }
-    } catch (CancelledKeyException e) {
-      return false; // closed meanwhile: whoever closed it terminates this responder
-    }
-    SelectionKey k = cqKey;
-    int cqOps = ops & SelectionKey.OP_READ;
-    if (k != null && k.isValid() && k.interestOps() != cqOps) {
-      try {
-        k.interestOps(cqOps); // the CQ's poller helps only with reading requests
-      } catch (CancelledKeyException e) {
-        cqKey = null;
-      }
+    if (key.interestOps() != ops) {
+      key.interestOps(ops);
     }
     if (until != NO_DEADLINE) {
       loop.wakeBy(until);
@@ -397,9 +345,6 @@ final class Responder {
     }
     expectedPsn = psn;
     phase = HEADER;
-    if (ctx.pollerDrives()) {
-      cqKey = qp.recvCq().watch(channel, this);
-    }
     return true;
   }
 
@@ -413,10 +358,9 @@ final class Responder {
         pendingAckPsn = -1;
         return true;
       }
-      if (readsLeft-- > 0 && readMore() > 0) {
+      if (readMore() > 0) {
         return true;
       }
-      // Nothing more, or a poller's share is done (the loop, level-triggered, takes the rest).
       return waitFor(SelectionKey.OP_READ, NO_DEADLINE);
     }
     request.wrap(rx, rx.position());
@@ -724,7 +668,10 @@ final class Responder {
       pendingAckPsn = psn;
     }
     phase = HEADER;
-    waitFor(SelectionKey.OP_READ, NO_DEADLINE); // changes nothing when reading already
+    deadline = NO_DEADLINE;
+    if (key.interestOps() != SelectionKey.OP_READ) {
+      key.interestOps(SelectionKey.OP_READ);
+    }
     return true;
   }
 
@@ -867,7 +814,7 @@ final class Responder {
       }
       return true;
     }
-    if (n > 0 || !key.isValid() || key.interestOps() != SelectionKey.OP_WRITE) {
+    if (n > 0 || key.interestOps() != SelectionKey.OP_WRITE) {
       // Progress (or the first try): a fresh bound for the peer to read its responses.
       return waitFor(SelectionKey.OP_WRITE, writeDeadline());
     }
@@ -909,36 +856,12 @@ final class Responder {
     if (terminated) {
       return;
     }
-    if (!loop.inLoop() && loop.isRunning()) {
-      // A CQ poller driving this responder: close now, the loop does the rest.
-      closed = true;
-      Requester.closeQuietly(channel);
-      loop.closeLater(this);
-      return;
-    }
-    // Waits out a CQ poller that is driving this responder (one non-blocking step at most).
-    driveLock.lock();
-    try {
-      terminateLocked();
-    } finally {
-      driveLock.unlock();
-    }
-  }
-
-  private void terminateLocked() {
-    if (terminated) {
-      return;
-    }
     terminated = true;
     closed = true;
     phase = DONE;
     handshakeFinished();
     if (key != null) {
       key.cancel();
-    }
-    SelectionKey k = cqKey;
-    if (k != null) {
-      k.cancel();
     }
     Requester.closeQuietly(channel);
     loop.remove(this);

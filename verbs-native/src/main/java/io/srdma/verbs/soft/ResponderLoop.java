@@ -8,7 +8,6 @@ import java.util.ArrayList;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -21,10 +20,8 @@ import org.slf4j.LoggerFactory;
  * when its deadline passes; one that waits for a receive or RTR is looked at every {@link
  * #PARK_POLL_NANOS} until then.
  *
- * <p>Thread-safe entry points: {@link #adopt}, {@link #closeLater}, {@link #wakeBy} and {@link
- * #shutdown}; all else runs on the loop's own thread. A responder may also be driven by a thread
- * polling its QP's receive CQ ({@link Responder#drive()} takes turns by a lock): that thread hands
- * the deadlines it leaves to the loop through {@link #wakeBy}.
+ * <p>Thread-safe entry points: {@link #adopt}, {@link #closeLater} and {@link #shutdown}; all else
+ * runs on the loop's own thread.
  */
 final class ResponderLoop implements Runnable {
   private static final Logger LOG = LoggerFactory.getLogger(ResponderLoop.class);
@@ -44,12 +41,7 @@ final class ResponderLoop implements Runnable {
   private final ArrayList<Responder> members = new ArrayList<>();
   private final Consumer<SelectionKey> onReady = ResponderLoop::ready;
   private long nextScanNanos;
-
-  /** The earliest deadline other threads (CQ pollers driving a responder) asked for. */
-  private final AtomicLong foreignDue = new AtomicLong(Responder.NO_DEADLINE);
-
   private volatile boolean stopped;
-  private volatile boolean running = true;
 
   ResponderLoop(String name) throws IOException {
     selector = Selector.open();
@@ -78,35 +70,11 @@ final class ResponderLoop implements Runnable {
     selector.wakeup();
   }
 
-  /**
-   * Asks the loop to look at its responders' timers no later than {@code deadlineNanos} (any
-   * thread).
-   */
+  /** Asks the loop to look at its responders' timers no later than {@code deadlineNanos}. */
   void wakeBy(long deadlineNanos) {
-    if (inLoop()) {
-      if (deadlineNanos - nextScanNanos < 0) {
-        nextScanNanos = deadlineNanos;
-      }
-      return;
+    if (deadlineNanos - nextScanNanos < 0) {
+      nextScanNanos = deadlineNanos;
     }
-    long seen;
-    do {
-      seen = foreignDue.get();
-      if (seen != Responder.NO_DEADLINE && seen - deadlineNanos <= 0) {
-        return;
-      }
-    } while (!foreignDue.compareAndSet(seen, deadlineNanos));
-    selector.wakeup();
-  }
-
-  /** Makes the loop's select in progress return, so it sees changed interest sets (any thread). */
-  void wakeup() {
-    selector.wakeup();
-  }
-
-  /** False once the loop's thread has ended. */
-  boolean isRunning() {
-    return running;
   }
 
   Selector selector() {
@@ -129,10 +97,6 @@ final class ResponderLoop implements Runnable {
         }
         takeAdopted();
         takeClosing();
-        long foreign = foreignDue.getAndSet(Responder.NO_DEADLINE);
-        if (foreign != Responder.NO_DEADLINE) {
-          wakeBy(foreign);
-        }
         now = System.nanoTime();
         if (now - nextScanNanos >= 0) {
           scan(now);
@@ -143,7 +107,6 @@ final class ResponderLoop implements Runnable {
         LOG.error("soft responder loop {} failed: {}", thread.getName(), e.toString());
       }
     } finally {
-      running = false;
       for (int i = members.size() - 1; i >= 0; i--) {
         if (i < members.size()) {
           members.get(i).terminate(); // removes itself

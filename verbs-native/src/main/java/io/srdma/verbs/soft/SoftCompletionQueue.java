@@ -11,7 +11,6 @@ import java.io.IOException;
 import java.nio.channels.ClosedSelectorException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
-import java.nio.channels.SocketChannel;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
@@ -38,10 +37,6 @@ final class SoftCompletionQueue implements CompletionQueue {
   private boolean overrun;
   private volatile boolean waiting;
   private boolean closed;
-
-  /** The thread that pushed the latest completion (tests: who executed the request). */
-  private Thread lastPusher;
-
   private final Selector selector;
   private final ReentrantLock pollLock = new ReentrantLock();
 
@@ -105,7 +100,6 @@ final class SoftCompletionQueue implements CompletionQueue {
       imms[i] = imm;
       hasImms[i] = hasImm;
       qpns[i] = qpn;
-      lastPusher = Thread.currentThread();
       tail++;
       published = tail;
     }
@@ -172,32 +166,9 @@ final class SoftCompletionQueue implements CompletionQueue {
     }
   }
 
-  /**
-   * Lets pollers of this CQ execute the incoming requests of {@code responder} (the QP's receive
-   * CQ), so a completion they await needs no hand-off from the responder thread.
-   *
-   * @return the key, or null when the CQ can no longer watch (the responder thread still serves)
-   */
-  SelectionKey watch(SocketChannel channel, Responder responder) {
-    try {
-      return channel.register(selector, SelectionKey.OP_READ, responder);
-    } catch (IOException | IllegalStateException e) {
-      // A closed CQ selector or connection: the responder's own loop thread still serves it.
-      return null;
-    }
-  }
-
-  /**
-   * A connection has responses or requests: handle them (a static method reference allocates
-   * nothing).
-   */
+  /** A connection has responses: read them (a static method reference allocates nothing). */
   private static void progress(SelectionKey key) {
-    Object a = key.attachment();
-    if (a instanceof Requester r) {
-      r.progress();
-    } else if (key.isValid()) {
-      ((Responder) a).drive();
-    }
+    ((Requester) key.attachment()).progress();
   }
 
   /** Handles responses that arrived on attached connections; caller holds the poll lock. */
@@ -246,11 +217,6 @@ final class SoftCompletionQueue implements CompletionQueue {
           VerbsException.Reason.IO, "destroy_cq", "closing the selector failed", e);
     }
     ctx.children().remove(SoftDeviceContext.COMPLETION_QUEUE);
-  }
-
-  /** The thread that pushed the latest completion, or null (tests). */
-  synchronized Thread lastPusher() {
-    return lastPusher;
   }
 
   synchronized boolean isClosed() {

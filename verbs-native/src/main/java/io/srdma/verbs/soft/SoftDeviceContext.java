@@ -57,20 +57,6 @@ final class SoftDeviceContext implements DeviceContext {
   static final int RESPONDER_THREADS =
       Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors() / 2));
 
-  /**
-   * System property: let the thread polling or awaiting a QP's receive CQ execute that QP's
-   * incoming requests itself, instead of waiting for a responder thread to hand each completion
-   * over. Off by default: on the project's loaded 2-CPU VM it did not measurably lower latency
-   * (docs/performance.md); read when a device context opens.
-   */
-  static final String POLLER_DRIVES_PROP_NAME = "srdma.soft.pollerDrivesResponder";
-
-  static final boolean POLLER_DRIVES_DEFAULT = false;
-
-  private final boolean pollerDrives =
-      Boolean.parseBoolean(
-          System.getProperty(POLLER_DRIVES_PROP_NAME, String.valueOf(POLLER_DRIVES_DEFAULT)));
-
   private final SoftDevice device;
   private final DeviceOptions options;
   private final SecureRandom random = new SecureRandom();
@@ -147,11 +133,6 @@ final class SoftDeviceContext implements DeviceContext {
     acceptor.setDaemon(true);
     acceptor.start();
     LOG.debug("soft device {} responder listening on {}", device.name(), bound);
-  }
-
-  /** Whether receive-CQ pollers drive responders ({@link #POLLER_DRIVES_PROP_NAME}). */
-  boolean pollerDrives() {
-    return pollerDrives;
   }
 
   DeviceOptions options() {
