@@ -3,7 +3,9 @@ package io.srdma.verbs;
 import static io.srdma.verbs.VerbsTestRig.assertAll;
 import static io.srdma.verbs.VerbsTestRig.fill;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -142,6 +144,34 @@ class RemoteAccessContractTest {
           WcStatus.REM_ACCESS_ERR,
           WcStatus.REM_INV_REQ_ERR);
       assertAll(dst, 0, 64, (byte) 0);
+    }
+  }
+
+  /**
+   * C9-88 spares a zero-length WRITE the R_Key check, not the QP's rights: a QP that does not
+   * enable remote writes takes no WRITE_WITH_IMM, not even an empty one, so no immediate reaches
+   * its application (rxe refuses it as an invalid request).
+   */
+  @Test
+  void shouldRefuseAnEmptyWriteWithImmediateTheQueuePairDoesNotAllow() {
+    try (VerbsTestRig rig = VerbsTestRig.open(AccessFlags.REMOTE_READ, AccessFlags.REMOTE_READ)) {
+      rig.qpB.postReceive(new ReceiveWorkRequest(1).wrId(60));
+      SendWorkRequest wr =
+          new SendWorkRequest(1)
+              .wrId(61)
+              .opcode(WrOpcode.RDMA_WRITE_WITH_IMM)
+              .immData(0x5eed)
+              .remote(0, 0);
+      wr.sgl().clear();
+      rig.qpA.postSend(wr);
+      rig.expectAny(rig.cqA, 61, WcStatus.REM_ACCESS_ERR, WcStatus.REM_INV_REQ_ERR);
+      // the target's receive is flushed (soft, loopback: the responder's QP fails too) or stays
+      // posted; either way it never completes with the immediate
+      WorkCompletion[] atB = {new WorkCompletion()};
+      if (rig.cqB.await(atB, Duration.ofMillis(500)) == 1) {
+        assertEquals(60, atB[0].wrId(), atB[0]::toString);
+        assertNotEquals(WcStatus.SUCCESS, atB[0].status(), "the immediate reached the target");
+      }
     }
   }
 

@@ -73,7 +73,9 @@ class SharedReceiveQueueContractTest {
         qps[i] =
             track(
                 pd.createQueuePair(QueuePairAttributes.of(cq, 32, 2).withSharedReceiveQueue(srq)));
-        VerbsTestRig.connect(qps[i], AccessFlags.REMOTE_WRITE, peerQp[i], 0);
+        // the peers allow remote writes on the QP (their memory allows none): the zero-length
+        // WRITEs of the send-completion test need it on rxe, which checks the QP's rights first
+        VerbsTestRig.connect(qps[i], AccessFlags.REMOTE_WRITE, peerQp[i], AccessFlags.REMOTE_WRITE);
       }
     }
 

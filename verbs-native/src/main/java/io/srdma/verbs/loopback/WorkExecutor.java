@@ -337,7 +337,8 @@ final class WorkExecutor {
   /**
    * The responder's access check, against the peer. On success {@link #target} and {@link
    * #targetOffset} name the bytes. A zero-length RDMA READ or WRITE touches no memory, so its R_Key
-   * and address are not validated (InfiniBand C9-88), as the soft provider and rxe do.
+   * and address are not validated (InfiniBand C9-88), as the soft provider and rxe do; the peer
+   * QP's own remote access rights are checked whatever the length, as rxe does.
    */
   private boolean resolveRemote(
       LoopbackQueuePair peer, int rkey, long address, int length, int right) {
@@ -345,11 +346,11 @@ final class WorkExecutor {
     targetOffset = 0;
     window = null;
     binding = null;
-    if (length == 0) {
-      return true;
-    }
     if (!AccessFlags.has(peer.accessFlags(), right)) {
       return false;
+    }
+    if (length == 0) {
+      return true;
     }
     Object o = peer.loopbackContext().rkeys().get(rkey);
     if (o instanceof LoopbackMemoryRegion mr) {

@@ -678,18 +678,21 @@ final class Responder {
   /**
    * The RNIC access check. On success {@link #target} and {@link #targetOffset} name the bytes. A
    * zero-length RDMA READ or WRITE touches no memory, so its R_Key and address are not validated
-   * (InfiniBand C9-88), as rxe does; a WRITE_WITH_IMM of zero bytes still consumes a receive.
+   * (InfiniBand C9-88), as rxe does; a WRITE_WITH_IMM of zero bytes still consumes a receive. The
+   * QP's own remote access rights are checked whatever the length, as rxe does: a QP that does not
+   * allow remote writes takes no WRITE_WITH_IMM, not even an empty one (its immediate would reach
+   * the application).
    */
   private boolean resolveRemote(int rkey, long address, int len, int right) {
     target = null;
     targetOffset = 0;
     targetWindow = null;
     targetBinding = null;
-    if (len == 0) {
-      return true;
-    }
     if (!AccessFlags.has(qp.accessFlags(), right)) {
       return false;
+    }
+    if (len == 0) {
+      return true;
     }
     Object o = ctx.rkeys().get(rkey);
     if (o instanceof SoftMemoryRegion mr) {
