@@ -1,0 +1,72 @@
+package io.srdma.cluster;
+
+import io.etcd.jetcd.ByteSequence;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * Where a deployment keeps its shared state in etcd, all under one prefix:
+ *
+ * <pre>
+ * PREFIX/policy                 the policy file's text (YAML), written by srdma policy push (CAS)
+ * PREFIX/crl                    the deployment CA's signed CRL (PEM), written by srdma cert revoke
+ * PREFIX/revoked/SERIAL         one key per revoked serial (hex): {"serial":..,"at":..}
+ * PREFIX/hosts/HOST/policy      what HOST runs: {"sha256":..,"applied":..,"revision":..}
+ * </pre>
+ */
+public final class ClusterKeys {
+  private final String prefix;
+
+  ClusterKeys(String prefix) {
+    this.prefix = prefix;
+  }
+
+  /** The deployment's prefix. */
+  public String prefix() {
+    return prefix;
+  }
+
+  /** The policy text. */
+  public ByteSequence policy() {
+    return bytes(prefix + "/policy");
+  }
+
+  /** The CA-signed CRL. */
+  public ByteSequence crl() {
+    return bytes(prefix + "/crl");
+  }
+
+  /** The key of one revoked serial. */
+  public ByteSequence revoked(String serialHex) {
+    return bytes(prefix + "/revoked/" + serialHex);
+  }
+
+  /** The prefix of every revoked serial's key. */
+  public ByteSequence revokedPrefix() {
+    return bytes(prefix + "/revoked/");
+  }
+
+  /** What a host reports about the policy it runs. */
+  public ByteSequence hostPolicy(String host) {
+    return bytes(prefix + "/hosts/" + host + "/policy");
+  }
+
+  /** The prefix of every host's keys. */
+  public ByteSequence hostsPrefix() {
+    return bytes(prefix + "/hosts/");
+  }
+
+  /** The host name in a key under {@link #hostsPrefix()}, or null. */
+  String hostOf(ByteSequence key) {
+    String k = key.toString(StandardCharsets.UTF_8);
+    String p = prefix + "/hosts/";
+    if (!k.startsWith(p)) {
+      return null;
+    }
+    int slash = k.indexOf('/', p.length());
+    return slash < 0 ? null : k.substring(p.length(), slash);
+  }
+
+  static ByteSequence bytes(String s) {
+    return ByteSequence.from(s, StandardCharsets.UTF_8);
+  }
+}
