@@ -11,6 +11,7 @@ import java.nio.charset.StandardCharsets;
  * PREFIX/crl                    the deployment CA's signed CRL (PEM), written by srdma cert revoke
  * PREFIX/revoked/SERIAL         one key per revoked serial (hex): {"serial":..,"at":..}
  * PREFIX/hosts/HOST/policy      what HOST runs: {"sha256":..,"applied":..,"revision":..}
+ * PREFIX/grants/HOST/ID         one live grant of HOST, leased until the grant's expiry
  * </pre>
  */
 public final class ClusterKeys {
@@ -48,6 +49,31 @@ public final class ClusterKeys {
   /** What a host reports about the policy it runs. */
   public ByteSequence hostPolicy(String host) {
     return bytes(prefix + "/hosts/" + host + "/policy");
+  }
+
+  /** One live grant of a host. */
+  public ByteSequence grant(String host, long grantId) {
+    return bytes(prefix + "/grants/" + host + "/" + grantId);
+  }
+
+  /** The prefix of one host's live grants. */
+  public ByteSequence grantsOf(String host) {
+    return bytes(prefix + "/grants/" + host + "/");
+  }
+
+  /** The prefix of every live grant of the deployment. */
+  public ByteSequence grants() {
+    return bytes(prefix + "/grants/");
+  }
+
+  /** The grant id at the end of a grant key, or -1. */
+  static long grantIdOf(ByteSequence key) {
+    String k = key.toString(StandardCharsets.UTF_8);
+    try {
+      return Long.parseLong(k.substring(k.lastIndexOf('/') + 1));
+    } catch (NumberFormatException e) {
+      return -1;
+    }
   }
 
   /** The prefix of every host's keys. */

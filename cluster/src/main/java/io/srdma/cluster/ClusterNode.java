@@ -86,9 +86,10 @@ public final class ClusterNode implements AutoCloseable {
   private final String host;
   private final ClusterPolicyWatcher policy;
   private final RevocationList revocations;
-  private final List<KeyWatch> followers = new ArrayList<>();
+  private final List<Follower> followers = new ArrayList<>();
   private final ScheduledExecutorService probe;
   private final ScheduledExecutorService applier;
+  private final ClusterGrantSync grantSync;
   private final Clock clock;
   private final AtomicLong degradedEpisodes = new AtomicLong();
   private volatile State state = State.DEGRADED;
@@ -118,6 +119,15 @@ public final class ClusterNode implements AutoCloseable {
           new ClusterRevocationWatcher(link, o.revocations, o.crlFile, o.revocationApplied)
               .follower(applier));
     }
+    if (o.grants != null) {
+      ClusterGrantSync sync =
+          new ClusterGrantSync(
+              link, host, o.grants, applier, () -> state == State.CONNECTED, clock);
+      followers.add(sync);
+      grantSync = sync;
+    } else {
+      grantSync = null;
+    }
   }
 
   /**
@@ -137,6 +147,9 @@ public final class ClusterNode implements AutoCloseable {
     EtcdLink link = EtcdLink.open(o.config);
     ClusterNode n = new ClusterNode(o, link);
     n.tick();
+    if (n.grantSync != null) {
+      n.grantSync.start();
+    }
     n.probe.scheduleWithFixedDelay(
         n::tick, PROBE_PERIOD.toMillis(), PROBE_PERIOD.toMillis(), TimeUnit.MILLISECONDS);
     return n;
@@ -182,7 +195,7 @@ public final class ClusterNode implements AutoCloseable {
       lastError = e.getMessage();
       // a watch stream may be stuck on the connection that failed this probe: re-read and
       // re-watch everything at the next probe that succeeds
-      for (KeyWatch f : followers) {
+      for (Follower f : followers) {
         f.markBroken();
       }
       if (++failures >= FAILURES_TO_DEGRADE && state == State.CONNECTED) {
@@ -201,7 +214,7 @@ public final class ClusterNode implements AutoCloseable {
     failures = 0;
     boolean recovered = state == State.DEGRADED;
     try {
-      for (KeyWatch f : followers) {
+      for (Follower f : followers) {
         if (recovered || f.broken()) {
           f.resync();
         }
@@ -236,7 +249,7 @@ public final class ClusterNode implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-    for (KeyWatch f : followers) {
+    for (Follower f : followers) {
       f.close();
     }
     applier.shutdownNow();
@@ -270,6 +283,7 @@ public final class ClusterNode implements AutoCloseable {
     private RevocationList revocations;
     private Path crlFile;
     private BiConsumer<BigInteger, Integer> revocationApplied;
+    private HostGrants grants;
     private Clock clock = Clock.systemUTC();
 
     /** The cluster section. */
@@ -319,6 +333,15 @@ public final class ClusterNode implements AutoCloseable {
     /** Told (CRL number, revoked count) after each newer list is in force. */
     public Options revocationApplied(BiConsumer<BigInteger, Integer> c) {
       revocationApplied = c;
+      return this;
+    }
+
+    /**
+     * Publish the host's live grants as leased keys, and revoke one when its key is deleted ({@link
+     * GrantDirectory#revoke}).
+     */
+    public Options grants(HostGrants g) {
+      grants = g;
       return this;
     }
 

@@ -19,7 +19,7 @@ import org.slf4j.LoggerFactory;
  * cluster node when etcd answers again) reads the key afresh and watches again, so whatever was
  * written meanwhile is applied on recovery.
  */
-final class KeyWatch implements AutoCloseable {
+final class KeyWatch implements Follower {
   private static final Logger LOG = LoggerFactory.getLogger(KeyWatch.class);
 
   /** Receives each new value; called with the follower's lock held, never concurrently. */
@@ -47,13 +47,13 @@ final class KeyWatch implements AutoCloseable {
     this.sink = sink;
   }
 
-  /** Whether the watch is down and a {@link #resync()} is due. */
-  boolean broken() {
+  @Override
+  public boolean broken() {
     return broken;
   }
 
-  /** Asks for a {@link #resync()} at the next chance. */
-  void markBroken() {
+  @Override
+  public void markBroken() {
     broken = true;
   }
 
@@ -63,7 +63,8 @@ final class KeyWatch implements AutoCloseable {
    * @throws ClusterException {@link ClusterException.Reason#UNAVAILABLE} if etcd does not answer
    *     (the follower stays broken)
    */
-  synchronized void resync() {
+  @Override
+  public synchronized void resync() {
     if (closed) {
       return;
     }
