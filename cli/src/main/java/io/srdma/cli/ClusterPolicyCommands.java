@@ -200,11 +200,11 @@ final class ClusterPolicyCommands {
         });
   }
 
-  private interface LinkBody {
+  interface LinkBody {
     int run(EtcdLink link);
   }
 
-  private static int withLink(Path configFile, PrintWriter err, LinkBody body) {
+  static int withLink(Path configFile, PrintWriter err, LinkBody body) {
     ClusterConfig config;
     try {
       config = ClusterConfig.read(configFile);

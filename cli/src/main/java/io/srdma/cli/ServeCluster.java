@@ -1,13 +1,23 @@
 package io.srdma.cli;
 
+import io.srdma.channel.GrantInfo;
+import io.srdma.channel.RegionHost;
+import io.srdma.cluster.AuditAnchor;
 import io.srdma.cluster.ClusterConfig;
+import io.srdma.cluster.ClusterGrant;
 import io.srdma.cluster.ClusterNode;
+import io.srdma.cluster.HostGrants;
 import io.srdma.console.HostConsoleBackend;
 import io.srdma.keys.PeerIdentity;
 import io.srdma.keys.RevocationList;
+import io.srdma.policy.AuditLog;
 import io.srdma.policy.GrantAuthority;
 import io.srdma.policy.PolicyWatcher;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -15,12 +25,50 @@ import org.slf4j.LoggerFactory;
  * {@code srdma serve} joining its deployment's cluster (the {@code cluster:} section,
  * docs/cluster.md): the pushed policy goes through the same reload listener as a watched file, the
  * deployment's revocation list into the same {@link RevocationList} the handshakes and the session
- * watchdog check (and over the host's CRL file).
+ * watchdog check (and over the host's CRL file); the host's live grants are published as leased
+ * keys (and revoked when their key is deleted); the audit log's head is anchored.
  */
 final class ServeCluster {
   private static final Logger LOG = LoggerFactory.getLogger(ServeCluster.class);
 
   private ServeCluster() {}
+
+  /** The host's live grants as the cluster publishes them; revoked through the host. */
+  static HostGrants grants(String host, RegionHost regionHost) {
+    return new HostGrants() {
+      @Override
+      public List<ClusterGrant> live() {
+        List<ClusterGrant> out = new ArrayList<>();
+        for (GrantInfo g : regionHost.grants()) {
+          try {
+            out.add(
+                new ClusterGrant(
+                    host,
+                    g.grantId(),
+                    g.tenant(),
+                    g.identity(),
+                    g.region(),
+                    g.offset(),
+                    g.length(),
+                    g.access().stream()
+                        .map(a -> a.name().toLowerCase(Locale.ROOT))
+                        .sorted()
+                        .collect(Collectors.joining(",")),
+                    g.expiresAt()));
+          } catch (IllegalArgumentException e) {
+            LOG.warn(
+                "grant {} cannot be published to the cluster: {}", g.grantId(), e.getMessage());
+          }
+        }
+        return out;
+      }
+
+      @Override
+      public boolean revoke(long grantId, String actor) {
+        return regionHost.revoke(grantId, actor);
+      }
+    };
+  }
 
   static ClusterNode join(
       ClusterConfig config,
@@ -29,7 +77,9 @@ final class ServeCluster {
       PolicyWatcher.Listener listener,
       HostConsoleBackend backend,
       RevocationList revocations,
-      Path crlFile) {
+      Path crlFile,
+      RegionHost regionHost,
+      AuditLog auditLog) {
     String host = config.host() != null ? config.host() : PeerIdentity.parse(hostIdentity).peer();
     ClusterNode node =
         ClusterNode.start(
@@ -46,6 +96,8 @@ final class ServeCluster {
                           }
                         })
                 .revocations(revocations, crlFile)
+                .grants(grants(host, regionHost))
+                .auditHead(AuditAnchor.headOf(auditLog))
                 .revocationApplied(
                     (number, count) ->
                         LOG.info(

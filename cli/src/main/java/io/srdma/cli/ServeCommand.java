@@ -728,7 +728,9 @@ final class ServeCommand implements Callable<Integer> {
               reloadListener("etcd", null, mirror, r.host, r.backend, trail),
               r.backend,
               p.revocations(),
-              c.crl);
+              c.crl,
+              r.host,
+              r.auditLog);
     }
     if (p.console() != null) {
       RegionHost host = r.host;

@@ -56,6 +56,9 @@ public final class ClusterNode implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(ClusterNode.class);
 
+  /** How often the audit head is anchored (when it moved). */
+  public static final Duration ANCHOR_PERIOD = Duration.ofSeconds(1);
+
   /** The link to etcd as the host sees it. */
   public enum State {
     /** etcd answers; pushed policies and revocations are followed. */
@@ -90,6 +93,9 @@ public final class ClusterNode implements AutoCloseable {
   private final ScheduledExecutorService probe;
   private final ScheduledExecutorService applier;
   private final ClusterGrantSync grantSync;
+  private final java.util.function.Supplier<AuditAnchor.Head> auditHead;
+  private long anchoredSeq = -1; // probe thread only
+  private long anchoredAtNanos;
   private final Clock clock;
   private final AtomicLong degradedEpisodes = new AtomicLong();
   private volatile State state = State.DEGRADED;
@@ -104,6 +110,7 @@ public final class ClusterNode implements AutoCloseable {
     this.clock = o.clock;
     this.since = clock.instant();
     this.revocations = o.revocations;
+    this.auditHead = o.auditHead;
     this.probe = daemon(THREAD_NAME);
     this.applier = daemon(APPLY_THREAD_NAME);
     if (o.authority != null) {
@@ -232,6 +239,35 @@ public final class ClusterNode implements AutoCloseable {
         policy.republish(false);
       }
     }
+    anchorAuditHead();
+  }
+
+  private void anchorAuditHead() {
+    if (auditHead == null || System.nanoTime() - anchoredAtNanos < ANCHOR_PERIOD.toNanos()) {
+      return;
+    }
+    anchoredAtNanos = System.nanoTime();
+    AuditAnchor.Head h;
+    try {
+      h = auditHead.get();
+    } catch (RuntimeException e) {
+      LOG.warn("audit head unavailable for anchoring: {}", e.toString());
+      return;
+    }
+    if (h == null || h.seq() == anchoredSeq) {
+      return;
+    }
+    AuditAnchor a = new AuditAnchor(host, h.seq(), h.mac(), clock.instant());
+    try {
+      link.await(
+          link.client()
+              .getKVClient()
+              .put(link.keys().auditHead(host), ByteSequence.from(a.toJson())),
+          "anchoring the audit head");
+      anchoredSeq = h.seq();
+    } catch (ClusterException e) {
+      LOG.warn("could not anchor the audit head: {}", e.getMessage());
+    }
   }
 
   /** Stops following (bounded) and closes the link. Idempotent. */
@@ -284,6 +320,7 @@ public final class ClusterNode implements AutoCloseable {
     private Path crlFile;
     private BiConsumer<BigInteger, Integer> revocationApplied;
     private HostGrants grants;
+    private java.util.function.Supplier<AuditAnchor.Head> auditHead;
     private Clock clock = Clock.systemUTC();
 
     /** The cluster section. */
@@ -342,6 +379,15 @@ public final class ClusterNode implements AutoCloseable {
      */
     public Options grants(HostGrants g) {
       grants = g;
+      return this;
+    }
+
+    /**
+     * Anchor the host's audit chain head in etcd: read (it must be cheap and consistent) every
+     * {@link #ANCHOR_PERIOD} while connected and published when it moved.
+     */
+    public Options auditHead(java.util.function.Supplier<AuditAnchor.Head> head) {
+      auditHead = head;
       return this;
     }
 
