@@ -29,8 +29,10 @@ import java.util.concurrent.TimeUnit;
  * directories. Skips (JUnit assumption) naming Debian's {@code etcd-server} when the binary is
  * missing.
  */
-final class EtcdTestCluster implements AutoCloseable {
-  static final int MEMBERS = 3;
+public final class EtcdTestCluster implements AutoCloseable {
+  /** Members of the cluster. */
+  public static final int MEMBERS = 3;
+
   private static final Duration START_LIMIT = Duration.ofSeconds(30);
 
   private final Path dir;
@@ -60,7 +62,7 @@ final class EtcdTestCluster implements AutoCloseable {
   }
 
   /** The etcd binary, or a skipped test naming the package. */
-  static Path binary() {
+  public static Path binary() {
     for (String d : (System.getenv().getOrDefault("PATH", "") + ":/usr/bin:/usr/sbin").split(":")) {
       if (!d.isEmpty()) {
         Path p = Path.of(d, "etcd");
@@ -77,7 +79,7 @@ final class EtcdTestCluster implements AutoCloseable {
   }
 
   /** Starts all three members and waits until the cluster answers. */
-  static EtcdTestCluster start(Path dir) throws IOException {
+  public static EtcdTestCluster start(Path dir) throws IOException {
     EtcdTestCluster c = new EtcdTestCluster(dir, binary());
     try {
       for (int i = 0; i < MEMBERS; i++) {
@@ -91,13 +93,18 @@ final class EtcdTestCluster implements AutoCloseable {
     }
   }
 
+  /** The passphrase of the CA's key (for {@code srdma cert revoke --ca-passphrase-file}). */
+  public char[] caPassphrase() {
+    return caPass.clone();
+  }
+
   /** The deployment CA that issued etcd's and the clients' certificates. */
-  DeploymentCa ca() {
+  public DeploymentCa ca() {
     return ca;
   }
 
   /** The client URL of every member. */
-  List<URI> endpoints() {
+  public List<URI> endpoints() {
     List<URI> out = new ArrayList<>();
     for (int p : clientPorts) {
       out.add(URI.create("https://127.0.0.1:" + p));
@@ -111,12 +118,12 @@ final class EtcdTestCluster implements AutoCloseable {
    * @param prefix the deployment prefix
    * @param host the host name, or null for a console/CLI
    */
-  ClusterConfig clientConfig(String prefix, String host) {
+  public ClusterConfig clientConfig(String prefix, String host) {
     return clientConfig(prefix, host, endpoints());
   }
 
   /** As {@link #clientConfig(String, String)}, reaching only the given members' endpoints. */
-  ClusterConfig clientConfig(String prefix, String host, List<URI> endpoints) {
+  public ClusterConfig clientConfig(String prefix, String host, List<URI> endpoints) {
     String name = "c" + (++clients);
     Credential cred = ca.issuePeer(PeerIdentity.of("cluster", name), Duration.ofDays(1));
     Path cert = dir.resolve(name + ".crt");
@@ -140,7 +147,7 @@ final class EtcdTestCluster implements AutoCloseable {
   }
 
   /** Starts member {@code i} (again, on its data directory if it ran before). */
-  void startMember(int i) throws IOException {
+  public void startMember(int i) throws IOException {
     if (processes[i] != null && processes[i].isAlive()) {
       return;
     }
@@ -193,7 +200,7 @@ final class EtcdTestCluster implements AutoCloseable {
   }
 
   /** Stops member {@code i} (SIGKILL: as a crash), waiting until it is gone. */
-  void stopMember(int i) {
+  public void stopMember(int i) {
     Process p = processes[i];
     if (p == null) {
       return;
@@ -210,14 +217,14 @@ final class EtcdTestCluster implements AutoCloseable {
   }
 
   /** Stops every member. */
-  void stopAll() {
+  public void stopAll() {
     for (int i = 0; i < MEMBERS; i++) {
       stopMember(i);
     }
   }
 
   /** Starts every stopped member and waits until the cluster answers. */
-  void startAll() throws IOException {
+  public void startAll() throws IOException {
     for (int i = 0; i < MEMBERS; i++) {
       startMember(i);
     }
@@ -225,7 +232,7 @@ final class EtcdTestCluster implements AutoCloseable {
   }
 
   /** Waits until a read through a fresh client succeeds (a quorum is up). */
-  void awaitHealthy(Duration limit) {
+  public void awaitHealthy(Duration limit) {
     long deadline = System.nanoTime() + limit.toNanos();
     ClusterConfig probe = clientConfig("/srdma/probe", null);
     RuntimeException last = null;
