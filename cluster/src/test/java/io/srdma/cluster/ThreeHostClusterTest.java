@@ -217,7 +217,17 @@ class ThreeHostClusterTest {
         Duration.ofSeconds(15),
         "h3 applies the queued revocation and policy on recovery",
         () -> h3.refuses(c.certificate()) && h3.policyHash().equals(p.sha256()));
-    // its CRL file now holds the list, for a restart while etcd is away
-    assertTrue(Files.readString(dir.resolve("h3-crl.pem")).contains("BEGIN X509 CRL"));
+    // its CRL file then holds the list (written just after the list is in force), for a restart
+    // while etcd is away
+    Await.until(
+        Duration.ofSeconds(5),
+        "h3's CRL file rewritten",
+        () -> {
+          try {
+            return Files.readString(dir.resolve("h3-crl.pem")).contains("BEGIN X509 CRL");
+          } catch (java.io.IOException e) {
+            return false;
+          }
+        });
   }
 }
