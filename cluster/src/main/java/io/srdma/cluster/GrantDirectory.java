@@ -1,16 +1,19 @@
 package io.srdma.cluster;
 
+import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.kv.DeleteResponse;
 import io.etcd.jetcd.kv.GetResponse;
 import io.etcd.jetcd.options.GetOption;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 
 /**
- * The deployment's live grants, for consoles and {@code srdma grant}: one range read lists them
- * all; deleting one's key has its host revoke it (within its watch latency).
+ * The deployment's live grants, for consoles and {@code srdma grant}: range reads over one prefix
+ * list them all (paged by {@value #PAGE}); deleting one's key has its host revoke it (within its
+ * watch latency).
  */
 public final class GrantDirectory {
   private GrantDirectory() {}
@@ -22,24 +25,45 @@ public final class GrantDirectory {
    * @throws ClusterException {@code UNAVAILABLE} if etcd does not answer
    */
   public static List<ClusterGrant> list(EtcdLink link) {
-    GetResponse r =
-        link.retryOnce(
-            () ->
-                link.await(
-                    link.client()
-                        .getKVClient()
-                        .get(link.keys().grants(), GetOption.builder().isPrefix(true).build()),
-                    "listing grants"));
+    // paged: one response must stay under gRPC's 4 MiB message limit (an entry is ~240 bytes;
+    // 100,000 grants in one read were 23 MB and refused, docs/cluster.md "Scale")
+    ByteSequence end = prefixEnd(link.keys().grants());
+    ByteSequence from = link.keys().grants();
     List<ClusterGrant> out = new ArrayList<>();
-    for (KeyValue kv : r.getKvs()) {
-      try {
-        out.add(ClusterGrant.parse(kv.getValue().getBytes()));
-      } catch (ClusterException e) {
-        // one bad entry does not hide the others
+    while (true) {
+      ByteSequence start = from;
+      GetResponse r =
+          link.retryOnce(
+              () ->
+                  link.await(
+                      link.client()
+                          .getKVClient()
+                          .get(start, GetOption.builder().withRange(end).withLimit(PAGE).build()),
+                      "listing grants"));
+      for (KeyValue kv : r.getKvs()) {
+        try {
+          out.add(ClusterGrant.parse(kv.getValue().getBytes()));
+        } catch (ClusterException e) {
+          // one bad entry does not hide the others
+        }
       }
+      if (!r.isMore() || r.getKvs().isEmpty()) {
+        break;
+      }
+      byte[] last = r.getKvs().get(r.getKvs().size() - 1).getKey().getBytes();
+      from = ByteSequence.from(Arrays.copyOf(last, last.length + 1)); // the next key after it
     }
     out.sort(Comparator.comparing(ClusterGrant::host).thenComparingLong(ClusterGrant::grantId));
     return out;
+  }
+
+  /** Grants per range read. */
+  static final int PAGE = 5_000;
+
+  private static ByteSequence prefixEnd(ByteSequence prefix) {
+    byte[] b = prefix.getBytes();
+    b[b.length - 1]++; // the prefixes end in '/', never 0xff
+    return ByteSequence.from(b);
   }
 
   /**

@@ -216,6 +216,24 @@ public final class EtcdTestCluster implements AutoCloseable {
     processes[i] = null;
   }
 
+  /** The resident memory of member {@code i} in KiB (Linux /proc), or -1. */
+  public long memberRssKib(int i) {
+    Process p = processes[i];
+    if (p == null) {
+      return -1;
+    }
+    try {
+      for (String line : Files.readAllLines(Path.of("/proc", Long.toString(p.pid()), "status"))) {
+        if (line.startsWith("VmRSS:")) {
+          return Long.parseLong(line.replaceAll("[^0-9]", ""));
+        }
+      }
+    } catch (IOException | NumberFormatException e) {
+      return -1;
+    }
+    return -1;
+  }
+
   /** Stops every member. */
   public void stopAll() {
     for (int i = 0; i < MEMBERS; i++) {
