@@ -6,7 +6,11 @@ import io.srdma.cluster.AuditAnchor;
 import io.srdma.cluster.ClusterConfig;
 import io.srdma.cluster.ClusterGrant;
 import io.srdma.cluster.ClusterNode;
+import io.srdma.cluster.GrantDirectory;
 import io.srdma.cluster.HostGrants;
+import io.srdma.cluster.HostPolicyState;
+import io.srdma.cluster.PolicyStatus;
+import io.srdma.console.ClusterView;
 import io.srdma.console.HostConsoleBackend;
 import io.srdma.keys.PeerIdentity;
 import io.srdma.keys.RevocationList;
@@ -32,6 +36,61 @@ final class ServeCluster {
   private static final Logger LOG = LoggerFactory.getLogger(ServeCluster.class);
 
   private ServeCluster() {}
+
+  /** The console's fleet view: this host's link, the hosts' reports, the fleet's grants. */
+  static ClusterView view(ClusterNode node) {
+    return new ClusterView() {
+      @Override
+      public Link link() {
+        ClusterNode.Status s = node.status();
+        return new Link(
+            node.host(),
+            node.link().keys().prefix(),
+            s.state() == ClusterNode.State.CONNECTED,
+            s.since(),
+            s.lastError(),
+            s.degradedEpisodes());
+      }
+
+      @Override
+      public String deploymentPolicySha256() {
+        return PolicyStatus.read(node.link()).sha256();
+      }
+
+      @Override
+      public List<FleetHost> hosts() {
+        List<FleetHost> out = new ArrayList<>();
+        for (HostPolicyState h : PolicyStatus.read(node.link()).hosts()) {
+          out.add(new FleetHost(h.host(), h.sha256(), h.revision(), h.applied(), h.degraded()));
+        }
+        return out;
+      }
+
+      @Override
+      public List<FleetGrant> grants() {
+        List<FleetGrant> out = new ArrayList<>();
+        for (ClusterGrant g : GrantDirectory.list(node.link())) {
+          out.add(
+              new FleetGrant(
+                  g.host(),
+                  g.grantId(),
+                  g.tenant(),
+                  g.peer(),
+                  g.region(),
+                  g.offset(),
+                  g.length(),
+                  g.ops(),
+                  g.expiresAt()));
+        }
+        return out;
+      }
+
+      @Override
+      public boolean revoke(String host, long grantId) {
+        return GrantDirectory.revoke(node.link(), host, grantId);
+      }
+    };
+  }
 
   /** The host's live grants as the cluster publishes them; revoked through the host. */
   static HostGrants grants(String host, RegionHost regionHost) {

@@ -731,6 +731,9 @@ final class ServeCommand implements Callable<Integer> {
               c.crl,
               r.host,
               r.auditLog);
+      if (r.backend != null) {
+        r.backend.cluster(ServeCluster.view(r.cluster));
+      }
     }
     if (p.console() != null) {
       RegionHost host = r.host;
