@@ -245,6 +245,38 @@ final class ClusterGrantSync implements Follower {
     }
   }
 
+  /**
+   * The host is stopping (it revokes all its grants next): revokes every published lease, which
+   * deletes the grants' keys, waiting at most {@code limit}. Runs on the apply thread. A host that
+   * crashes instead leaves its grants listed until their expiry.
+   */
+  void withdrawAll(Duration limit) {
+    java.util.concurrent.Future<java.util.concurrent.CompletableFuture<Void>> all =
+        apply.submit(
+            () -> {
+              List<java.util.concurrent.CompletableFuture<?>> revokes = new java.util.ArrayList<>();
+              for (Long lease : published.values()) {
+                revokes.add(link.client().getLeaseClient().revoke(lease));
+              }
+              published.clear();
+              return java.util.concurrent.CompletableFuture.allOf(
+                  revokes.toArray(new java.util.concurrent.CompletableFuture<?>[0]));
+            });
+    try {
+      all.get(limit.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)
+          .get(limit.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (java.util.concurrent.ExecutionException
+        | java.util.concurrent.TimeoutException
+        | RejectedExecutionException e) {
+      LOG.info(
+          "this host's grants could not all be withdrawn from etcd ({}); they leave it at their"
+              + " expiry",
+          e.toString());
+    }
+  }
+
   @Override
   public synchronized void close() {
     closed = true;

@@ -270,7 +270,11 @@ public final class ClusterNode implements AutoCloseable {
     }
   }
 
-  /** Stops following (bounded) and closes the link. Idempotent. */
+  /**
+   * Leaves the deployment: stops following (bounded), withdraws the host's published grants from
+   * etcd if it is connected (the host revokes them all as it stops; a host that crashes leaves them
+   * listed until their expiry), and closes the link. Idempotent.
+   */
   @Override
   public void close() {
     if (closed) {
@@ -284,6 +288,9 @@ public final class ClusterNode implements AutoCloseable {
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+    }
+    if (grantSync != null && state == State.CONNECTED) {
+      grantSync.withdrawAll(link.config().requestTimeout());
     }
     for (Follower f : followers) {
       f.close();

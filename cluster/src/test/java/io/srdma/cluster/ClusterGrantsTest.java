@@ -102,14 +102,26 @@ class ClusterGrantsTest {
     g2.live.remove(7L);
     Await.until(Duration.ofSeconds(5), "grant 7 unlisted", () -> !listed("h2", 7));
 
-    // a host cut off from etcd: its grants stay listed only until their own expiry
-    g1.issue(3, Duration.ofSeconds(3));
-    Await.until(Duration.ofSeconds(5), "grant 3 listed", () -> listed("h1", 3));
-    n1.close(); // the host is gone for etcd; its leases are not revoked
-    assertTrue(listed("h1", 3));
+    // a host that stops withdraws its grants
     assertTrue(listed("h1", 2));
-    Await.until(Duration.ofSeconds(10), "grant 3 expires from etcd", () -> !listed("h1", 3));
-    assertTrue(listed("h1", 2), "a grant with a long life stays listed");
+    n1.close();
+    assertFalse(listed("h1", 2), "a stopped host's grants are withdrawn");
+  }
+
+  @Test
+  void shouldKeepACutOffHostsGrantsListedOnlyUntilTheirExpiry() throws Exception {
+    // h3 reaches only member 2; when that member goes, h3 can neither renew nor delete anything
+    FakeGrants g3 = new FakeGrants("h3");
+    ClusterNode n3 =
+        node("h3", g3, etcd.clientConfig(PREFIX, "h3", List.of(etcd.endpoints().get(2))));
+    g3.issue(3, Duration.ofSeconds(4));
+    g3.issue(4, Duration.ofMinutes(5));
+    Await.until(Duration.ofSeconds(5), "grants listed", () -> listed("h3", 3) && listed("h3", 4));
+    etcd.stopMember(2);
+    Await.until(
+        Duration.ofSeconds(15), "h3 degraded", () -> n3.state() == ClusterNode.State.DEGRADED);
+    Await.until(Duration.ofSeconds(10), "grant 3 expires from etcd", () -> !listed("h3", 3));
+    assertTrue(listed("h3", 4), "a grant with a long life stays listed");
   }
 
   @Test
