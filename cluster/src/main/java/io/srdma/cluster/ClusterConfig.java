@@ -366,18 +366,12 @@ public final class ClusterConfig {
   }
 
   private static ClusterException bad(List<String> errors) {
-    return new BadConfig(errors).exception();
+    return new ClusterException(ClusterException.Reason.BAD_CONFIG, String.join("\n", errors));
   }
 
-  /** Every error of a refused configuration, one per line. */
+  /** Every error of a refused configuration ({@code BAD_CONFIG}), one per element. */
   public static List<String> errors(ClusterException e) {
     return List.of(e.getMessage().split("\n"));
-  }
-
-  private record BadConfig(List<String> errors) {
-    ClusterException exception() {
-      return new ClusterException(ClusterException.Reason.BAD_CONFIG, String.join("\n", errors));
-    }
   }
 
   @Override
