@@ -206,7 +206,16 @@ class ServeClusterTest {
               }
             });
       }
-      assertTrue(Files.readString(crl).contains("BEGIN X509 CRL"));
+      // the host's CRL file is rewritten just after the list is in force
+      await(
+          "the host's CRL file rewritten",
+          () -> {
+            try {
+              return Files.readString(crl).contains("BEGIN X509 CRL");
+            } catch (java.io.IOException e) {
+              return false;
+            }
+          });
 
       command.stop();
       assertEquals(0, exit.get(30, TimeUnit.SECONDS), err.toString());
