@@ -122,10 +122,10 @@ chmod +x "$IRD/init"
 (cd "$IRD" && find . | cpio -o -H newc --quiet) > "$WORK/initramfs.cpio"
 
 # --- Java: test classes and a classpath the guest sees at the same paths -------------------------
-say "building verbs-native, secure-channel and cli test classes"
+say "building verbs-native, secure-host (host and client) and cli test classes"
 # one reactor run: modules resolve to each other's target/classes; every module writes its own
 # test class path to target/srdma-cp.txt
-./mvnw -B -q -pl verbs-native,secure-channel,cli -am -DskipTests -Dspotless.check.skip=true \
+./mvnw -B -q -pl verbs-native,secure-host,cli -am -DskipTests -Dspotless.check.skip=true \
   test-compile dependency:build-classpath -Dmdep.includeScope=test \
   -Dmdep.outputFile=target/srdma-cp.txt > /dev/null
 ./mvnw -B -q dependency:copy -Dartifact=org.junit.platform:junit-platform-console-standalone:1.14.1 \
@@ -136,14 +136,16 @@ cp -r verbs-native/target/classes "$WORK/classes"
 cp -r verbs-native/target/test-classes "$WORK/test-classes"
 CP="$WORK/test-classes:$WORK/classes:$(cat verbs-native/target/srdma-cp.txt)"
 SNAP_CP=""
-for m in verbs-native key-exchange access-policy secure-channel admin-console cli; do
+for m in verbs-native key-exchange access-policy secure-channel secure-host admin-console cli; do
   mkdir -p "$WORK/modules/$m"
   cp -r "$m/target/classes" "$WORK/modules/$m/classes"
   SNAP_CP="$SNAP_CP -e s#$REPO/$m/target/classes#$WORK/modules/$m/classes#g"
 done
-cp -r secure-channel/target/test-classes "$WORK/modules/secure-channel/test-classes"
+# the channel tests (host and clients in one JVM) are secure-host's: it holds the host and
+# depends on secure-channel, the tenant SDK
+cp -r secure-host/target/test-classes "$WORK/modules/secure-host/test-classes"
 # shellcheck disable=SC2086
-CP_CHANNEL="$WORK/modules/secure-channel/test-classes:$WORK/modules/secure-channel/classes:$(sed $SNAP_CP secure-channel/target/srdma-cp.txt)"
+CP_CHANNEL="$WORK/modules/secure-host/test-classes:$WORK/modules/secure-host/classes:$(sed $SNAP_CP secure-host/target/srdma-cp.txt)"
 cp -r cli/target/test-classes "$WORK/modules/cli/test-classes"
 # shellcheck disable=SC2086
 CP_CLI="$WORK/modules/cli/test-classes:$WORK/modules/cli/classes:$(sed $SNAP_CP cli/target/srdma-cp.txt)"
@@ -233,7 +235,7 @@ fi
 CHANNEL_FAILED=0
 CHANNEL_PASSED=0
 if ls "$OUT"/junit-channel/*.xml > /dev/null 2>&1; then
-  echo "----- secure-channel end-to-end and threat tests on provider ibv, per test -----"
+  echo "----- channel end-to-end and threat tests (secure-host) on provider ibv, per test -----"
   while read -r test status; do
     [ -n "$test" ] || continue
     case $status in
@@ -242,7 +244,7 @@ if ls "$OUT"/junit-channel/*.xml > /dev/null 2>&1; then
     esac
     echo "$status $test"
   done <<< "$(per_test "$OUT"/junit-channel/*.xml)"
-  echo "secure-channel on ibv: $CHANNEL_PASSED passed, $CHANNEL_FAILED failed"
+  echo "channel tests on ibv: $CHANNEL_PASSED passed, $CHANNEL_FAILED failed"
 fi
 if [ -f "$OUT/results.txt" ] && grep -q '^RAN channel-ibv' "$OUT/results.txt"; then
   if [ "$CHANNEL_FAILED" = 0 ] && [ "$CHANNEL_PASSED" -gt 0 ]; then

@@ -5,17 +5,21 @@ import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.srdma.channel.record.AeadRates;
+import io.srdma.channel.record.AeadSelection;
 import io.srdma.verbs.doctor.DeviceCounter;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 import java.util.function.ToDoubleFunction;
 
 /**
  * Prometheus metrics: the host's counters (read from one {@link ConsoleStats} snapshot taken per
- * scrape), the RDMA device's counters (read from sysfs per scrape, see {@link InfinibandNames}) and
- * the console's own (logins, revocations, reloads).
+ * scrape), the RDMA device's counters (read from sysfs per scrape, see {@link InfinibandNames}),
+ * the data path's AEAD (which provider, its start-up rates) and the console's own (logins,
+ * revocations, reloads).
  *
  * <p>Thread-safe: {@link #scrape} is synchronized, the counters are Micrometer's.
  */
@@ -39,6 +43,15 @@ final class ConsoleMetrics {
   final Counter reloadsRejected;
 
   ConsoleMetrics() {
+    this(AeadSelection::current);
+  }
+
+  /**
+   * Metrics whose data-path AEAD series come from {@code aead} (the process's {@link
+   * AeadSelection}; a test's choice).
+   */
+  ConsoleMetrics(Supplier<AeadSelection.Choice> aead) {
+    registerAead(aead.get());
     counter("srdma.bytes.moved", "payload bytes moved under grants", ConsoleStats::bytesMoved);
     counter("srdma.records.opened", "sealed records opened", ConsoleStats::recordsOpened);
     counter("srdma.records.rejected", "sealed records refused", ConsoleStats::recordsRejected);
@@ -111,6 +124,35 @@ final class ConsoleMetrics {
       deviceMeters.computeIfAbsent(key, this::deviceMeter);
     }
     return registry.scrape();
+  }
+
+  /**
+   * {@code srdma_aead_info{provider="accp",description="..."} 1}, and every candidate's start-up
+   * seal and open rates by record size ({@code srdma_aead_seal_mbps{provider,record_size}}).
+   */
+  private void registerAead(AeadSelection.Choice c) {
+    Gauge.builder("srdma.aead.info", () -> 1)
+        .description("the data path's AES-256-GCM provider (value 1), see srdma doctor")
+        .tag("provider", c.provider().name())
+        .tag("description", c.provider().description())
+        .tag("mode", c.mode().label())
+        .register(registry);
+    for (AeadRates r : c.rates()) {
+      for (AeadRates.Rate x : r.bySize()) {
+        double seal = x.sealMBps();
+        double open = x.openMBps();
+        Gauge.builder("srdma.aead.seal.mbps", () -> seal)
+            .description("AES-256-GCM seal rate on one core at start-up, 10^6 B/s")
+            .tag("provider", r.provider())
+            .tag("record_size", Integer.toString(x.size()))
+            .register(registry);
+        Gauge.builder("srdma.aead.open.mbps", () -> open)
+            .description("AES-256-GCM open rate on one core at start-up, 10^6 B/s")
+            .tag("provider", r.provider())
+            .tag("record_size", Integer.toString(x.size()))
+            .register(registry);
+      }
+    }
   }
 
   private FunctionCounter deviceMeter(DeviceKey key) {

@@ -1,9 +1,9 @@
 package io.srdma.console;
 
 import io.srdma.channel.Access;
-import io.srdma.channel.HostStats;
-import io.srdma.channel.HostedRegion;
-import io.srdma.channel.RegionHost;
+import io.srdma.host.HostStats;
+import io.srdma.host.HostedRegion;
+import io.srdma.host.RegionHost;
 import io.srdma.policy.Operation;
 import io.srdma.policy.Policy;
 import io.srdma.policy.Region;
@@ -60,7 +60,7 @@ public final class HostConsoleBackend implements ConsoleBackend {
   @Override
   public List<SessionInfo> sessions() {
     List<SessionInfo> out = new ArrayList<>();
-    for (io.srdma.channel.SessionInfo s : host.sessions()) {
+    for (io.srdma.host.SessionInfo s : host.sessions()) {
       out.add(
           new SessionInfo(
               s.sessionId(),
@@ -96,7 +96,7 @@ public final class HostConsoleBackend implements ConsoleBackend {
   @Override
   public List<GrantInfo> grants() {
     List<GrantInfo> out = new ArrayList<>();
-    for (io.srdma.channel.GrantInfo g : host.grants()) {
+    for (io.srdma.host.GrantInfo g : host.grants()) {
       out.add(
           new GrantInfo(
               Long.toString(g.grantId()),

@@ -2,6 +2,9 @@ package io.srdma.console;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.srdma.channel.record.AeadProvider;
+import io.srdma.channel.record.AeadRates;
+import io.srdma.channel.record.AeadSelection;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -21,6 +24,39 @@ class ConsoleMetricsTest {
             "srdma_connections_rate_limited_total 15.0",
             "srdma_quota_refusals_total 16.0",
             "srdma_auth_failures_total 9.0")) {
+      assertTrue(text.lines().anyMatch(line::equals), line + " in\n" + text);
+    }
+  }
+
+  @Test
+  void shouldExportTheDataPathAeadAndItsRates() {
+    AeadProvider jdk = AeadProvider.jdk();
+    AeadSelection.Choice choice =
+        new AeadSelection.Choice(
+            jdk,
+            AeadSelection.Mode.AUTO,
+            "auto: the only candidate",
+            List.of(
+                new AeadRates("jdk", List.of(new AeadRates.Rate(65536, 4200.5, 4400.25))),
+                new AeadRates("accp", List.of(new AeadRates.Rate(65536, 9400, 9100)))),
+            null);
+    String text =
+        new ConsoleMetrics(() -> choice)
+            .scrape(new ConsoleStats(0, 0, 0, 0, 0, 0, 0, 0, 0), List.of());
+    assertTrue(
+        text.lines()
+            .anyMatch(
+                l ->
+                    l.startsWith("srdma_aead_info{")
+                        && l.contains("provider=\"jdk\"")
+                        && l.contains("mode=\"auto\"")
+                        && l.matches(".*\\} 1(\\.0)?")),
+        text);
+    for (String line :
+        List.of(
+            "srdma_aead_seal_mbps{provider=\"jdk\",record_size=\"65536\"} 4200.5",
+            "srdma_aead_open_mbps{provider=\"jdk\",record_size=\"65536\"} 4400.25",
+            "srdma_aead_seal_mbps{provider=\"accp\",record_size=\"65536\"} 9400.0")) {
       assertTrue(text.lines().anyMatch(line::equals), line + " in\n" + text);
     }
   }

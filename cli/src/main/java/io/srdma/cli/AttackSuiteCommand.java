@@ -119,7 +119,7 @@ public final class AttackSuiteCommand implements Callable<Integer> {
               provider,
               null);
     } catch (KeyExchangeException e) {
-      spec.commandLine().getErr().println("attack-suite: " + e.getMessage());
+      spec.commandLine().getErr().println("srdma attack-suite: " + Addresses.explain(e));
       return 2;
     }
     PrintWriter out = spec.commandLine().getOut();
@@ -128,13 +128,17 @@ public final class AttackSuiteCommand implements Callable<Integer> {
             t,
             r -> {
               out.printf(
-                  "%-4s %s: expected %s, got %s%n", r.mark(), r.what(), r.expected(), r.observed());
+                  "%s %s: expected %s, got %s%n",
+                  Style.mark(r.mark(), 4),
+                  r.what(),
+                  r.expected(),
+                  Addresses.withoutClassNames(r.observed()));
               out.flush();
             });
     try {
       suite.proveTarget();
     } catch (AttackSuite.TargetUnavailableException e) {
-      spec.commandLine().getErr().println("attack-suite: " + e.getMessage());
+      spec.commandLine().getErr().println("srdma attack-suite: " + Addresses.explain(e));
       return 2;
     }
     Path scratch = Files.createTempDirectory("srdma-attack-suite");
@@ -197,7 +201,7 @@ public final class AttackSuiteCommand implements Callable<Integer> {
     try {
       return PeerIdentity.host(hostName);
     } catch (KeyExchangeException e) {
-      throw new ParameterException(spec.commandLine(), "--host-name: " + e.getMessage());
+      throw new ParameterException(spec.commandLine(), "--host-name: " + Addresses.explain(e));
     }
   }
 

@@ -1,6 +1,6 @@
 package io.srdma.cli;
 
-import io.srdma.channel.RegionHost;
+import io.srdma.host.RegionHost;
 import io.srdma.keys.KeyExchangeException;
 import io.srdma.keys.Pem;
 import io.srdma.policy.AuditCheckpointTrust;
@@ -114,7 +114,7 @@ public final class AuditCommand implements Runnable {
       try {
         expected = head == null ? null : AuditVerifier.Head.parse(head);
       } catch (PolicyException e) {
-        throw new CommandLine.ParameterException(cmd, "--head: " + e.getMessage());
+        throw new CommandLine.ParameterException(cmd, "--head: " + Addresses.explain(e));
       }
       if ((cluster == null) != (clusterHost == null)) {
         throw new CommandLine.ParameterException(cmd, "--cluster and --cluster-host go together");
@@ -152,13 +152,13 @@ public final class AuditCommand implements Runnable {
       try {
         trust = trust();
       } catch (KeyExchangeException | PolicyException e) {
-        return fail(cmd, e.getMessage(), 3);
+        return fail(cmd, "srdma audit verify: " + Addresses.explain(e), 3);
       }
       AuditVerification v;
       try (AuditKey k = key == null ? null : AuditKey.load(key)) {
         v = new AuditVerifier(k, trust).verify(files, expected, closed);
       } catch (PolicyException e) {
-        return fail(cmd, e.getMessage(), 3);
+        return fail(cmd, "srdma audit verify: " + Addresses.explain(e), 3);
       }
       if (v.intact()) {
         cmd.getOut().println(v.summary());

@@ -3,15 +3,15 @@ package io.srdma.cli;
 import io.srdma.channel.Access;
 import io.srdma.channel.ChannelException;
 import io.srdma.channel.ClientOptions;
-import io.srdma.channel.HostOptions;
-import io.srdma.channel.HostStats;
-import io.srdma.channel.HostedRegion;
-import io.srdma.channel.RegionHost;
 import io.srdma.channel.RemoteGrant;
 import io.srdma.channel.SecureRdmaClient;
 import io.srdma.console.ConsoleConfig;
 import io.srdma.console.ConsoleServer;
 import io.srdma.console.HostConsoleBackend;
+import io.srdma.host.HostOptions;
+import io.srdma.host.HostStats;
+import io.srdma.host.HostedRegion;
+import io.srdma.host.RegionHost;
 import io.srdma.keys.Credential;
 import io.srdma.keys.DeploymentCa;
 import io.srdma.keys.DeploymentTrust;
@@ -55,10 +55,18 @@ import picocli.CommandLine.Spec;
     description = {
       "Runs secure-rdma end to end on this machine and tries the attacks it stops.",
       "",
-      "Creates a dev CA and certificates under --state-dir, loads the sample policy (tenants",
-      "acme and globex), starts a host on loopback, has clients of both tenants write and read",
-      "sealed data, then tries each attack and prints what happened. With --once it exits 0",
-      "only when every outcome is the expected one; without, the host stays up until Ctrl-C."
+      "Creates a dev CA and certificates under --state-dir, loads the sample policy (tenants"
+          + " acme and globex), starts a host on loopback, has clients of both tenants write and"
+          + " read sealed data, then tries each attack and prints what happened. With --once it"
+          + " exits 0 only when every outcome is the expected one; without, the host stays up"
+          + " until Ctrl-C. Log lines go to srdma.log in the run's directory (--verbose shows"
+          + " them here too)."
+    },
+    exitCodeListHeading = "%nExit status:%n",
+    exitCodeList = {
+      "0:every outcome as expected",
+      "1:an unexpected outcome (rows marked FAIL) or a failure",
+      "2:bad arguments (nothing was created)"
     })
 public final class DemoCommand implements Callable<Integer> {
   private static final int REGION_BYTES = 4 << 20;
@@ -135,11 +143,51 @@ public final class DemoCommand implements Callable<Integer> {
   private final List<String[]> rows = new ArrayList<>();
   private boolean allExpected = true;
 
+  /**
+   * Checks the arguments before anything is created.
+   *
+   * @throws picocli.CommandLine.ParameterException naming the bad argument
+   */
+  private void checkArguments() {
+    picocli.CommandLine cmd = spec.commandLine();
+    if (consolePort < -1 || consolePort > 65_535) {
+      throw new picocli.CommandLine.ParameterException(
+          cmd, "--console-port: " + consolePort + " is no port (0 to 65535, or -1)");
+    }
+    try {
+      io.srdma.verbs.RdmaProviders.select(provider);
+    } catch (io.srdma.verbs.VerbsException e) {
+      if (e.reason() == io.srdma.verbs.VerbsException.Reason.INVALID_ARGUMENT) {
+        throw new picocli.CommandLine.ParameterException(
+            cmd, "--provider: " + Addresses.explain(e));
+      }
+      throw e; // a known provider that cannot run here: a failure (exit 1), nothing created
+    }
+    if (Files.exists(stateDir) && !Files.isDirectory(stateDir)) {
+      throw new picocli.CommandLine.ParameterException(
+          cmd, "--state-dir: " + stateDir + " is not a directory");
+    }
+  }
+
   @Override
   public Integer call() throws Exception {
+    checkArguments();
     PrintWriter out = spec.commandLine().getOut();
+    try (Progress progress = new Progress(out, Progress.terminal())) {
+      return run(out, progress);
+    }
+  }
+
+  private int run(PrintWriter out, Progress progress) throws Exception {
+    progress.phase("creating a dev CA, certificates and the policy under " + stateDir);
     Files.createDirectories(stateDir);
     Path run = Files.createTempDirectory(stateDir, "run-");
+    try (CliLogging.LogFile logFile = CliLogging.toFile(run)) {
+      return run(out, progress, run, logFile.file());
+    }
+  }
+
+  private int run(PrintWriter out, Progress progress, Path run, Path logFile) throws Exception {
     DeploymentCa ca = DeploymentCa.init(run.resolve("ca"), null);
     Credential hostCredential = issue(ca, run, RegionHost.HOST_TENANT, "demo-host");
     char[] adminPassword = password();
@@ -155,7 +203,11 @@ public final class DemoCommand implements Callable<Integer> {
     // the host watches the CA's crl.pem; the demo keeps the list to show a rolled-back CRL refused
     RevocationList crl =
         RevocationList.watching(ca.directory().resolve(DeploymentCa.CRL), ca.certificate());
-    out.printf("state: %s (dev CA, certificates, policy.yaml, audit.jsonl, audit.key)%n", run);
+    progress.done();
+    out.printf(
+        "state: %s (dev CA, certificates, policy.yaml, audit.jsonl, audit.key; log %s)%n",
+        run, logFile.getFileName());
+    progress.phase("starting the host (provider " + provider + ")");
     try (AuditLog log =
             AuditLog.open(
                 new AuditLogOptions(run.resolve("audit.jsonl"))
@@ -177,10 +229,11 @@ public final class DemoCommand implements Callable<Integer> {
       AtomicLong globexBytes = new AtomicLong();
       acmeKv.onRecord(r -> acmeBytes.addAndGet(r.payload().remaining()));
       globexFeatures.onRecord(r -> globexBytes.addAndGet(r.payload().remaining()));
+      progress.done();
       out.printf(
           "host %s listening on %s (provider %s, grants scoped by %s)%n",
           PeerIdentity.of(RegionHost.HOST_TENANT, "demo-host"),
-          host.address(),
+          Addresses.format(host.address()),
           provider,
           host.scopedByRegion() ? "per-grant memory regions" : "type-2 memory windows");
       out.flush();
@@ -210,9 +263,12 @@ public final class DemoCommand implements Callable<Integer> {
         out.flush();
       }
       try {
+        progress.phase("moving sealed data for acme and globex");
         traffic(out, clients, acmeKv, acmeBytes, globexBytes);
         long globexSum = checksum(globexFeatures);
+        progress.phase("trying the attacks");
         attacks(host, clients, run, crl, acmeKv, log.file());
+        progress.done();
         row(
             "globex's region after all attacks",
             "unchanged",
@@ -223,7 +279,8 @@ public final class DemoCommand implements Callable<Integer> {
         out.println(
             allExpected
                 ? "demo: every outcome as expected"
-                : "demo: UNEXPECTED OUTCOMES (rows marked FAIL)");
+                : "demo: UNEXPECTED OUTCOMES (rows marked " + Style.mark("FAIL", 0) + ")");
+        out.printf("log: %s%n", logFile);
         out.flush();
         if (!once) {
           out.println(
@@ -363,7 +420,9 @@ public final class DemoCommand implements Callable<Integer> {
   }
 
   private void row(String what, String expected, String observed, boolean ok) {
-    rows.add(new String[] {ok ? "ok" : "FAIL", what, expected, observed});
+    // what an attack observed may quote a Java message: shown without class names, host:port
+    rows.add(
+        new String[] {ok ? "ok" : "FAIL", what, expected, Addresses.withoutClassNames(observed)});
     allExpected &= ok;
   }
 
@@ -375,12 +434,12 @@ public final class DemoCommand implements Callable<Integer> {
       w2 = Math.max(w2, r[1].length());
       w3 = Math.max(w3, r[2].length());
     }
-    String fmt = "%-" + w1 + "s  %-" + w2 + "s  %-" + w3 + "s  %s%n";
+    String fmt = "%s  %-" + w2 + "s  %-" + w3 + "s  %s%n";
     out.println();
-    out.printf(fmt, "", "what", "expected", "observed");
-    out.printf(fmt, "", "-".repeat(w2), "-".repeat(w3), "-".repeat(8));
+    out.printf(fmt, " ".repeat(w1), "what", "expected", "observed");
+    out.printf(fmt, " ".repeat(w1), "-".repeat(w2), "-".repeat(w3), "-".repeat(8));
     for (String[] r : rows) {
-      out.printf(fmt, r[0], r[1], r[2], r[3]);
+      out.printf(fmt, Style.mark(r[0], w1), r[1], r[2], r[3]);
     }
     out.println();
     out.printf(

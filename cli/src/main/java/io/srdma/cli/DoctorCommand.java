@@ -1,10 +1,14 @@
 package io.srdma.cli;
 
+import io.srdma.channel.record.AeadException;
+import io.srdma.channel.record.AeadRates;
+import io.srdma.channel.record.AeadSelection;
 import io.srdma.verbs.doctor.Doctor;
 import io.srdma.verbs.doctor.DoctorReport;
 import io.srdma.verbs.doctor.Libibverbs;
 import io.srdma.verbs.doctor.Sysfs;
 import io.srdma.verbs.ibv.IbvVerbsProbe;
+import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -24,9 +28,12 @@ import picocli.CommandLine.Spec;
       "Checks this host's RDMA setup: each device and port (provider, link layer, state, active",
       "MTU against the network interface's MTU, RoCE v2 GIDs, type-2 windows and the window-bounds",
       "self-test), libibverbs and the memlock limit; prints the command that fixes each problem.",
+      "Also the data path's AES-256-GCM: the provider auto picks here (or srdma.aead /",
+      "SRDMA_AEAD force), why, and each candidate's seal/open rates from the start-up check.",
       "",
       "Exit status: 0 = usable as it is (also when no RDMA device exists and the soft provider is",
-      "the only choice); 1 = an RDMA device, libibverbs or memlock is misconfigured; 2 = usage."
+      "the only choice); 1 = an RDMA device, libibverbs or memlock is misconfigured, or a forced",
+      "AEAD provider is unavailable; 2 = usage."
     })
 public final class DoctorCommand implements Callable<Integer> {
   @Option(
@@ -58,7 +65,39 @@ public final class DoctorCommand implements Callable<Integer> {
             libDir != null ? List.of(libDir) : Libibverbs.DEFAULT_DIRS,
             sysfs != null ? null : new IbvVerbsProbe());
     DoctorReport report = doctor.examine();
-    report.print(spec.commandLine().getOut());
-    return report.exitCode();
+    PrintWriter out = spec.commandLine().getOut();
+    report.print(out);
+    boolean aeadOk = printAead(out);
+    out.flush();
+    return aeadOk ? report.exitCode() : Math.max(1, report.exitCode());
+  }
+
+  /** The data-path AEAD line; false when a forced provider cannot be had. */
+  static boolean printAead(PrintWriter out) {
+    AeadSelection.Choice c;
+    try {
+      c = AeadSelection.current();
+    } catch (AeadException e) {
+      out.println();
+      out.println("data-path AEAD: ERROR: " + e.getMessage());
+      out.println(
+          "  fix: unset "
+              + AeadSelection.PROPERTY
+              + " / "
+              + AeadSelection.ENV
+              + ", or set it to auto or jdk");
+      return false;
+    }
+    out.println();
+    out.printf(
+        "data-path AEAD: %s (%s), %s%n",
+        c.provider().name(), c.provider().description(), c.reason());
+    for (AeadRates r : c.rates()) {
+      out.printf("  %-4s %s%n", r.provider(), r);
+    }
+    if (c.accpUnavailable() != null) {
+      out.println("  accp unavailable: " + c.accpUnavailable());
+    }
+    return true;
   }
 }

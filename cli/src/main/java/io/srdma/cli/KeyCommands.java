@@ -43,9 +43,8 @@ final class KeyCommands {
 
   /** The message without the reason prefix, which is for logs. */
   private static String message(KeyExchangeException e) {
-    String m = e.getMessage();
-    String prefix = e.reason() + ": ";
-    return m.startsWith(prefix) ? m.substring(prefix.length()) : m;
+    // without the reason prefix and Java class names, with the cause in plain words
+    return Addresses.explain(e);
   }
 
   /**

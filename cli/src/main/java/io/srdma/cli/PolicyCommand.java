@@ -51,7 +51,8 @@ public final class PolicyCommand implements Runnable {
   }
 
   /** Loads a policy, printing every error; null if it is invalid or unreadable. */
-  static Policy load(Path file, PrintWriter err) {
+  static Policy load(Path file, CommandLine cmd) {
+    PrintWriter err = cmd.getErr();
     try {
       return new PolicyLoader().load(file);
     } catch (PolicyRejectedException e) {
@@ -61,7 +62,8 @@ public final class PolicyCommand implements Runnable {
       err.println(
           e.errors().size() + (e.errors().size() == 1 ? " error" : " errors") + " in " + file);
     } catch (PolicyException e) {
-      err.println(file + ": " + e.getMessage());
+      // e.g. "cannot read policy file x.yaml: no such file or directory", no Java class names
+      err.println(cmd.getCommandSpec().qualifiedName(" ") + ": " + Addresses.explain(e));
     }
     err.flush();
     return null;
@@ -83,7 +85,7 @@ public final class PolicyCommand implements Runnable {
     @Override
     public Integer call() {
       PrintWriter out = spec.commandLine().getOut();
-      Policy p = load(file, spec.commandLine().getErr());
+      Policy p = load(file, spec.commandLine());
       if (p == null) {
         return 1;
       }
@@ -174,7 +176,7 @@ public final class PolicyCommand implements Runnable {
         throw new CommandLine.ParameterException(
             cmd, "--peer: not srdma://<tenant>/<peer>: " + peer);
       }
-      Policy p = load(file, cmd.getErr());
+      Policy p = load(file, cmd);
       if (p == null) {
         return 1;
       }

@@ -1,7 +1,5 @@
 package io.srdma.cli;
 
-import io.srdma.channel.GrantInfo;
-import io.srdma.channel.RegionHost;
 import io.srdma.cluster.AuditAnchor;
 import io.srdma.cluster.ClusterConfig;
 import io.srdma.cluster.ClusterGrant;
@@ -12,6 +10,8 @@ import io.srdma.cluster.HostPolicyState;
 import io.srdma.cluster.PolicyStatus;
 import io.srdma.console.ClusterView;
 import io.srdma.console.HostConsoleBackend;
+import io.srdma.host.GrantInfo;
+import io.srdma.host.RegionHost;
 import io.srdma.keys.PeerIdentity;
 import io.srdma.keys.RevocationList;
 import io.srdma.policy.AuditLog;

@@ -1,12 +1,12 @@
 package io.srdma.cli;
 
-import io.srdma.channel.HostOptions;
-import io.srdma.channel.RegionHost;
 import io.srdma.cluster.ClusterNode;
 import io.srdma.console.ConsoleConfig;
 import io.srdma.console.ConsoleException;
 import io.srdma.console.ConsoleServer;
 import io.srdma.console.HostConsoleBackend;
+import io.srdma.host.HostOptions;
+import io.srdma.host.RegionHost;
 import io.srdma.keys.CertificateUsage;
 import io.srdma.keys.Credential;
 import io.srdma.keys.DeploymentTrust;
@@ -35,7 +35,6 @@ import io.srdma.verbs.VerbsException;
 import io.srdma.verbs.doctor.DeviceCounters;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.net.Inet6Address;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -102,6 +101,14 @@ final class ServeCommand implements Callable<Integer> {
       description = "The serve configuration (YAML, docs/serve.md).")
   Path config;
 
+  @Option(
+      names = "--aead",
+      paramLabel = "MODE",
+      description =
+          "AES-256-GCM of the data path: auto, jdk or accp; overrides the configuration's aead"
+              + " (default: aead, else the srdma.aead property, else SRDMA_AEAD, else auto).")
+  String aead;
+
   private final CountDownLatch stopRequested = new CountDownLatch(1);
   private final CountDownLatch stopped = new CountDownLatch(1);
   private volatile Running running;
@@ -165,12 +172,21 @@ final class ServeCommand implements Callable<Integer> {
       err.flush();
       return KeyCommands.EXIT_USAGE;
     }
+    // log lines go to srdma.log beside the audit log (the terminal shows them with --verbose)
+    try (CliLogging.LogFile logFile = CliLogging.toFile(c.auditFile.toAbsolutePath().getParent())) {
+      return serve(c, p, out, err, logFile.file());
+    }
+  }
+
+  private int serve(ServeConfig c, Prepared p, PrintWriter out, PrintWriter err, Path logFile) {
     Running r = new Running();
     try {
+      io.srdma.channel.record.AeadSelection.select(aeadMode(c));
       start(c, p, r);
     } catch (RuntimeException e) {
       r.close();
-      err.println("srdma serve: could not start: " + e.getMessage());
+      err.println("srdma serve: could not start: " + Addresses.explain(e));
+      err.printf("srdma serve: details in %s%n", logFile);
       err.flush();
       return KeyCommands.EXIT_FAILED;
     }
@@ -202,6 +218,7 @@ final class ServeCommand implements Callable<Integer> {
           c.consoleCertificateChain,
           c.consoleMetricsTokenFile == null ? "none: /metrics needs a login" : "set");
     }
+    out.printf("srdma serve: log %s%n", logFile);
     out.flush();
     try {
       stopRequested.await();
@@ -282,8 +299,7 @@ final class ServeCommand implements Callable<Integer> {
   }
 
   private static String format(InetSocketAddress a) {
-    String host = a.getAddress().getHostAddress();
-    return (a.getAddress() instanceof Inet6Address ? "[" + host + "]" : host) + ":" + a.getPort();
+    return Addresses.format(new InetSocketAddress(a.getAddress().getHostAddress(), a.getPort()));
   }
 
   // ------------------------------------------------------------------ checks (nothing started)
@@ -382,7 +398,7 @@ final class ServeCommand implements Callable<Integer> {
                 + " errors):");
         e.errors().forEach(pe -> errors.add("  " + pe));
       } catch (PolicyException e) {
-        errors.add(c.where("policy.file") + ": " + e.getMessage());
+        errors.add(c.where("policy.file") + ": " + Addresses.explain(e));
       }
     }
     if (policy != null) {
@@ -432,12 +448,12 @@ final class ServeCommand implements Callable<Integer> {
     try {
       RdmaProviders.firstDevice(c.provider);
     } catch (VerbsException e) {
-      errors.add(c.where("provider") + ": " + c.provider + ": " + e.getMessage());
+      errors.add(c.where("provider") + ": " + c.provider + ": " + Addresses.explain(e));
     }
     try {
       deviceOptions(c).conclude();
     } catch (VerbsException e) {
-      errors.add(c.where("device") + ": " + e.getMessage());
+      errors.add(c.where("device") + ": " + Addresses.explain(e));
     }
     ConsoleConfig console = c.console ? prepareConsole(c, errors) : null;
     if (console != null && policy != null && policy.consoleUsers().isEmpty()) {
@@ -647,9 +663,7 @@ final class ServeCommand implements Callable<Integer> {
   }
 
   private static String message(KeyExchangeException e) {
-    String m = e.getMessage();
-    String prefix = e.reason() + ": ";
-    return m.startsWith(prefix) ? m.substring(prefix.length()) : m;
+    return Addresses.explain(e);
   }
 
   /**
@@ -671,6 +685,14 @@ final class ServeCommand implements Callable<Integer> {
   }
 
   // ------------------------------------------------------------------ start
+
+  /** The data-path AEAD mode: --aead, else the configuration's aead, else property/env/auto. */
+  private io.srdma.channel.record.AeadSelection.Mode aeadMode(ServeConfig c) {
+    String m = aead != null ? aead : c.aead;
+    return m != null
+        ? io.srdma.channel.record.AeadSelection.Mode.parse(m, aead != null ? "--aead" : "aead")
+        : io.srdma.channel.record.AeadSelection.requestedMode();
+  }
 
   private static void start(ServeConfig c, Prepared p, Running r) {
     // keyed by audit.key beside the log (created 600), checkpoints signed by the host key

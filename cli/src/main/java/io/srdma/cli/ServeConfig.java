@@ -54,6 +54,7 @@ final class ServeConfig {
           "version",
           "listen",
           "provider",
+          "aead",
           "scoping",
           "device",
           "tls",
@@ -129,6 +130,7 @@ final class ServeConfig {
   final String label;
   InetSocketAddress listen;
   String provider = "soft";
+  String aead; // null: the srdma.aead property, SRDMA_AEAD, else auto
   String scoping = "auto";
   String bindAddress = "127.0.0.1";
   int bindPort;
@@ -242,7 +244,7 @@ final class ServeConfig {
       }
       raw = Files.readAllBytes(file);
     } catch (IOException e) {
-      fileError("cannot read: " + e.getMessage());
+      fileError("cannot read: " + Addresses.explain(e));
       return null;
     }
     try {
@@ -301,6 +303,10 @@ final class ServeConfig {
     Entry p = f.get("provider");
     if (p != null) {
       provider = choice(p, "provider", List.of("soft", "ibv", "auto"), provider);
+    }
+    Entry aeadEntry = f.get("aead");
+    if (aeadEntry != null) {
+      aead = choice(aeadEntry, "aead", List.of("auto", "jdk", "accp"), aead);
     }
     Entry s = f.get("scoping");
     if (s != null) {

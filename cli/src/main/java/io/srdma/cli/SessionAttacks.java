@@ -2,9 +2,9 @@ package io.srdma.cli;
 
 import io.srdma.channel.AttackProbe;
 import io.srdma.channel.ChannelException;
-import io.srdma.channel.HostStats;
 import io.srdma.channel.RemoteGrant;
 import io.srdma.channel.SecureRdmaClient;
+import io.srdma.host.HostStats;
 import java.io.IOException;
 import java.net.Inet4Address;
 import java.net.InetAddress;
@@ -231,9 +231,9 @@ final class SessionAttacks {
         victim.setSoTimeout(300);
         try (Socket s = victim.accept()) {
           none = false;
-          connected = ", HOST CONNECTED to " + named;
+          connected = ", HOST CONNECTED to " + Addresses.format(named);
         } catch (SocketTimeoutException e) {
-          connected = ", " + named + " saw no connection";
+          connected = ", " + Addresses.format(named) + " saw no connection";
         }
       }
       boolean counted =

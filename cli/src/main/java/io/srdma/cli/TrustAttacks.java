@@ -2,8 +2,8 @@ package io.srdma.cli;
 
 import io.srdma.channel.ChannelException;
 import io.srdma.channel.ClientOptions;
-import io.srdma.channel.HostStats;
 import io.srdma.channel.SecureRdmaClient;
+import io.srdma.host.HostStats;
 import io.srdma.keys.KeyExchangeException;
 import io.srdma.keys.MutualTls;
 import io.srdma.keys.PeerIdentity;

@@ -75,7 +75,7 @@ public final class VerbsExampleCommand implements Callable<Integer> {
     try {
       device = RdmaProviders.firstDevice(provider);
     } catch (VerbsException e) {
-      spec.commandLine().getErr().println("srdma verbs-example: " + e.getMessage());
+      spec.commandLine().getErr().println("srdma verbs-example: " + Addresses.explain(e));
       return 2;
     }
     try (DeviceContext ownerCtx = device.open(new DeviceOptions());

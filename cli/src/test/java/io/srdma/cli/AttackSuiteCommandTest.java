@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.srdma.channel.HostOptions;
-import io.srdma.channel.RegionHost;
+import io.srdma.host.HostOptions;
+import io.srdma.host.RegionHost;
 import io.srdma.keys.Credential;
 import io.srdma.keys.DeploymentCa;
 import io.srdma.keys.PeerIdentity;
@@ -214,6 +214,6 @@ class AttackSuiteCommandTest {
   @Test
   void formatsAddressesForPeople() {
     assertEquals("127.0.0.1:7", Addresses.format(new InetSocketAddress("127.0.0.1", 7)));
-    assertEquals("[0:0:0:0:0:0:0:1]:7", Addresses.format(new InetSocketAddress("::1", 7)));
+    assertEquals("[::1]:7", Addresses.format(new InetSocketAddress("::1", 7)));
   }
 }

@@ -15,13 +15,34 @@ class DemoCommandTest {
   @TempDir Path dir;
 
   @Test
-  void demoOnceRunsEverythingAndEveryAttackIsRefused() {
+  void demoOnceRunsEverythingAndEveryAttackIsRefused() throws Exception {
     StringWriter out = new StringWriter();
-    CommandLine cmd = new CommandLine(new SrdmaCommand());
+    StringWriter err = new StringWriter();
+    CommandLine cmd = SrdmaCommand.newCommandLine();
     cmd.setOut(new PrintWriter(out, true));
+    cmd.setErr(new PrintWriter(err, true));
     int rc = cmd.execute("demo", "--once", "--state-dir", dir.toString());
     String text = out.toString();
-    assertEquals(0, rc, text);
+    assertEquals(0, rc, text + err);
+    // issue 18: results, not logs; the phases from the start; the log lines in the run's file
+    assertEquals("", err.toString());
+    assertTrue(text.startsWith("creating a dev CA, certificates and the policy under "), text);
+    for (String phase :
+        List.of(
+            "starting the host (provider soft) ... done (",
+            "moving sealed data for acme and globex ... done (",
+            "trying the attacks ... done (")) {
+      assertTrue(text.contains(phase), phase + " in\n" + text);
+    }
+    assertTrue(!text.contains(" WARN ") && !text.contains(" INFO "), text);
+    // the JDK's "/127.0.0.1:port" (a URL's "//127.0.0.1" is fine)
+    assertTrue(
+        !java.util.regex.Pattern.compile("(?<![/\\w])/127\\.0\\.0\\.").matcher(text).find(), text);
+    java.util.regex.Matcher log =
+        java.util.regex.Pattern.compile("log: (\\S+srdma\\.log)").matcher(text);
+    assertTrue(log.find(), text);
+    assertTrue(
+        java.nio.file.Files.readString(Path.of(log.group(1))).contains("INFO"), log.group(1));
     assertTrue(text.contains("demo: every outcome as expected"), text);
     assertTrue(text.contains("another tenant's rkey and address (PD check)"), text);
     assertTrue(text.contains("QUOTA_EXCEEDED after"), text);

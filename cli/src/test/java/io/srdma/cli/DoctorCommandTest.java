@@ -31,6 +31,14 @@ class DoctorCommandTest {
     assertTrue(run.out().contains("libibverbs  "), run.out());
     assertTrue(run.out().contains("memlock     "), run.out());
     assertTrue(run.out().contains("verdict: "), run.out());
+    // the data path's AES-GCM: which, why, and the JDK's rates (the JDK is always a candidate
+    // unless ACCP is forced, and then it is shown for comparison)
+    assertTrue(
+        run.out().lines().anyMatch(l -> l.matches("data-path AEAD: (jdk|accp) \\(.+\\), .+")),
+        run.out());
+    assertTrue(
+        run.out().lines().anyMatch(l -> l.matches("  jdk  64 B .* us, 4 KiB .* MB/s, 64 KiB .*")),
+        run.out());
     if (!rdmaHere) {
       assertTrue(run.out().contains("no RDMA device found"), run.out());
       assertTrue(run.out().contains("soft provider only"), run.out());

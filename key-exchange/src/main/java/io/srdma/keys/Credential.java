@@ -11,6 +11,8 @@ import java.util.Objects;
  *
  * <p>{@link #toString()} names the certificate only. The JDK's EC private keys cannot be wiped from
  * memory; keep a credential only as long as the TLS contexts that use it.
+ *
+ * <p>Thread safety: immutable; one credential may serve many clients and threads. Buffers: none.
  */
 public final class Credential {
   private final X509Certificate certificate;

@@ -23,6 +23,9 @@ import java.util.Set;
  * <p>{@link #verify} is the single place where a peer's certificate is accepted or refused; the TLS
  * trust managers of {@link MutualTls} call it. Path validation is the JDK's PKIX validator with the
  * deployment CA as the only trust anchor; revocation, usage and identity are checked on top of it.
+ *
+ * <p>Thread safety: thread-safe; one trust may serve many clients, hosts and threads (its
+ * revocation list reloads under its own lock). Buffers: none.
  */
 public final class DeploymentTrust {
   private final X509Certificate ca;

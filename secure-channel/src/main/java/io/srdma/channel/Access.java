@@ -4,7 +4,11 @@ import io.srdma.channel.protocol.Operations;
 import java.util.EnumSet;
 import java.util.Set;
 
-/** What a grant lets its holder do to the region: one-sided RDMA READ or WRITE. */
+/**
+ * What a grant lets its holder do to the region: one-sided RDMA READ or WRITE.
+ *
+ * <p>Thread safety: an enum, immutable. Buffers: none.
+ */
 public enum Access {
   /** Fetch (owner-sealed) records with RDMA READ. */
   READ(Operations.READ),
@@ -15,6 +19,11 @@ public enum Access {
 
   Access(int bit) {
     this.bit = bit;
+  }
+
+  /** This operation's bit in {@link #bits}. */
+  int bit() {
+    return bit;
   }
 
   static int bits(Set<Access> set) {

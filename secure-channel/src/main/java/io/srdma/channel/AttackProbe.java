@@ -10,11 +10,14 @@ import io.srdma.channel.record.OpenResult;
 import io.srdma.channel.record.OwnerOpener;
 import io.srdma.channel.record.OwnerSealer;
 import io.srdma.channel.record.OwnerSigning;
+import io.srdma.channel.record.RegionKeyring;
 import io.srdma.keys.Credential;
 import io.srdma.keys.DeploymentTrust;
 import io.srdma.keys.DirectionKeys;
 import io.srdma.keys.MutualTls;
+import io.srdma.keys.TlsBinding;
 import io.srdma.verbs.ConnectionInfo;
+import io.srdma.verbs.DeviceOptions;
 import io.srdma.verbs.WcStatus;
 import io.srdma.verbs.WrOpcode;
 import java.io.IOException;
@@ -31,6 +34,11 @@ import java.util.Arrays;
  * attack-suite}): posts raw RDMA operations on a client's own queue pair, skipping the writer's
  * checks, so that what the <em>target</em> enforces can be shown. It gives nothing a holder of the
  * client's key and queue pair could not do anyway; every outcome is the RNIC's or the host's.
+ *
+ * <p>Thread safety: stateless static methods, each as thread-safe as the client it is given; a
+ * probe waits for its own completion. Buffers: {@code write} copies the bytes it is given into the
+ * client's staging memory before posting; the caller keeps its array. {@link KeptRegionKey} is not
+ * thread-safe.
  */
 public final class AttackProbe {
   private AttackProbe() {}
@@ -81,6 +89,56 @@ public final class AttackProbe {
       SecureRdmaClient client, long remoteAddress, int rkey, byte[] bytes, int length) {
     WcStatus s = client.rawPost(WrOpcode.RDMA_WRITE, remoteAddress, rkey, bytes, length, 0, 0);
     return s == null ? "TIMEOUT" : s.name();
+  }
+
+  // --- internal, not API: probes for the host's own tests (module secure-host), which live in
+  // another package since the split of the host from the tenant SDK; they may change without notice
+
+  /**
+   * Internal, not API: posts a raw operation on the client's queue pair without the writer's checks
+   * and returns its completion status, or {@code null} when none came in time.
+   */
+  public static WcStatus post(
+      SecureRdmaClient client,
+      WrOpcode op,
+      long remoteAddress,
+      int rkey,
+      byte[] bytes,
+      int length,
+      int imm) {
+    return client.rawPost(op, remoteAddress, rkey, bytes, length, imm, 0);
+  }
+
+  /**
+   * Internal, not API: the slot the host gave a grant on its session (the immediate's top byte).
+   */
+  public static int slot(RemoteGrant g) {
+    return g.slot();
+  }
+
+  /** Internal, not API: the newest region key generation a grant holds, or -1 without READ. */
+  public static int regionKeyGeneration(RemoteGrant g) {
+    return g.regionKeyGeneration();
+  }
+
+  /** Internal, not API: the region keyring a READ grant carries, or {@code null} without READ. */
+  public static RegionKeyring regionKeys(RemoteGrant g) {
+    return g.regionKeys;
+  }
+
+  /** Internal, not API: how the client bound its session keys to the TLS session. */
+  public static TlsBinding.Kind bindingKind(SecureRdmaClient client) {
+    return client.bindingKind();
+  }
+
+  /** Internal, not API: how many open clients share this client's device context. */
+  public static int deviceContextUsers(SecureRdmaClient client) {
+    return client.deviceContextUsers();
+  }
+
+  /** Internal, not API: whether this process holds a shared device context for these options. */
+  public static boolean deviceContextOpen(String provider, DeviceOptions device) {
+    return SharedDeviceContext.isOpen(provider, device);
   }
 
   /**

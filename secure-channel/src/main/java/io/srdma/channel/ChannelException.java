@@ -3,6 +3,8 @@ package io.srdma.channel;
 /**
  * Why a channel operation failed. Control-plane calls throw it (or complete their stage with it);
  * {@link #reason()} says what went wrong, the message names the value at fault.
+ *
+ * <p>Thread safety: immutable once thrown. Buffers: none.
  */
 public final class ChannelException extends RuntimeException {
   private static final long serialVersionUID = 1L;

@@ -8,8 +8,15 @@ import io.srdma.keys.RekeyPolicy;
 import io.srdma.verbs.DeviceOptions;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.Objects;
 
-/** Settings of a {@link SecureRdmaClient}; fluent setters, checked by {@code connect}. */
+/**
+ * Settings of a {@link SecureRdmaClient}; fluent setters, checked by {@code connect}.
+ *
+ * <p>Thread safety: not thread-safe; fill it on one thread, then hand it to {@link
+ * SecureRdmaClient#connect}. The client keeps the instance: do not change it after {@code connect}.
+ * Buffers: none (the credential and trust are shared, not copied).
+ */
 public final class ClientOptions {
   private Credential credential;
   private DeploymentTrust trust;
@@ -26,6 +33,7 @@ public final class ClientOptions {
   private int maxReadBytes = 4 << 20;
   private int sealingThreads = Math.max(1, Runtime.getRuntime().availableProcessors() - 1);
   private RekeyPolicy rekeyPolicy = RekeyPolicy.fromSystemProperties();
+  private int idleSpins = 64;
 
   /** The tenant peer's certificate and key: identity and tenant come from it. */
   public ClientOptions credential(Credential value) {
@@ -62,7 +70,7 @@ public final class ClientOptions {
     try {
       hostIdentity = PeerIdentity.host(name);
     } catch (KeyExchangeException e) {
-      throw HostOptions.invalid("host name: " + e.getMessage());
+      throw invalid("host name: " + e.getMessage());
     }
     return this;
   }
@@ -136,6 +144,15 @@ public final class ClientOptions {
     return this;
   }
 
+  /**
+   * Polls the completion poller spins through when it finds nothing, before it parks in the
+   * completion queue's wait (default 64; 0 parks at once: the least CPU, the most latency).
+   */
+  public ClientOptions idleSpins(int value) {
+    idleSpins = value;
+    return this;
+  }
+
   Credential credential() {
     return credential;
   }
@@ -196,39 +213,63 @@ public final class ClientOptions {
     return rekeyPolicy;
   }
 
+  int idleSpins() {
+    return idleSpins;
+  }
+
   void check() {
-    HostOptions.require(credential, "credential");
-    HostOptions.require(trust, "trust");
-    HostOptions.require(host, "host");
+    require(credential, "credential");
+    require(trust, "trust");
+    require(host, "host");
     if (hostIdentity == null && !anyHost) {
-      throw HostOptions.invalid(
+      throw invalid(
           "hostIdentity is required: the identity srdma://host/<name> the host must present (or"
               + " anyHostForDevelopment() in development)");
     }
     if (hostIdentity != null && anyHost) {
-      throw HostOptions.invalid("set either hostIdentity or anyHostForDevelopment(), not both");
+      throw invalid("set either hostIdentity or anyHostForDevelopment(), not both");
     }
     if (hostIdentity != null && !hostIdentity.isHost()) {
-      throw HostOptions.invalid(
+      throw invalid(
           "hostIdentity must be a host identity srdma://host/<name>, not " + hostIdentity);
     }
-    HostOptions.require(provider, "provider");
-    HostOptions.require(device, "device");
-    HostOptions.require(rekeyPolicy, "rekeyPolicy");
-    HostOptions.positive("connectTimeout", connectTimeout);
-    HostOptions.positive("requestTimeout", requestTimeout);
-    HostOptions.positive("keepalive", keepalive);
+    require(provider, "provider");
+    require(device, "device");
+    require(rekeyPolicy, "rekeyPolicy");
+    positive("connectTimeout", connectTimeout);
+    positive("requestTimeout", requestTimeout);
+    positive("keepalive", keepalive);
     if (maxRecordPayload < 1 || maxRecordPayload > (1 << 24)) {
-      throw HostOptions.invalid("maxRecordPayload must be 1..16777216, got " + maxRecordPayload);
+      throw invalid("maxRecordPayload must be 1..16777216, got " + maxRecordPayload);
     }
     if (stagingSlots < 1 || stagingSlots > 4096) {
-      throw HostOptions.invalid("stagingSlots must be 1..4096, got " + stagingSlots);
+      throw invalid("stagingSlots must be 1..4096, got " + stagingSlots);
     }
     if (maxReadBytes < SealedLayout.RECORD_OVERHEAD + 1) {
-      throw HostOptions.invalid("maxReadBytes too small: " + maxReadBytes);
+      throw invalid("maxReadBytes too small: " + maxReadBytes);
+    }
+    if (idleSpins < 0 || idleSpins > 1_000_000) {
+      throw invalid("idleSpins must be 0..1000000, got " + idleSpins);
     }
     if (sealingThreads < 0 || sealingThreads > 64) {
-      throw HostOptions.invalid("sealingThreads must be 0..64, got " + sealingThreads);
+      throw invalid("sealingThreads must be 0..64, got " + sealingThreads);
     }
+  }
+
+  private static void require(Object value, String name) {
+    if (value == null) {
+      throw invalid(name + " is required");
+    }
+  }
+
+  private static void positive(String name, Duration value) {
+    Objects.requireNonNull(value, name);
+    if (value.isNegative() || value.isZero()) {
+      throw invalid(name + " must be positive, got " + value);
+    }
+  }
+
+  private static ChannelException invalid(String message) {
+    return new ChannelException(ChannelException.Reason.INVALID_ARGUMENT, message);
   }
 }

@@ -19,20 +19,42 @@ import java.util.concurrent.CompletionStage;
  * allowed on it and until when. Writes are sealed before they leave; reads open owner-sealed
  * records. Every access is checked here first (the writer's check) and again by the target's RNIC.
  *
+ * <p>Two ways to write:
+ *
+ * <ul>
+ *   <li>{@link #tryWrite} and {@link #tryWriteBatch}: the data path. They allocate nothing, never
+ *       block (the client's writer lock aside) and hand nothing to another thread: the caller seals
+ *       into a registered staging slot and posts. They return a position (&gt; 0) or a {@link
+ *       WriteResult} code; {@link WriteResult#BACK_PRESSURED} means every staging slot is in
+ *       flight: poll ({@link SecureRdmaClient#pollCompletions()}) or idle, then try again.
+ *       Completion: {@link SecureRdmaClient#completedPosition()} or a {@link
+ *       WriteCompletionHandler}.
+ *   <li>{@link #write} and {@link #writeBlocking}: convenience. Any length (split into records),
+ *       waiting up to the request timeout for slots, a {@link CompletionStage} per call; they
+ *       allocate.
+ * </ul>
+ *
+ * <p>Buffer ownership: every write reads the caller's bytes (sealing them into staging memory)
+ * before it returns; the caller may reuse its buffers at once. A read returns a new heap buffer of
+ * plaintext that belongs to the caller; the client's registered read buffer is never exposed.
+ *
  * <p>A grant with READ holds the region's keys ({@link RegionKeyring}): the generation its GRANT
  * carried, then each newer one the host pushes (REGION_KEY); the previous generation opens for
  * {@link RegionKeyring#GRACE} more, then is wiped, and all are wiped when the grant ends.
- * Thread-safe.
+ *
+ * <p>Thread safety: thread-safe; several threads may write and read through one grant at once.
+ * Buffers: {@link #write} seals the caller's data into the client's staging memory before it
+ * returns (the buffer's position is not moved), so the caller may reuse the buffer as soon as
+ * {@code write} returns, before the stage completes; {@link #read} completes with a new heap buffer
+ * that belongs to the caller.
  */
 public final class RemoteGrant {
-  private final SecureRdmaClient client;
-  private final long id;
-  private final String tenant;
-  private final String region;
-  private final long offset;
-  private final long length;
+  private final GrantTarget target;
+  private final SealedWriter writer;
+  private final WriteStages stages;
+  private final SealedReader reader;
+  private final ControlChannel control;
   private final Set<Access> access;
-  private final Instant expiresAt;
   final long remoteAddress;
   final int rkey;
   final long unit;
@@ -40,32 +62,26 @@ public final class RemoteGrant {
   final RegionKeyring regionKeys;
   final OwnerOpener readOpener;
   private volatile String endedBecause;
+  private volatile long endedCode; // 0 while live, else a WriteResult code
 
   RemoteGrant(
-      SecureRdmaClient client,
-      long id,
-      String tenant,
-      String region,
-      long offset,
-      long length,
-      Set<Access> access,
-      Instant expiresAt,
-      long remoteAddress,
-      int rkey,
+      GrantTarget target,
+      SealedWriter writer,
+      WriteStages stages,
+      SealedReader reader,
+      ControlChannel control,
       byte[] regionKey,
       int maxRecordPayload) {
-    this.client = client;
-    this.id = id;
-    this.tenant = tenant;
-    this.region = region;
-    this.offset = offset;
-    this.length = length;
-    this.access = Set.copyOf(access);
-    this.expiresAt = expiresAt;
-    this.remoteAddress = remoteAddress;
-    this.rkey = rkey;
-    this.unit = SealedLayout.writeUnit(length);
-    this.writeBinding = RecordBinding.of(id, tenant, region);
+    this.target = target;
+    this.writer = writer;
+    this.stages = stages;
+    this.reader = reader;
+    this.control = control;
+    this.access = Set.copyOf(Access.fromBits(target.accessBits()));
+    this.remoteAddress = target.remoteAddress();
+    this.rkey = target.rkey();
+    this.unit = target.unit();
+    this.writeBinding = target.binding();
     if (regionKey.length == RegionKeyMaterial.LENGTH) {
       RegionKeyring ring;
       try {
@@ -73,15 +89,28 @@ public final class RemoteGrant {
       } catch (RecordException e) {
         throw new ProtocolException(
             ProtocolException.Reason.BAD_VALUE, "GRANT region key: " + e.getMessage());
+      } finally {
+        Arrays.fill(regionKey, (byte) 0);
       }
       regionKeys = ring;
       readOpener =
-          new OwnerOpener(ring::keys, ring.owner(), tenant, region, maxRecordPayload, true);
+          new OwnerOpener(
+              ring::keys, ring.owner(), target.tenant(), target.region(), maxRecordPayload, true);
     } else {
+      Arrays.fill(regionKey, (byte) 0);
       regionKeys = null;
       readOpener = null;
     }
-    Arrays.fill(regionKey, (byte) 0);
+  }
+
+  /** Where this grant's records go (immutable). */
+  GrantTarget target() {
+    return target;
+  }
+
+  /** 0 while the grant is live, else the {@link WriteResult} code of how it ended. */
+  long endedCode() {
+    return endedCode;
   }
 
   /**
@@ -95,7 +124,7 @@ public final class RemoteGrant {
     try {
       if (regionKeys == null) {
         throw new ProtocolException(
-            ProtocolException.Reason.BAD_VALUE, "REGION_KEY for grant " + id + " without READ");
+            ProtocolException.Reason.BAD_VALUE, "REGION_KEY for grant " + id() + " without READ");
       }
       try {
         if (RegionKeyMaterial.generation(material) != generation) {
@@ -132,27 +161,27 @@ public final class RemoteGrant {
 
   /** The slot the host gave the grant on this session (the low 8 bits of its id). */
   int slot() {
-    return (int) (id & 0xff);
+    return target.slot();
   }
 
   /** The grant's id (as the host's audit log and console show it). */
   public long id() {
-    return id;
+    return target.id();
   }
 
   /** The region. */
   public String region() {
-    return region;
+    return target.region();
   }
 
   /** First granted byte of the region. */
   public long offset() {
-    return offset;
+    return target.offset();
   }
 
   /** Granted bytes; offsets of {@link #write} and {@link #read} are relative to {@link #offset}. */
   public long length() {
-    return length;
+    return target.length();
   }
 
   /** Allowed operations. */
@@ -162,12 +191,12 @@ public final class RemoteGrant {
 
   /** When the grant expires (the host's clock). */
   public Instant expiresAt() {
-    return expiresAt;
+    return target.expiresAt();
   }
 
   /** Whether the grant may still be used: not revoked, released, expired or its session lost. */
   public boolean isValid() {
-    return endedBecause == null && Instant.now().isBefore(expiresAt);
+    return endedBecause == null && Instant.now().isBefore(target.expiresAt());
   }
 
   /** Why the grant ended ({@code REVOKED}, {@code EXPIRED}, …), or null while it is live. */
@@ -176,36 +205,67 @@ public final class RemoteGrant {
   }
 
   /**
+   * Seals {@code length} bytes of {@code src} from index {@code from} (absolute; the buffer's
+   * position and limit are neither used nor moved) as one record at {@code relativeOffset} and
+   * posts it with WRITE_WITH_IMM; allocates nothing. The record takes {@code length + }{@link
+   * SealedLayout#RECORD_OVERHEAD} bytes of the grant. Thread-safe.
+   *
+   * @param length 1 to the client's record size ({@link ClientOptions#maxRecordPayload})
+   * @return the write's position (&gt; 0): it completed when {@link
+   *     SecureRdmaClient#completedPosition()} reaches it; or {@link WriteResult#BACK_PRESSURED},
+   *     {@link WriteResult#REVOKED}, {@link WriteResult#EXPIRED}, {@link
+   *     WriteResult#OUT_OF_BOUNDS}, {@link WriteResult#NOT_PERMITTED}, {@link
+   *     WriteResult#SESSION_CLOSED}, {@link WriteResult#DATA_PATH_FAILED}, {@link
+   *     WriteResult#INVALID_ARGUMENT} (nothing posted)
+   */
+  public long tryWrite(long relativeOffset, ByteBuffer src, int from, int length) {
+    return writer.tryWrite(this, relativeOffset, src, from, length);
+  }
+
+  /**
+   * Seals a batch ({@link WriteBatch}: contiguous pieces as one record each) and posts its records
+   * with one post list; allocates nothing. Every piece is checked first: one that is refused (out
+   * of the grant's bounds, a contiguous run longer than the record size, …) refuses the whole batch
+   * and nothing is posted. Thread-safe (the batch itself is not).
+   *
+   * @return the position of the batch's last record, or a {@link WriteResult} code as for {@link
+   *     #tryWrite}
+   */
+  public long tryWriteBatch(WriteBatch batch) {
+    return writer.tryWriteBatch(this, batch);
+  }
+
+  /**
    * Seals {@code data} (from its position; not moved) and writes it with RDMA WRITE_WITH_IMM at
    * {@code relativeOffset} in the grant: records of at most the client's record size laid end to
-   * end. Completes when every record's write completed at the target.
+   * end. Completes when every record's write completed at the target. Allocates (the stage).
    *
    * @return a stage failing with {@link ChannelException} ({@code OUT_OF_BOUNDS}, {@code
    *     NOT_PERMITTED}, {@code REVOKED}, {@code EXPIRED}, {@code REMOTE_ACCESS_ERROR}, …)
    */
   public CompletionStage<Void> write(long relativeOffset, ByteBuffer data) {
-    return client.write(this, relativeOffset, data);
+    return stages.write(this, relativeOffset, data);
   }
 
   /** {@link #write}, waiting for it (at most the client's request timeout per batch). */
   public void writeBlocking(long relativeOffset, ByteBuffer data) {
-    SecureRdmaClient.join(write(relativeOffset, data).toCompletableFuture(), client.timeout());
+    SecureRdmaClient.join(write(relativeOffset, data).toCompletableFuture(), control.timeout());
   }
 
   /**
    * Fetches {@code sealedLength} bytes at {@code relativeOffset} with RDMA READ and opens the
    * owner-sealed records in them with the region key this grant carries.
    *
-   * @return the plaintext of the records, in order
+   * @return the plaintext of the records, in order, in a new buffer the caller owns
    */
   public CompletionStage<ByteBuffer> read(long relativeOffset, int sealedLength) {
-    return client.read(this, relativeOffset, sealedLength);
+    return reader.read(this, relativeOffset, sealedLength);
   }
 
   /** {@link #read}, waiting for it. */
   public ByteBuffer readBlocking(long relativeOffset, int sealedLength) {
     return SecureRdmaClient.join(
-        read(relativeOffset, sealedLength).toCompletableFuture(), client.timeout());
+        read(relativeOffset, sealedLength).toCompletableFuture(), control.timeout());
   }
 
   /** Gives the grant back before it expires; completes when the host confirmed. */
@@ -213,7 +273,7 @@ public final class RemoteGrant {
     if (endedBecause != null) {
       return CompletableFuture.completedFuture(null);
     }
-    return client.release(this);
+    return control.release(this);
   }
 
   CompletableFuture<Void> check(Access needed, long relativeOffset, long span) {
@@ -225,29 +285,27 @@ public final class RemoteGrant {
             case "SESSION_CLOSED" -> ChannelException.Reason.SESSION_CLOSED;
             default -> ChannelException.Reason.REVOKED;
           };
-      return failed(reason, "grant " + id + " ended: " + ended);
+      return failed(reason, "grant " + id() + " ended: " + ended);
     }
-    if (!Instant.now().isBefore(expiresAt)) {
-      return failed(ChannelException.Reason.EXPIRED, "grant " + id + " expired at " + expiresAt);
+    if (!Instant.now().isBefore(target.expiresAt())) {
+      return failed(
+          ChannelException.Reason.EXPIRED, "grant " + id() + " expired at " + target.expiresAt());
     }
-    if (!access.contains(needed)) {
+    if (!target.allows(needed)) {
       return failed(
           ChannelException.Reason.NOT_PERMITTED,
-          "grant " + id + " allows " + access + ", not " + needed);
+          "grant " + id() + " allows " + access + ", not " + needed);
     }
-    if (relativeOffset < 0
-        || span < 0
-        || relativeOffset > length
-        || length - relativeOffset < span) {
+    if (!target.inBounds(relativeOffset, span)) {
       return failed(
           ChannelException.Reason.OUT_OF_BOUNDS,
           span
               + " bytes at offset "
               + relativeOffset
               + " do not fit grant "
-              + id
+              + id()
               + " of "
-              + length
+              + length()
               + " bytes");
     }
     return null;
@@ -260,6 +318,12 @@ public final class RemoteGrant {
   void end(String reason) {
     if (endedBecause == null) {
       endedBecause = reason;
+      endedCode =
+          switch (reason) {
+            case "EXPIRED" -> WriteResult.EXPIRED;
+            case "SESSION_CLOSED" -> WriteResult.SESSION_CLOSED;
+            default -> WriteResult.REVOKED;
+          };
     }
     if (regionKeys != null) {
       synchronized (readOpener) { // a read in progress finishes with the keys it holds
@@ -271,19 +335,19 @@ public final class RemoteGrant {
   @Override
   public String toString() {
     return "RemoteGrant["
-        + id
+        + id()
         + " "
-        + tenant
+        + target.tenant()
         + "/"
-        + region
+        + region()
         + " ["
-        + offset
+        + offset()
         + ", +"
-        + length
+        + length()
         + ") "
         + access
         + " until "
-        + expiresAt
+        + expiresAt()
         + (endedBecause == null ? "" : ", ended: " + endedBecause)
         + "]";
   }

@@ -6,8 +6,10 @@ import io.srdma.channel.record.RecordSealer;
 /**
  * How much region space sealed data takes: a payload is split into records of at most {@code
  * maxRecordPayload} bytes laid end to end, each with {@value #RECORD_OVERHEAD} bytes of header and
- * tag. Records the region's owner seals for readers ({@link HostedRegion#seal}) carry a trailer too
- * (version and Ed25519 signature): {@value #OWNER_RECORD_OVERHEAD} bytes each.
+ * tag. Records the region's owner seals for readers ({@code io.srdma.host.HostedRegion#seal}) carry
+ * a trailer too (version and Ed25519 signature): {@value #OWNER_RECORD_OVERHEAD} bytes each.
+ *
+ * <p>Thread safety: stateless static arithmetic. Buffers: none.
  */
 public final class SealedLayout {
   /** Header and GCM tag of one record. */
@@ -39,9 +41,9 @@ public final class SealedLayout {
   }
 
   /**
-   * Region bytes that {@code payloadLength} bytes the owner seals ({@link HostedRegion#seal})
-   * occupy: records of at most {@code maxRecordPayload} bytes, {@value #OWNER_RECORD_OVERHEAD}
-   * bytes of overhead each.
+   * Region bytes that {@code payloadLength} bytes the owner seals ({@code
+   * io.srdma.host.HostedRegion#seal}) occupy: records of at most {@code maxRecordPayload} bytes,
+   * {@value #OWNER_RECORD_OVERHEAD} bytes of overhead each.
    *
    * @param payloadLength plaintext bytes, at least 1
    * @param maxRecordPayload the largest payload of one record
@@ -62,8 +64,14 @@ public final class SealedLayout {
   /**
    * The write unit of a grant: offsets of records inside it are carried in the 24 low bits of the
    * RDMA immediate, in this unit (1 byte for grants up to 16 MiB, then the next power of two).
+   *
+   * <p>Internal, not API: public only because the host ({@code io.srdma.host}) must derive the same
+   * unit as the client; it may change without notice.
+   *
+   * @param grantLength bytes of the grant, at least 1
+   * @return the write unit in bytes, a power of two
    */
-  static long writeUnit(long grantLength) {
+  public static long writeUnit(long grantLength) {
     long units = (grantLength + (1L << 24) - 1) >>> 24;
     return units <= 1 ? 1 : Long.highestOneBit(units - 1) << 1;
   }

@@ -25,8 +25,9 @@ public interface CompletionQueue extends AutoCloseable {
   int poll(WorkCompletion[] out);
 
   /**
-   * Like {@link #poll} but waits up to {@code timeout} for at least one completion, sleeping (not
-   * spinning) while there is none. One waiting thread at a time; others queue behind it.
+   * Like {@link #poll} but waits up to {@code timeout} for at least one completion while there is
+   * none: a provider may spin and yield for a few microseconds first ({@link BackoffIdleStrategy}),
+   * then sleeps. One waiting thread at a time; others queue behind it.
    *
    * @return how many were filled; 0 when the timeout passed
    */

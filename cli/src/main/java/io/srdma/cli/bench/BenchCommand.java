@@ -1,5 +1,8 @@
 package io.srdma.cli.bench;
 
+import io.srdma.channel.record.AeadException;
+import io.srdma.channel.record.AeadRates;
+import io.srdma.channel.record.AeadSelection;
 import io.srdma.cli.SizeConverter;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
@@ -114,6 +117,15 @@ public final class BenchCommand implements Callable<Integer> {
       description =
           "RDMA provider for plain-write (and sealed): soft, ibv, loopback or auto (default: ${DEFAULT-VALUE}).")
   String provider;
+
+  @Option(
+      names = "--aead",
+      paramLabel = "MODE",
+      description =
+          "AES-256-GCM of the sealed data path: auto (the faster of the JDK's and ACCP's, by a"
+              + " known-answer test and a rate check at start-up), jdk or accp (an error when it is"
+              + " unavailable) (default: the srdma.aead property, else SRDMA_AEAD, else auto).")
+  String aead;
 
   @Option(
       names = "--depth",
@@ -235,10 +247,19 @@ public final class BenchCommand implements Callable<Integer> {
     BenchRunner.Config config = validate();
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
+    AeadSelection.Choice cipher;
+    try {
+      cipher = chooseAead();
+    } catch (AeadException e) {
+      err.println("bench: " + e.getMessage());
+      return 1;
+    }
     Instant started = Instant.now().truncatedTo(ChronoUnit.SECONDS);
-    out.println(headline(config));
+    out.println(headline(config, cipher));
     out.flush();
     List<List<Measurement>> byRound = new ArrayList<>();
+    List<Map<Integer, AeadBound.Rate>> bounds = new ArrayList<>();
+    boolean sealed = config.transports().stream().anyMatch(Report::sealed);
     try (BenchContext context = new BenchContext(provider, depth)) {
       Progress progress =
           new Progress(
@@ -251,11 +272,19 @@ public final class BenchCommand implements Callable<Integer> {
           out.printf(Locale.ROOT, "%n## Round %d of %d%n", r, rounds);
         }
         Report.printTables(out, config.sizes(), round);
+        Map<Integer, AeadBound.Rate> bound = new LinkedHashMap<>();
+        if (sealed) {
+          for (int size : config.sizes()) {
+            bound.put(size, AeadBound.measure(size, AeadBound.slice(config.duration())));
+          }
+        }
+        bounds.add(bound);
+        Report.printBounds(out, config.sizes(), round, bound, cipher.provider().name());
       }
       progress.finish();
     }
     List<RoundSummary.Row> summary =
-        rounds > 1 ? RoundSummary.rows(config.sizes(), byRound) : List.of();
+        rounds > 1 ? RoundSummary.rows(config.sizes(), byRound, bounds) : List.of();
     if (rounds > 1) {
       RoundSummary.print(out, config.sizes(), summary, rounds);
     }
@@ -264,7 +293,13 @@ public final class BenchCommand implements Callable<Integer> {
     if (json != null) {
       Files.writeString(
           json,
-          Report.json(header(started), configJson(config), byRound, RoundSummary.json(summary)),
+          Report.json(
+              header(started, cipher),
+              configJson(config),
+              byRound,
+              bounds,
+              cipher.provider().name(),
+              RoundSummary.json(summary)),
           StandardCharsets.UTF_8);
       err.println("bench: results written to " + json);
     }
@@ -317,9 +352,18 @@ public final class BenchCommand implements Callable<Integer> {
     }
     PrintWriter out = cl.getOut();
     PrintWriter err = cl.getErr();
+    AeadSelection.Choice cipher;
+    try {
+      cipher = chooseAead();
+    } catch (AeadException e) {
+      err.println("bench: " + e.getMessage());
+      return 1;
+    }
     out.printf(
         Locale.ROOT,
-        "srdma bench --load: JDK %s, %d CPUs, load average %.2f, max heap %d MiB%n%n",
+        "srdma bench --load: AEAD %s (%s), JDK %s, %d CPUs, load average %.2f, max heap %d MiB%n%n",
+        cipher.provider().name(),
+        cipher.provider().description(),
         Runtime.version(),
         Runtime.getRuntime().availableProcessors(),
         java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage(),
@@ -410,22 +454,32 @@ public final class BenchCommand implements Callable<Integer> {
     return new BenchRunner.Config(List.copyOf(sizes), d, w, List.copyOf(chosen), depth, verify);
   }
 
-  private String headline(BenchRunner.Config c) {
+  /** The process's data-path AEAD: {@code --aead}, else the property or environment, else auto. */
+  private AeadSelection.Choice chooseAead() {
+    if (aead == null) {
+      return AeadSelection.current();
+    }
+    return AeadSelection.select(AeadSelection.Mode.parse(aead, "--aead"));
+  }
+
+  private String headline(BenchRunner.Config c, AeadSelection.Choice cipher) {
     return String.format(
         Locale.ROOT,
-        "srdma bench: %s per run after %s warm-up, depth %d, provider %s%s; JDK %s, %d CPUs,"
-            + " load average %.2f",
+        "srdma bench: %s per run after %s warm-up, depth %d, provider %s, AEAD %s (%s)%s; JDK %s,"
+            + " %d CPUs, load average %.2f",
         Report.duration(c.duration()),
         Report.duration(c.warmup()),
         c.depth(),
         provider,
+        cipher.provider().name(),
+        cipher.provider().description(),
         c.verify() ? ", verifying every message" : "",
         Runtime.version(),
         Runtime.getRuntime().availableProcessors(),
         java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
   }
 
-  private Map<String, Object> header(Instant started) {
+  private Map<String, Object> header(Instant started, AeadSelection.Choice cipher) {
     Map<String, Object> h = new LinkedHashMap<>();
     h.put("tool", "srdma bench");
     h.put("formatVersion", 1);
@@ -439,7 +493,35 @@ public final class BenchCommand implements Callable<Integer> {
         "loadAverage",
         java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
     h.put("machine", machine);
+    h.put("aead", aeadJson(cipher));
     return h;
+  }
+
+  /** The data-path AEAD: which, why, and the start-up rate check of every candidate. */
+  static Map<String, Object> aeadJson(AeadSelection.Choice cipher) {
+    Map<String, Object> a = new LinkedHashMap<>();
+    a.put("provider", cipher.provider().name());
+    a.put("description", cipher.provider().description());
+    a.put("mode", cipher.mode().label());
+    a.put("reason", cipher.reason());
+    a.put("accpUnavailable", cipher.accpUnavailable());
+    List<Object> checks = new ArrayList<>();
+    for (AeadRates r : cipher.rates()) {
+      for (AeadRates.Rate x : r.bySize()) {
+        Map<String, Object> one = new LinkedHashMap<>();
+        one.put("provider", r.provider());
+        one.put("recordSize", x.size());
+        one.put("sealMBps", x.sealMBps());
+        one.put("openMBps", x.openMBps());
+        checks.add(one);
+      }
+    }
+    a.put("rateCheck", checks);
+    a.put(
+        "efficiency",
+        "sealed deliveredMBps / min(aeadSealMBps, aeadOpenMBps), both measured in the same round,"
+            + " the AEAD on one core through RecordSealer and RecordOpener");
+    return a;
   }
 
   private Map<String, Object> configJson(BenchRunner.Config c) {

@@ -43,7 +43,8 @@ import org.HdrHistogram.Histogram;
  * <p>Latency runs the same protocol with depth 1: each message is credited at once, and that credit
  * is the acknowledgement.
  *
- * <p>Nothing is allocated per message: work requests are built once per slot and patched.
+ * <p>Nothing is allocated per message: work requests are built once per slot and patched, and the
+ * views of the registered memory are taken once per size.
  */
 final class PlainWriteTransport implements BenchTransport {
   static final String NAME = "plain-write";
@@ -80,6 +81,11 @@ final class PlainWriteTransport implements BenchTransport {
   private MemoryRegion creditOut;
   private ByteBuffer srcView;
   private ByteBuffer dstView;
+
+  // Views taken once (MemoryRegion.buffer() returns a new view each call), absolute access only.
+  private ByteBuffer srcStamp;
+  private ByteBuffer dstRead;
+  private ByteBuffer creditOutView;
   private SendWorkRequest[] dataWrs;
   private SendWorkRequest creditWr;
   private int dataReceivesPosted;
@@ -170,6 +176,9 @@ final class PlainWriteTransport implements BenchTransport {
     receiverQp.readyToSend();
     srcView = src.buffer().duplicate();
     dstView = dst.buffer().duplicate();
+    srcStamp = src.buffer();
+    dstRead = dst.buffer();
+    creditOutView = creditOut.buffer();
     dataWrs = new SendWorkRequest[slots];
     for (int i = 0; i < slots; i++) {
       Payload.fill(src.buffer(), i * messageSize, messageSize);
@@ -240,7 +249,7 @@ final class PlainWriteTransport implements BenchTransport {
         }
         int slot = (int) (sent % slots);
         int offset = slot * size;
-        Payload.stamp(src.buffer(), offset, sent);
+        Payload.stamp(srcStamp, offset, sent);
         if (verify) {
           Payload.checksum(crc, srcView, offset, size);
         }
@@ -268,7 +277,7 @@ final class PlainWriteTransport implements BenchTransport {
         dataCompletionNanos = lastSendCompletionNanos;
       }
       int slot = (int) (sent % slots);
-      Payload.stamp(src.buffer(), slot * size, Payload.END);
+      Payload.stamp(srcStamp, slot * size, Payload.END);
       senderQp.postSend(dataWrs[slot].wrId(sent).immData(END_IMM).signaled(true));
       while (sendDone <= dataSent || !endAcked) {
         pollSender();
@@ -354,7 +363,7 @@ final class PlainWriteTransport implements BenchTransport {
         }
         long seq = expected + (wc.immData() - (int) expected);
         int offset = (int) Math.floorMod(seq, (long) slots) * size;
-        if (seq != expected || dst.buffer().getLong(offset) != seq) {
+        if (seq != expected || dstRead.getLong(offset) != seq) {
           sequenceErrors++;
         }
         if (verify) {
@@ -372,7 +381,7 @@ final class PlainWriteTransport implements BenchTransport {
             creditsDone = awaitCreditCompletion(creditsDone);
           }
           credited = delivered;
-          creditOut.buffer().putLong(0, delivered);
+          creditOutView.putLong(0, delivered);
           creditWr
               .wrId(creditsPosted)
               .immData((int) delivered)

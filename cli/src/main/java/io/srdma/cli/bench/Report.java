@@ -36,7 +36,17 @@ final class Report {
           "cpuPerGBVsTlsJdk",
           "cpuPerGBVsPlainWrite",
           "p50VsTlsJdk",
-          "p50VsPlainWrite");
+          "p50VsPlainWrite",
+          "aeadProvider",
+          "aeadSealMBps",
+          "aeadOpenMBps",
+          "aeadBoundMBps",
+          "efficiencyVsAeadBound");
+
+  /** The fields of {@link #RESULT_FIELDS} set for sealed results only (null for the others). */
+  static final List<String> AEAD_FIELDS =
+      List.of(
+          "aeadProvider", "aeadSealMBps", "aeadOpenMBps", "aeadBoundMBps", "efficiencyVsAeadBound");
 
   private Report() {}
 
@@ -84,6 +94,59 @@ final class Report {
       }
     }
     out.flush();
+  }
+
+  /**
+   * The AEAD bound of one round ({@link AeadBound}): per size, the single-core seal and open rates
+   * and each sealed result's efficiency against {@code min(seal, open)}.
+   */
+  static void printBounds(
+      PrintWriter out,
+      List<Integer> sizes,
+      List<Measurement> all,
+      Map<Integer, AeadBound.Rate> bounds,
+      String aead) {
+    if (bounds.isEmpty()) {
+      return;
+    }
+    out.printf(
+        Locale.ROOT,
+        "%n### AEAD bound: %s on one core (RecordSealer / RecordOpener);"
+            + " efficiency = sealed MB/s delivered / min(seal, open)%n%n",
+        aead);
+    out.println("| size | seal MB/s | open MB/s | sealed MB/s delivered | efficiency |");
+    out.println("|---|---:|---:|---:|---:|");
+    for (int size : sizes) {
+      AeadBound.Rate b = bounds.get(size);
+      if (b == null) {
+        continue;
+      }
+      Measurement sealed = sealedAt(all, size);
+      double eff = sealed == null ? Double.NaN : AeadBound.efficiency(sealed, b);
+      out.printf(
+          Locale.ROOT,
+          "| %s | %s | %s | %s | %s |%n",
+          size(size),
+          fixed(b.sealMBps(), 1),
+          fixed(b.openMBps(), 1),
+          sealed == null ? "–" : fixed(sealed.deliveredMbPerSecond(), 1),
+          Double.isNaN(eff) ? "–" : String.format(Locale.ROOT, "%.0f %%", eff * 100));
+    }
+    out.flush();
+  }
+
+  /** Whether {@code transport} seals its messages, so that the AEAD bound applies to it. */
+  static boolean sealed(String transport) {
+    return SealedTransport.NAME.equals(transport);
+  }
+
+  private static Measurement sealedAt(List<Measurement> all, int size) {
+    for (Measurement m : all) {
+      if (sealed(m.transport()) && m.messageSize() == size) {
+        return m;
+      }
+    }
+    return null;
   }
 
   private static String oneLine(Measurement m) {
@@ -139,6 +202,20 @@ final class Report {
       Map<String, Object> config,
       List<List<Measurement>> rounds,
       List<Object> summary) {
+    return json(header, config, rounds, List.of(), null, summary);
+  }
+
+  /**
+   * As {@link #json(Map, Map, List, List)}, with each sealed result's AEAD bound of its round
+   * ({@code bounds}, one map per round, size to rate) and the provider's name ({@code aead}).
+   */
+  static String json(
+      Map<String, Object> header,
+      Map<String, Object> config,
+      List<List<Measurement>> rounds,
+      List<Map<Integer, AeadBound.Rate>> bounds,
+      String aead,
+      List<Object> summary) {
     Map<String, Object> root = new LinkedHashMap<>(header);
     root.put("config", config);
     List<Object> results = new ArrayList<>();
@@ -147,6 +224,13 @@ final class Report {
         Map<String, Object> one = new LinkedHashMap<>();
         one.put("round", r + 1);
         one.putAll(result(m, rounds.get(r)));
+        AeadBound.Rate b =
+            sealed(m.transport()) && r < bounds.size() ? bounds.get(r).get(m.messageSize()) : null;
+        one.put("aeadProvider", b == null ? null : aead);
+        one.put("aeadSealMBps", b == null ? null : b.sealMBps());
+        one.put("aeadOpenMBps", b == null ? null : b.openMBps());
+        one.put("aeadBoundMBps", b == null ? null : b.boundMBps());
+        one.put("efficiencyVsAeadBound", b == null ? null : AeadBound.efficiency(m, b));
         results.add(one);
       }
     }

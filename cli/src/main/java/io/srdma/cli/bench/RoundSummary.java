@@ -26,6 +26,8 @@ final class RoundSummary {
    * @param p50Micros median of the rounds' one-way latency medians
    * @param vsTls MB/s over tls-jdk's in the same round: median, min, max
    * @param vsPlain MB/s over plain-write's in the same round: median, min, max
+   * @param efficiency delivered MB/s over the AEAD bound of the same round (sealed transports):
+   *     median, min, max
    */
   record Row(
       String transport,
@@ -35,7 +37,8 @@ final class RoundSummary {
       double cpuSecondsPerGb,
       double p50Micros,
       Spread vsTls,
-      Spread vsPlain) {}
+      Spread vsPlain,
+      Spread efficiency) {}
 
   /** Median and range of some values; all NaN when there are none. */
   record Spread(double median, double min, double max) {
@@ -54,6 +57,14 @@ final class RoundSummary {
 
   /** One row per size and transport, in the order of {@code sizes} and of round 1's results. */
   static List<Row> rows(List<Integer> sizes, List<List<Measurement>> rounds) {
+    return rows(sizes, rounds, List.of());
+  }
+
+  /** As {@link #rows(List, List)}, with each round's AEAD bound per size (may be empty). */
+  static List<Row> rows(
+      List<Integer> sizes,
+      List<List<Measurement>> rounds,
+      List<Map<Integer, AeadBound.Rate>> bounds) {
     List<Row> out = new ArrayList<>();
     for (int size : sizes) {
       for (Measurement first : rounds.get(0)) {
@@ -67,6 +78,7 @@ final class RoundSummary {
         double[] p50 = new double[n];
         double[] vsTls = new double[n];
         double[] vsPlain = new double[n];
+        double[] efficiency = new double[n];
         int ok = 0;
         for (int r = 0; r < n; r++) {
           List<Measurement> round = rounds.get(r);
@@ -78,6 +90,10 @@ final class RoundSummary {
           p50[r] = measured ? m.p50Micros() : Double.NaN;
           vsTls[r] = measured ? ratio(m, round, Transports.TLS_BASELINE) : Double.NaN;
           vsPlain[r] = measured ? ratio(m, round, Transports.RDMA_BASELINE) : Double.NaN;
+          efficiency[r] =
+              measured && Report.sealed(name) && r < bounds.size()
+                  ? AeadBound.efficiency(m, bounds.get(r).get(size))
+                  : Double.NaN;
         }
         out.add(
             new Row(
@@ -88,7 +104,8 @@ final class RoundSummary {
                 Spread.of(cpu).median(),
                 Spread.of(p50).median(),
                 Spread.of(vsTls),
-                Spread.of(vsPlain)));
+                Spread.of(vsPlain),
+                Spread.of(efficiency)));
       }
     }
     return out;
@@ -117,22 +134,23 @@ final class RoundSummary {
       out.printf(Locale.ROOT, "%n### %s messages, %d rounds%n%n", Report.size(size), rounds);
       out.println(
           "| transport | rounds measured | MB/s delivered | CPU s/GB | p50 µs"
-              + " | MB/s vs tls-jdk | MB/s vs plain-write |");
-      out.println("|---|---:|---:|---:|---:|---:|---:|");
+              + " | MB/s vs tls-jdk | MB/s vs plain-write | efficiency vs AEAD bound |");
+      out.println("|---|---:|---:|---:|---:|---:|---:|---:|");
       for (Row r : rows) {
         if (r.messageSize() != size) {
           continue;
         }
         out.printf(
             Locale.ROOT,
-            "| %s | %d | %s | %s | %s | %s | %s |%n",
+            "| %s | %d | %s | %s | %s | %s | %s | %s |%n",
             r.transport(),
             r.roundsOk(),
             spread(r.mbps(), "%,.1f"),
             fixed(r.cpuSecondsPerGb(), "%.2f"),
             fixed(r.p50Micros(), "%,.1f"),
             spread(r.vsTls(), "%.2fx"),
-            spread(r.vsPlain(), "%.2fx"));
+            spread(r.vsPlain(), "%.2fx"),
+            spread(r.efficiency(), "%.2f"));
       }
     }
     out.flush();
@@ -157,6 +175,9 @@ final class RoundSummary {
       m.put("mbpsVsPlainWriteMedian", r.vsPlain().median());
       m.put("mbpsVsPlainWriteMin", r.vsPlain().min());
       m.put("mbpsVsPlainWriteMax", r.vsPlain().max());
+      m.put("efficiencyVsAeadBoundMedian", r.efficiency().median());
+      m.put("efficiencyVsAeadBoundMin", r.efficiency().min());
+      m.put("efficiencyVsAeadBoundMax", r.efficiency().max());
       out.add(m);
     }
     return out;

@@ -2,13 +2,14 @@ package io.srdma.cli.bench;
 
 import io.srdma.channel.Access;
 import io.srdma.channel.ClientOptions;
-import io.srdma.channel.HostOptions;
-import io.srdma.channel.HostedRegion;
-import io.srdma.channel.ReceivedRecord;
-import io.srdma.channel.RegionHost;
 import io.srdma.channel.RemoteGrant;
 import io.srdma.channel.SealedLayout;
 import io.srdma.channel.SecureRdmaClient;
+import io.srdma.channel.WriteResult;
+import io.srdma.host.HostOptions;
+import io.srdma.host.HostedRegion;
+import io.srdma.host.ReceivedRecord;
+import io.srdma.host.RegionHost;
 import io.srdma.keys.DeploymentCa;
 import io.srdma.keys.PeerIdentity;
 import io.srdma.policy.AuditLog;
@@ -20,14 +21,13 @@ import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.Comparator;
 import java.util.EnumSet;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Stream;
 import java.util.zip.CRC32C;
 import org.HdrHistogram.Histogram;
@@ -42,11 +42,17 @@ import org.HdrHistogram.Histogram;
  * <p>The region is a ring of {@code depth} message slots; the sender starts message {@code s} only
  * when message {@code s - depth} was delivered, so it never overwrites a record the host has not
  * opened. Write completion = every record's work completion at the sender.
+ *
+ * <p>Per message nothing is allocated and no lock taken: {@link RemoteGrant#tryWrite} seals and
+ * posts on the bench thread; on back-pressure the bench thread polls completions itself; it waits
+ * for delivery by spinning briefly, then parking until the host's receiver thread unparks it.
  */
 final class SealedTransport implements BenchTransport {
   static final String NAME = "sealed";
   private static final Duration STALL = Duration.ofSeconds(10);
   private static final long REGION_BYTES = 64L << 20;
+  private static final int RECORD = SealedLayout.DEFAULT_MAX_RECORD_PAYLOAD;
+  private static final int SPINS = 100;
 
   private final String provider;
   private final int slots;
@@ -67,6 +73,8 @@ final class SealedTransport implements BenchTransport {
   private long expected;
   private long sequenceErrors;
   private volatile long lastDeliveredNanos;
+  private volatile Thread waiter;
+  private volatile long lastCompletionNanos;
   private boolean verify;
 
   SealedTransport(String provider, int depth) {
@@ -111,7 +119,7 @@ final class SealedTransport implements BenchTransport {
     slotBytes = SealedLayout.sealedLength(messageSize, SealedLayout.DEFAULT_MAX_RECORD_PAYLOAD);
     grant =
         client.grant("ring", EnumSet.of(Access.WRITE), 0, slots * slotBytes, Duration.ofHours(1));
-    message = ByteBuffer.allocate(messageSize);
+    message = ByteBuffer.allocateDirect(messageSize);
     Payload.fill(message, 0, messageSize);
   }
 
@@ -160,6 +168,7 @@ final class SealedTransport implements BenchTransport {
                 .hostName("bench")
                 .provider(provider)
                 .requestTimeout(Duration.ofSeconds(10)));
+    client.onWritesCompleted((position, status) -> lastCompletionNanos = System.nanoTime());
   }
 
   /** Host's receiver thread: one opened record. */
@@ -179,9 +188,10 @@ final class SealedTransport implements BenchTransport {
       messageBytes = 0;
       expected++;
       lastDeliveredNanos = System.nanoTime();
-      synchronized (delivered) {
-        delivered.incrementAndGet();
-        delivered.notifyAll();
+      delivered.incrementAndGet();
+      Thread w = waiter;
+      if (w != null) {
+        LockSupport.unpark(w);
       }
     }
   }
@@ -207,11 +217,10 @@ final class SealedTransport implements BenchTransport {
     receiverCrc.reset();
     verify = spec.verify();
     CRC32C crc = new CRC32C();
-    AtomicLong completed = new AtomicLong();
-    AtomicLong lastCompletion = new AtomicLong();
-    ArrayDeque<CompletableFuture<Void>> inflight = new ArrayDeque<>();
+    int records = (size + RECORD - 1) / RECORD;
     long start = System.nanoTime();
     long sent = 0;
+    long last = 0;
     while (!spec.stop(start, sent)) {
       awaitDelivered(base + sent - depth + 1);
       Payload.stamp(message, 0, sent);
@@ -219,19 +228,14 @@ final class SealedTransport implements BenchTransport {
         Payload.checksum(crc, message.duplicate(), 0, size);
       }
       long t0 = System.nanoTime();
-      CompletableFuture<Void> f =
-          grant
-              .write((sent % slots) * slotBytes, message.duplicate().clear())
-              .toCompletableFuture();
-      // wait on the stage that counts: f's failure reaches it, and the count is current after it
-      inflight.add(
-          f.thenRun(
-              () -> {
-                completed.incrementAndGet();
-                lastCompletion.set(System.nanoTime());
-              }));
-      while (inflight.size() > depth) {
-        inflight.poll().get(STALL.toMillis(), TimeUnit.MILLISECONDS);
+      long at = (sent % slots) * slotBytes;
+      for (int k = 0; k < records; k++) {
+        int from = k * RECORD;
+        last =
+            write(
+                at + (long) k * (RECORD + SealedLayout.RECORD_OVERHEAD),
+                from,
+                Math.min(RECORD, size - from));
       }
       sent++;
       if (latency != null) {
@@ -239,33 +243,98 @@ final class SealedTransport implements BenchTransport {
         latency.recordValue(Math.max(0, lastDeliveredNanos - t0));
       }
     }
-    for (CompletableFuture<Void> f : inflight) {
-      f.get(STALL.toMillis(), TimeUnit.MILLISECONDS);
-    }
+    awaitCompleted(last);
     awaitDelivered(base + sent);
     return new ThroughputResult(
         size,
         sent,
         delivered.get() - base,
         lastDeliveredNanos - start,
-        completed.get(),
-        lastCompletion.get() - start,
+        sent,
+        lastCompletionNanos - start,
         sequenceErrors,
         verify ? crc.getValue() : 0,
         verify ? receiverCrc.getValue() : 0);
   }
 
-  /** Blocks (never spins: on 2 cores the host's receiver needs the CPU) until delivered. */
-  private void awaitDelivered(long count) throws TimeoutException, InterruptedException {
+  /**
+   * One record through the non-allocating write; on back-pressure polls completions, then idles.
+   */
+  private long write(long at, int from, int length) throws TimeoutException {
+    long deadline = 0;
+    for (int idle = 0; ; idle++) {
+      long r = grant.tryWrite(at, message, from, length);
+      if (r > 0) {
+        return r;
+      }
+      if (r != WriteResult.BACK_PRESSURED) {
+        throw new IllegalStateException("sealed: write refused: " + WriteResult.name(r));
+      }
+      if (client.pollCompletions() > 0) {
+        idle = 0;
+        continue;
+      }
+      if (deadline == 0) {
+        deadline = System.nanoTime() + STALL.toNanos();
+      } else if (System.nanoTime() - deadline > 0) {
+        throw new TimeoutException("sealed: no staging slot freed for " + STALL);
+      }
+      idle(idle);
+    }
+  }
+
+  private void awaitCompleted(long position) throws TimeoutException {
     long deadline = System.nanoTime() + STALL.toNanos();
-    synchronized (delivered) {
+    for (int idle = 0; client.completedPosition() < position; idle++) {
+      if (client.pollCompletions() == 0) {
+        if (System.nanoTime() - deadline > 0) {
+          throw new TimeoutException("sealed: writes did not complete within " + STALL);
+        }
+        idle(idle);
+      }
+    }
+    if (client.dataPathFailure() != null) {
+      throw new IllegalStateException("sealed: a write failed: " + client.dataPathFailure());
+    }
+  }
+
+  /** Spins briefly, then yields, then parks a little longer each time (at most 200 µs). */
+  private static void idle(int idle) {
+    if (idle < SPINS) {
+      Thread.onSpinWait();
+    } else if (idle < SPINS + 10) {
+      Thread.yield();
+    } else {
+      LockSupport.parkNanos(Math.min(200_000L, 1_000L << Math.min(8, idle - SPINS - 10)));
+    }
+  }
+
+  /**
+   * Waits until {@code count} messages were delivered: spins briefly, then parks until the host's
+   * receiver thread unparks it (no lock, no wait/notify per message).
+   */
+  private void awaitDelivered(long count) throws TimeoutException {
+    if (delivered.get() >= count) {
+      return;
+    }
+    for (int i = 0; i < SPINS; i++) {
+      Thread.onSpinWait();
+      if (delivered.get() >= count) {
+        return;
+      }
+    }
+    long deadline = System.nanoTime() + STALL.toNanos();
+    waiter = Thread.currentThread();
+    try {
       while (delivered.get() < count) {
         long left = deadline - System.nanoTime();
         if (left <= 0) {
           throw new TimeoutException("sealed: the host delivered nothing for " + STALL);
         }
-        delivered.wait(Math.max(1, left / 1_000_000));
+        LockSupport.parkNanos(this, Math.min(left, 10_000_000L));
       }
+    } finally {
+      waiter = null;
     }
   }
 

@@ -1,6 +1,7 @@
 package io.srdma.cli.bench;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -55,9 +56,14 @@ class BenchCommandTest {
     assertTrue(r.out().contains("### 4 KiB messages"), r.out());
 
     Map<String, Object> root = (Map<String, Object>) MiniJson.parse(Files.readString(json));
-    for (String k : List.of("tool", "formatVersion", "startedAt", "command", "machine")) {
+    for (String k : List.of("tool", "formatVersion", "startedAt", "command", "machine", "aead")) {
       assertTrue(root.containsKey(k), k);
     }
+    Map<String, Object> aead = (Map<String, Object>) root.get("aead");
+    assertTrue(List.of("jdk", "accp").contains(aead.get("provider")), aead.toString());
+    assertTrue(r.out().lines().findFirst().orElseThrow().contains("AEAD " + aead.get("provider")));
+    assertTrue(r.out().contains("### AEAD bound: " + aead.get("provider")), r.out());
+    assertFalse(((List<Object>) aead.get("rateCheck")).isEmpty(), aead.toString());
     Map<String, Object> config = (Map<String, Object>) root.get("config");
     for (String k :
         List.of("sizes", "durationMs", "warmupMs", "transports", "provider", "depth", "verify")) {
@@ -76,13 +82,32 @@ class BenchCommandTest {
       }
       assertEquals("ok", m.get("status"), transport + ": " + m.get("reason"));
       for (String k : Report.RESULT_FIELDS) {
-        if (!k.equals("reason")) {
+        if (!k.equals("reason") && (Report.sealed(transport) || !Report.AEAD_FIELDS.contains(k))) {
           assertNotNull(m.get(k), transport + "." + k);
         }
+      }
+      if (Report.sealed(transport)) {
+        double eff = (Double) m.get("efficiencyVsAeadBound");
+        assertEquals(
+            (Double) m.get("deliveredMBps")
+                / Math.min((Double) m.get("aeadSealMBps"), (Double) m.get("aeadOpenMBps")),
+            eff,
+            1e-9);
+        assertEquals(
+            ((Map<String, Object>) root.get("aead")).get("provider"), m.get("aeadProvider"));
       }
       assertEquals(m.get("messagesSent"), m.get("messagesDelivered"), transport);
       assertInstanceOf(Double.class, m.get("deliveredMBps"));
     }
+  }
+
+  @Test
+  void shouldRefuseAnUnknownAeadBeforeMeasuringAnything() {
+    Run r =
+        bench("--aead", "fastest", "--sizes", "64", "--duration", "100ms", "--progress", "none");
+    assertEquals(1, r.exit(), r.out() + r.err());
+    assertTrue(r.err().contains("bench: --aead=fastest is not one of auto, jdk, accp"), r.err());
+    assertFalse(r.out().contains("### 64 B messages"), r.out());
   }
 
   @Test

@@ -1,9 +1,9 @@
 package io.srdma.cli.faults;
 
-import io.srdma.channel.HostOptions;
-import io.srdma.channel.HostedRegion;
-import io.srdma.channel.RegionHost;
-import io.srdma.channel.SessionInfo;
+import io.srdma.host.HostOptions;
+import io.srdma.host.HostedRegion;
+import io.srdma.host.RegionHost;
+import io.srdma.host.SessionInfo;
 import io.srdma.keys.Credential;
 import io.srdma.keys.DeploymentTrust;
 import io.srdma.policy.AuditLog;

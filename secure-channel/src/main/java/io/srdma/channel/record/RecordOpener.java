@@ -17,7 +17,7 @@ import javax.crypto.spec.GCMParameterSpec;
  * writing. Rejects malformed, truncated, replayed, relocated and tampered records with a typed
  * {@link OpenResult}; the replay window of each epoch is moved only by authentic records.
  *
- * <p>One instance per reading thread.
+ * <p>One instance per reading thread; its {@link Cipher} comes from the {@link AeadSelection}.
  */
 public final class RecordOpener {
   private final IntFunction<DirectionKeys> keysForEpoch;
@@ -58,6 +58,23 @@ public final class RecordOpener {
    */
   public RecordOpener(
       IntFunction<DirectionKeys> keysForEpoch, int maxPayload, boolean replayProtection) {
+    this(keysForEpoch, maxPayload, replayProtection, AeadSelection.current().provider());
+  }
+
+  /**
+   * An opener whose cipher comes from {@code aead} rather than the process's {@link AeadSelection}
+   * (benchmarks comparing providers).
+   *
+   * @param keysForEpoch the receive keys of an epoch, or null when there are none
+   * @param maxPayload the largest payload of one record, in bytes
+   * @param replayProtection whether a sequence seen before is refused
+   * @param aead the AES-GCM provider
+   */
+  public RecordOpener(
+      IntFunction<DirectionKeys> keysForEpoch,
+      int maxPayload,
+      boolean replayProtection,
+      AeadProvider aead) {
     if (maxPayload < 1 || maxPayload > (1 << 24)) {
       throw new RecordException(
           RecordException.Reason.BAD_ARGUMENT, "maxPayload must be 1..16 MiB");
@@ -67,11 +84,7 @@ public final class RecordOpener {
     this.maxPayload = maxPayload;
     this.record = new byte[maxPayload + RecordSealer.OVERHEAD];
     this.plain = new byte[maxPayload];
-    try {
-      this.cipher = Cipher.getInstance("AES/GCM/NoPadding");
-    } catch (GeneralSecurityException e) {
-      throw new IllegalStateException("the JDK has no AES/GCM", e);
-    }
+    this.cipher = aead.newCipher();
   }
 
   /** An opener taking receive keys from a session's key schedule. */
@@ -135,12 +148,17 @@ public final class RecordOpener {
     }
     int epoch = header.epoch();
     long sequence = header.sequence();
-    ReplayWindow window = windowFor(epoch);
-    if (window == null) {
-      return OpenResult.UNKNOWN_EPOCH;
-    }
-    if (replayProtection && !window.isFresh(sequence)) {
-      return OpenResult.REPLAYED;
+    // Without replay protection no window is kept (none would ever become current, and looking
+    // one up would allocate a fresh window per record); the keys decide which epochs open.
+    ReplayWindow window = null;
+    if (replayProtection) {
+      window = windowFor(epoch);
+      if (window == null) {
+        return OpenResult.UNKNOWN_EPOCH;
+      }
+      if (!window.isFresh(sequence)) {
+        return OpenResult.REPLAYED;
+      }
     }
     DirectionKeys keys = keysForEpoch.apply(epoch);
     if (keys == null || keys.isClosed()) {
@@ -154,7 +172,8 @@ public final class RecordOpener {
     int aadLength = RecordSealer.associatedData(aad, record, binding, remoteOffset);
     keys.writeNonce(sequence, nonce, 0);
     // Heap destination: decrypted straight into its array (the JDK checks the tag before it
-    // writes any plaintext; on a bad tag the range is cleared anyway). Else via our own array.
+    // writes any plaintext; whatever a provider wrote before a bad tag is cleared here). Else via
+    // our own array.
     boolean direct = plaintext.hasArray();
     byte[] to = direct ? plaintext.array() : plain;
     int toOffset = direct ? plaintext.arrayOffset() + plaintext.position() : 0;

@@ -12,9 +12,9 @@ import javax.crypto.spec.GCMParameterSpec;
  * offset, region, tenant and grant it was sealed for. Sequences increase strictly and restart at 0
  * with each new epoch's keys (a new key), so no nonce ever repeats under one key.
  *
- * <p>One instance per writing thread; the {@link Cipher} and buffers are reused. Seals into a heap
- * array and copies into the destination (registered, direct) buffer: measured faster than the JDK
- * GCM writing straight into a direct buffer (docs/performance.md).
+ * <p>One instance per writing thread; the {@link Cipher} (of the {@link AeadSelection}) and buffers
+ * are reused. Seals into a heap array and copies into the destination (registered, direct) buffer:
+ * measured faster than the JDK GCM writing straight into a direct buffer (docs/performance.md).
  */
 public final class RecordSealer {
   /** Bytes a record adds to its payload: header and tag. */
@@ -63,6 +63,18 @@ public final class RecordSealer {
    * @param maxPayload the largest plaintext of one record
    */
   public RecordSealer(SealingKeys shared, int maxPayload) {
+    this(shared, maxPayload, AeadSelection.current().provider());
+  }
+
+  /**
+   * A sealer whose cipher comes from {@code aead} rather than the process's {@link AeadSelection}
+   * (benchmarks comparing providers).
+   *
+   * @param shared the key and counter every sealer of this direction uses
+   * @param maxPayload the largest plaintext of one record
+   * @param aead the AES-GCM provider
+   */
+  public RecordSealer(SealingKeys shared, int maxPayload, AeadProvider aead) {
     if (maxPayload < 1 || maxPayload > (1 << 24)) {
       throw new RecordException(
           RecordException.Reason.BAD_ARGUMENT, "maxPayload must be 1..16 MiB");
@@ -71,11 +83,7 @@ public final class RecordSealer {
     this.maxPayload = maxPayload;
     this.input = new byte[maxPayload];
     this.output = new byte[maxPayload + OVERHEAD];
-    try {
-      this.cipher = Cipher.getInstance("AES/GCM/NoPadding");
-    } catch (GeneralSecurityException e) {
-      throw new IllegalStateException("the JDK has no AES/GCM", e);
-    }
+    this.cipher = aead.newCipher();
   }
 
   /** Switches to the next epoch's keys; sequences restart at 0 under the new key. */

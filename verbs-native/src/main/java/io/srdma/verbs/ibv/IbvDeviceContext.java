@@ -7,6 +7,7 @@ import io.srdma.verbs.DeviceContext;
 import io.srdma.verbs.DeviceOptions;
 import io.srdma.verbs.ProtectionDomain;
 import io.srdma.verbs.VerbsException;
+import io.srdma.verbs.internal.LiveChildren;
 
 /** An open libibverbs device ({@code struct ibv_context}) with its port and GID read once. */
 final class IbvDeviceContext implements DeviceContext {
@@ -17,7 +18,7 @@ final class IbvDeviceContext implements DeviceContext {
   private final long context;
   private final DeviceOptions options;
   private final OpsTable ops;
-  private final Children children = new Children();
+  private final LiveChildren children = new LiveChildren();
   private final int portNumber;
   private final int gidIndex;
   private final int activeMtu;
@@ -146,7 +147,7 @@ final class IbvDeviceContext implements DeviceContext {
     return options;
   }
 
-  Children children() {
+  LiveChildren children() {
     return children;
   }
 

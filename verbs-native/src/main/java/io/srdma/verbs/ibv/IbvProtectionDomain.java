@@ -9,6 +9,7 @@ import io.srdma.verbs.QueuePair;
 import io.srdma.verbs.QueuePairAttributes;
 import io.srdma.verbs.SharedReceiveQueue;
 import io.srdma.verbs.VerbsException;
+import io.srdma.verbs.internal.LiveChildren;
 import java.nio.ByteBuffer;
 import java.security.SecureRandom;
 
@@ -31,7 +32,7 @@ final class IbvProtectionDomain implements ProtectionDomain {
 
   private final IbvDeviceContext context;
   private final long pd;
-  private final Children children = new Children();
+  private final LiveChildren children = new LiveChildren();
   private boolean closed;
 
   IbvProtectionDomain(IbvDeviceContext context, long pd) {
@@ -47,7 +48,7 @@ final class IbvProtectionDomain implements ProtectionDomain {
     return context;
   }
 
-  Children children() {
+  LiveChildren children() {
     return children;
   }
 

@@ -5,6 +5,7 @@ import io.srdma.verbs.VerbsException;
 import io.srdma.verbs.WcOpcode;
 import io.srdma.verbs.WcStatus;
 import io.srdma.verbs.WorkCompletion;
+import io.srdma.verbs.internal.LiveChildren;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;

@@ -7,6 +7,8 @@ import io.srdma.verbs.DeviceContext;
 import io.srdma.verbs.DeviceOptions;
 import io.srdma.verbs.ProtectionDomain;
 import io.srdma.verbs.VerbsException;
+import io.srdma.verbs.internal.KeyTable;
+import io.srdma.verbs.internal.LiveChildren;
 import java.security.SecureRandom;
 
 /**

@@ -7,7 +7,9 @@ import io.srdma.verbs.MemoryWindow;
 import io.srdma.verbs.ProtectionDomain;
 import io.srdma.verbs.QueuePair;
 import io.srdma.verbs.QueuePairAttributes;
+import io.srdma.verbs.SharedReceiveQueue;
 import io.srdma.verbs.VerbsException;
+import io.srdma.verbs.internal.LiveChildren;
 import java.nio.ByteBuffer;
 
 /** A protection domain of the loopback provider. */
@@ -15,6 +17,7 @@ final class LoopbackProtectionDomain implements ProtectionDomain {
   static final String MEMORY_REGION = "memory region";
   static final String MEMORY_WINDOW = "memory window";
   static final String QUEUE_PAIR = "queue pair";
+  static final String SHARED_RECEIVE_QUEUE = "shared receive queue";
 
   private final LoopbackDeviceContext ctx;
   private final LiveChildren children = new LiveChildren();
@@ -95,9 +98,53 @@ final class LoopbackProtectionDomain implements ProtectionDomain {
           verb,
           "SGEs above device maximum " + LoopbackDeviceContext.MAX_SGE);
     }
-    LoopbackQueuePair qp = new LoopbackQueuePair(this, send, recv, attributes);
+    LoopbackSharedReceiveQueue srq = null;
+    if (attributes.sharedReceiveQueue() != null) {
+      if (!(attributes.sharedReceiveQueue() instanceof LoopbackSharedReceiveQueue own)
+          || own.pd() != this) {
+        throw new VerbsException(
+            VerbsException.Reason.INVALID_ARGUMENT,
+            verb,
+            "the shared receive queue must belong to this protection domain");
+      }
+      srq = own;
+      srq.reserve(verb);
+    }
+    LoopbackQueuePair qp;
+    try {
+      qp = new LoopbackQueuePair(this, send, recv, attributes, srq);
+    } catch (RuntimeException e) {
+      if (srq != null) {
+        srq.unreserve();
+      }
+      throw e;
+    }
+    if (srq != null) {
+      srq.attach(qp);
+    }
     children.add(QUEUE_PAIR);
     return qp;
+  }
+
+  @Override
+  public synchronized SharedReceiveQueue createSharedReceiveQueue(int capacity, int maxSge) {
+    String verb = "create_srq";
+    requireOpen(verb);
+    if (capacity < 1 || capacity > LoopbackDeviceContext.MAX_QP_WR) {
+      throw new VerbsException(
+          VerbsException.Reason.INVALID_ARGUMENT,
+          verb,
+          "capacity " + capacity + " outside 1.." + LoopbackDeviceContext.MAX_QP_WR);
+    }
+    if (maxSge < 1 || maxSge > LoopbackDeviceContext.MAX_SGE) {
+      throw new VerbsException(
+          VerbsException.Reason.INVALID_ARGUMENT,
+          verb,
+          "maxSge " + maxSge + " outside 1.." + LoopbackDeviceContext.MAX_SGE);
+    }
+    LoopbackSharedReceiveQueue srq = new LoopbackSharedReceiveQueue(this, capacity, maxSge);
+    children.add(SHARED_RECEIVE_QUEUE);
+    return srq;
   }
 
   private void requireOpen(String verb) {

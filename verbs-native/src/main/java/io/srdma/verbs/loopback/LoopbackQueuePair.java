@@ -20,13 +20,15 @@ import java.util.concurrent.locks.ReentrantLock;
  * RNIC's responder makes them, then the copy, then the completions.
  *
  * <p>A request that must wait for the peer (no receive posted, peer not in RTR yet) stays in {@link
- * PendingSends} with the requests posted behind it; it is retried when the peer posts a receive or
- * reaches RTR, and fails (RNR_RETRY_EXC_ERR, RETRY_EXC_ERR) once its deadline passes, noticed by
- * polls of the send CQ or by the next post.
+ * PendingSends} with the requests posted behind it; it is retried when the peer posts a receive (to
+ * its own queue or to the shared receive queue it takes its receives from) or reaches RTR, and
+ * fails (RNR_RETRY_EXC_ERR, RETRY_EXC_ERR) once its deadline passes, noticed by polls of the send
+ * CQ or by the next post.
  *
  * <p>Locking: the send lock serialises this QP's requests; another thread never blocks on it (peers
  * and CQs use {@link #kick}, which leaves the work to the holder when the lock is taken). While
- * holding it a thread takes only leaf locks: the peer's receive queue, memory access locks.
+ * holding it a thread takes only leaf locks: the peer's receive queue (and the shared ring it
+ * claims from), memory access locks.
  *
  * <p>Thread-safe.
  */
@@ -39,6 +41,7 @@ final class LoopbackQueuePair implements QueuePair {
   private final int qpn;
   private final int startPsn;
   private final long id;
+  private final LoopbackSharedReceiveQueue srq;
   private final LoopbackReceiveQueue receiveQueue;
   private final PendingSends pending;
   private final WorkExecutor executor;
@@ -55,7 +58,8 @@ final class LoopbackQueuePair implements QueuePair {
       LoopbackProtectionDomain pd,
       LoopbackCompletionQueue sendCq,
       LoopbackCompletionQueue recvCq,
-      QueuePairAttributes attributes) {
+      QueuePairAttributes attributes,
+      LoopbackSharedReceiveQueue srq) {
     this.pd = pd;
     this.ctx = pd.loopbackContext();
     this.sendCq = sendCq;
@@ -63,8 +67,11 @@ final class LoopbackQueuePair implements QueuePair {
     this.attributes = attributes;
     this.qpn = ctx.qps().allocate(this);
     this.startPsn = ctx.randomPsn();
+    this.srq = srq;
     this.receiveQueue =
-        new LoopbackReceiveQueue(recvCq, qpn, attributes.maxRecvWr(), attributes.maxRecvSge());
+        srq == null
+            ? LoopbackReceiveQueue.own(recvCq, qpn, attributes.maxRecvWr(), attributes.maxRecvSge())
+            : LoopbackReceiveQueue.claiming(srq.ring(), recvCq, qpn);
     this.pending = new PendingSends(attributes.maxSendWr(), attributes.maxSendSge());
     this.executor = new WorkExecutor(this, attributes.maxSendSge());
     this.id = LoopbackRegistry.register(this);
@@ -385,6 +392,14 @@ final class LoopbackQueuePair implements QueuePair {
 
   @Override
   public void postReceive(ReceiveWorkRequest wr) {
+    if (srq != null) {
+      throw new VerbsException(
+          VerbsException.Reason.INVALID_ARGUMENT,
+          "post_recv",
+          "queue pair 0x"
+              + Integer.toHexString(qpn)
+              + " takes its receives from a shared receive queue; post them there");
+    }
     QpState s = state;
     if (s == QpState.RESET) {
       throw new VerbsException(
@@ -433,6 +448,9 @@ final class LoopbackQueuePair implements QueuePair {
     ctx.qps().remove(qpn, this);
     sendCq.users().remove(LoopbackProtectionDomain.QUEUE_PAIR);
     recvCq.users().remove(LoopbackProtectionDomain.QUEUE_PAIR);
+    if (srq != null) {
+      srq.detach(this);
+    }
     pd.children().remove(LoopbackProtectionDomain.QUEUE_PAIR);
   }
 

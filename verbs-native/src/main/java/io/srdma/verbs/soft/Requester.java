@@ -32,6 +32,11 @@ final class Requester {
   private static final int RX_SIZE = 64 * 1024;
   private static final long WRITE_WAIT_MS = 50;
 
+  /** Payloads up to this size are copied behind their header: one buffer per request. */
+  static final int INLINE_MAX = 224;
+
+  private static final int SLOT = RequestFlyweight.LENGTH + INLINE_MAX;
+
   private final SoftQueuePair qp;
   private final SocketChannel channel;
   private final Selector writeSelector;
@@ -58,14 +63,9 @@ final class Requester {
     this.qp = qp;
     this.channel = channel;
     this.maxSge = qp.attributes().maxSendSge();
-    headerBlock = ByteBuffer.allocateDirect(MAX_BATCH * RequestFlyweight.LENGTH);
+    headerBlock = ByteBuffer.allocateDirect(MAX_BATCH * SLOT);
     for (int i = 0; i < MAX_BATCH; i++) {
-      headers[i] =
-          headerBlock
-              .duplicate()
-              .position(i * RequestFlyweight.LENGTH)
-              .limit((i + 1) * RequestFlyweight.LENGTH)
-              .slice();
+      headers[i] = headerBlock.duplicate().position(i * SLOT).limit((i + 1) * SLOT).slice();
     }
     gather = new ByteBuffer[MAX_BATCH * (1 + maxSge)];
     gatherViews = new ViewCache(gather.length);
@@ -140,7 +140,11 @@ final class Requester {
     return channel;
   }
 
-  /** Adds a request header to the batch being built. Caller holds the QP's send lock. */
+  /**
+   * Adds a request header to the batch being built. Caller holds the QP's send lock. A payload of
+   * up to {@link #INLINE_MAX} bytes is then added with {@link #addInline}, a longer one with {@link
+   * #addPayload}.
+   */
   void addHeader(byte opcode, byte flags, int psn, int length, int imm, long address, int rkey) {
     if (batchHeaders == MAX_BATCH || gatherCount + 1 + maxSge > gather.length) {
       try {
@@ -151,8 +155,19 @@ final class Requester {
     }
     ByteBuffer h = headers[batchHeaders++];
     request.wrap(h, 0).encode(opcode, flags, psn, length, imm, address, rkey);
-    h.clear();
+    h.clear().limit(RequestFlyweight.LENGTH);
     gather[gatherCount++] = h;
+  }
+
+  /**
+   * Copies payload bytes of the request whose header was added last behind that header (at most
+   * {@link #INLINE_MAX} in all); the bytes are taken now, as the flush follows in the same post.
+   */
+  void addInline(SoftMemoryRegion mr, long offset, int length) {
+    ByteBuffer h = gather[gatherCount - 1];
+    int at = h.limit();
+    h.limit(at + length);
+    h.put(at, mr.memory(), (int) offset, length);
   }
 
   /** Adds payload bytes of the request whose header was added last. */

@@ -9,9 +9,7 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
-import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -30,66 +28,142 @@ import org.slf4j.LoggerFactory;
  * The socket is non-blocking, so the locks are held only for one non-blocking copy, never while
  * waiting for the peer. A payload that brings no new byte for {@link
  * io.srdma.verbs.DeviceOptions#payloadTimeout()} is answered with a NAK ({@code REM_OP_ERR}).
+ *
+ * <p>A responder is a state machine driven by one {@link ResponderLoop} thread, which multiplexes
+ * many of them: {@link #drive()} does everything possible without blocking and returns, leaving the
+ * interest set and the deadline of what it waits for. Acknowledgements are cumulative: one ACK for
+ * the last acknowledged request of all the requests one read brought. Only {@link #close()} and
+ * {@link #join()} may be called from other threads.
  */
-final class Responder implements Runnable {
+final class Responder {
   private static final Logger LOG = LoggerFactory.getLogger(Responder.class);
   private static final int RX_SIZE = 64 * 1024;
-  private static final long NO_DEADLINE = Long.MAX_VALUE;
-  private static final long IDLE_WAKE_MS = 1000;
+  private static final int TX_SIZE = 16 * ResponseFlyweight.LENGTH;
+  static final long NO_DEADLINE = Long.MAX_VALUE;
 
   /** {@link #moveChunk} result: the access is no longer valid; nothing was moved. */
   private static final int REVOKED = -2;
 
+  private static final int HELLO = 0;
+  private static final int AWAIT_RTR = 1;
+  private static final int HEADER = 2;
+  private static final int AWAIT_RECEIVE = 3;
+  private static final int PLACE = 4;
+  private static final int SKIP = 5;
+  private static final int READ_OUT = 6;
+  private static final int DONE = 7;
+
   private final SoftDeviceContext ctx;
   private final SocketChannel channel;
+  private final ResponderLoop loop;
   private final ByteBuffer rx = ByteBuffer.allocateDirect(RX_SIZE);
-  private final ByteBuffer tx = ByteBuffer.allocateDirect(ResponseFlyweight.LENGTH);
+  private final ByteBuffer staged = rx.duplicate();
+
+  /** Responses not yet written, in fill mode. */
+  private final ByteBuffer tx = ByteBuffer.allocateDirect(TX_SIZE);
+
+  private final ByteBuffer readHeader = ByteBuffer.allocateDirect(ResponseFlyweight.LENGTH);
   private final ByteBuffer[] txGather = new ByteBuffer[2];
   private final RequestFlyweight request = new RequestFlyweight();
   private final ResponseFlyweight response = new ResponseFlyweight();
   private final ViewCache views;
-  private final Thread thread;
+  private SelectionKey key;
   private SoftQueuePair qp;
   private int expectedPsn;
   private int pendingAckPsn = -1;
+  private int phase = HELLO;
+  private boolean handshakePending = true;
+
+  /** When the wait of the current phase times out, or {@link #NO_DEADLINE}. */
+  private long deadline;
+
+  /**
+   * Waiting for time (a receive, RTR), not bytes: retried every {@link
+   * ResponderLoop#PARK_POLL_NANOS}.
+   */
+  private boolean parked;
+
+  /** Once {@link #tx} is written: fail the QP (after a NAK) and/or drop the connection. */
+  private boolean failQpAfterTx;
+
+  private boolean closeAfterTx;
+
+  // The request being executed.
+  private byte op;
+  private int psn;
+  private int length;
+  private int imm;
+  private boolean ackReq;
   private SoftMemoryRegion target;
   private long targetOffset;
-
-  /** The window the current access goes through and the binding it resolved, or null. */
   private SoftMemoryWindow targetWindow;
-
   private SoftMemoryWindow.Binding targetBinding;
 
-  /** Payload bytes of the current request not read from the connection yet. */
-  private int unread;
+  // The placement in progress: its window, binding and region; view.remaining() is still unread.
+  private SoftMemoryWindow placeWindow;
+  private SoftMemoryWindow.Binding placeBinding;
+  private SoftMemoryRegion placeRegion;
+  private ByteBuffer placeView;
 
-  private volatile Selector selector;
-  private SelectionKey key;
+  // A SEND being scattered over the receive's SGEs.
+  private int recvSlot;
+  private int recvSge;
+  private int recvLeft;
+
+  // A refused payload being discarded before the NAK.
+  private int skipLeft;
+  private WcStatus skipStatus;
+
   private volatile boolean closed;
+  private boolean terminated;
+  private final Object released = new Object();
+  private boolean isReleased;
 
-  Responder(SoftDeviceContext ctx, SocketChannel channel) {
+  Responder(SoftDeviceContext ctx, SocketChannel channel, ResponderLoop loop) {
     this.ctx = ctx;
     this.channel = channel;
+    this.loop = loop;
     this.views = new ViewCache(1 + SoftDeviceContext.MAX_SGE);
     rx.limit(0);
-    thread = new Thread(this, "srdma-soft-resp-new");
-    thread.setDaemon(true);
+    deadline = System.nanoTime() + ctx.options().transportTimeout().toNanos();
   }
 
-  void start() {
-    thread.start();
-  }
-
-  @Override
-  public void run() {
+  /** Registers with the loop's selector (loop thread). */
+  void attach(ResponderLoop owner) {
+    if (closed) {
+      terminate();
+      return;
+    }
     try {
       channel.configureBlocking(false);
-      Selector sel = Selector.open();
-      selector = sel;
-      key = channel.register(sel, SelectionKey.OP_READ);
-      if (hello()) {
-        serve();
-      }
+      key = channel.register(owner.selector(), SelectionKey.OP_READ, this);
+    } catch (IOException e) {
+      LOG.debug("soft responder: cannot watch an accepted connection: {}", e.toString());
+      terminate();
+      return;
+    }
+    owner.wakeBy(deadline);
+    drive();
+  }
+
+  /** When the loop must look at this responder without an I/O event, or {@link #NO_DEADLINE}. */
+  long dueNanos() {
+    if (closed || terminated) {
+      return terminated ? NO_DEADLINE : System.nanoTime();
+    }
+    if (parked) {
+      return Math.min(deadline, System.nanoTime() + ResponderLoop.PARK_POLL_NANOS);
+    }
+    return deadline;
+  }
+
+  /** Does all that can be done now without blocking (loop thread). */
+  void drive() {
+    if (terminated) {
+      return;
+    }
+    try {
+      step();
     } catch (MalformedException e) {
       LOG.warn(
           "soft responder {}: dropping connection from {}: {}",
@@ -99,6 +173,7 @@ final class Responder implements Runnable {
       if (qp != null) {
         qp.fail(null);
       }
+      terminate();
     } catch (IOException e) {
       // In RTS our own requester connection sees the peer's failure too, and in order after any
       // NAK it sent; failing here would race that NAK. Before RTS nothing else would notice.
@@ -107,31 +182,109 @@ final class Responder implements Runnable {
             "QP 0x{}: incoming connection lost: {}", Integer.toHexString(qp.qpn()), e.toString());
         qp.fail(WcStatus.RETRY_EXC_ERR);
       }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    } finally {
-      close();
-      Selector sel = selector;
-      if (sel != null) {
-        try {
-          sel.close();
-        } catch (IOException e) {
-          LOG.debug("closing a responder selector: {}", e.toString());
-        }
+      terminate();
+    } catch (RuntimeException e) {
+      LOG.error("soft responder {}: unexpected failure", ctx.device().name(), e);
+      if (qp != null) {
+        qp.fail(null);
       }
-      ctx.forget(this);
+      terminate();
     }
   }
 
-  /** Reads the HELLO (within the transport timeout) and attaches to the named QP. */
-  private boolean hello() throws IOException {
-    ScheduledFuture<?> guard = ctx.schedule(this::close, ctx.options().transportTimeout());
-    try {
-      fill(RequestFlyweight.LENGTH, NO_DEADLINE);
-    } finally {
-      guard.cancel(false);
-      ctx.handshakeDone();
+  private void step() throws IOException {
+    while (!closed) {
+      if (tx.position() > 0) {
+        if (!flushTx()) {
+          return;
+        }
+        if (failQpAfterTx) {
+          qp.fail(null);
+        }
+        if (closeAfterTx) {
+          terminate();
+          return;
+        }
+      }
+      boolean more =
+          switch (phase) {
+            case HELLO -> hello();
+            case AWAIT_RTR -> awaitRtr();
+            case HEADER -> header();
+            case AWAIT_RECEIVE -> awaitReceive();
+            case PLACE -> place();
+            case SKIP -> skip();
+            case READ_OUT -> readOut();
+            default -> false;
+          };
+      if (!more) {
+        return;
+      }
     }
+    terminate();
+  }
+
+  // ---- waiting ----
+
+  /** Waits for {@code ops} until {@code until}; the caller returns false from its phase. */
+  private boolean waitFor(int ops, long until) {
+    parked = false;
+    deadline = until;
+    if (key.interestOps() != ops) {
+      key.interestOps(ops);
+    }
+    if (until != NO_DEADLINE) {
+      loop.wakeBy(until);
+    }
+    return false;
+  }
+
+  /** Waits for time: retried every park period until {@code until}. */
+  private boolean park(long until) {
+    waitFor(0, until);
+    parked = true;
+    loop.wakeBy(System.nanoTime() + ResponderLoop.PARK_POLL_NANOS);
+    return false;
+  }
+
+  private static boolean passed(long until) {
+    return System.nanoTime() - until >= 0;
+  }
+
+  /**
+   * Reads more bytes into {@link #rx}.
+   *
+   * @return bytes read, 0 when none were ready
+   */
+  private int readMore() throws IOException {
+    rx.compact();
+    int n;
+    try {
+      n = channel.read(rx);
+    } finally {
+      rx.flip();
+    }
+    if (n < 0) {
+      throw new EOFException("peer closed the connection");
+    }
+    return n;
+  }
+
+  // ---- HELLO ----
+
+  private boolean hello() throws IOException {
+    if (rx.remaining() < RequestFlyweight.LENGTH) {
+      if (readMore() > 0) {
+        return true;
+      }
+      if (passed(deadline)) {
+        LOG.debug("soft responder {}: no HELLO in time from {}", ctx.device().name(), remoteName());
+        terminate();
+        return false;
+      }
+      return waitFor(SelectionKey.OP_READ, deadline);
+    }
+    handshakeFinished();
     request.wrap(rx, rx.position());
     if (request.version() != RequestFlyweight.VERSION
         || request.opcode() != RequestFlyweight.OP_HELLO
@@ -141,137 +294,146 @@ final class Responder implements Runnable {
     }
     int dst = request.rkey();
     int src = request.imm();
-    int psn = request.psn();
+    psn = request.psn();
+    imm = src;
     rx.position(rx.position() + RequestFlyweight.LENGTH);
     SoftQueuePair found = ctx.qps().get(dst);
     if (found == null || !found.attachResponder(this)) {
-      sendResponse(
+      stage(
           ResponseFlyweight.TYPE_HELLO_NAK,
           found == null ? ResponseFlyweight.HELLO_NAK_NO_QP : ResponseFlyweight.HELLO_NAK_BUSY,
           0,
           0);
-      return false;
+      closeAfterTx = true;
+      phase = DONE;
+      return true;
     }
     qp = found;
-    thread.setName(String.format("srdma-soft-resp-qp%06x", qp.qpn()));
-    sendResponse(ResponseFlyweight.TYPE_HELLO_ACK, (byte) 0, 0, 0);
-    long deadline = System.nanoTime() + ctx.options().transportTimeout().toNanos();
-    try {
-      if (!qp.awaitReadyToReceive(deadline)) {
+    stage(ResponseFlyweight.TYPE_HELLO_ACK, (byte) 0, 0, 0);
+    phase = AWAIT_RTR;
+    deadline = System.nanoTime() + ctx.options().transportTimeout().toNanos();
+    return true;
+  }
+
+  private void handshakeFinished() {
+    if (handshakePending) {
+      handshakePending = false;
+      ctx.handshakeDone();
+    }
+  }
+
+  private boolean awaitRtr() throws IOException {
+    QpState s = qp.state();
+    if (s == QpState.RESET || s == QpState.INIT) {
+      if (passed(deadline)) {
         throw new MalformedException(
-            "QP 0x" + Integer.toHexString(dst) + " did not reach RTR in time");
+            "QP 0x" + Integer.toHexString(qp.qpn()) + " did not reach RTR in time");
       }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return false;
+      return park(deadline);
+    }
+    if (s != QpState.RTR && s != QpState.RTS) {
+      throw new MalformedException(
+          "QP 0x" + Integer.toHexString(qp.qpn()) + " did not reach RTR in time");
     }
     ConnectionInfo remote = qp.remote();
-    if (remote.qpn() != src || remote.psn() != psn) {
+    if (remote.qpn() != imm || remote.psn() != psn) {
       throw new MalformedException(
           "HELLO from QP 0x"
-              + Integer.toHexString(src)
+              + Integer.toHexString(imm)
               + " but QP expects its peer 0x"
               + Integer.toHexString(remote.qpn()));
     }
     expectedPsn = psn;
+    phase = HEADER;
     return true;
   }
 
-  private void serve() throws IOException, InterruptedException {
-    while (!closed) {
-      if (rx.remaining() < RequestFlyweight.LENGTH) {
-        flushAck();
-      }
-      fill(RequestFlyweight.LENGTH, NO_DEADLINE);
-      request.wrap(rx, rx.position());
-      byte op = request.opcode();
-      int psn = request.psn();
-      int length = request.length();
-      if (request.version() != RequestFlyweight.VERSION
-          || !RequestFlyweight.isKnown(op)
-          || !request.reservedZero()) {
-        throw new MalformedException(
-            "bad request header (version " + request.version() + ", opcode " + op + ")");
-      }
-      if (length < 0 || length > SoftDeviceContext.MAX_MESSAGE_SIZE) {
-        throw new MalformedException(
-            "request length " + Integer.toUnsignedString(length) + " above maximum");
-      }
-      if (psn != expectedPsn) {
-        throw new MalformedException("PSN " + psn + " but expected " + expectedPsn);
-      }
-      expectedPsn = (expectedPsn + 1) & 0xFFFFFF;
-      boolean ackReq = (request.flags() & RequestFlyweight.FLAG_ACK_REQ) != 0;
-      int imm = request.imm();
-      long address = request.address();
-      int rkey = request.rkey();
-      rx.position(rx.position() + RequestFlyweight.LENGTH);
-      WcStatus result =
-          switch (op) {
-            case RequestFlyweight.OP_WRITE, RequestFlyweight.OP_WRITE_IMM ->
-                write(op == RequestFlyweight.OP_WRITE_IMM, address, rkey, length, imm);
-            case RequestFlyweight.OP_SEND, RequestFlyweight.OP_SEND_IMM ->
-                send(op == RequestFlyweight.OP_SEND_IMM, length, imm);
-            default -> read(psn, address, rkey, length);
-          };
-      if (result != WcStatus.SUCCESS) {
+  // ---- requests ----
+
+  private boolean header() throws IOException {
+    if (rx.remaining() < RequestFlyweight.LENGTH) {
+      if (pendingAckPsn >= 0) {
+        // Everything read so far is executed: one cumulative ACK for it.
+        stage(ResponseFlyweight.TYPE_ACK, (byte) 0, pendingAckPsn, 0);
         pendingAckPsn = -1;
-        sendResponse(ResponseFlyweight.TYPE_NAK, (byte) result.code(), psn, 0);
-        qp.fail(null);
-        return;
+        return true;
       }
-      if (op == RequestFlyweight.OP_READ) {
-        pendingAckPsn = -1;
-      } else if (ackReq) {
-        pendingAckPsn = psn;
+      if (readMore() > 0) {
+        return true;
+      }
+      return waitFor(SelectionKey.OP_READ, NO_DEADLINE);
+    }
+    request.wrap(rx, rx.position());
+    op = request.opcode();
+    psn = request.psn();
+    length = request.length();
+    if (request.version() != RequestFlyweight.VERSION
+        || !RequestFlyweight.isKnown(op)
+        || !request.reservedZero()) {
+      throw new MalformedException(
+          "bad request header (version " + request.version() + ", opcode " + op + ")");
+    }
+    if (length < 0 || length > SoftDeviceContext.MAX_MESSAGE_SIZE) {
+      throw new MalformedException(
+          "request length " + Integer.toUnsignedString(length) + " above maximum");
+    }
+    if (psn != expectedPsn) {
+      throw new MalformedException("PSN " + psn + " but expected " + expectedPsn);
+    }
+    expectedPsn = (expectedPsn + 1) & 0xFFFFFF;
+    ackReq = (request.flags() & RequestFlyweight.FLAG_ACK_REQ) != 0;
+    imm = request.imm();
+    long address = request.address();
+    int rkey = request.rkey();
+    rx.position(rx.position() + RequestFlyweight.LENGTH);
+    switch (op) {
+      case RequestFlyweight.OP_WRITE, RequestFlyweight.OP_WRITE_IMM -> {
+        if (!resolveRemote(rkey, address, length, AccessFlags.REMOTE_WRITE)) {
+          return beginSkip(length, WcStatus.REM_ACCESS_ERR);
+        }
+        if (op == RequestFlyweight.OP_WRITE_IMM) {
+          return enterAwaitReceive();
+        }
+        return beginPlace(0, targetWindow, targetBinding, target, targetOffset, length);
+      }
+      case RequestFlyweight.OP_SEND, RequestFlyweight.OP_SEND_IMM -> {
+        return enterAwaitReceive();
+      }
+      default -> {
+        return beginRead(address, rkey);
       }
     }
   }
 
-  private WcStatus write(boolean withImm, long address, int rkey, int length, int imm)
-      throws IOException, InterruptedException {
-    if (!resolveRemote(rkey, address, length, AccessFlags.REMOTE_WRITE)) {
-      return skipped(length, WcStatus.REM_ACCESS_ERR);
-    }
-    int slot = -1;
-    if (withImm) {
-      slot = qp.receiveQueue().awaitHead(rnrDeadline());
-      if (slot < 0) {
-        return skipped(length, WcStatus.RNR_RETRY_EXC_ERR);
-      }
-    }
-    if (length > 0) {
-      WcStatus placed = receiveInto(0, targetWindow, targetBinding, target, targetOffset, length);
-      if (placed != WcStatus.SUCCESS) {
-        // Revoked mid-payload (the rest is discarded so the NAK is read before the connection
-        // closes) or stalled (the NAK at once): nothing more is placed; a pending receive stays
-        // posted and is flushed when the QP enters ERROR.
-        return placed == WcStatus.REM_OP_ERR ? placed : skipped(unread, placed);
-      }
-    }
-    if (withImm) {
-      qp.receiveQueue().complete(WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, length, true, imm);
-    }
-    return WcStatus.SUCCESS;
+  private boolean enterAwaitReceive() {
+    phase = AWAIT_RECEIVE;
+    deadline = System.nanoTime() + ctx.options().rnrTimeout().toNanos();
+    return true;
   }
 
-  /**
-   * Discards the {@code left} unread payload bytes of a refused request (so the NAK is read before
-   * the connection closes) and returns {@code status}; a payload that stalls while being discarded
-   * still gets its NAK.
-   */
-  private WcStatus skipped(int left, WcStatus status) throws IOException {
-    skip(left);
-    return status;
-  }
-
-  private WcStatus send(boolean withImm, int length, int imm)
-      throws IOException, InterruptedException {
-    ReceiveQueue rq = qp.receiveQueue();
-    int slot = rq.awaitHead(rnrDeadline());
+  /** A WRITE_WITH_IMM or SEND waits (bounded, without reading on) for a posted receive. */
+  private boolean awaitReceive() throws IOException {
+    int slot;
+    try {
+      slot = qp.receiveQueue().awaitHead(System.nanoTime() - 1);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted", e);
+    }
     if (slot < 0) {
-      return skipped(length, WcStatus.RNR_RETRY_EXC_ERR);
+      if (passed(deadline)) {
+        return beginSkip(length, WcStatus.RNR_RETRY_EXC_ERR);
+      }
+      return park(deadline);
     }
+    if (op == RequestFlyweight.OP_WRITE_IMM) {
+      return beginPlace(0, targetWindow, targetBinding, target, targetOffset, length);
+    }
+    return beginSend(slot);
+  }
+
+  private boolean beginSend(int slot) {
+    ReceiveQueue rq = qp.receiveQueue();
     long room = 0;
     for (int k = 0; k < rq.sges(slot); k++) {
       room += rq.length(slot, k);
@@ -279,70 +441,238 @@ final class Responder implements Runnable {
               rq.address(slot, k), rq.length(slot, k), rq.lkey(slot, k), AccessFlags.LOCAL_WRITE)
           == null) {
         rq.complete(WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, false, 0);
-        return skipped(length, WcStatus.REM_OP_ERR);
+        return beginSkip(length, WcStatus.REM_OP_ERR);
       }
     }
     if (length > room) {
       rq.complete(WcStatus.LOC_LEN_ERR, WcOpcode.RECV, 0, false, 0);
-      return skipped(length, WcStatus.REM_INV_REQ_ERR);
+      return beginSkip(length, WcStatus.REM_INV_REQ_ERR);
     }
-    int left = length;
-    for (int k = 0; k < rq.sges(slot) && left > 0; k++) {
-      int n = Math.min(left, rq.length(slot, k));
-      SoftMemoryRegion mr =
-          qp.resolveLocal(rq.address(slot, k), n, rq.lkey(slot, k), AccessFlags.LOCAL_WRITE);
-      WcStatus placed =
-          mr == null
-              ? WcStatus.LOC_PROT_ERR
-              : receiveInto(1 + k, null, null, mr, mr.offsetOf(rq.address(slot, k), n), n);
-      if (placed == WcStatus.REM_OP_ERR) {
-        return placed; // stalled: the receive is flushed when the QP enters ERROR
-      }
-      if (placed != WcStatus.SUCCESS) {
-        // The receive buffer was deregistered before or during its part of the payload.
-        rq.complete(WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, false, 0);
-        return skipped(mr == null ? left : unread + left - n, WcStatus.REM_OP_ERR);
-      }
-      left -= n;
-    }
-    rq.complete(WcStatus.SUCCESS, WcOpcode.RECV, length, withImm, imm);
-    return WcStatus.SUCCESS;
+    recvSlot = slot;
+    recvSge = 0;
+    recvLeft = length;
+    return nextSendSge();
   }
 
-  private WcStatus read(int psn, long address, int rkey, int length) throws IOException {
+  private boolean nextSendSge() {
+    ReceiveQueue rq = qp.receiveQueue();
+    if (recvSge >= rq.sges(recvSlot) || recvLeft == 0) {
+      rq.complete(WcStatus.SUCCESS, WcOpcode.RECV, length, op == RequestFlyweight.OP_SEND_IMM, imm);
+      return finish(WcStatus.SUCCESS);
+    }
+    int k = recvSge;
+    int n = Math.min(recvLeft, rq.length(recvSlot, k));
+    SoftMemoryRegion mr =
+        qp.resolveLocal(rq.address(recvSlot, k), n, rq.lkey(recvSlot, k), AccessFlags.LOCAL_WRITE);
+    if (mr == null) {
+      // The receive buffer was deregistered before its part of the payload.
+      rq.complete(WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, false, 0);
+      return beginSkip(recvLeft, WcStatus.REM_OP_ERR);
+    }
+    return beginPlace(1 + k, null, null, mr, mr.offsetOf(rq.address(recvSlot, k), n), n);
+  }
+
+  /**
+   * Starts moving {@code n} payload bytes from the connection into {@code mr} at {@code offset},
+   * chunk by chunk, each chunk only after {@link #stillValid} under the access locks.
+   */
+  private boolean beginPlace(
+      int viewSlot,
+      SoftMemoryWindow mw,
+      SoftMemoryWindow.Binding b,
+      SoftMemoryRegion mr,
+      long offset,
+      int n) {
+    if (n == 0) {
+      return placed(WcStatus.SUCCESS);
+    }
+    placeWindow = mw;
+    placeBinding = b;
+    placeRegion = mr;
+    placeView = views.view(viewSlot, mr, offset, n);
+    phase = PLACE;
+    deadline = payloadDeadline();
+    return true;
+  }
+
+  private boolean place() throws IOException {
+    ByteBuffer view = placeView;
+    while (view.hasRemaining()) {
+      long moved;
+      if (rx.hasRemaining()) {
+        // Bytes already read with a header: nothing to wait for, copied under the locks.
+        int n = Math.min(rx.remaining(), view.remaining());
+        staged.limit(rx.position() + n).position(rx.position());
+        moved = moveChunk(placeWindow, placeBinding, placeRegion, staged, view, null);
+        if (moved != REVOKED) {
+          rx.position(rx.position() + n);
+        }
+      } else {
+        moved = moveChunk(placeWindow, placeBinding, placeRegion, null, view, null);
+      }
+      if (moved == REVOKED) {
+        return placed(WcStatus.REM_ACCESS_ERR);
+      }
+      if (moved > 0) {
+        deadline = payloadDeadline();
+      } else if (passed(deadline)) {
+        LOG.debug(
+            "QP 0x{}: payload stalled with {} bytes to come",
+            Integer.toHexString(qp.qpn()),
+            view.remaining());
+        return placed(WcStatus.REM_OP_ERR);
+      } else {
+        return waitFor(SelectionKey.OP_READ, deadline);
+      }
+    }
+    return placed(WcStatus.SUCCESS);
+  }
+
+  /** A placement ended: SUCCESS, REM_ACCESS_ERR (revoked mid-payload) or REM_OP_ERR (stalled). */
+  private boolean placed(WcStatus result) {
+    int unread = placeView == null ? 0 : placeView.remaining();
+    placeView = null;
+    placeWindow = null;
+    placeBinding = null;
+    placeRegion = null;
+    boolean send = op == RequestFlyweight.OP_SEND || op == RequestFlyweight.OP_SEND_IMM;
+    if (result == WcStatus.REM_OP_ERR) {
+      // Stalled: the NAK at once; a pending receive stays posted and is flushed with the QP.
+      return finish(result);
+    }
+    if (result != WcStatus.SUCCESS) {
+      if (!send) {
+        // Revoked mid-payload: the rest is discarded so the NAK is read before the connection
+        // closes; nothing more is placed.
+        return beginSkip(unread, result);
+      }
+      // The receive buffer was deregistered during its part of the payload.
+      int n = Math.min(recvLeft, qp.receiveQueue().length(recvSlot, recvSge));
+      qp.receiveQueue().complete(WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, false, 0);
+      return beginSkip(unread + recvLeft - n, WcStatus.REM_OP_ERR);
+    }
+    if (send) {
+      int n = Math.min(recvLeft, qp.receiveQueue().length(recvSlot, recvSge));
+      recvLeft -= n;
+      recvSge++;
+      return nextSendSge();
+    }
+    if (op == RequestFlyweight.OP_WRITE_IMM) {
+      qp.receiveQueue().complete(WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, length, true, imm);
+    }
+    return finish(WcStatus.SUCCESS);
+  }
+
+  /** Discards {@code left} payload bytes of a refused request, then answers {@code status}. */
+  private boolean beginSkip(int left, WcStatus status) {
+    skipLeft = left;
+    skipStatus = status;
+    phase = SKIP;
+    deadline = payloadDeadline();
+    return true;
+  }
+
+  private boolean skip() throws IOException {
+    while (skipLeft > 0) {
+      if (rx.hasRemaining()) {
+        int n = Math.min(skipLeft, rx.remaining());
+        rx.position(rx.position() + n);
+        skipLeft -= n;
+      } else if (readMore() > 0) {
+        deadline = payloadDeadline();
+      } else if (passed(deadline)) {
+        // A refused payload that stalls still gets its NAK.
+        LOG.debug("QP 0x{}: refused payload stalled", Integer.toHexString(qp.qpn()));
+        break;
+      } else {
+        return waitFor(SelectionKey.OP_READ, deadline);
+      }
+    }
+    return finish(skipStatus);
+  }
+
+  private boolean beginRead(long address, int rkey) {
     if (!resolveRemote(rkey, address, length, AccessFlags.REMOTE_READ)) {
-      return WcStatus.REM_ACCESS_ERR;
+      return finish(WcStatus.REM_ACCESS_ERR);
     }
-    response.wrap(tx, 0).encode(ResponseFlyweight.TYPE_READ_RESP, (byte) 0, psn, length);
-    tx.clear();
-    if (length == 0) {
-      writeFully(tx);
-      return WcStatus.SUCCESS;
-    }
-    txGather[0] = tx;
-    txGather[1] = views.view(0, target, targetOffset, length);
-    try {
-      long deadline = writeDeadline();
-      while (txGather[1].hasRemaining()) {
-        long n = moveChunk(targetWindow, targetBinding, target, null, null, txGather);
-        if (n == REVOKED && tx.position() == 0) {
-          return WcStatus.REM_ACCESS_ERR; // invalidated before a byte of the response left
-        }
-        if (n == REVOKED) {
-          // The READ_RESP header promised more bytes: the connection cannot be resynchronised, so
-          // it is dropped and the QP fails (the requester sees its READ fail).
-          throw new MalformedException("key revoked during an RDMA READ response");
-        }
-        if (n > 0) {
+    response.wrap(readHeader, 0).encode(ResponseFlyweight.TYPE_READ_RESP, (byte) 0, psn, length);
+    readHeader.clear();
+    txGather[0] = readHeader;
+    txGather[1] = length == 0 ? null : views.view(0, target, targetOffset, length);
+    phase = READ_OUT;
+    deadline = writeDeadline();
+    return true;
+  }
+
+  private boolean readOut() throws IOException {
+    if (txGather[1] == null) {
+      // Zero bytes: only the header, which touches no memory.
+      while (readHeader.hasRemaining()) {
+        if (channel.write(readHeader) > 0) {
           deadline = writeDeadline();
-        } else if (!await(SelectionKey.OP_WRITE, deadline)) {
+        } else if (passed(deadline)) {
           throw new IOException("peer did not read its RDMA READ response in time");
+        } else {
+          return waitFor(SelectionKey.OP_WRITE, deadline);
         }
       }
-    } finally {
-      txGather[1] = null;
+      txGather[0] = null;
+      return finish(WcStatus.SUCCESS);
     }
-    return WcStatus.SUCCESS;
+    while (txGather[1].hasRemaining()) {
+      long n = moveChunk(targetWindow, targetBinding, target, null, null, txGather);
+      if (n == REVOKED && readHeader.position() == 0) {
+        releaseRead();
+        return finish(WcStatus.REM_ACCESS_ERR); // invalidated before a byte of the response left
+      }
+      if (n == REVOKED) {
+        // The READ_RESP header promised more bytes: the connection cannot be resynchronised, so
+        // it is dropped and the QP fails (the requester sees its READ fail).
+        releaseRead();
+        throw new MalformedException("key revoked during an RDMA READ response");
+      }
+      if (n > 0) {
+        deadline = writeDeadline();
+      } else if (passed(deadline)) {
+        releaseRead();
+        throw new IOException("peer did not read its RDMA READ response in time");
+      } else {
+        return waitFor(SelectionKey.OP_WRITE, deadline);
+      }
+    }
+    releaseRead();
+    return finish(WcStatus.SUCCESS);
+  }
+
+  private void releaseRead() {
+    txGather[0] = null;
+    txGather[1] = null;
+  }
+
+  /** The current request is done: on to the next header, or NAK and fail the QP. */
+  private boolean finish(WcStatus result) {
+    target = null;
+    targetWindow = null;
+    targetBinding = null;
+    if (result != WcStatus.SUCCESS) {
+      pendingAckPsn = -1;
+      stage(ResponseFlyweight.TYPE_NAK, (byte) result.code(), psn, 0);
+      failQpAfterTx = true;
+      closeAfterTx = true;
+      phase = DONE;
+      return true;
+    }
+    if (op == RequestFlyweight.OP_READ) {
+      pendingAckPsn = -1;
+    } else if (ackReq) {
+      pendingAckPsn = psn;
+    }
+    phase = HEADER;
+    deadline = NO_DEADLINE;
+    if (key.interestOps() != SelectionKey.OP_READ) {
+      key.interestOps(SelectionKey.OP_READ);
+    }
+    return true;
   }
 
   /**
@@ -350,12 +680,12 @@ final class Responder implements Runnable {
    * zero-length RDMA READ or WRITE touches no memory, so its R_Key and address are not validated
    * (InfiniBand C9-88), as rxe does; a WRITE_WITH_IMM of zero bytes still consumes a receive.
    */
-  private boolean resolveRemote(int rkey, long address, int length, int right) {
+  private boolean resolveRemote(int rkey, long address, int len, int right) {
     target = null;
     targetOffset = 0;
     targetWindow = null;
     targetBinding = null;
-    if (length == 0) {
+    if (len == 0) {
       return true;
     }
     if (!AccessFlags.has(qp.accessFlags(), right)) {
@@ -366,7 +696,7 @@ final class Responder implements Runnable {
       if (mr.pd() != qp.pd() || mr.isClosed() || !AccessFlags.has(mr.access(), right)) {
         return false;
       }
-      return resolved(mr, mr.offsetOf(address, length));
+      return resolved(mr, mr.offsetOf(address, len));
     }
     if (o instanceof SoftMemoryWindow mw) {
       SoftMemoryWindow.Binding b = mw.binding();
@@ -376,10 +706,10 @@ final class Responder implements Runnable {
           || b.qpn() != qp.qpn()
           || !AccessFlags.has(b.access(), right)
           || b.region().isClosed()
-          || SoftMemoryRegion.rangeOffset(b.address(), b.length(), address, length) < 0) {
+          || SoftMemoryRegion.rangeOffset(b.address(), b.length(), address, len) < 0) {
         return false;
       }
-      if (!resolved(b.region(), b.region().offsetOf(address, length))) {
+      if (!resolved(b.region(), b.region().offsetOf(address, len))) {
         return false;
       }
       targetWindow = mw;
@@ -398,68 +728,9 @@ final class Responder implements Runnable {
     return true;
   }
 
-  private long rnrDeadline() {
-    return System.nanoTime() + ctx.options().rnrTimeout().toNanos();
-  }
-
-  /**
-   * Moves {@code length} payload bytes from the connection into {@code mr} at {@code offset}, chunk
-   * by chunk, each chunk only after {@link #stillValid} under the access locks.
-   *
-   * @param mw the window the access goes through, or null for a region's own key (or an lkey)
-   * @param b the binding of {@code mw} resolved at the request header
-   * @return SUCCESS; REM_ACCESS_ERR when the key was invalidated or the region closed mid-payload;
-   *     REM_OP_ERR when the payload stalled; then {@link #unread} bytes are still on the connection
-   */
-  private WcStatus receiveInto(
-      int viewSlot,
-      SoftMemoryWindow mw,
-      SoftMemoryWindow.Binding b,
-      SoftMemoryRegion mr,
-      long offset,
-      int length)
-      throws IOException {
-    unread = length;
-    int buffered = Math.min(rx.remaining(), length);
-    if (buffered > 0) {
-      ByteBuffer view = views.view(viewSlot, mr, offset, buffered);
-      ByteBuffer staged = rx.duplicate();
-      staged.limit(rx.position() + buffered);
-      // Bytes already read with the header: nothing to wait for, copied under the locks.
-      if (moveChunk(mw, b, mr, staged, view, null) == REVOKED) {
-        return WcStatus.REM_ACCESS_ERR;
-      }
-      rx.position(rx.position() + buffered);
-      unread -= buffered;
-    }
-    if (unread == 0) {
-      return WcStatus.SUCCESS;
-    }
-    ByteBuffer view = views.view(viewSlot, mr, offset + buffered, unread);
-    long deadline = payloadDeadline();
-    while (view.hasRemaining()) {
-      int before = view.remaining();
-      long n = moveChunk(mw, b, mr, null, view, null);
-      if (n == REVOKED) {
-        return WcStatus.REM_ACCESS_ERR;
-      }
-      unread -= before - view.remaining();
-      if (n > 0) {
-        deadline = payloadDeadline();
-      } else if (!await(SelectionKey.OP_READ, deadline)) {
-        LOG.debug(
-            "QP 0x{}: payload stalled with {} bytes to come",
-            Integer.toHexString(qp.qpn()),
-            unread);
-        return WcStatus.REM_OP_ERR;
-      }
-    }
-    return WcStatus.SUCCESS;
-  }
-
   /**
    * One non-blocking move under the access locks (window's, then region's), after re-checking that
-   * the access resolved at the header is still valid: from {@code staged} (or the connection, when
+   * the access resolved at the header is still valid: from {@code from} (or the connection, when
    * null) into {@code dst}; or, for READ data, {@code gather} (header, data view) to the
    * connection.
    *
@@ -469,15 +740,15 @@ final class Responder implements Runnable {
       SoftMemoryWindow mw,
       SoftMemoryWindow.Binding b,
       SoftMemoryRegion mr,
-      ByteBuffer staged,
+      ByteBuffer from,
       ByteBuffer dst,
       ByteBuffer[] gather)
       throws IOException {
     if (mw == null) {
-      return moveLocked(null, null, mr, staged, dst, gather);
+      return moveLocked(null, null, mr, from, dst, gather);
     }
     synchronized (mw.accessLock()) {
-      return moveLocked(mw, b, mr, staged, dst, gather);
+      return moveLocked(mw, b, mr, from, dst, gather);
     }
   }
 
@@ -485,7 +756,7 @@ final class Responder implements Runnable {
       SoftMemoryWindow mw,
       SoftMemoryWindow.Binding b,
       SoftMemoryRegion mr,
-      ByteBuffer staged,
+      ByteBuffer from,
       ByteBuffer dst,
       ByteBuffer[] gather)
       throws IOException {
@@ -496,9 +767,9 @@ final class Responder implements Runnable {
       if (gather != null) {
         return channel.write(gather);
       }
-      if (staged != null) {
-        int n = staged.remaining();
-        dst.put(staged);
+      if (from != null) {
+        int n = from.remaining();
+        dst.put(from);
         return n;
       }
       int n = channel.read(dst);
@@ -517,101 +788,40 @@ final class Responder implements Runnable {
     return mw == null || mw.binding() == b;
   }
 
-  /** Discards {@code length} payload bytes of a refused request. */
-  private void skip(int length) throws IOException {
-    int left = length;
-    long deadline = payloadDeadline();
-    while (left > 0) {
-      if (!rx.hasRemaining()) {
-        rx.clear().limit(0);
-        if (!fill(1, deadline)) {
-          LOG.debug("QP 0x{}: refused payload stalled", Integer.toHexString(qp.qpn()));
-          return;
-        }
-        deadline = payloadDeadline();
-      }
-      int n = Math.min(left, rx.remaining());
-      rx.position(rx.position() + n);
-      left -= n;
-    }
-  }
+  // ---- responses ----
 
-  private void flushAck() throws IOException {
-    if (pendingAckPsn >= 0) {
-      int psn = pendingAckPsn;
-      pendingAckPsn = -1;
-      sendResponse(ResponseFlyweight.TYPE_ACK, (byte) 0, psn, 0);
-    }
-  }
-
-  private void sendResponse(byte type, byte syndrome, int psn, int length) throws IOException {
-    response.wrap(tx, 0).encode(type, syndrome, psn, length);
-    tx.clear();
-    writeFully(tx);
-  }
-
-  private void writeFully(ByteBuffer src) throws IOException {
-    long deadline = writeDeadline();
-    while (src.hasRemaining()) {
-      if (channel.write(src) > 0) {
-        deadline = writeDeadline();
-      } else if (!await(SelectionKey.OP_WRITE, deadline)) {
-        throw new IOException("peer did not read its responses in time");
-      }
-    }
+  private void stage(byte type, byte syndrome, int responsePsn, int responseLength) {
+    response.wrap(tx, tx.position()).encode(type, syndrome, responsePsn, responseLength);
+    tx.position(tx.position() + ResponseFlyweight.LENGTH);
   }
 
   /**
-   * Makes at least {@code needed} bytes readable in {@link #rx}.
+   * Writes the staged responses.
    *
-   * @return false when no byte came before {@code deadline} ({@link #NO_DEADLINE}: wait until the
-   *     connection closes)
+   * @return true when all are written; false when waiting for the socket (bounded)
    */
-  private boolean fill(int needed, long deadline) throws IOException {
-    if (rx.remaining() >= needed) {
-      return true;
-    }
-    rx.compact();
+  private boolean flushTx() throws IOException {
+    tx.flip();
+    int n;
     try {
-      while (rx.position() < needed) {
-        int n = channel.read(rx);
-        if (n < 0) {
-          throw new EOFException("peer closed the connection");
-        }
-        if (n == 0 && !await(SelectionKey.OP_READ, deadline)) {
-          return false;
-        }
+      n = channel.write(tx);
+    } finally {
+      tx.compact();
+    }
+    if (tx.position() == 0) {
+      if (phase == HEADER && deadline != NO_DEADLINE) {
+        deadline = NO_DEADLINE;
       }
       return true;
-    } finally {
-      rx.flip();
     }
-  }
-
-  /**
-   * Waits until the connection is ready for {@code op} or {@code deadline} passes.
-   *
-   * @return false on the deadline
-   * @throws EOFException when the responder was closed meanwhile
-   */
-  private boolean await(int op, long deadline) throws IOException {
-    key.interestOps(op);
-    while (!closed) {
-      long waitMs = IDLE_WAKE_MS;
-      if (deadline != NO_DEADLINE) {
-        long left = deadline - System.nanoTime();
-        if (left <= 0) {
-          return false;
-        }
-        waitMs = Math.max(1, Math.min(waitMs, TimeUnit.NANOSECONDS.toMillis(left)));
-      }
-      int ready = selector.select(waitMs);
-      selector.selectedKeys().clear();
-      if (ready > 0) {
-        return true;
-      }
+    if (n > 0 || key.interestOps() != SelectionKey.OP_WRITE) {
+      // Progress (or the first try): a fresh bound for the peer to read its responses.
+      return waitFor(SelectionKey.OP_WRITE, writeDeadline());
     }
-    throw new EOFException("responder closed");
+    if (passed(deadline)) {
+      throw new IOException("peer did not read its responses in time");
+    }
+    return waitFor(SelectionKey.OP_WRITE, deadline);
   }
 
   private long payloadDeadline() {
@@ -630,23 +840,57 @@ final class Responder implements Runnable {
     }
   }
 
+  /** Stops this responder (any thread): no byte is moved after this returns. */
   void close() {
     closed = true;
     Requester.closeQuietly(channel);
-    Selector sel = selector;
-    if (sel != null) {
-      sel.wakeup();
+    if (loop.inLoop()) {
+      terminate();
+    } else {
+      loop.closeLater(this);
     }
   }
 
-  void join() {
-    if (Thread.currentThread() == thread) {
+  /** Drops the connection and leaves the loop (loop thread, or after the loop stopped). */
+  void terminate() {
+    if (terminated) {
       return;
     }
-    try {
-      thread.join(TimeUnit.SECONDS.toMillis(5));
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
+    terminated = true;
+    closed = true;
+    phase = DONE;
+    handshakeFinished();
+    if (key != null) {
+      key.cancel();
+    }
+    Requester.closeQuietly(channel);
+    loop.remove(this);
+    ctx.forget(this);
+    synchronized (released) {
+      isReleased = true;
+      released.notifyAll();
+    }
+  }
+
+  /** Waits (bounded) until the loop has let go of this responder. */
+  void join() {
+    if (loop.inLoop()) {
+      return;
+    }
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+    synchronized (released) {
+      while (!isReleased) {
+        long left = until - System.nanoTime();
+        if (left <= 0) {
+          return;
+        }
+        try {
+          TimeUnit.NANOSECONDS.timedWait(released, left);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return;
+        }
+      }
     }
   }
 

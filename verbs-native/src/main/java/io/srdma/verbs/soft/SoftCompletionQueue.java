@@ -1,10 +1,12 @@
 package io.srdma.verbs.soft;
 
+import io.srdma.verbs.BackoffIdleStrategy;
 import io.srdma.verbs.CompletionQueue;
 import io.srdma.verbs.VerbsException;
 import io.srdma.verbs.WcOpcode;
 import io.srdma.verbs.WcStatus;
 import io.srdma.verbs.WorkCompletion;
+import io.srdma.verbs.internal.LiveChildren;
 import java.io.IOException;
 import java.nio.channels.ClosedSelectorException;
 import java.nio.channels.SelectionKey;
@@ -37,6 +39,9 @@ final class SoftCompletionQueue implements CompletionQueue {
   private boolean closed;
   private final Selector selector;
   private final ReentrantLock pollLock = new ReentrantLock();
+
+  /** How {@link #await} waits: spins, then yields, then sleeps in the selector. */
+  private final BackoffIdleStrategy idle = new BackoffIdleStrategy();
 
   SoftCompletionQueue(SoftDeviceContext ctx, int capacity) {
     this.ctx = ctx;
@@ -125,6 +130,7 @@ final class SoftCompletionQueue implements CompletionQueue {
     long deadline = System.nanoTime() + timeout.toNanos();
     pollLock.lock();
     try {
+      idle.reset();
       while (true) {
         selectNow();
         int n = drain(out);
@@ -134,6 +140,11 @@ final class SoftCompletionQueue implements CompletionQueue {
         long left = deadline - System.nanoTime();
         if (left <= 0) {
           return 0;
+        }
+        if (!idle.shouldBlock()) {
+          // Spin, then yield: a completion that is microseconds away needs no wake-up.
+          idle.idle();
+          continue;
         }
         waiting = true;
         try {

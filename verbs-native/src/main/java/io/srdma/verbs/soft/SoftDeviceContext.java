@@ -7,6 +7,8 @@ import io.srdma.verbs.DeviceContext;
 import io.srdma.verbs.DeviceOptions;
 import io.srdma.verbs.ProtectionDomain;
 import io.srdma.verbs.VerbsException;
+import io.srdma.verbs.internal.KeyTable;
+import io.srdma.verbs.internal.LiveChildren;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -31,8 +33,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * An open soft device: a software RNIC. It owns the key tables, a responder listening on TCP
- * (loopback by default) whose connections each get a {@link Responder} thread, and a timer thread
- * that enforces the transport timeout of every QP.
+ * (loopback by default) whose connections are served by a fixed pool of {@link ResponderLoop}
+ * selector threads (each multiplexing many connections, so threads do not grow with queue pairs),
+ * and a timer thread that enforces the transport timeout of every QP. Threads per context: one
+ * acceptor, one timer and {@link #RESPONDER_THREADS} responder loops, whatever the number of QPs.
  */
 final class SoftDeviceContext implements DeviceContext {
   static final String PROTECTION_DOMAIN = "protection domain";
@@ -49,6 +53,10 @@ final class SoftDeviceContext implements DeviceContext {
    */
   static final int MAX_PENDING_HANDSHAKES = 128;
 
+  /** Responder selector threads per device context: half the cores, 1 to 4. */
+  static final int RESPONDER_THREADS =
+      Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors() / 2));
+
   private final SoftDevice device;
   private final DeviceOptions options;
   private final SecureRandom random = new SecureRandom();
@@ -63,6 +71,8 @@ final class SoftDeviceContext implements DeviceContext {
   private final ServerSocketChannel server;
   private final byte[] localAddress;
   private final Thread acceptor;
+  private final ResponderLoop[] loops;
+  private int nextLoop;
   private final ScheduledExecutorService timer;
   private volatile boolean closed;
 
@@ -105,6 +115,20 @@ final class SoftDeviceContext implements DeviceContext {
     ScheduledFuture<?> unused =
         timer.scheduleAtFixedRate(
             this::watchdog, WATCHDOG_PERIOD_MS, WATCHDOG_PERIOD_MS, TimeUnit.MILLISECONDS);
+    loops = new ResponderLoop[RESPONDER_THREADS];
+    try {
+      for (int i = 0; i < loops.length; i++) {
+        loops[i] = new ResponderLoop("srdma-soft-resp-" + tag + "-" + i);
+      }
+    } catch (IOException e) {
+      timer.shutdownNow();
+      closeServer();
+      throw new VerbsException(
+          VerbsException.Reason.IO, "open_device", "cannot open a responder selector", e);
+    }
+    for (ResponderLoop loop : loops) {
+      loop.start();
+    }
     acceptor = new Thread(this::acceptLoop, "srdma-soft-accept-" + tag);
     acceptor.setDaemon(true);
     acceptor.start();
@@ -227,13 +251,15 @@ final class SoftDeviceContext implements DeviceContext {
       }
       try {
         ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
-        Responder r = new Responder(this, ch);
+        ResponderLoop loop = loops[nextLoop];
+        nextLoop = (nextLoop + 1) % loops.length;
+        Responder r = new Responder(this, ch, loop);
         responders.add(r);
         if (closed) {
           r.close();
           return;
         }
-        r.start();
+        loop.adopt(r);
       } catch (IOException e) {
         handshakeDone();
         Requester.closeQuietly(ch);
@@ -292,6 +318,9 @@ final class SoftDeviceContext implements DeviceContext {
       acceptor.join(TimeUnit.SECONDS.toMillis(5));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+    }
+    for (ResponderLoop loop : loops) {
+      loop.shutdown();
     }
   }
 

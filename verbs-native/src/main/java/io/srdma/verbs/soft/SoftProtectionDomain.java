@@ -9,6 +9,7 @@ import io.srdma.verbs.QueuePair;
 import io.srdma.verbs.QueuePairAttributes;
 import io.srdma.verbs.SharedReceiveQueue;
 import io.srdma.verbs.VerbsException;
+import io.srdma.verbs.internal.LiveChildren;
 import java.nio.ByteBuffer;
 
 /** A protection domain of the soft provider. */

@@ -388,6 +388,8 @@ final class SoftQueuePair implements QueuePair {
       long offset = mr.offsetOf(sgl.address(k), sgl.length(k));
       if (read) {
         sendQueue.addReadTarget(slot, mr, offset, sgl.length(k));
+      } else if (total <= Requester.INLINE_MAX) {
+        r.addInline(mr, offset, sgl.length(k));
       } else if (sgl.length(k) > 0) {
         r.addPayload(mr, offset, sgl.length(k));
       }

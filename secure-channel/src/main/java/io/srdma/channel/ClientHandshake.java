@@ -1,0 +1,139 @@
+package io.srdma.channel;
+
+import io.srdma.channel.protocol.Capabilities;
+import io.srdma.channel.protocol.ControlProxy;
+import io.srdma.channel.protocol.ErrorCode;
+import io.srdma.channel.protocol.Frame;
+import io.srdma.channel.protocol.FrameReader;
+import io.srdma.channel.protocol.HelloAckFlyweight;
+import io.srdma.channel.protocol.MessageType;
+import io.srdma.channel.protocol.ProtocolException;
+import io.srdma.keys.AuthenticatedPeer;
+import io.srdma.keys.KeySchedule;
+import io.srdma.keys.MutualTls;
+import io.srdma.keys.Role;
+import io.srdma.keys.TlsBinding;
+import io.srdma.keys.X25519KeyPair;
+import io.srdma.verbs.ConnectionInfo;
+import io.srdma.verbs.QueuePair;
+import java.io.IOException;
+import java.security.SecureRandom;
+import java.util.HexFormat;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The client's side of the session handshake, inside the TLS connection: HELLO with the X25519 key
+ * and the queue pair's connection information, HELLO_ACK, the key schedule bound to the TLS session
+ * and both QP numbers, KEY_CONFIRM both ways, then the queue pair to RTS. Runs once on the
+ * connecting thread; not shared.
+ */
+final class ClientHandshake {
+  // the client's logger: operators filter on it (and tests count its warnings)
+  private static final Logger LOG = LoggerFactory.getLogger(SecureRdmaClient.class);
+  static final int VERSION = 1;
+
+  /** What the handshake established. */
+  record Established(KeySchedule schedule, String sessionId, TlsBinding.Kind bindingKind) {}
+
+  private ClientHandshake() {}
+
+  /**
+   * The TLS client: pinned to the expected host, whose certificate is checked before this client
+   * sends its own; or, with {@link ClientOptions#anyHostForDevelopment()}, any host of the
+   * deployment, with a warning on every connect.
+   */
+  static MutualTls tls(ClientOptions options) {
+    if (options.hostIdentity() != null) {
+      return MutualTls.client(options.credential(), options.trust(), options.hostIdentity());
+    }
+    LOG.warn(
+        "connecting to {} WITHOUT host pinning (ClientOptions.anyHostForDevelopment()): any host"
+            + " of the deployment is accepted and could read this tenant's data; set"
+            + " ClientOptions.hostIdentity(srdma://host/<name>) outside development",
+        options.host());
+    return MutualTls.client(options.credential(), options.trust());
+  }
+
+  /**
+   * Runs the handshake on an authenticated connection; the queue pair is ready to send after it.
+   * The caller bounds it with the socket's read timeout.
+   */
+  static Established run(
+      AuthenticatedPeer peer, FrameReader reader, ControlProxy proxy, QueuePair qp, int requestId)
+      throws IOException {
+    SecureRandom random = new SecureRandom();
+    try (X25519KeyPair local = X25519KeyPair.generate(random)) {
+      int announced = Capabilities.local();
+      proxy.hello(requestId, VERSION, announced, local.publicKey(), qp.localInfo());
+      Frame f = next(reader);
+      if (f.type() == MessageType.ERROR) {
+        throw refusal(f);
+      }
+      HelloAckFlyweight ack = f.expect(MessageType.HELLO_ACK).helloAck();
+      if (ack.version() != VERSION) {
+        throw new ProtocolException(
+            ProtocolException.Reason.UNSUPPORTED_VERSION, "host chose version " + ack.version());
+      }
+      byte[] sessionIdBytes = ack.sessionId();
+      ConnectionInfo hostInfo = ack.connectionInfo();
+      TlsBinding.Kind kind =
+          Capabilities.bindingKind(Capabilities.checkAnswer(announced, ack.capabilities()));
+      KeySchedule schedule;
+      try (TlsBinding binding = peer.binding(Role.INITIATOR, kind)) {
+        schedule =
+            KeySchedule.builder()
+                .role(Role.INITIATOR)
+                .localKey(local)
+                .peerPublicKey(ack.publicKey())
+                .binding(binding)
+                .sessionId(sessionIdBytes)
+                .initiatorQpn(qp.qpn())
+                .responderQpn(hostInfo.qpn())
+                .establish();
+      }
+      try {
+        proxy.keyConfirm(0, 0, schedule.current().confirmation());
+        Frame confirm = next(reader);
+        if (confirm.type() == MessageType.ERROR) {
+          throw refusal(confirm);
+        }
+        schedule
+            .current()
+            .verifyPeerConfirmation(
+                confirm.expect(MessageType.KEY_CONFIRM).keyConfirm().confirmation());
+        qp.readyToReceive(hostInfo);
+        qp.readyToSend();
+      } catch (IOException | RuntimeException e) {
+        schedule.close();
+        throw e;
+      }
+      return new Established(schedule, HexFormat.of().formatHex(sessionIdBytes), kind);
+    }
+  }
+
+  /** The host's ERROR frame as the exception a caller of connect sees. */
+  static ChannelException refusal(Frame f) {
+    ErrorCode code = f.error().code();
+    ChannelException.Reason reason =
+        switch (code) {
+          case QUOTA_EXCEEDED, RATE_LIMITED -> ChannelException.Reason.QUOTA_EXCEEDED;
+          case KEY_CONFIRMATION_FAILED -> ChannelException.Reason.AUTHENTICATION_FAILED;
+          case TIMEOUT -> ChannelException.Reason.TIMEOUT;
+          case SHUTTING_DOWN -> ChannelException.Reason.SESSION_CLOSED;
+          default -> ChannelException.Reason.PROTOCOL;
+        };
+    return new ChannelException(reason, code.name(), "host refused: " + f.error().text(), null);
+  }
+
+  /**
+   * The next frame; a connection the peer closed between frames is an {@link java.io.EOFException}.
+   */
+  static Frame next(FrameReader reader) throws IOException {
+    Frame f = reader.read();
+    if (f == null) {
+      throw new java.io.EOFException("the peer closed the connection");
+    }
+    return f;
+  }
+}

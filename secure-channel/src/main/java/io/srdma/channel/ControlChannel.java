@@ -1,0 +1,377 @@
+package io.srdma.channel;
+
+import io.srdma.channel.protocol.ControlProxy;
+import io.srdma.channel.protocol.ErrorCode;
+import io.srdma.channel.protocol.Frame;
+import io.srdma.channel.protocol.FrameReader;
+import io.srdma.channel.protocol.GrantFlyweight;
+import io.srdma.channel.protocol.ProtocolException;
+import io.srdma.channel.protocol.RevokeReason;
+import io.srdma.channel.record.RecordBinding;
+import io.srdma.channel.record.RegionKeyring;
+import java.io.IOException;
+import java.security.cert.X509Certificate;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Arrays;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiConsumer;
+import java.util.function.Consumer;
+import javax.net.ssl.SSLSocket;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The client's control channel after the handshake: requests with deadlines (GRANT, RELEASE, PING),
+ * the frames the host sends on its own (REVOKE, REGION_KEY, REKEY acknowledgements, ERROR, CLOSE),
+ * keep-alive, the periodic re-check of the host's certificate, and the end of the session. Threads:
+ * a control reader and a timer, named {@code <client>-control} and {@code <client>-timer}.
+ * Thread-safe.
+ */
+final class ControlChannel {
+  private static final Logger LOG = LoggerFactory.getLogger(ControlChannel.class);
+
+  private final ClientOptions options;
+  private final SessionState state;
+  private final SSLSocket socket;
+  private final FrameReader reader;
+  private final ControlProxy proxy;
+  private final String tenant;
+  private final String sessionId;
+  private final HostRecheck recheck;
+  private final SealedWriter writer;
+  private final WriteStages stages;
+  private final SealedReader dataReader;
+  private final KeyEpochs epochs;
+  private final Map<Integer, CompletableFuture<Object>> pending = new ConcurrentHashMap<>();
+  private final Map<Long, RemoteGrant> grants = new ConcurrentHashMap<>();
+  private final AtomicInteger requestIds;
+  private final ScheduledExecutorService timer;
+  private final Thread thread;
+  private volatile BiConsumer<RemoteGrant, String> revokedListener = (g, r) -> {};
+  private volatile Consumer<ChannelException> lostListener = e -> {};
+
+  ControlChannel(
+      ClientOptions options,
+      SessionState state,
+      SSLSocket socket,
+      FrameReader reader,
+      ControlProxy proxy,
+      AtomicInteger requestIds,
+      String tenant,
+      String sessionId,
+      X509Certificate hostCertificate,
+      SealedWriter writer,
+      WriteStages stages,
+      SealedReader dataReader,
+      KeyEpochs epochs) {
+    this.options = options;
+    this.state = state;
+    this.socket = socket;
+    this.reader = reader;
+    this.proxy = proxy;
+    this.requestIds = requestIds;
+    this.tenant = tenant;
+    this.sessionId = sessionId;
+    this.recheck = new HostRecheck(options.trust(), hostCertificate, state, c -> fail(c, true));
+    this.writer = writer;
+    this.stages = stages;
+    this.dataReader = dataReader;
+    this.epochs = epochs;
+    this.timer = Executors.newSingleThreadScheduledExecutor(t -> daemon(t, state.name + "-timer"));
+    this.thread = daemon(this::readControl, state.name + "-control");
+  }
+
+  private static Thread daemon(Runnable r, String name) {
+    Thread t = new Thread(r, name);
+    t.setDaemon(true);
+    return t;
+  }
+
+  /** Starts the control reader, keep-alive and the host certificate re-check. */
+  void start() {
+    thread.start();
+    long keepalive = options.keepalive().toMillis();
+    // runs until stop() shuts the timer down; keepalive() handles its own failures
+    var unused =
+        timer.scheduleAtFixedRate(this::keepalive, keepalive, keepalive, TimeUnit.MILLISECONDS);
+    // the host's certificate can be revoked or expire during the session: the session then ends
+    var unusedCheck =
+        timer.scheduleAtFixedRate(
+            recheck::run,
+            HostRecheck.INTERVAL.toMillis(),
+            HostRecheck.INTERVAL.toMillis(),
+            TimeUnit.MILLISECONDS);
+  }
+
+  void onRevoked(BiConsumer<RemoteGrant, String> listener) {
+    revokedListener = listener;
+  }
+
+  void onSessionLost(Consumer<ChannelException> listener) {
+    lostListener = listener;
+  }
+
+  /** Deadline of a blocking call: twice the request timeout. */
+  Duration timeout() {
+    return options.requestTimeout().multipliedBy(2);
+  }
+
+  /** Tells the host the session ends (best effort), ends it, and stops both threads. */
+  void close(ChannelException closing) {
+    if (state.lost() == null) {
+      try {
+        proxy.close(0);
+      } catch (IOException e) {
+        LOG.debug("{}: CLOSE not sent: {}", state.name, e.getMessage());
+      }
+    }
+    fail(closing, false);
+    try {
+      socket.close();
+    } catch (IOException ignored) {
+      // closing anyway
+    }
+    timer.shutdownNow();
+    try {
+      thread.join(5_000);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  // ---------------------------------------------------------------- requests
+
+  private interface Sender {
+    void send(int requestId) throws IOException;
+  }
+
+  private int nextRequestId() {
+    int id = requestIds.getAndIncrement();
+    if (id == 0) {
+      id = requestIds.getAndIncrement();
+    }
+    return id & Integer.MAX_VALUE;
+  }
+
+  CompletableFuture<Object> request(Sender sender) {
+    if (!state.isOpen()) {
+      return RemoteGrant.failed(ChannelException.Reason.SESSION_CLOSED, "session is over");
+    }
+    int id = nextRequestId();
+    CompletableFuture<Object> f = new CompletableFuture<>();
+    pending.put(id, f);
+    try {
+      sender.send(id);
+    } catch (IOException e) {
+      pending.remove(id);
+      fail(
+          new ChannelException(
+              ChannelException.Reason.SESSION_CLOSED, null, "control connection failed", e),
+          true);
+      return RemoteGrant.failed(
+          ChannelException.Reason.SESSION_CLOSED, "control connection failed");
+    }
+    long ms = options.requestTimeout().toMillis();
+    try {
+      // the deadline fails the request (and the session) itself; nothing waits on this future
+      var unused = timer.schedule(() -> deadline(id, f, ms), ms, TimeUnit.MILLISECONDS);
+    } catch (RejectedExecutionException e) {
+      // closing: fail() answers every pending request
+    }
+    return f;
+  }
+
+  private void deadline(int id, CompletableFuture<Object> f, long ms) {
+    if (pending.remove(id) == f && !f.isDone()) {
+      ChannelException t =
+          new ChannelException(
+              ChannelException.Reason.TIMEOUT,
+              "no answer to request " + id + " within " + ms + " ms");
+      f.completeExceptionally(t);
+      try {
+        proxy.error(0, ErrorCode.TIMEOUT, "no answer within the deadline");
+      } catch (IOException ignored) {
+        // ending anyway
+      }
+      fail(t, true);
+    }
+  }
+
+  CompletableFuture<Object> requestGrant(
+      String region, int accessBits, long offset, long length, long ttlMillis) {
+    return request(id -> proxy.grantRequest(id, region, accessBits, offset, length, ttlMillis));
+  }
+
+  CompletableFuture<Void> release(RemoteGrant g) {
+    return request(id -> proxy.release(id, g.id())).thenApply(o -> null);
+  }
+
+  private void keepalive() {
+    if (state.isOpen()) {
+      // an unanswered ping fails the session through the request's deadline
+      var unused = request(id -> proxy.ping(id, System.nanoTime()));
+    }
+  }
+
+  // ---------------------------------------------------------------- frames from the host
+
+  private void readControl() {
+    try {
+      while (!state.isClosed()) {
+        Frame f = ClientHandshake.next(reader);
+        switch (f.type()) {
+          case GRANT -> answer(f.requestId(), grantFrom(f.grant()));
+          case GRANT_DENIED ->
+              answerFailure(
+                  f.requestId(),
+                  new ChannelException(
+                      ChannelException.Reason.GRANT_DENIED,
+                      f.grantDenied().reason().name(),
+                      f.grantDenied().reason() + ": " + f.grantDenied().text(),
+                      null));
+          case REVOKE -> revoked(f.requestId(), f.revoke().grantId(), f.revoke().reason());
+          case REKEY -> epochs.acknowledged(f.rekey().epoch());
+          case REGION_KEY -> regionKeyRotated(f);
+          case PONG -> answer(f.requestId(), true);
+          case PING -> proxy.pong(f.requestId(), f.ping().payload());
+          case ERROR -> {
+            fail(ClientHandshake.refusal(f), true);
+            return;
+          }
+          case CLOSE -> {
+            fail(
+                new ChannelException(
+                    ChannelException.Reason.SESSION_CLOSED, "host closed the session"),
+                true);
+            return;
+          }
+          default ->
+              throw new ProtocolException(
+                  ProtocolException.Reason.UNEXPECTED_TYPE, f.type() + " is not expected now");
+        }
+      }
+    } catch (ProtocolException e) {
+      try {
+        proxy.error(e);
+      } catch (IOException ignored) {
+        // ending anyway
+      }
+      fail(
+          new ChannelException(
+              ChannelException.Reason.PROTOCOL, e.reason().name(), e.getMessage(), e),
+          true);
+    } catch (IOException | RuntimeException e) {
+      fail(
+          new ChannelException(
+              ChannelException.Reason.SESSION_CLOSED,
+              null,
+              "control connection lost: " + e.getMessage(),
+              e),
+          true);
+    }
+  }
+
+  private RemoteGrant grantFrom(GrantFlyweight g) {
+    GrantTarget target =
+        new GrantTarget(
+            g.grantId(),
+            tenant,
+            g.region(),
+            g.offset(),
+            g.length(),
+            g.operations(),
+            Instant.ofEpochMilli(g.expiryEpochMillis()),
+            g.remoteAddress(),
+            g.rkey(),
+            SealedLayout.writeUnit(g.length()),
+            RecordBinding.of(g.grantId(), tenant, g.region()));
+    RemoteGrant grant =
+        new RemoteGrant(
+            target, writer, stages, dataReader, this, g.regionKey(), options.maxRecordPayload());
+    grants.put(grant.id(), grant);
+    return grant;
+  }
+
+  private void answer(int requestId, Object value) {
+    CompletableFuture<Object> f = pending.remove(requestId);
+    if (f != null) {
+      f.complete(value);
+    }
+  }
+
+  private void answerFailure(int requestId, ChannelException e) {
+    CompletableFuture<Object> f = pending.remove(requestId);
+    if (f != null) {
+      f.completeExceptionally(e);
+    }
+  }
+
+  /** REGION_KEY: a newer region key for a READ grant this client holds. */
+  private void regionKeyRotated(Frame f) {
+    byte[] material = f.regionKey().regionKey();
+    RemoteGrant g = grants.get(f.regionKey().grantId());
+    if (g == null) {
+      Arrays.fill(material, (byte) 0); // the grant ended meanwhile
+      return;
+    }
+    g.regionKeyRotated(f.regionKey().generation(), material);
+    try {
+      var unused =
+          timer.schedule(
+              g::expireRegionKeys,
+              RegionKeyring.GRACE.toMillis() + 100,
+              TimeUnit.MILLISECONDS); // wipes the previous generation's key after its grace
+    } catch (RejectedExecutionException e) {
+      // closing: every key is wiped by close()
+    }
+  }
+
+  private void revoked(int requestId, long grantId, RevokeReason reason) {
+    RemoteGrant g = grants.remove(grantId);
+    if (g != null) {
+      g.end(reason.name());
+      try {
+        revokedListener.accept(g, reason.name());
+      } catch (RuntimeException e) {
+        LOG.warn("{}: revocation listener failed", state.name, e);
+      }
+    }
+    if (requestId != 0) {
+      answer(requestId, true);
+    }
+  }
+
+  /** Ends the session: every pending request fails with {@code cause} and every grant ends. */
+  void fail(ChannelException cause, boolean notify) {
+    if (!state.lose(cause)) {
+      return;
+    }
+    for (Integer id : pending.keySet()) {
+      answerFailure(id, cause);
+    }
+    for (RemoteGrant g : grants.values()) {
+      g.end("SESSION_CLOSED");
+    }
+    grants.clear();
+    // writes and reads in flight complete from the completion queue (the queue pair flushes);
+    // close() fails whatever is still waiting then
+    if (notify && !state.isClosed()) {
+      // not WARN: the host ending a session (a refusal, a revocation) is expected, and the
+      // application hears of it through its session-lost listener
+      LOG.info("{}: session {} lost: {}", state.name, sessionId, cause.getMessage());
+      try {
+        lostListener.accept(cause);
+      } catch (RuntimeException e) {
+        LOG.warn("{}: session-lost listener failed", state.name, e);
+      }
+    }
+  }
+}

@@ -1,0 +1,368 @@
+package io.srdma.channel;
+
+import io.srdma.channel.record.RecordSealer;
+import io.srdma.channel.record.SealingKeys;
+import io.srdma.verbs.MemoryRegion;
+import io.srdma.verbs.QueuePair;
+import io.srdma.verbs.SendWorkRequest;
+import io.srdma.verbs.VerbsException;
+import io.srdma.verbs.WcStatus;
+import io.srdma.verbs.WrOpcode;
+import java.nio.ByteBuffer;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The client's sealed writer: seals records on the calling thread into registered staging slots (a
+ * ring, freed in posting order as completions arrive) and posts them as WRITE_WITH_IMM with one
+ * post list per call, the last request signaled (a signaled completion of an RC queue pair implies
+ * every earlier one). Nothing is allocated and nothing handed to another thread per write.
+ *
+ * <p>Thread-safe: writes of several threads are serialized by one lock held while sealing and
+ * posting; {@link #onCompletion} is called by one polling thread at a time.
+ */
+final class SealedWriter {
+  private final SessionState state;
+  private final QueuePair qp;
+  private final MemoryRegion staging;
+  private final ByteBuffer stagingBuffer;
+  private final int slots;
+  private final int slotSize;
+  private final int maxPayload;
+  private final RecordSealer sealer;
+  private final SendWorkRequest[] requests;
+  private final SendWorkRequest[] postList;
+  private final byte[] scratch;
+  private final ByteBuffer scratchBuffer;
+  private final long[] runFirst;
+  private final int[] runEnd;
+  private final ReentrantLock lock = new ReentrantLock();
+  private final AtomicReferenceArray<CompletableFuture<Void>> waiters;
+  private final KeyEpochs epochs;
+  private long posted; // records posted; guarded by lock
+  private volatile long completed; // records completed; written by the polling thread
+  private volatile long failedAt = Long.MAX_VALUE; // sequence of the first failed record
+  private volatile WriteCompletionHandler handler;
+
+  SealedWriter(
+      SessionState state,
+      QueuePair qp,
+      MemoryRegion staging,
+      int slots,
+      int maxPayload,
+      SealingKeys keys,
+      KeyEpochs epochs,
+      int maxBatch) {
+    this.state = state;
+    this.qp = qp;
+    this.staging = staging;
+    this.stagingBuffer = staging.buffer();
+    this.slots = slots;
+    this.maxPayload = maxPayload;
+    this.slotSize = maxPayload + SealedLayout.RECORD_OVERHEAD;
+    this.sealer = new RecordSealer(keys, maxPayload);
+    this.epochs = epochs;
+    this.requests = new SendWorkRequest[slots];
+    this.postList = new SendWorkRequest[slots];
+    for (int i = 0; i < slots; i++) {
+      requests[i] = new SendWorkRequest(1).wrId(i).opcode(WrOpcode.RDMA_WRITE_WITH_IMM);
+    }
+    this.scratch = new byte[maxPayload];
+    this.scratchBuffer = ByteBuffer.wrap(scratch);
+    this.runFirst = new long[maxBatch];
+    this.runEnd = new int[maxBatch];
+    this.waiters = new AtomicReferenceArray<>(slots);
+  }
+
+  /** Records that can be in flight at once. */
+  int slots() {
+    return slots;
+  }
+
+  int maxPayload() {
+    return maxPayload;
+  }
+
+  /** Records posted so far (the position of the last posted write). */
+  long postedPosition() {
+    lock.lock();
+    try {
+      return posted;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Records completed so far, in posting order. */
+  long completedPosition() {
+    return completed;
+  }
+
+  void handler(WriteCompletionHandler h) {
+    handler = h;
+  }
+
+  /** Checks a grant for a write of {@code span} record bytes at {@code rel}; 0 when allowed. */
+  long check(RemoteGrant g, long rel, long span) {
+    long ended = g.endedCode();
+    if (ended != 0) {
+      return ended;
+    }
+    GrantTarget t = g.target();
+    if (System.currentTimeMillis() >= t.expiresAtMillis()) {
+      return WriteResult.EXPIRED;
+    }
+    if (!t.allows(Access.WRITE)) {
+      return WriteResult.NOT_PERMITTED;
+    }
+    if (!t.inBounds(rel, span) || rel % t.unit() != 0) {
+      return WriteResult.OUT_OF_BOUNDS;
+    }
+    return state.writeRefusal();
+  }
+
+  /** One record of {@code length} bytes of {@code src} from index {@code from}; see RemoteGrant. */
+  long tryWrite(RemoteGrant g, long rel, ByteBuffer src, int from, int length) {
+    if (length < 1 || length > maxPayload || from < 0 || from > src.capacity() - length) {
+      return WriteResult.INVALID_ARGUMENT;
+    }
+    long refused = check(g, rel, (long) length + SealedLayout.RECORD_OVERHEAD);
+    if (refused != 0) {
+      return refused;
+    }
+    lock.lock();
+    try {
+      if (posted - completed >= slots) {
+        return WriteResult.BACK_PRESSURED;
+      }
+      src.get(from, scratch, 0, length);
+      scratchBuffer.limit(length).position(0);
+      long sealedAt = seal(g.target(), rel, scratchBuffer, 0);
+      if (sealedAt < 0) {
+        return sealedAt;
+      }
+      return post(1, length, null);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** The pieces of a batch: contiguous runs as one record each, one post list; see WriteBatch. */
+  long tryWriteBatch(RemoteGrant g, WriteBatch batch) {
+    int pieces = batch.size();
+    if (pieces < 1 || pieces > runFirst.length) {
+      return WriteResult.INVALID_ARGUMENT;
+    }
+    lock.lock();
+    try {
+      // pass 1: every piece checked and the runs found before anything is sealed
+      int runs = 0;
+      long runBytes = 0;
+      long bytes = 0;
+      for (int i = 0; i < pieces; i++) {
+        int len = batch.length(i);
+        ByteBuffer b = batch.buffer(i);
+        if (b == null || len < 1 || batch.from(i) < 0 || batch.from(i) > b.capacity() - len) {
+          return WriteResult.INVALID_ARGUMENT;
+        }
+        long rel = batch.relativeOffset(i);
+        boolean contiguous = i > 0 && rel == batch.relativeOffset(i - 1) + batch.length(i - 1);
+        if (contiguous) {
+          runBytes += len;
+        } else {
+          if (i > 0) {
+            long previous = runFirst[runs - 1];
+            long refused = checkRun(g, previous, runBytes);
+            if (refused != 0) {
+              return refused;
+            }
+            if (rel > previous && rel - previous < runBytes + SealedLayout.RECORD_OVERHEAD) {
+              return WriteResult.INVALID_ARGUMENT; // would overwrite the previous record's tag
+            }
+          }
+          runFirst[runs++] = rel;
+          runBytes = len;
+        }
+        runEnd[runs - 1] = i + 1;
+        bytes += len;
+      }
+      long refused = checkRun(g, runFirst[runs - 1], runBytes);
+      if (refused != 0) {
+        return refused;
+      }
+      if (runs > slots) {
+        return WriteResult.INVALID_ARGUMENT;
+      }
+      if (posted - completed > slots - runs) {
+        return WriteResult.BACK_PRESSURED;
+      }
+      // pass 2: each run copied together and sealed as one record
+      int piece = 0;
+      for (int r = 0; r < runs; r++) {
+        int at = 0;
+        for (; piece < runEnd[r]; piece++) {
+          int len = batch.length(piece);
+          batch.buffer(piece).get(batch.from(piece), scratch, at, len);
+          at += len;
+        }
+        scratchBuffer.limit(at).position(0);
+        long sealed = seal(g.target(), runFirst[r], scratchBuffer, r);
+        if (sealed < 0) {
+          return sealed; // nothing posted: the slots claimed are not counted
+        }
+      }
+      return post(runs, bytes, null);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private long checkRun(RemoteGrant g, long rel, long runBytes) {
+    if (runBytes > maxPayload) {
+      return WriteResult.INVALID_ARGUMENT;
+    }
+    return check(g, rel, runBytes + SealedLayout.RECORD_OVERHEAD);
+  }
+
+  /**
+   * Seals one record of {@code plain} (position to limit) for {@code rel} into the {@code k}-th
+   * slot after the posted ones and prepares its work request; the caller holds the lock.
+   *
+   * @return 0, or a negative {@link WriteResult}
+   */
+  long seal(GrantTarget t, long rel, ByteBuffer plain, int k) {
+    int slot = (int) ((posted + k) % slots);
+    int length = sealer.seal(plain, t.binding(), t.offset() + rel, stagingBuffer, slot * slotSize);
+    if (length < 0) {
+      return WriteResult.SEALING_REFUSED;
+    }
+    prepare(t, rel, slot, length, posted + k);
+    return 0;
+  }
+
+  /** Prepares the work request of a sealed slot; the caller holds the lock. */
+  void prepare(GrantTarget t, long rel, int slot, int length, long sequence) {
+    SendWorkRequest wr = requests[slot];
+    wr.wrId(sequence).remote(t.remoteAddress() + rel, t.rkey()).immData(t.immediate(rel));
+    wr.sgl().set(staging, (long) slot * slotSize, length);
+  }
+
+  /** The staging buffer and the offset of the {@code k}-th slot after the posted ones. */
+  ByteBuffer stagingBuffer() {
+    return stagingBuffer;
+  }
+
+  int slotSize() {
+    return slotSize;
+  }
+
+  long nextSequence(int k) {
+    return posted + k;
+  }
+
+  ReentrantLock lock() {
+    return lock;
+  }
+
+  boolean hasRoom(int records) {
+    return posted - completed <= slots - records;
+  }
+
+  /**
+   * Posts the {@code count} prepared slots after the posted ones as one post list; the caller holds
+   * the lock. {@code waiter}, when not null, is completed with the last of them.
+   *
+   * @return the new position, or {@link WriteResult#DATA_PATH_FAILED} (nothing posted)
+   */
+  long post(int count, long bytes, CompletableFuture<Void> waiter) {
+    int first = (int) (posted % slots);
+    for (int i = 0; i < count; i++) {
+      SendWorkRequest wr = requests[(first + i) % slots];
+      wr.signaled(i == count - 1);
+      postList[i] = wr;
+    }
+    int last = (first + count - 1) % slots;
+    if (waiter != null) {
+      waiters.set(last, waiter);
+    }
+    try {
+      if (count == 1) {
+        qp.postSend(postList[0]);
+      } else {
+        qp.postSend(postList, count);
+      }
+    } catch (VerbsException e) {
+      waiters.set(last, null);
+      state.dataPathFailed(WcStatus.WR_FLUSH_ERR);
+      return WriteResult.DATA_PATH_FAILED;
+    }
+    posted += count;
+    epochs.sealed(count, bytes);
+    return posted;
+  }
+
+  /**
+   * The polling thread: every record up to {@code sequence} completed; {@code status} is the status
+   * of that completion.
+   */
+  void onCompletion(long sequence, WcStatus status) {
+    long from = completed;
+    long upTo = sequence + 1;
+    if (status != WcStatus.SUCCESS && failedAt == Long.MAX_VALUE) {
+      failedAt = sequence;
+    }
+    for (long s = from; s < upTo; s++) {
+      CompletableFuture<Void> w = waiters.getAndSet((int) (s % slots), null);
+      if (w != null) {
+        if (s >= failedAt) {
+          WcStatus first = state.dataPathFailure();
+          w.completeExceptionally(
+              DataPathFailure.of(
+                  "write",
+                  status == WcStatus.SUCCESS ? first : status,
+                  first == status ? null : first));
+        } else {
+          w.complete(null);
+        }
+      }
+    }
+    if (upTo > from) {
+      completed = upTo;
+    }
+    WriteCompletionHandler h = handler;
+    if (h != null) {
+      try {
+        h.onWritesCompleted(upTo, status);
+      } catch (RuntimeException e) {
+        org.slf4j.LoggerFactory.getLogger(SealedWriter.class)
+            .warn("{}: write completion handler failed", state.name, e);
+      }
+    }
+  }
+
+  /** Fails every write still waiting (close, session lost). */
+  void failWaiting(ChannelException cause) {
+    for (int i = 0; i < slots; i++) {
+      CompletableFuture<Void> w = waiters.getAndSet(i, null);
+      if (w != null) {
+        w.completeExceptionally(cause);
+      }
+    }
+  }
+
+  /** A record sealed for {@code rel} of a grant, not sent (tests that relocate or tamper). */
+  byte[] sealUnsent(GrantTarget t, long rel, byte[] payload) {
+    ByteBuffer out = ByteBuffer.allocate(payload.length + SealedLayout.RECORD_OVERHEAD);
+    lock.lock();
+    try {
+      int n = sealer.seal(ByteBuffer.wrap(payload), t.binding(), t.offset() + rel, out, 0);
+      if (n < 0) {
+        throw new ChannelException(ChannelException.Reason.INVALID_ARGUMENT, "seal refused: " + n);
+      }
+    } finally {
+      lock.unlock();
+    }
+    return out.array();
+  }
+}

@@ -1,0 +1,201 @@
+package io.srdma.channel.record;
+
+import java.security.GeneralSecurityException;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.List;
+import javax.crypto.Cipher;
+import javax.crypto.spec.GCMParameterSpec;
+import javax.crypto.spec.SecretKeySpec;
+
+/**
+ * The short rate check of the AEAD selection: AES-256-GCM seal and open, as the record layer calls
+ * them (init with a fresh nonce, 60 bytes of associated data, doFinal array to array), of 64 B, 4
+ * KiB and 64 KiB records on the calling thread. The candidates are measured interleaved, in rounds
+ * of {@value #SLICE_MICROS} µs per provider, size and direction, and each keeps its best round (the
+ * least disturbed by other work on the machine). The rounds go on until every candidate's bulk
+ * score has risen by less than {@value #SETTLED_PERCENT} % for two rounds in a row (at least
+ * {@value #MIN_ROUNDS} rounds), at most {@value #BUDGET_MILLIS} ms with the warm-up: the JDK's GCM
+ * runs at a few percent of its speed until C2 has compiled it, which takes hundreds of ms of a cold
+ * JVM (more on a loaded machine), and a check that ended before would compare a cold JDK with a
+ * native library; so each candidate first seals and opens up to {@value #WARM_RECORDS} small
+ * records (at most {@value #WARM_MILLIS} ms). A check that hit the budget says so ({@link
+ * Result#settled}); its rates are lower bounds, the JDK's the more so. Uses a throwaway key.
+ *
+ * <p>Stateless; thread-safe.
+ */
+public final class AeadRateCheck {
+  /** Record sizes measured. */
+  static final int[] SIZES = {64, 4096, 64 * 1024};
+
+  /** Sizes from this one up decide the choice ({@link AeadRates#bulkScore}). */
+  static final int BULK_FROM = 4096;
+
+  static final int MIN_ROUNDS = 4;
+  static final int SLICE_MICROS = 1000;
+  static final int SETTLED_PERCENT = 3;
+  static final int BUDGET_MILLIS = 1000;
+  private static final int AAD = 60;
+
+  /**
+   * Small records each candidate seals and opens before the rounds, for at most {@value
+   * #WARM_MILLIS} ms: the JIT compiles a method by how often it is called, so small records get a
+   * provider's Java code (and the JDK's GCM intrinsics, which only C2-compiled callers use)
+   * compiled soonest; 64 KiB records alone took 1.7 s to get there on a cold Java 17, 4 KiB records
+   * 0.3 s.
+   */
+  static final int WARM_RECORDS = 12_000;
+
+  static final int WARM_MILLIS = 400;
+
+  private AeadRateCheck() {}
+
+  /**
+   * What a check found.
+   *
+   * @param rates each provider's rates, in the order given
+   * @param rounds rounds run
+   * @param millis how long the check took
+   * @param settled whether every score settled before the budget ran out
+   */
+  record Result(List<AeadRates> rates, int rounds, long millis, boolean settled) {
+    /** E.g. {@code rate check settled after 9 rounds, 140 ms}. */
+    String describe() {
+      return settled
+          ? "rate check settled after " + rounds + " rounds, " + millis + " ms"
+          : "rate check NOT settled within "
+              + millis
+              + " ms ("
+              + rounds
+              + " rounds): the JIT was"
+              + " still warming; rates are lower bounds";
+    }
+  }
+
+  /** Measures each provider; the result is in the order given. */
+  static Result measure(List<AeadProvider> providers) {
+    int n = providers.size();
+    Probe[] probes = new Probe[n];
+    for (int i = 0; i < n; i++) {
+      probes[i] = new Probe(providers.get(i).newCipher());
+    }
+    long start = System.nanoTime();
+    long warmEnd = start + WARM_MILLIS * 1_000_000L;
+    for (int i = 0; i < WARM_RECORDS && System.nanoTime() < warmEnd; i += 100) {
+      for (Probe p : probes) {
+        p.warm(100);
+      }
+    }
+    double[][][] best = new double[n][SIZES.length][2];
+    double[] score = new double[n];
+    int[] stable = new int[n];
+    long budget = BUDGET_MILLIS * 1_000_000L;
+    int rounds = 0;
+    boolean settled = false;
+    while (rounds < MIN_ROUNDS || (!settled && System.nanoTime() - start < budget)) {
+      for (int s = 0; s < SIZES.length; s++) {
+        for (int p = 0; p < n; p++) {
+          best[p][s][0] = Math.max(best[p][s][0], probes[p].rate(SIZES[s], true));
+          best[p][s][1] = Math.max(best[p][s][1], probes[p].rate(SIZES[s], false));
+        }
+      }
+      rounds++;
+      settled = rounds >= MIN_ROUNDS;
+      for (int p = 0; p < n; p++) {
+        double now = rates(providers.get(p), best[p]).bulkScore();
+        stable[p] = now < score[p] * (1 + SETTLED_PERCENT / 100.0) ? stable[p] + 1 : 0;
+        score[p] = Math.max(score[p], now);
+        settled &= stable[p] >= 2;
+      }
+    }
+    List<AeadRates> out = new ArrayList<>();
+    for (int p = 0; p < n; p++) {
+      out.add(rates(providers.get(p), best[p]));
+    }
+    return new Result(out, rounds, (System.nanoTime() - start) / 1_000_000, settled);
+  }
+
+  private static AeadRates rates(AeadProvider provider, double[][] best) {
+    List<AeadRates.Rate> rates = new ArrayList<>();
+    for (int s = 0; s < SIZES.length; s++) {
+      rates.add(new AeadRates.Rate(SIZES[s], best[s][0], best[s][1]));
+    }
+    return new AeadRates(provider.name(), rates);
+  }
+
+  /** One provider's cipher, key and buffers. */
+  private static final class Probe {
+    private final Cipher cipher;
+    private final SecretKeySpec key;
+    private final byte[] nonce = new byte[12];
+    private final byte[] aad = new byte[AAD];
+    private final byte[] plain = new byte[SIZES[SIZES.length - 1]];
+    private final byte[] sealed = new byte[plain.length + 16];
+    private long sequence;
+
+    Probe(Cipher cipher) {
+      this.cipher = cipher;
+      byte[] k = new byte[32];
+      SecureRandom random = new SecureRandom();
+      random.nextBytes(k);
+      random.nextBytes(nonce);
+      random.nextBytes(plain);
+      this.key = new SecretKeySpec(k, "AES");
+      java.util.Arrays.fill(k, (byte) 0);
+    }
+
+    /** Seals and opens {@code records} small records (see {@link #WARM_RECORDS}). */
+    void warm(int records) {
+      try {
+        for (int i = 0; i < records; i++) {
+          int size = i % 8 == 0 ? 4096 : 64;
+          seal(size);
+          cipher.init(Cipher.DECRYPT_MODE, key, new GCMParameterSpec(128, nonce));
+          cipher.updateAAD(aad, 0, AAD);
+          cipher.doFinal(sealed, 0, size + 16, plain, 0);
+        }
+      } catch (GeneralSecurityException e) {
+        throw new AeadException("the rate check failed: " + e, e);
+      }
+    }
+
+    /** MB/s of sealing (or opening) {@code size}-byte records for one slice. */
+    double rate(int size, boolean seal) {
+      try {
+        if (!seal) {
+          seal(size); // a valid record to open, under the nonce now in place
+        }
+        long start = System.nanoTime();
+        long end = start + SLICE_MICROS * 1000L;
+        long records = 0;
+        long now;
+        do {
+          for (int i = 0; i < 4; i++) {
+            if (seal) {
+              seal(size);
+            } else {
+              cipher.init(Cipher.DECRYPT_MODE, key, new GCMParameterSpec(128, nonce));
+              cipher.updateAAD(aad, 0, AAD);
+              cipher.doFinal(sealed, 0, size + 16, plain, 0);
+            }
+          }
+          records += 4;
+          now = System.nanoTime();
+        } while (now < end);
+        return (double) records * size / ((now - start) / 1e3);
+      } catch (GeneralSecurityException e) {
+        throw new AeadException("the rate check failed: " + e, e);
+      }
+    }
+
+    private void seal(int size) throws GeneralSecurityException {
+      sequence++;
+      for (int i = 0; i < 8; i++) {
+        nonce[4 + i] = (byte) (sequence >>> (56 - 8 * i));
+      }
+      cipher.init(Cipher.ENCRYPT_MODE, key, new GCMParameterSpec(128, nonce));
+      cipher.updateAAD(aad, 0, AAD);
+      cipher.doFinal(plain, 0, size, sealed, 0);
+    }
+  }
+}

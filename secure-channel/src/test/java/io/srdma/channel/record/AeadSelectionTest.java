@@ -1,0 +1,154 @@
+package io.srdma.channel.record;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import io.srdma.channel.record.AeadSelection.Choice;
+import io.srdma.channel.record.AeadSelection.Mode;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
+
+/** The data path's AES-GCM is chosen among providers that pass the known-answer test. */
+class AeadSelectionTest {
+  private static final Supplier<AeadProvider> ABSENT =
+      () -> {
+        throw new AeadException("not on this machine (test)");
+      };
+
+  @Test
+  void shouldPassTheKnownAnswerTestWithTheJdk() {
+    AeadKnownAnswer.check(AeadProvider.jdk());
+  }
+
+  @Test
+  void shouldRefuseAProviderThatSealsTheVectorWrong() {
+    AeadException e =
+        assertThrows(
+            AeadException.class, () -> AeadKnownAnswer.check(FakeGcmProvider.aead("corrupt")));
+    assertTrue(e.getMessage().contains("wrong ciphertext or tag"), e.getMessage());
+  }
+
+  @Test
+  void shouldRefuseAProviderThatOpensWithoutCheckingTheTag() {
+    AeadException e =
+        assertThrows(
+            AeadException.class, () -> AeadKnownAnswer.check(FakeGcmProvider.aead("unchecked")));
+    assertTrue(e.getMessage().contains("flipped ciphertext bit"), e.getMessage());
+  }
+
+  @Test
+  void shouldUseTheJdkInAutoWhenTheOtherCandidateFailsItsKnownAnswerTest() {
+    Choice c =
+        AeadSelection.choose(Mode.AUTO, AeadProvider::jdk, () -> FakeGcmProvider.aead("corrupt"));
+    assertEquals(AeadProvider.JDK, c.provider().name());
+    assertTrue(c.accpUnavailable().contains("known-answer"), c.accpUnavailable());
+    assertEquals(1, c.rates().size());
+  }
+
+  @Test
+  void shouldRefuseToStartWhenAForcedProviderFailsItsKnownAnswerTest() {
+    AeadException e =
+        assertThrows(
+            AeadException.class,
+            () ->
+                AeadSelection.choose(
+                    Mode.ACCP, AeadProvider::jdk, () -> FakeGcmProvider.aead("unchecked")));
+    assertTrue(e.getMessage().startsWith("srdma.aead=accp is forced but"), e.getMessage());
+    assertTrue(e.getMessage().contains("known-answer"), e.getMessage());
+  }
+
+  @Test
+  void shouldRefuseToStartWhenAForcedProviderIsUnavailable() {
+    AeadException e =
+        assertThrows(
+            AeadException.class, () -> AeadSelection.choose(Mode.ACCP, AeadProvider::jdk, ABSENT));
+    assertEquals(
+        "srdma.aead=accp is forced but unavailable: not on this machine (test)", e.getMessage());
+  }
+
+  @Test
+  void shouldSayWhyAccpIsNotUsedInAuto() {
+    Choice c = AeadSelection.choose(Mode.AUTO, AeadProvider::jdk, ABSENT);
+    assertEquals(AeadProvider.JDK, c.provider().name());
+    assertEquals("not on this machine (test)", c.accpUnavailable());
+    assertTrue(c.summary().contains("accp unavailable: not on this machine"), c.summary());
+  }
+
+  @Test
+  void shouldUseTheForcedJdkWithoutLoadingAnyOtherProvider() {
+    Choice c = AeadSelection.choose(Mode.JDK, AeadProvider::jdk, ABSENT);
+    assertEquals(AeadProvider.JDK, c.provider().name());
+    assertNull(c.accpUnavailable());
+    AeadRates.Rate r = c.chosenRates().at(64 * 1024);
+    assertTrue(r.sealMBps() > 0 && r.openMBps() > 0, c.summary());
+  }
+
+  @Test
+  void shouldChooseTheFasterCandidateByTheDocumentedMargin() {
+    // two JDK candidates of the same speed: whichever wins, the rule decided it
+    Choice c =
+        AeadSelection.choose(
+            Mode.AUTO,
+            AeadProvider::jdk,
+            () -> new AeadProvider("accp", AeadProvider.jdk().newCipher().getProvider(), "twin"));
+    assertEquals(2, c.rates().size());
+    assertEquals(c.provider().name(), c.chosenRates().provider());
+    AeadRates accp = c.rates().stream().filter(r -> r.provider().equals("accp")).findFirst().get();
+    AeadRates jdk = c.rates().stream().filter(r -> r.provider().equals("jdk")).findFirst().get();
+    double ratio = accp.bulkScore() / jdk.bulkScore();
+    assertEquals(
+        ratio >= AeadSelection.ACCP_MARGIN, c.provider().name().equals("accp"), c.reason());
+    assertTrue(c.reason().startsWith("auto: accp's bulk rate"), c.reason());
+  }
+
+  @Test
+  void shouldRejectAnUnknownMode() {
+    AeadException e = assertThrows(AeadException.class, () -> Mode.parse("fast", "--aead"));
+    assertEquals("--aead=fast is not one of auto, jdk, accp", e.getMessage());
+  }
+
+  @Test
+  void shouldLoadAccpAndPassItsKnownAnswerTestOnLinuxX8664() {
+    assumeTrue(
+        System.getProperty("os.name").equals("Linux")
+            && System.getProperty("os.arch").equals("amd64"));
+    AeadProvider accp = AeadProvider.accp();
+    AeadKnownAnswer.check(accp);
+    assertTrue(accp.description().startsWith("ACCP 2."), accp.description());
+  }
+
+  @Test
+  void shouldLogTheProcessChoiceOnceAndKeepIt() {
+    Logger logger = (Logger) LoggerFactory.getLogger(AeadSelection.class);
+    ListAppender<ILoggingEvent> log = new ListAppender<>();
+    log.start();
+    logger.addAppender(log);
+    try {
+      AeadSelection.forget();
+      Choice first = AeadSelection.select(Mode.JDK);
+      Choice again = AeadSelection.current();
+      assertSame(first, again);
+      assertSame(first, AeadSelection.select(Mode.JDK));
+      long lines =
+          log.list.stream()
+              .filter(e -> e.getLevel() == Level.INFO)
+              .filter(e -> e.getFormattedMessage().startsWith("data-path AEAD: jdk"))
+              .count();
+      assertEquals(1, lines, log.list.toString());
+      AeadException e = assertThrows(AeadException.class, () -> AeadSelection.select(Mode.ACCP));
+      assertTrue(e.getMessage().contains("already chosen in mode jdk"), e.getMessage());
+    } finally {
+      logger.detachAppender(log);
+      AeadSelection.forget();
+    }
+  }
+}

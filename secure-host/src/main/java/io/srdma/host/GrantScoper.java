@@ -1,0 +1,371 @@
+package io.srdma.host;
+
+import io.srdma.channel.protocol.ControlProxy;
+import io.srdma.channel.protocol.DenyReason;
+import io.srdma.channel.protocol.Frame;
+import io.srdma.channel.protocol.GrantRequestFlyweight;
+import io.srdma.channel.protocol.Operations;
+import io.srdma.channel.protocol.RevokeReason;
+import io.srdma.channel.record.RegionKeyMaterial;
+import io.srdma.policy.AuditTrail;
+import io.srdma.policy.Decision;
+import io.srdma.policy.LiveGrant;
+import io.srdma.policy.Operation;
+import io.srdma.verbs.AccessFlags;
+import io.srdma.verbs.MemoryRegion;
+import io.srdma.verbs.MemoryWindow;
+import io.srdma.verbs.SendWorkRequest;
+import io.srdma.verbs.VerbsException;
+import io.srdma.verbs.WcStatus;
+import io.srdma.verbs.WorkCompletion;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Arrays;
+import java.util.EnumSet;
+import java.util.Locale;
+import java.util.Set;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One session's grants: the policy's decision on a GRANT_REQUEST, the grant scoped on the device (a
+ * type-2 window bound to the session's queue pair, or a memory region over exactly the range), the
+ * GRANT; and every end of a grant (RELEASE, revocation, policy change, expiry, session end): the
+ * window invalidated first, then the policy told, the region key rotated for a READ grant, the end
+ * audited and the holder told. {@link #request} and {@link #release} run on the session's thread;
+ * {@link #end}, {@link #tellRevoked} and {@link #sendRegionKey} are thread-safe.
+ */
+final class GrantScoper {
+  private static final Logger LOG = LoggerFactory.getLogger(GrantScoper.class);
+  private static final long BIND_WR_ID = 1;
+  private static final long INVALIDATE_WR_ID = 2;
+
+  private final HostSession s;
+  private final HostContext ctx;
+  private final Object sendLock = new Object();
+  private final WorkCompletion[] sendCompletion = {new WorkCompletion()};
+
+  GrantScoper(HostSession session) {
+    this.s = session;
+    this.ctx = session.ctx;
+  }
+
+  /** A GRANT_REQUEST: decided, scoped, answered with GRANT or GRANT_DENIED. */
+  void request(Frame f) throws IOException {
+    GrantRequestFlyweight req = f.grantRequest();
+    String region = req.region();
+    int ops = req.operations();
+    Set<Operation> operations = EnumSet.noneOf(Operation.class);
+    if (Operations.includesRead(ops)) {
+      operations.add(Operation.READ);
+    }
+    if ((ops & Operations.WRITE) != 0) {
+      operations.add(Operation.WRITE);
+    }
+    long offset = req.offset();
+    long length = req.length();
+    Duration ttl = Duration.ofMillis(req.ttlMillis());
+    SessionEnd because = s.ending.get();
+    if (because != null) {
+      // the host is ending this session (certificate revoked or expired, lifetime, rejections):
+      // its end may wait on the watchdog thread behind other sessions' ends; nothing new meanwhile
+      deny(f, DenyReason.NOT_PERMITTED, "the session is ending: " + because.token());
+      return;
+    }
+    int slot = s.slots.reserve();
+    if (slot < 0) {
+      deny(
+          f,
+          DenyReason.RESOURCE_EXHAUSTED,
+          "this session holds " + (GrantSlots.SLOTS - 1) + " grants");
+      return;
+    }
+    long id = ((ctx.random().nextLong() >>> 9) << 8) | slot;
+    String grantId = Long.toString(id);
+    Decision d =
+        ctx.authority()
+            .issue(grantId, s.identity, s.tenant, region, operations, offset, length, ttl);
+    if (!d.allowed()) {
+      s.slots.free(slot);
+      s.audit.decided(d);
+      deny(f, DenyReason.valueOf(d.reason().name()), d.detail());
+      return;
+    }
+    HostedRegion hosted = ctx.tables().hostedRegion(s.tenant, region);
+    if (hosted == null || offset + length > hosted.size()) {
+      ctx.authority().release(grantId);
+      s.slots.free(slot);
+      String why =
+          hosted == null
+              ? "region " + region + " is not registered on this host"
+              : "range ends at "
+                  + (offset + length)
+                  + ", past the "
+                  + hosted.size()
+                  + " bytes registered";
+      s.audit.decided(denied(d, why));
+      deny(f, hosted == null ? DenyReason.REGION_UNAVAILABLE : DenyReason.OUT_OF_BOUNDS, why);
+      return;
+    }
+    LiveGrant live =
+        new LiveGrant(
+            grantId,
+            s.identity,
+            s.tenant,
+            region,
+            operations,
+            offset,
+            length,
+            d.effectiveTtl(),
+            Instant.now(),
+            d.role());
+    HostGrant grant;
+    try {
+      grant = scope(id, slot, live, hosted);
+    } catch (VerbsException e) {
+      ctx.authority().release(grantId);
+      s.slots.free(slot);
+      LOG.warn("grant {} for {} could not be scoped: {}", id, s.identity, e.getMessage());
+      deny(f, DenyReason.RESOURCE_EXHAUSTED, "the device could not scope the grant");
+      return;
+    }
+    SessionEnd endedMeanwhile = s.slots.installUnlessEnding(grant, s.ending);
+    if (endedMeanwhile != null) {
+      ctx.authority().release(grantId);
+      s.slots.free(slot);
+      if (grant.window != null) {
+        grant.window.close(); // its R_Key was never sent: nobody can have used it
+      } else {
+        grant.scopedRegion.close();
+      }
+      deny(f, DenyReason.NOT_PERMITTED, "the session is ending: " + endedMeanwhile.token());
+      return;
+    }
+    hosted.liveGrants.incrementAndGet();
+    ctx.tables().grantIssued(grant);
+    s.audit.granted(d, grantId);
+    long delay = Duration.between(Instant.now(), live.expiresAt()).toMillis();
+    // on the watchdog thread, which never writes to a peer: a peer that stops reading blocks the
+    // REVOKE write (sent from the timer), never another grant's invalidation at its expiry
+    grant.expiry =
+        ctx.watchdog().schedule(() -> expire(grant), Math.max(0, delay), TimeUnit.MILLISECONDS);
+    boolean reader = operations.contains(Operation.READ);
+    byte[] key = reader ? hosted.regionKeyMaterial() : new byte[0];
+    int keyGeneration = reader ? RegionKeyMaterial.generation(key) : 0;
+    // end() marks the grant ended before it rotates the region key: a grant revoked (or expired)
+    // before the key was taken is seen here, so its GRANT never carries a key that was made after
+    // its end; one revoked after this point gets the key its end then replaces
+    if (s.slots.hasEnded(grant)) {
+      Arrays.fill(key, (byte) 0);
+      deny(f, DenyReason.NOT_PERMITTED, "the grant was revoked before it was issued");
+      return;
+    }
+    try {
+      s.proxy.grant(
+          f.requestId(),
+          id,
+          region,
+          ops,
+          offset,
+          length,
+          live.expiresAt().toEpochMilli(),
+          grant.remoteAddress,
+          grant.rkey,
+          key);
+    } finally {
+      Arrays.fill(key, (byte) 0);
+    }
+    if (reader) {
+      hosted.addReader(grant, keyGeneration); // sends REGION_KEY if the key rotated meanwhile
+    }
+  }
+
+  /** A RELEASE: the grant ends (REVOKE with reason RELEASED answers it, also for unknown ids). */
+  void release(Frame f) throws IOException {
+    long id = f.release().grantId();
+    HostGrant g = s.slots.byId(id);
+    OpenerThread opener = s.opener;
+    if (g != null && opener != null && g.live.operations().contains(Operation.WRITE)) {
+      // records the peer wrote before its RELEASE (their writes completed) may still sit in the
+      // receive queue: open them while the grant is live, or they are refused as naming an ended
+      // grant and audited as a violation of an honest peer (as on CLOSE, see HostSession.end)
+      opener.drain(ctx.options().requestTimeout());
+    }
+    if (g == null || !end(g, RevokeReason.RELEASED, s.identity, true, f.requestId())) {
+      s.proxy.revoke(f.requestId(), id, RevokeReason.RELEASED);
+    }
+  }
+
+  private HostGrant scope(long id, int slot, LiveGrant live, HostedRegion hosted) {
+    int rights =
+        (live.operations().contains(Operation.READ) ? AccessFlags.REMOTE_READ : 0)
+            | (live.operations().contains(Operation.WRITE) ? AccessFlags.REMOTE_WRITE : 0);
+    if (ctx.scopedByRegion()) {
+      ByteBuffer slice = hosted.memory().slice((int) live.offset(), (int) live.length());
+      MemoryRegion mr = s.domain.pd.registerMemory(slice, AccessFlags.LOCAL_WRITE | rights);
+      return new HostGrant(id, slot, live, hosted, s, null, mr, mr.address(), mr.rkey());
+    }
+    MemoryWindow window = s.domain.pd.allocateMemoryWindow();
+    long address = hosted.registration().address() + live.offset();
+    try {
+      WcStatus status;
+      synchronized (sendLock) {
+        s.qp.postSend(
+            new SendWorkRequest(1)
+                .wrId(BIND_WR_ID)
+                .bind(window, hosted.registration(), address, live.length(), rights));
+        status = awaitSend(BIND_WR_ID);
+      }
+      if (status != WcStatus.SUCCESS) {
+        throw new VerbsException(
+            VerbsException.Reason.INVALID_ARGUMENT, "bind_mw", "bind completed with " + status);
+      }
+    } catch (RuntimeException e) {
+      window.close();
+      throw e;
+    }
+    return new HostGrant(id, slot, live, hosted, s, window, null, address, window.rkey());
+  }
+
+  /** Waits (bounded) for the send completion of {@code wrId}; caller holds sendLock. */
+  private WcStatus awaitSend(long wrId) {
+    long deadline = System.nanoTime() + ctx.options().requestTimeout().toNanos();
+    while (true) {
+      long left = deadline - System.nanoTime();
+      if (left <= 0) {
+        return null;
+      }
+      int n = s.sendCq.await(sendCompletion, Duration.ofNanos(left));
+      if (n == 1 && sendCompletion[0].wrId() == wrId) {
+        return sendCompletion[0].status();
+      }
+    }
+  }
+
+  /**
+   * Ends a grant: invalidates its window (or deregisters its region) first, so the RNIC refuses any
+   * later access, then releases it in the policy, audits and tells the client.
+   *
+   * @return false when it had already ended
+   */
+  boolean end(HostGrant g, RevokeReason reason, String actor, boolean notify, int requestId) {
+    if (!s.slots.markEnded(g)) {
+      return false;
+    }
+    if (g.expiry != null) {
+      g.expiry.cancel(false);
+    }
+    try {
+      if (g.window != null) {
+        synchronized (sendLock) {
+          try {
+            if (!s.qpFailed) {
+              s.qp.postSend(new SendWorkRequest(1).wrId(INVALIDATE_WR_ID).localInvalidate(g.rkey));
+              awaitSend(INVALIDATE_WR_ID);
+            }
+          } catch (VerbsException e) {
+            LOG.debug("LOCAL_INV of grant {}: {}", g.id, e.getMessage());
+          } finally {
+            g.window.close();
+          }
+        }
+      } else {
+        g.scopedRegion.close();
+      }
+    } finally {
+      g.region.liveGrants.decrementAndGet();
+      if (g.live.operations().contains(Operation.READ)) {
+        g.region.readerEnded(g); // new region key: the holder must not open what comes next
+      }
+      LiveGrant live = ctx.authority().release(Long.toString(g.id)).orElse(g.live);
+      ctx.tables().grantEnded(g);
+      SessionEnd because = s.ending.get();
+      s.audit.revoked(
+          live,
+          actor,
+          because != null && reason == RevokeReason.SESSION_ENDING
+              ? because.token()
+              : reason.name().toLowerCase(Locale.ROOT));
+    }
+    ControlProxy p = s.proxy;
+    if (notify && p != null && !s.ended.get()) {
+      try {
+        p.revoke(requestId, g.id, reason);
+      } catch (IOException e) {
+        LOG.debug("could not tell {} of revocation: {}", s.identity, e.getMessage());
+      }
+    }
+    return true;
+  }
+
+  /** A grant's TTL passed (watchdog thread): invalidate now, tell the holder from the timer. */
+  private void expire(HostGrant grant) {
+    if (!end(grant, RevokeReason.EXPIRED, AuditTrail.SYSTEM, false, 0)) {
+      return;
+    }
+    try {
+      ctx.timer().execute(() -> tellRevoked(grant, RevokeReason.EXPIRED));
+    } catch (RejectedExecutionException e) {
+      // the host is closing: the session ends anyway
+    }
+  }
+
+  /** Sends REVOKE for an ended grant (may block on a peer that does not read). */
+  void tellRevoked(HostGrant g, RevokeReason reason) {
+    ControlProxy p = s.proxy;
+    if (p != null && !s.ended.get()) {
+      try {
+        p.revoke(0, g.id, reason);
+      } catch (IOException e) {
+        LOG.debug("could not tell {} of revocation: {}", s.identity, e.getMessage());
+      }
+    }
+  }
+
+  /**
+   * Sends the holder of READ grant {@code g} the region's new key (REGION_KEY) and wipes {@code
+   * material}. Any thread; a session that ended or is being ended by the host, or a grant that
+   * ended, gets nothing.
+   */
+  void sendRegionKey(HostGrant g, int generation, byte[] material) {
+    try {
+      // a session the host is ending (certificate revoked…) gets no key it did not have
+      ControlProxy p = s.proxy;
+      if (p != null && !s.ended.get() && s.ending.get() == null && !g.ended) {
+        p.regionKey(g.id, generation, material);
+      }
+    } catch (IOException e) {
+      LOG.debug("could not send {} the new region key: {}", s.identity, e.getMessage());
+    } finally {
+      Arrays.fill(material, (byte) 0);
+    }
+  }
+
+  private void deny(Frame f, DenyReason reason, String text) throws IOException {
+    ctx.counters().denials.increment();
+    String safe = text == null ? "" : text;
+    s.proxy.grantDenied(
+        f.requestId(), reason, safe.length() > 1000 ? safe.substring(0, 1000) : safe);
+  }
+
+  private static Decision denied(Decision d, String why) {
+    return new Decision(
+        io.srdma.policy.DecisionReason.OUT_OF_BOUNDS,
+        why,
+        d.identity(),
+        d.tenant(),
+        d.region(),
+        d.operations(),
+        d.offset(),
+        d.length(),
+        d.effectiveTtl(),
+        d.role(),
+        d.permission(),
+        d.maxLiveGrants(),
+        d.policySha256());
+  }
+}

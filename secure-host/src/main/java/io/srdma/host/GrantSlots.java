@@ -1,0 +1,89 @@
+package io.srdma.host;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * One session's grant slots: the low 8 bits of a grant's id, named by every write notification of
+ * the grant. Slot 0 is never used. A grant that ended clears its slot under the same lock, so a
+ * notification that names it afterwards finds no grant. Thread-safe (one lock).
+ */
+final class GrantSlots {
+  /** Slots per session (255 grants live at most). */
+  static final int SLOTS = 256;
+
+  private final HostGrant[] slots = new HostGrant[SLOTS];
+  private int nextSlot = 1;
+
+  /** A free slot, or -1 when every slot holds a live grant. */
+  synchronized int reserve() {
+    for (int i = 0; i < SLOTS - 1; i++) {
+      int s = nextSlot;
+      nextSlot = nextSlot == SLOTS - 1 ? 1 : nextSlot + 1;
+      if (slots[s] == null || slots[s].ended) {
+        slots[s] = null;
+        return s;
+      }
+    }
+    return -1;
+  }
+
+  synchronized void free(int slot) {
+    slots[slot] = null;
+  }
+
+  /**
+   * Puts {@code grant} into its slot unless the session is ending; checked under the lock the
+   * host's end takes to list live grants: either that list holds this grant (and the end revokes
+   * it) or the end is seen here and nothing is installed.
+   *
+   * @return null when installed, else why the session is ending
+   */
+  synchronized SessionEnd installUnlessEnding(HostGrant grant, AtomicReference<SessionEnd> ending) {
+    SessionEnd why = ending.get();
+    if (why == null) {
+      slots[grant.slot] = grant;
+    }
+    return why;
+  }
+
+  /** The live grant in {@code slot}, or null when the slot is free or its grant ended. */
+  synchronized HostGrant live(int slot) {
+    HostGrant g = slots[slot];
+    return g != null && !g.ended ? g : null;
+  }
+
+  /** The live grant with id {@code id}, or null. */
+  HostGrant byId(long id) {
+    HostGrant g = live((int) (id & 0xff));
+    return g != null && g.id == id ? g : null;
+  }
+
+  /** Marks {@code g} ended and frees its slot; false when it had ended already. */
+  synchronized boolean markEnded(HostGrant g) {
+    if (g.ended) {
+      return false;
+    }
+    g.ended = true;
+    if (slots[g.slot] == g) {
+      slots[g.slot] = null; // a notification naming this slot now finds no grant
+    }
+    return true;
+  }
+
+  /** Whether {@code g} has ended (read under the lock that ends it). */
+  synchronized boolean hasEnded(HostGrant g) {
+    return g.ended;
+  }
+
+  synchronized List<HostGrant> liveGrants() {
+    List<HostGrant> out = new ArrayList<>();
+    for (HostGrant g : slots) {
+      if (g != null && !g.ended) {
+        out.add(g);
+      }
+    }
+    return out;
+  }
+}

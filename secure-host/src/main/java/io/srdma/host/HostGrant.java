@@ -1,0 +1,72 @@
+package io.srdma.host;
+
+import io.srdma.channel.Access;
+import io.srdma.channel.SealedLayout;
+import io.srdma.channel.record.RecordBinding;
+import io.srdma.policy.LiveGrant;
+import io.srdma.verbs.MemoryRegion;
+import io.srdma.verbs.MemoryWindow;
+import java.util.concurrent.ScheduledFuture;
+
+/** A grant as the host holds it: the policy's view, the device object scoping it, its slot. */
+final class HostGrant {
+  final long id;
+  final int slot;
+  final LiveGrant live;
+  final HostedRegion region;
+  final HostSession session;
+  final RecordBinding binding;
+  final long unit;
+  final MemoryWindow window;
+  final MemoryRegion scopedRegion;
+  final long remoteAddress;
+  final int rkey;
+  volatile ScheduledFuture<?> expiry;
+  boolean ended;
+
+  HostGrant(
+      long id,
+      int slot,
+      LiveGrant live,
+      HostedRegion region,
+      HostSession session,
+      MemoryWindow window,
+      MemoryRegion scopedRegion,
+      long remoteAddress,
+      int rkey) {
+    this.id = id;
+    this.slot = slot;
+    this.live = live;
+    this.region = region;
+    this.session = session;
+    this.binding = RecordBinding.of(id, region.tenant(), region.name());
+    this.unit = SealedLayout.writeUnit(live.length());
+    this.window = window;
+    this.scopedRegion = scopedRegion;
+    this.remoteAddress = remoteAddress;
+    this.rkey = rkey;
+  }
+
+  long end() {
+    return live.offset() + live.length();
+  }
+
+  GrantInfo info() {
+    java.util.Set<Access> access = java.util.EnumSet.noneOf(Access.class);
+    for (io.srdma.policy.Operation op : live.operations()) {
+      access.add(op == io.srdma.policy.Operation.READ ? Access.READ : Access.WRITE);
+    }
+    return new GrantInfo(
+        id,
+        session.hexId(),
+        live.identity(),
+        live.tenant(),
+        live.region(),
+        live.offset(),
+        live.length(),
+        access,
+        live.issuedAt(),
+        live.expiresAt(),
+        window != null ? "window" : "region");
+  }
+}

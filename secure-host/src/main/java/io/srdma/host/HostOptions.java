@@ -1,0 +1,413 @@
+package io.srdma.host;
+
+import io.srdma.channel.ChannelException;
+import io.srdma.channel.SealedLayout;
+import io.srdma.keys.Credential;
+import io.srdma.keys.DeploymentTrust;
+import io.srdma.policy.AuditTrail;
+import io.srdma.policy.Policy;
+import io.srdma.verbs.DeviceOptions;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * Settings of a {@link RegionHost}; fluent setters, checked by {@link RegionHost#start}.
+ *
+ * <p>Thread safety: not thread-safe; fill it on one thread, then hand it to {@link
+ * RegionHost#start}. The host keeps the instance: do not change it after {@code start}. Buffers:
+ * none.
+ */
+public final class HostOptions {
+  /** Most opener threads a host runs ({@link #openerThreads}). */
+  public static final int MAX_OPENER_THREADS = 256;
+
+  /** How grants are scoped on the device. */
+  public enum Scoping {
+    /** Type-2 windows where the device enforces their bounds, else per-grant memory regions. */
+    AUTO,
+    /** Always a type-2 memory window bound to the grantee's QP. */
+    WINDOW,
+    /** Always a memory region registered over exactly the granted range. */
+    REGION
+  }
+
+  private Credential credential;
+  private DeploymentTrust trust;
+  private Policy policy;
+  private AuditTrail audit;
+  private InetSocketAddress bind = new InetSocketAddress("127.0.0.1", 0);
+  private String provider = "soft";
+  private DeviceOptions device = new DeviceOptions();
+  private Scoping scoping = Scoping.AUTO;
+  private int maxSessions = 1024;
+  private int maxSessionsPerTenant = 64;
+  private int maxPendingHandshakes = 32;
+  private int maxPendingHandshakesPerAddress = 4;
+  private Duration firstRecordTimeout = Duration.ofSeconds(2);
+  private Duration maxSessionLifetime;
+  private int maxRejectedRecords = 64;
+  private Set<InetAddress> allowedResponderAddresses = Set.of();
+  private boolean trustHelloAddress;
+  private int authFailuresPerMinute = 20;
+  private Duration handshakeTimeout = Duration.ofSeconds(5);
+  private Duration requestTimeout = Duration.ofSeconds(5);
+  private Duration idleTimeout = Duration.ofSeconds(60);
+  private Duration regionKeyRotation = Duration.ofMinutes(10);
+  private int maxRecordPayload = SealedLayout.DEFAULT_MAX_RECORD_PAYLOAD;
+  private int receiveDepth = 256;
+  private int openerThreads =
+      Math.min(MAX_OPENER_THREADS, Runtime.getRuntime().availableProcessors());
+
+  /** The host's certificate and key (a server certificate of the deployment CA). */
+  public HostOptions credential(Credential value) {
+    credential = value;
+    return this;
+  }
+
+  /** The deployment's CA and CRL: who may connect. */
+  public HostOptions trust(DeploymentTrust value) {
+    trust = value;
+    return this;
+  }
+
+  /** The access policy in force at start. */
+  public HostOptions policy(Policy value) {
+    policy = value;
+    return this;
+  }
+
+  /** Where authentications, grants, revocations and violations are recorded. */
+  public HostOptions audit(AuditTrail value) {
+    audit = value;
+    return this;
+  }
+
+  /** Control-plane address (default 127.0.0.1, ephemeral port). */
+  public HostOptions bind(InetSocketAddress value) {
+    bind = value;
+    return this;
+  }
+
+  /** RDMA provider: soft, ibv or auto (default soft). */
+  public HostOptions provider(String value) {
+    provider = value;
+    return this;
+  }
+
+  /** Device options (soft: responder bind address; ibv: port and GID index). */
+  public HostOptions device(DeviceOptions value) {
+    device = value;
+    return this;
+  }
+
+  /** How grants are scoped (default AUTO). */
+  public HostOptions scoping(Scoping value) {
+    scoping = value;
+    return this;
+  }
+
+  /** Most sessions at once, all tenants (default 1024). */
+  public HostOptions maxSessions(int value) {
+    maxSessions = value;
+    return this;
+  }
+
+  /** Most sessions (hence queue pairs) per tenant at once (default 64). */
+  public HostOptions maxSessionsPerTenant(int value) {
+    maxSessionsPerTenant = value;
+    return this;
+  }
+
+  /** Most TLS handshakes in progress; more connections are closed at once (default 32). */
+  public HostOptions maxPendingHandshakes(int value) {
+    maxPendingHandshakes = value;
+    return this;
+  }
+
+  /**
+   * Most TLS handshakes in progress from one remote address (default 4): one address flooding idle
+   * or slow connections cannot take every pending slot.
+   */
+  public HostOptions maxPendingHandshakesPerAddress(int value) {
+    maxPendingHandshakesPerAddress = value;
+    return this;
+  }
+
+  /**
+   * A connection that sends no byte of its first TLS record within this time is closed (default 2
+   * s; at most the handshake timeout), so idle connections give their pending slot back quickly. A
+   * client sends its ClientHello right after connecting, but a cold JVM on a loaded machine takes
+   * over a second to build its first one: lower this only where clients are warm.
+   */
+  public HostOptions firstRecordTimeout(Duration value) {
+    firstRecordTimeout = value;
+    return this;
+  }
+
+  /**
+   * Sessions older than this are ended, their grants revoked, audited as {@code session-lifetime}
+   * (default null: no limit). Peers reconnect, which re-checks their certificate from scratch.
+   */
+  public HostOptions maxSessionLifetime(Duration value) {
+    maxSessionLifetime = value;
+    return this;
+  }
+
+  /**
+   * Rejected records and write notifications (bad tag, replay, stale slot, empty notification, out
+   * of bounds) after which a session is ended, its grants revoked, audited once as {@code
+   * rejected-records} (default 64). Only the first few rejections are audited one line each.
+   */
+  public HostOptions maxRejectedRecords(int value) {
+    maxRejectedRecords = value;
+    return this;
+  }
+
+  /**
+   * Responder addresses (soft provider) a peer may name in HELLO besides its own TLS address, for
+   * deployments where the control connection arrives through NAT or a proxy (default none).
+   */
+  public HostOptions allowedResponderAddresses(Collection<InetAddress> value) {
+    allowedResponderAddresses = Set.copyOf(value);
+    return this;
+  }
+
+  /**
+   * Connect to whatever responder address a peer names in HELLO (default false). This lets a peer
+   * make the host connect where it says (request forgery); only for networks where every peer is
+   * trusted with that. Logged as a warning at start.
+   */
+  public HostOptions trustHelloAddress(boolean value) {
+    trustHelloAddress = value;
+    return this;
+  }
+
+  /** Failed authentications per remote address per minute before it is refused (default 20). */
+  public HostOptions authFailuresPerMinute(int value) {
+    authFailuresPerMinute = value;
+    return this;
+  }
+
+  /** Deadline of the TLS handshake and of the session handshake (default 5 s). */
+  public HostOptions handshakeTimeout(Duration value) {
+    handshakeTimeout = value;
+    return this;
+  }
+
+  /** Deadline of work done for one request, such as binding a window (default 5 s). */
+  public HostOptions requestTimeout(Duration value) {
+    requestTimeout = value;
+    return this;
+  }
+
+  /** A session that sends nothing for this long is ended (default 60 s; clients ping). */
+  public HostOptions idleTimeout(Duration value) {
+    idleTimeout = value;
+    return this;
+  }
+
+  /**
+   * How often each region's key is rotated even when no READ grant ends (default 10 min, at least 1
+   * s); it is also rotated whenever a READ grant on the region ends (docs/data-plane.md).
+   */
+  public HostOptions regionKeyRotation(Duration value) {
+    regionKeyRotation = value;
+    return this;
+  }
+
+  /** Largest payload of one record (default 64 KiB). */
+  public HostOptions maxRecordPayload(int value) {
+    maxRecordPayload = value;
+    return this;
+  }
+
+  /** Receive work requests kept posted per session for write notifications (default 256). */
+  public HostOptions receiveDepth(int value) {
+    receiveDepth = value;
+    return this;
+  }
+
+  /**
+   * Threads that open records (default: the number of available processors, at most {@value
+   * #MAX_OPENER_THREADS}). Each owns a completion queue shared by the sessions assigned to it (the
+   * least loaded one when a session is established), polls it and opens and delivers every record
+   * of those sessions itself, so one session's records are opened in order on one thread and a host
+   * opens at up to this many cores' AES-GCM rate. A host never runs more than {@code maxSessions}.
+   */
+  public HostOptions openerThreads(int value) {
+    openerThreads = value;
+    return this;
+  }
+
+  Credential credential() {
+    return credential;
+  }
+
+  DeploymentTrust trust() {
+    return trust;
+  }
+
+  Policy policy() {
+    return policy;
+  }
+
+  AuditTrail audit() {
+    return audit;
+  }
+
+  InetSocketAddress bind() {
+    return bind;
+  }
+
+  String provider() {
+    return provider;
+  }
+
+  DeviceOptions device() {
+    return device;
+  }
+
+  Scoping scoping() {
+    return scoping;
+  }
+
+  int maxSessions() {
+    return maxSessions;
+  }
+
+  int maxSessionsPerTenant() {
+    return maxSessionsPerTenant;
+  }
+
+  int maxPendingHandshakes() {
+    return maxPendingHandshakes;
+  }
+
+  int maxPendingHandshakesPerAddress() {
+    return maxPendingHandshakesPerAddress;
+  }
+
+  Duration firstRecordTimeout() {
+    return firstRecordTimeout;
+  }
+
+  Duration maxSessionLifetime() {
+    return maxSessionLifetime;
+  }
+
+  int maxRejectedRecords() {
+    return maxRejectedRecords;
+  }
+
+  Set<InetAddress> allowedResponderAddresses() {
+    return allowedResponderAddresses;
+  }
+
+  boolean trustHelloAddress() {
+    return trustHelloAddress;
+  }
+
+  int authFailuresPerMinute() {
+    return authFailuresPerMinute;
+  }
+
+  Duration handshakeTimeout() {
+    return handshakeTimeout;
+  }
+
+  Duration requestTimeout() {
+    return requestTimeout;
+  }
+
+  Duration idleTimeout() {
+    return idleTimeout;
+  }
+
+  Duration regionKeyRotation() {
+    return regionKeyRotation;
+  }
+
+  int maxRecordPayload() {
+    return maxRecordPayload;
+  }
+
+  int receiveDepth() {
+    return receiveDepth;
+  }
+
+  int openerThreads() {
+    return openerThreads;
+  }
+
+  void check() {
+    require(credential, "credential");
+    require(trust, "trust");
+    require(policy, "policy");
+    require(audit, "audit");
+    require(bind, "bind");
+    require(provider, "provider");
+    require(device, "device");
+    require(scoping, "scoping");
+    positive("maxSessions", maxSessions);
+    positive("maxSessionsPerTenant", maxSessionsPerTenant);
+    positive("maxPendingHandshakes", maxPendingHandshakes);
+    positive("maxPendingHandshakesPerAddress", maxPendingHandshakesPerAddress);
+    positive("authFailuresPerMinute", authFailuresPerMinute);
+    positive("firstRecordTimeout", firstRecordTimeout);
+    if (maxSessionLifetime != null) {
+      positive("maxSessionLifetime", maxSessionLifetime);
+    }
+    positive("maxRejectedRecords", maxRejectedRecords);
+    positive("handshakeTimeout", handshakeTimeout);
+    positive("requestTimeout", requestTimeout);
+    positive("idleTimeout", idleTimeout);
+    positive("regionKeyRotation", regionKeyRotation);
+    if (regionKeyRotation.compareTo(Duration.ofSeconds(1)) < 0) {
+      throw invalid("regionKeyRotation must be at least 1 s, got " + regionKeyRotation);
+    }
+    if (firstRecordTimeout.compareTo(handshakeTimeout) > 0) {
+      throw invalid(
+          "firstRecordTimeout ("
+              + firstRecordTimeout
+              + ") must not exceed handshakeTimeout ("
+              + handshakeTimeout
+              + ")");
+    }
+    if (maxRecordPayload < 1 || maxRecordPayload > (1 << 24)) {
+      throw invalid("maxRecordPayload must be 1..16777216, got " + maxRecordPayload);
+    }
+    if (receiveDepth < 1 || receiveDepth > 4096) {
+      throw invalid("receiveDepth must be 1..4096, got " + receiveDepth);
+    }
+    if (openerThreads < 1 || openerThreads > MAX_OPENER_THREADS) {
+      throw invalid("openerThreads must be 1.." + MAX_OPENER_THREADS + ", got " + openerThreads);
+    }
+  }
+
+  static void require(Object value, String name) {
+    if (value == null) {
+      throw invalid(name + " is required");
+    }
+  }
+
+  static void positive(String name, int value) {
+    if (value < 1) {
+      throw invalid(name + " must be >= 1, got " + value);
+    }
+  }
+
+  static void positive(String name, Duration value) {
+    Objects.requireNonNull(value, name);
+    if (value.isNegative() || value.isZero()) {
+      throw invalid(name + " must be positive, got " + value);
+    }
+  }
+
+  static ChannelException invalid(String message) {
+    return new ChannelException(ChannelException.Reason.INVALID_ARGUMENT, message);
+  }
+}

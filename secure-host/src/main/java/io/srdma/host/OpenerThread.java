@@ -1,0 +1,164 @@
+package io.srdma.host;
+
+import io.srdma.verbs.CompletionQueue;
+import io.srdma.verbs.WorkCompletion;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One opener thread ({@code srdma-host-<n>-opener-<i>}): owns a completion queue that the receive
+ * queues of its sessions report to, polls it, and opens and delivers each record on this same
+ * thread (no hand-off between completion and opening). A session is assigned to one opener for its
+ * whole life, so its records are opened and delivered in the order they completed. The plaintext
+ * buffer and the {@link ReceivedRecord} handed to listeners are this thread's own.
+ *
+ * <p>Idle: it spins on {@link CompletionQueue#poll} for {@link #SPIN_NANOS} after the last
+ * completion, then waits on {@link CompletionQueue#await} at most {@link #PARK} at a time.
+ *
+ * <p>{@link #attach}, {@link #detach}, {@link #drain} and {@link #stop} are thread-safe; the rest
+ * runs on the opener thread.
+ */
+final class OpenerThread implements Runnable {
+  private static final Logger LOG = LoggerFactory.getLogger(OpenerThread.class);
+
+  /** How long an opener keeps polling after its last completion before it waits. */
+  static final long SPIN_NANOS = 50_000;
+
+  /** Longest single wait of an idle opener. */
+  static final Duration PARK = Duration.ofMillis(100);
+
+  private final CompletionQueue queue;
+  private final Thread thread;
+  private final Map<Integer, RecordReceiver> byQpn = new ConcurrentHashMap<>();
+  private final WorkCompletion[] completions = new WorkCompletion[32];
+  private final ByteBuffer plain;
+  private final ReceivedRecord received = new ReceivedRecord();
+  private final AtomicLong drained = new AtomicLong();
+  private final AtomicInteger drainWaiters = new AtomicInteger();
+  private final Object drainLock = new Object();
+
+  /** Sessions assigned (guarded by the pool). */
+  int load;
+
+  private volatile boolean stopped;
+
+  OpenerThread(String name, CompletionQueue queue, int maxRecordPayload) {
+    this.queue = queue;
+    this.plain = ByteBuffer.allocate(maxRecordPayload);
+    for (int i = 0; i < completions.length; i++) {
+      completions[i] = new WorkCompletion();
+    }
+    this.thread = new Thread(this, name);
+    thread.setDaemon(true);
+  }
+
+  /** The completion queue a session's queue pair reports receives to. */
+  CompletionQueue queue() {
+    return queue;
+  }
+
+  Thread thread() {
+    return thread;
+  }
+
+  void start() {
+    thread.start();
+  }
+
+  /** Routes completions of queue pair {@code qpn} to {@code receiver} from now on. */
+  void attach(int qpn, RecordReceiver receiver) {
+    byQpn.put(qpn, receiver);
+  }
+
+  /** Completions of {@code qpn} are dropped from now on. */
+  void detach(int qpn) {
+    byQpn.remove(qpn);
+  }
+
+  @Override
+  public void run() {
+    long lastWork = System.nanoTime();
+    while (!stopped) {
+      int n;
+      try {
+        n =
+            System.nanoTime() - lastWork < SPIN_NANOS
+                ? queue.poll(completions)
+                : queue.await(completions, PARK);
+      } catch (RuntimeException e) {
+        if (!stopped) {
+          LOG.error("{}: completion queue failed", thread.getName(), e);
+        }
+        return;
+      }
+      for (int i = 0; i < n; i++) {
+        RecordReceiver r = byQpn.get(completions[i].qpNum());
+        if (r != null) {
+          try {
+            r.onReceive(completions[i], plain, received);
+          } catch (RuntimeException e) {
+            // a bug must not stop the thread that opens other sessions' records
+            LOG.error("{}: opening a record failed", thread.getName(), e);
+          }
+        }
+      }
+      if (n > 0) {
+        lastWork = System.nanoTime();
+      } else {
+        Thread.onSpinWait();
+      }
+      if (n < completions.length) {
+        drained.incrementAndGet();
+        if (drainWaiters.get() > 0) {
+          synchronized (drainLock) {
+            drainLock.notifyAll();
+          }
+        }
+      }
+    }
+  }
+
+  /**
+   * Waits (bounded) until this opener has emptied its queue twice since the call, so every
+   * completion already queued when a session ends (records written just before a CLOSE that
+   * overtook them on the control connection) is opened before the session detaches. Returns at once
+   * once the opener stopped.
+   */
+  void drain(Duration limit) {
+    long deadline = System.nanoTime() + limit.toNanos();
+    drainWaiters.incrementAndGet();
+    try {
+      synchronized (drainLock) {
+        long target = drained.get() + 2;
+        while (drained.get() < target && !stopped) {
+          long left = deadline - System.nanoTime();
+          if (left <= 0) {
+            return;
+          }
+          try {
+            drainLock.wait(Math.max(1, Math.min(left / 1_000_000, 10)));
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return;
+          }
+        }
+      }
+    } finally {
+      drainWaiters.decrementAndGet();
+    }
+  }
+
+  /** Asks the thread to stop (it does within {@link #PARK}); drains waiting return. */
+  void stop() {
+    stopped = true;
+    synchronized (drainLock) {
+      drainLock.notifyAll();
+    }
+  }
+}

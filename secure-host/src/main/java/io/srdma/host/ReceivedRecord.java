@@ -1,0 +1,67 @@
+package io.srdma.host;
+
+import java.nio.ByteBuffer;
+
+/**
+ * One opened record as the host application sees it. Each opener thread reuses one instance (and
+ * one plaintext buffer) for every record it delivers to a {@link RecordListener}: read it during
+ * the call only, on the calling thread.
+ *
+ * <p>Thread safety: not thread-safe; each opener thread fills and reuses its own instance. Buffers:
+ * {@link #payload} is a read-only view of the opener's plaintext buffer, valid during the
+ * listener's call only; copy what must outlive it.
+ */
+public final class ReceivedRecord {
+  private String identity;
+  private String tenant;
+  private String region;
+  private long grantId;
+  private long offset;
+  private ByteBuffer payload;
+
+  ReceivedRecord set(
+      String identity,
+      String tenant,
+      String region,
+      long grantId,
+      long offset,
+      ByteBuffer payload) {
+    this.identity = identity;
+    this.tenant = tenant;
+    this.region = region;
+    this.grantId = grantId;
+    this.offset = offset;
+    this.payload = payload;
+    return this;
+  }
+
+  /** The writer's identity ({@code srdma://tenant/peer}, from its certificate). */
+  public String identity() {
+    return identity;
+  }
+
+  /** The tenant. */
+  public String tenant() {
+    return tenant;
+  }
+
+  /** The region written. */
+  public String region() {
+    return region;
+  }
+
+  /** The grant the record was written under. */
+  public long grantId() {
+    return grantId;
+  }
+
+  /** The record's offset in the region. */
+  public long offset() {
+    return offset;
+  }
+
+  /** The plaintext, read-only, position 0; valid during the call only. */
+  public ByteBuffer payload() {
+    return payload;
+  }
+}

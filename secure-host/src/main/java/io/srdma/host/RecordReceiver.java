@@ -1,0 +1,169 @@
+package io.srdma.host;
+
+import io.srdma.channel.record.OpenResult;
+import io.srdma.channel.record.RecordOpener;
+import io.srdma.keys.KeySchedule;
+import io.srdma.verbs.QueuePair;
+import io.srdma.verbs.ReceiveWorkRequest;
+import io.srdma.verbs.VerbsException;
+import io.srdma.verbs.WcOpcode;
+import io.srdma.verbs.WcStatus;
+import io.srdma.verbs.WorkCompletion;
+import java.nio.ByteBuffer;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One session's receive path: a receive completion of its queue pair → the grant its slot names →
+ * the record opened with the session's {@link RecordOpener} (replay window per session and epoch) →
+ * the region's {@link RecordListener}. Confined to the session's {@link OpenerThread}, except
+ * {@link #recordsIn} and {@link #bytesIn}.
+ */
+final class RecordReceiver {
+  private static final Logger LOG = LoggerFactory.getLogger(RecordReceiver.class);
+
+  private final HostSession s;
+  private final HostCounters counters;
+  private final RecordOpener opener;
+  private final KeySchedule schedule;
+  private final QueuePair qp;
+  private final ReceiveWorkRequest receive = new ReceiveWorkRequest(1);
+  private final AtomicLong recordsIn = new AtomicLong();
+  private final AtomicLong bytesIn = new AtomicLong();
+
+  RecordReceiver(HostSession session, RecordOpener opener, KeySchedule schedule, QueuePair qp) {
+    this.s = session;
+    this.counters = session.ctx.counters();
+    this.opener = opener;
+    this.schedule = schedule;
+    this.qp = qp;
+  }
+
+  long recordsIn() {
+    return recordsIn.get();
+  }
+
+  long bytesIn() {
+    return bytesIn.get();
+  }
+
+  /**
+   * A receive completion of this session's queue pair (its opener thread), opened into {@code
+   * plain} and delivered through {@code received}, both the opener thread's own.
+   */
+  void onReceive(WorkCompletion wc, ByteBuffer plain, ReceivedRecord received) {
+    if (wc.status() != WcStatus.SUCCESS) {
+      if (!s.qpFailed && !s.ended.get()) {
+        s.qpFailed = true;
+        counters.remoteAccessErrors.increment();
+        // The receive side sees only the flush: a refused access by the peer and a broken data
+        // path (peer gone, link down) look alike here, so the line names both.
+        s.violation(
+            "queue pair entered ERROR ("
+                + wc.status()
+                + "): the RNIC refused an access by the peer, or the data path broke");
+        try {
+          s.ctx.timer().execute(() -> s.terminate("queue pair in error"));
+        } catch (RejectedExecutionException e) {
+          s.closeConnection(); // the host is closing: its close() ends the session anyway
+        }
+      }
+      return;
+    }
+    try {
+      if (s.ending.get() != null) {
+        // the host is ending this session (certificate revoked, too many rejections…): nothing
+        // more of it is opened or delivered, even what is already queued
+        counters.recordsRejected.increment();
+        return;
+      }
+      if (wc.opcode() != WcOpcode.RECV_RDMA_WITH_IMM) {
+        reject(null, 0, wc.byteLength(), "unexpected " + wc.opcode() + " from the peer");
+        return;
+      }
+      int imm = wc.immData();
+      int slot = imm >>> 24;
+      HostGrant g = s.slots.live(slot);
+      if (g == null) {
+        counters.staleNotifications.increment();
+        reject(
+            null,
+            0,
+            wc.byteLength(),
+            "write notification names no live grant (slot "
+                + slot
+                + " is free or its grant ended)");
+        return;
+      }
+      long offset = g.live.offset() + (imm & 0xffffffL) * g.unit;
+      long space = Math.min(wc.byteLength(), g.end() - offset);
+      if (offset >= g.end() || space < 0) {
+        reject(g, offset, wc.byteLength(), "notified offset is outside the grant");
+        return;
+      }
+      plain.clear();
+      OpenResult r =
+          opener.open(g.region.memory(), (int) offset, (int) space, g.binding, offset, plain);
+      if (r != OpenResult.OK) {
+        reject(g, offset, space, "record " + r);
+        return;
+      }
+      plain.flip();
+      if (opener.lastEpoch() > schedule.epoch()) {
+        schedule.rekey();
+      }
+      recordsIn.incrementAndGet();
+      bytesIn.addAndGet(plain.remaining());
+      counters.recordsOpened.increment();
+      counters.bytesOpened.add(plain.remaining());
+      RecordListener l = g.region.listener();
+      if (l != null) {
+        try {
+          l.onRecord(
+              received.set(
+                  s.identity, s.tenant, g.region.name(), g.id, offset, plain.asReadOnlyBuffer()));
+        } catch (RuntimeException e) {
+          LOG.warn("record listener of {}/{} failed", s.tenant, g.region.name(), e);
+        }
+      }
+    } finally {
+      repost(wc.wrId());
+    }
+  }
+
+  private void repost(long wrId) {
+    if (!s.ended.get() && !s.qpFailed) {
+      try {
+        qp.postReceive(receive.wrId(wrId));
+      } catch (VerbsException e) {
+        LOG.debug("repost on session {}: {}", s.hexId, e.getMessage());
+      }
+    }
+  }
+
+  /**
+   * Counts a rejected record or notification; audits only the first few of a session, and ends the
+   * session (once, audited once) when its budget is spent.
+   */
+  private void reject(HostGrant g, long offset, long length, String why) {
+    counters.recordsRejected.increment();
+    RejectionBudget rejections = s.rejections;
+    switch (rejections.reject()) {
+      case AUDIT ->
+          s.audit.accessViolation(
+              s.identity,
+              s.tenant,
+              g == null ? null : g.region.name(),
+              offset,
+              Math.max(0, length),
+              why
+                  + (rejections.count() == RejectionBudget.AUDITED
+                      ? "; further rejections of this session are counted, not audited"
+                      : ""));
+      case END -> s.endByHost(SessionEnd.REJECTED_RECORDS);
+      case QUIET, SPENT -> {}
+    }
+  }
+}

@@ -1,0 +1,186 @@
+package io.srdma.host;
+
+import io.srdma.channel.protocol.Capabilities;
+import io.srdma.channel.protocol.ControlProxy;
+import io.srdma.channel.protocol.ErrorCode;
+import io.srdma.channel.protocol.Frame;
+import io.srdma.channel.protocol.FrameReader;
+import io.srdma.channel.protocol.FrameWriter;
+import io.srdma.channel.protocol.HelloFlyweight;
+import io.srdma.channel.protocol.MessageType;
+import io.srdma.channel.protocol.ProtocolException;
+import io.srdma.channel.protocol.Side;
+import io.srdma.channel.record.RecordOpener;
+import io.srdma.keys.AuthenticatedPeer;
+import io.srdma.keys.KeyExchangeException;
+import io.srdma.keys.KeySchedule;
+import io.srdma.keys.Role;
+import io.srdma.keys.TlsBinding;
+import io.srdma.keys.X25519KeyPair;
+import io.srdma.verbs.AccessFlags;
+import io.srdma.verbs.ConnectionInfo;
+import io.srdma.verbs.QueuePair;
+import io.srdma.verbs.QueuePairAttributes;
+import io.srdma.verbs.ReceiveWorkRequest;
+import java.io.IOException;
+import java.time.Instant;
+import java.util.HexFormat;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A session's way in, on its own thread: the first-record deadline, the TLS 1.3 handshake and the
+ * session quota ({@link #authenticate}), then HELLO, the X25519 key schedule bound to the TLS
+ * session, KEY_CONFIRM and the queue pair connected to the session's opener thread ({@link
+ * #establish}). What it makes is stored in the {@link HostSession}, which frees it at its end.
+ */
+final class SessionHandshake {
+  private static final Logger LOG = LoggerFactory.getLogger(SessionHandshake.class);
+  static final int VERSION = 1;
+
+  private final HostSession s;
+  private final HostContext ctx;
+
+  SessionHandshake(HostSession session) {
+    this.s = session;
+    this.ctx = session.ctx;
+  }
+
+  /** First-record deadline, TLS handshake and quota; false when the connection was refused. */
+  boolean authenticate() throws IOException {
+    AuthenticatedPeer peer;
+    try {
+      FirstRecordGate.Outcome first =
+          FirstRecordGate.await(s.raw, ctx.options().firstRecordTimeout());
+      if (first != FirstRecordGate.Outcome.TLS) {
+        // idle, or not TLS at all: nothing to audit per connection (nothing authenticated
+        // spoke), but the address is limited; a connection closed at once (a TCP health check)
+        // held nothing and is not held against its address
+        switch (first) {
+          case IDLE -> {
+            ctx.counters().handshakeDeadlines.increment();
+            ctx.limiter().failed(s.remote);
+          }
+          case NOT_TLS -> {
+            ctx.counters().authFailures.increment();
+            ctx.limiter().failed(s.remote);
+          }
+          default -> {}
+        }
+        return false;
+      }
+      s.socket = FirstRecordGate.layer(s.raw, ctx.tls());
+      peer = ctx.tls().handshake(s.socket, ctx.options().handshakeTimeout());
+    } catch (KeyExchangeException e) {
+      ctx.counters().authFailures.increment();
+      ctx.limiter().failed(s.remote);
+      s.audit.peerAuthenticated(
+          null, null, false, e.reason() + " from " + s.remote.getHostAddress());
+      return false;
+    } finally {
+      ctx.handshakes().release(s.remote);
+    }
+    s.certificate = peer.certificate();
+    s.deadlineNanos = System.nanoTime() + ctx.options().handshakeTimeout().toNanos();
+    s.identity = peer.identity().toUri();
+    s.tenant = peer.identity().tenant();
+    if (!ctx.tables().reserveSession(s.tenant)) {
+      ctx.counters().quotaRefusals.increment();
+      s.audit.accessViolation(s.identity, s.tenant, null, 0, 0, "session quota exceeded");
+      s.proxy = new ControlProxy(new FrameWriter(watched()));
+      s.sendError(ErrorCode.QUOTA_EXCEEDED, "session quota of tenant " + s.tenant + " reached");
+      return false;
+    }
+    s.quotaHeld = true;
+    s.peer = peer;
+    return true;
+  }
+
+  private WatchedOutputStream watched() throws IOException {
+    WatchedOutputStream w = new WatchedOutputStream(s.socket.getOutputStream());
+    s.output = w;
+    return w;
+  }
+
+  /** HELLO, keys, queue pair, KEY_CONFIRM; returns the reader the session's frames come from. */
+  FrameReader establish() throws IOException {
+    FrameReader reader = new FrameReader(s.socket.getInputStream(), Side.CLIENT);
+    s.proxy = new ControlProxy(new FrameWriter(watched()));
+    s.socket.setSoTimeout((int) ctx.options().handshakeTimeout().toMillis());
+    Frame helloFrame = HostSession.next(reader).expect(MessageType.HELLO);
+    HelloFlyweight hello = helloFrame.hello();
+    if (hello.maxVersion() < VERSION) {
+      throw new ProtocolException(
+          ProtocolException.Reason.UNSUPPORTED_VERSION,
+          "client's highest version " + hello.maxVersion() + " is below " + VERSION);
+    }
+    ConnectionInfo clientInfo = hello.connectionInfo();
+    String forged = ctx.responderAddresses().refusal(clientInfo, s.remote);
+    if (forged != null) {
+      // refused from the bytes alone, before any connection attempt: the same frame and timing
+      // whatever listens at the named address
+      ctx.counters().responderRefusals.increment();
+      s.refusalDetail = forged;
+      throw new ProtocolException(ProtocolException.Reason.BAD_VALUE, forged);
+    }
+    byte[] clientKey = hello.publicKey();
+    int shared = Capabilities.shared(hello.capabilities());
+    s.domain = ctx.tables().domain(s.tenant);
+    s.sendCq = ctx.device().createCompletionQueue(16);
+    // one session, one opener: every receive of this queue pair completes on its queue
+    s.opener = ctx.openers().assign();
+    int depth = ctx.receiveDepth();
+    QueuePair qp =
+        s.domain.pd.createQueuePair(
+            new QueuePairAttributes(s.sendCq, s.opener.queue(), 16, depth, 1, 1));
+    s.qp = qp;
+    qp.init(AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ);
+    ReceiveWorkRequest receive = new ReceiveWorkRequest(1);
+    for (int i = 0; i < depth; i++) {
+      qp.postReceive(receive.wrId(i));
+    }
+    byte[] sessionId = new byte[16];
+    ctx.random().nextBytes(sessionId);
+    s.hexId = HexFormat.of().formatHex(sessionId);
+    KeySchedule schedule;
+    try (X25519KeyPair local = X25519KeyPair.generate(ctx.random());
+        TlsBinding binding = s.peer.binding(Role.RESPONDER, Capabilities.bindingKind(shared))) {
+      byte[] publicKey = local.publicKey();
+      schedule =
+          KeySchedule.builder()
+              .role(Role.RESPONDER)
+              .localKey(local)
+              .peerPublicKey(clientKey)
+              .binding(binding)
+              .sessionId(sessionId)
+              .initiatorQpn(clientInfo.qpn())
+              .responderQpn(qp.qpn())
+              .establish();
+      s.schedule = schedule;
+      s.proxy.helloAck(
+          helloFrame.requestId(), VERSION, shared, publicKey, sessionId, qp.localInfo());
+    }
+    Frame confirm = HostSession.next(reader).expect(MessageType.KEY_CONFIRM);
+    if (confirm.keyConfirm().epoch() != 0) {
+      throw new ProtocolException(
+          ProtocolException.Reason.BAD_VALUE, "first key confirmation must be for epoch 0");
+    }
+    schedule.current().verifyPeerConfirmation(confirm.keyConfirm().confirmation());
+    RecordReceiver receiver =
+        new RecordReceiver(
+            s, RecordOpener.forSchedule(schedule, ctx.options().maxRecordPayload()), schedule, qp);
+    s.receiver = receiver;
+    s.opener.attach(qp.qpn(), receiver);
+    qp.readyToReceive(clientInfo);
+    qp.readyToSend();
+    s.proxy.keyConfirm(0, 0, schedule.current().confirmation());
+    s.since = Instant.now();
+    s.establishedNanos = System.nanoTime();
+    s.deadlineNanos = 0;
+    ctx.counters().sessionsOpened.increment();
+    s.audit.peerAuthenticated(s.identity, s.tenant, true, "session " + s.hexId);
+    LOG.info(
+        "session {} established: {} (QP 0x{})", s.hexId, s.identity, Integer.toHexString(qp.qpn()));
+    return reader;
+  }
+}

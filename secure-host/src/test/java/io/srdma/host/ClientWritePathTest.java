@@ -1,0 +1,196 @@
+package io.srdma.host;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.srdma.channel.Access;
+import io.srdma.channel.AttackProbe;
+import io.srdma.channel.RemoteGrant;
+import io.srdma.channel.SecureRdmaClient;
+import io.srdma.channel.WriteBatch;
+import io.srdma.channel.WriteResult;
+import io.srdma.verbs.DeviceOptions;
+import io.srdma.verbs.WcStatus;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.EnumSet;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The non-allocating write path: batches, result codes, and the shared device context. */
+class ClientWritePathTest {
+  @TempDir Path dir;
+
+  private static byte[] bytes(int n, int seed) {
+    return ChannelRig.bytes(n, seed).array();
+  }
+
+  @Test
+  void contiguousPiecesOfABatchArriveAsOneRecordAndTheOthersAsTheirOwn() throws Exception {
+    try (ChannelRig rig = new ChannelRig(dir)) {
+      SecureRdmaClient c = rig.client("acme", "trainer-1");
+      RemoteGrant g =
+          c.grant("kvcache", EnumSet.of(Access.WRITE), 0, 64 * 1024, Duration.ofMinutes(1));
+      byte[] a = bytes(5, 1);
+      byte[] b = bytes(7, 2);
+      byte[] d = bytes(20, 3);
+      byte[] apart = bytes(10, 4);
+      ByteBuffer direct = ByteBuffer.allocateDirect(64);
+      direct.put(3, b); // a piece taken from the middle of a direct buffer
+      WriteBatch batch = new WriteBatch(8);
+      assertTrue(batch.add(0, ByteBuffer.wrap(a), 0, a.length));
+      assertTrue(batch.add(5, direct, 3, b.length));
+      assertTrue(batch.add(12, ByteBuffer.wrap(d), 0, d.length));
+      assertTrue(batch.add(1024, ByteBuffer.wrap(apart), 0, apart.length));
+      AtomicLong told = new AtomicLong();
+      c.onWritesCompleted(
+          (p, status) -> {
+            if (status == WcStatus.SUCCESS) {
+              told.accumulateAndGet(p, Math::max);
+            }
+          });
+      long before = c.postedPosition();
+      long position = g.tryWriteBatch(batch);
+      assertEquals(before + 2, position, "two records: the contiguous run and the apart piece");
+      ChannelRig.await(() -> c.completedPosition() >= position, "batch completed");
+      ChannelRig.await(() -> told.get() >= position, "the completion handler was told");
+      ChannelRig.await(() -> rig.acmeRecords.size() == 2, "two records opened");
+      byte[] joined = ByteBuffer.allocate(32).put(a).put(b).put(d).array();
+      assertArrayEquals(joined, rig.acmeRecords.get(0));
+      assertArrayEquals(apart, rig.acmeRecords.get(1));
+      assertEquals(2, rig.host.stats().recordsOpened());
+    }
+  }
+
+  @Test
+  void aPieceOutOfTheGrantRefusesTheWholeBatchAndPostsNothing() throws Exception {
+    try (ChannelRig rig = new ChannelRig(dir)) {
+      SecureRdmaClient c = rig.client("acme", "trainer-1");
+      RemoteGrant g = c.grant("kvcache", EnumSet.of(Access.WRITE), 0, 4096, Duration.ofMinutes(1));
+      WriteBatch batch = new WriteBatch(4);
+      batch.add(0, ByteBuffer.wrap(bytes(8, 1)), 0, 8);
+      batch.add(4090, ByteBuffer.wrap(bytes(8, 2)), 0, 8); // its record would end past 4096
+      long before = c.postedPosition();
+      assertEquals(WriteResult.OUT_OF_BOUNDS, g.tryWriteBatch(batch));
+      assertEquals(before, c.postedPosition(), "nothing posted");
+      batch.clear();
+      batch.add(0, ByteBuffer.wrap(bytes(8, 1)), 0, 8);
+      batch.add(8, ByteBuffer.wrap(bytes(Short.MAX_VALUE * 2, 3)), 0, Short.MAX_VALUE * 2);
+      assertEquals(
+          WriteResult.INVALID_ARGUMENT, g.tryWriteBatch(batch), "a run longer than one record");
+      batch.clear();
+      batch.add(0, ByteBuffer.wrap(bytes(8, 1)), 0, 8);
+      batch.add(20, ByteBuffer.wrap(bytes(8, 2)), 0, 8); // inside the first record's tag
+      assertEquals(WriteResult.INVALID_ARGUMENT, g.tryWriteBatch(batch), "overlapping records");
+      assertEquals(before, c.postedPosition(), "nothing posted");
+      // a later good write is the first record the host sees: the refused pieces never left
+      byte[] good = bytes(16, 9);
+      long p = g.tryWrite(64, ByteBuffer.wrap(good), 0, good.length);
+      assertTrue(p > 0, WriteResult.name(p));
+      ChannelRig.await(() -> rig.acmeRecords.size() == 1, "the good record opened");
+      assertArrayEquals(good, rig.acmeRecords.get(0));
+      assertEquals(1, rig.host.stats().recordsOpened());
+    }
+  }
+
+  @Test
+  void tryWriteSaysBackPressuredWhileEverySlotIsInFlightAndPostsOnceOneFrees() throws Exception {
+    try (ChannelRig rig = new ChannelRig(dir)) {
+      SecureRdmaClient c =
+          rig.track(SecureRdmaClient.connect(rig.options("acme", "trainer-1").stagingSlots(1)));
+      RemoteGrant g =
+          c.grant("kvcache", EnumSet.of(Access.WRITE), 0, 64 * 1024, Duration.ofMinutes(1));
+      ByteBuffer data = ByteBuffer.wrap(bytes(64, 5));
+      boolean pressed = false;
+      // every record gets its own range: none is overwritten before the host opened it
+      long at = 0;
+      for (int i = 0; i < 200 && !pressed; i++, at += 256) {
+        long first = g.tryWrite(at, data, 0, 64);
+        while (first == WriteResult.BACK_PRESSURED) {
+          c.pollCompletions();
+          first = g.tryWrite(at, data, 0, 64);
+        }
+        assertTrue(first > 0, WriteResult.name(first));
+        long second = g.tryWrite(at + 128, data, 0, 64);
+        pressed = second == WriteResult.BACK_PRESSURED;
+        assertTrue(pressed || second > 0, WriteResult.name(second));
+        long done = first;
+        ChannelRig.await(() -> c.completedPosition() >= done, "write completed");
+      }
+      assertTrue(pressed, "the one slot was never found busy");
+      long after = g.tryWrite(at + 128, data, 0, 64);
+      assertTrue(after > 0, "a freed slot takes the next write: " + WriteResult.name(after));
+      assertEquals(null, c.dataPathFailure());
+    }
+  }
+
+  @Test
+  void tryWriteNamesEveryRefusalWithoutPosting() throws Exception {
+    try (ChannelRig rig = new ChannelRig(dir)) {
+      SecureRdmaClient c = rig.client("acme", "trainer-1");
+      RemoteGrant g = c.grant("kvcache", EnumSet.of(Access.WRITE), 0, 4096, Duration.ofMinutes(1));
+      ByteBuffer data = ByteBuffer.wrap(bytes(64, 5));
+      long before = c.postedPosition();
+      assertEquals(WriteResult.OUT_OF_BOUNDS, g.tryWrite(4096 - 64, data, 0, 64));
+      assertEquals(WriteResult.OUT_OF_BOUNDS, g.tryWrite(-1, data, 0, 8));
+      assertEquals(WriteResult.OUT_OF_BOUNDS, g.tryWrite(Long.MAX_VALUE, data, 0, 8));
+      assertEquals(WriteResult.INVALID_ARGUMENT, g.tryWrite(0, data, 0, 0));
+      assertEquals(WriteResult.INVALID_ARGUMENT, g.tryWrite(0, data, 60, 8));
+      RemoteGrant readOnly =
+          rig.client("acme", "dashboard")
+              .grant("kvcache", EnumSet.of(Access.READ), 0, 4096, Duration.ofMinutes(1));
+      assertEquals(WriteResult.NOT_PERMITTED, readOnly.tryWrite(0, data, 0, 8));
+
+      assertTrue(rig.host.revoke(g.id(), "operator"));
+      ChannelRig.await(() -> "REVOKED".equals(g.endedBecause()), "revocation pushed");
+      assertEquals(WriteResult.REVOKED, g.tryWrite(0, data, 0, 8));
+
+      RemoteGrant brief =
+          c.grant("kvcache", EnumSet.of(Access.WRITE), 8192, 4096, Duration.ofMillis(300));
+      ChannelRig.await(() -> !brief.isValid(), "grant expired");
+      assertEquals(WriteResult.EXPIRED, brief.tryWrite(0, data, 0, 8));
+      assertEquals(before, c.postedPosition(), "nothing posted");
+
+      RemoteGrant live =
+          c.grant("kvcache", EnumSet.of(Access.WRITE), 16384, 4096, Duration.ofMinutes(1));
+      c.close();
+      assertEquals(WriteResult.SESSION_CLOSED, live.tryWrite(0, data, 0, 8));
+      assertEquals(0, rig.acmeRecords.size());
+    }
+  }
+
+  @Test
+  void clientsOfAProcessShareOneDeviceContextUntilTheLastCloses() throws Exception {
+    try (ChannelRig rig = new ChannelRig(dir)) {
+      // device options of their own, so no other test's clients share this context
+      DeviceOptions device = new DeviceOptions().transportTimeout(Duration.ofMillis(3_917));
+      assertFalse(AttackProbe.deviceContextOpen(ChannelRig.PROVIDER, device));
+      SecureRdmaClient one =
+          SecureRdmaClient.connect(rig.options("acme", "trainer-1").device(device));
+      SecureRdmaClient two =
+          SecureRdmaClient.connect(rig.options("acme", "trainer-2").device(device));
+      try {
+        assertEquals(2, AttackProbe.deviceContextUsers(one));
+        assertEquals(2, AttackProbe.deviceContextUsers(two));
+        RemoteGrant g2 =
+            two.grant("kvcache", EnumSet.of(Access.WRITE), 0, 4096, Duration.ofMinutes(1));
+        one.close();
+        assertEquals(1, AttackProbe.deviceContextUsers(two));
+        assertTrue(AttackProbe.deviceContextOpen(ChannelRig.PROVIDER, device));
+        byte[] after = bytes(100, 6);
+        g2.writeBlocking(0, ByteBuffer.wrap(after));
+        ChannelRig.await(() -> rig.acmeRecords.size() == 1, "the other client still writes");
+        assertArrayEquals(after, rig.acmeRecords.get(0));
+      } finally {
+        one.close();
+        two.close();
+      }
+      assertFalse(
+          AttackProbe.deviceContextOpen(ChannelRig.PROVIDER, device), "last close frees it");
+    }
+  }
+}

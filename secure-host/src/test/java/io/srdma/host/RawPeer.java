@@ -1,0 +1,89 @@
+package io.srdma.host;
+
+import io.srdma.channel.protocol.ControlProxy;
+import io.srdma.channel.protocol.FrameReader;
+import io.srdma.channel.protocol.FrameWriter;
+import io.srdma.channel.protocol.MessageType;
+import io.srdma.channel.protocol.Side;
+import io.srdma.keys.AuthenticatedPeer;
+import io.srdma.keys.KeySchedule;
+import io.srdma.keys.MutualTls;
+import io.srdma.keys.Role;
+import io.srdma.keys.TlsBinding;
+import io.srdma.keys.X25519KeyPair;
+import io.srdma.verbs.CompletionQueue;
+import io.srdma.verbs.ConnectionInfo;
+import io.srdma.verbs.DeviceContext;
+import io.srdma.verbs.DeviceOptions;
+import io.srdma.verbs.ProtectionDomain;
+import io.srdma.verbs.QueuePair;
+import io.srdma.verbs.QueuePairAttributes;
+import io.srdma.verbs.RdmaProviders;
+import java.io.IOException;
+import java.net.Socket;
+import java.security.SecureRandom;
+import java.time.Duration;
+
+/**
+ * A session to the rig's host established by raw frames (HELLO, key confirmation, queue pair), with
+ * no SDK behind it: tests then misbehave on its control connection as an attacker would. Closes the
+ * socket, then the verbs objects.
+ */
+final class RawPeer implements AutoCloseable {
+  final Socket socket;
+  final FrameReader reader;
+  final ControlProxy proxy;
+  private final DeviceContext context;
+  private final ProtectionDomain pd;
+  private final CompletionQueue cq;
+  private final QueuePair qp;
+
+  RawPeer(ChannelRig rig, String tenant, String peerName) throws IOException {
+    context = RdmaProviders.firstDevice(ChannelRig.PROVIDER).open(new DeviceOptions());
+    pd = context.allocateProtectionDomain();
+    cq = context.createCompletionQueue(16);
+    qp = pd.createQueuePair(new QueuePairAttributes(cq, cq, 4, 1, 1, 1));
+    qp.init(0);
+    MutualTls tls = MutualTls.client(rig.credential(tenant, peerName), rig.ca.trust());
+    AuthenticatedPeer peer =
+        tls.connect(rig.host.address(), ChannelRig.scaled(Duration.ofSeconds(5)));
+    socket = peer.socket();
+    socket.setSoTimeout((int) ChannelRig.scaled(Duration.ofSeconds(5)).toMillis());
+    reader = new FrameReader(socket.getInputStream(), Side.SERVER);
+    proxy = new ControlProxy(new FrameWriter(socket.getOutputStream()));
+    try (X25519KeyPair local = X25519KeyPair.generate(new SecureRandom())) {
+      proxy.hello(1, 1, 0, local.publicKey(), qp.localInfo());
+      var ack = reader.read().expect(MessageType.HELLO_ACK).helloAck();
+      // the reader reuses its buffer: copy what the next read would overwrite
+      ConnectionInfo hostInfo = ack.connectionInfo();
+      try (TlsBinding binding = peer.binding(Role.INITIATOR);
+          KeySchedule schedule =
+              KeySchedule.builder()
+                  .role(Role.INITIATOR)
+                  .localKey(local)
+                  .peerPublicKey(ack.publicKey())
+                  .binding(binding)
+                  .sessionId(ack.sessionId())
+                  .initiatorQpn(qp.qpn())
+                  .responderQpn(hostInfo.qpn())
+                  .establish()) {
+        proxy.keyConfirm(0, 0, schedule.current().confirmation());
+        reader.read().expect(MessageType.KEY_CONFIRM);
+        qp.readyToReceive(hostInfo);
+        qp.readyToSend();
+      }
+    }
+  }
+
+  @Override
+  public void close() throws IOException {
+    try {
+      socket.close();
+    } finally {
+      qp.close();
+      cq.close();
+      pd.close();
+      context.close();
+    }
+  }
+}

@@ -1,0 +1,195 @@
+package io.srdma.verbs.soft;
+
+import java.io.IOException;
+import java.nio.channels.ClosedSelectorException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.util.ArrayList;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One selector thread of a device context's responder pool: it multiplexes many incoming
+ * connections, each a non-blocking {@link Responder} state machine, so that the number of threads
+ * does not grow with the number of queue pairs. A responder waiting for time rather than bytes (a
+ * receive not posted yet, a QP not in RTR yet, a payload or a peer that stalls) is looked at again
+ * when its deadline passes; one that waits for a receive or RTR is looked at every {@link
+ * #PARK_POLL_NANOS} until then.
+ *
+ * <p>Thread-safe entry points: {@link #adopt}, {@link #closeLater} and {@link #shutdown}; all else
+ * runs on the loop's own thread.
+ */
+final class ResponderLoop implements Runnable {
+  private static final Logger LOG = LoggerFactory.getLogger(ResponderLoop.class);
+
+  /** How often a parked responder (waiting for a receive or for RTR) is retried. */
+  static final long PARK_POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+
+  /** Non-blocking looks after a busy one before sleeping in the selector (fewer wake-ups). */
+  private static final int SPINS = 20;
+
+  private static final long IDLE_SCAN_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+  private final Selector selector;
+  private final Thread thread;
+  private final Queue<Responder> adopted = new ConcurrentLinkedQueue<>();
+  private final Queue<Responder> closing = new ConcurrentLinkedQueue<>();
+  private final ArrayList<Responder> members = new ArrayList<>();
+  private final Consumer<SelectionKey> onReady = ResponderLoop::ready;
+  private long nextScanNanos;
+  private volatile boolean stopped;
+
+  ResponderLoop(String name) throws IOException {
+    selector = Selector.open();
+    thread = new Thread(this, name);
+    thread.setDaemon(true);
+    nextScanNanos = System.nanoTime() + IDLE_SCAN_NANOS;
+  }
+
+  void start() {
+    thread.start();
+  }
+
+  boolean inLoop() {
+    return Thread.currentThread() == thread;
+  }
+
+  /** Takes over a freshly accepted connection (any thread). */
+  void adopt(Responder r) {
+    adopted.add(r);
+    selector.wakeup();
+  }
+
+  /** Asks the loop to drop {@code r} (any thread); the responder already marked itself closed. */
+  void closeLater(Responder r) {
+    closing.add(r);
+    selector.wakeup();
+  }
+
+  /** Asks the loop to look at its responders' timers no later than {@code deadlineNanos}. */
+  void wakeBy(long deadlineNanos) {
+    if (deadlineNanos - nextScanNanos < 0) {
+      nextScanNanos = deadlineNanos;
+    }
+  }
+
+  Selector selector() {
+    return selector;
+  }
+
+  @Override
+  public void run() {
+    try {
+      while (!stopped) {
+        long now = System.nanoTime();
+        long waitMs = Math.max(1, TimeUnit.NANOSECONDS.toMillis(nextScanNanos - now));
+        int ready = selector.select(onReady, waitMs);
+        for (int spin = 0; ready > 0 && spin < SPINS; spin++) {
+          // Busy: the next request is likely microseconds away; look again before sleeping.
+          Thread.onSpinWait();
+          if (selector.selectNow(onReady) > 0) {
+            spin = 0;
+          }
+        }
+        takeAdopted();
+        takeClosing();
+        now = System.nanoTime();
+        if (now - nextScanNanos >= 0) {
+          scan(now);
+        }
+      }
+    } catch (IOException | ClosedSelectorException e) {
+      if (!stopped) {
+        LOG.error("soft responder loop {} failed: {}", thread.getName(), e.toString());
+      }
+    } finally {
+      for (int i = members.size() - 1; i >= 0; i--) {
+        if (i < members.size()) {
+          members.get(i).terminate(); // removes itself
+        }
+      }
+      members.clear();
+      drainAfterStop();
+      try {
+        selector.close();
+      } catch (IOException e) {
+        LOG.debug("closing a responder selector: {}", e.toString());
+      }
+    }
+  }
+
+  private static void ready(SelectionKey key) {
+    if (key.isValid()) {
+      ((Responder) key.attachment()).drive();
+    }
+  }
+
+  private void takeAdopted() {
+    Responder r;
+    while ((r = adopted.poll()) != null) {
+      members.add(r);
+      r.attach(this);
+    }
+  }
+
+  private void takeClosing() {
+    Responder r;
+    while ((r = closing.poll()) != null) {
+      r.terminate();
+    }
+  }
+
+  /** Forgets a terminated responder (loop thread). */
+  void remove(Responder r) {
+    int i = members.indexOf(r);
+    if (i >= 0) {
+      int last = members.size() - 1;
+      members.set(i, members.get(last));
+      members.remove(last);
+    }
+  }
+
+  /** Drives every responder whose timer is due, and finds the next due time. */
+  private void scan(long now) {
+    nextScanNanos = now + IDLE_SCAN_NANOS;
+    for (int i = members.size() - 1; i >= 0; i--) {
+      if (i >= members.size()) {
+        continue; // a responder driven below removed itself and others
+      }
+      Responder r = members.get(i);
+      long due = r.dueNanos();
+      if (due != Responder.NO_DEADLINE && now - due >= 0) {
+        r.drive();
+        due = r.dueNanos();
+      }
+      if (due != Responder.NO_DEADLINE) {
+        wakeBy(due);
+      }
+    }
+  }
+
+  /** Stops the loop and closes its connections (bounded wait). */
+  void shutdown() {
+    stopped = true;
+    selector.wakeup();
+    if (!inLoop()) {
+      try {
+        thread.join(TimeUnit.SECONDS.toMillis(5));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  private void drainAfterStop() {
+    Responder r;
+    while ((r = adopted.poll()) != null) {
+      r.terminate();
+    }
+    takeClosing();
+  }
+}
