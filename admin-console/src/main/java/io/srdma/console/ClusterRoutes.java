@@ -38,6 +38,7 @@ final class ClusterRoutes {
                     .put("policyRevision", h.policyRevision())
                     .put("applied", h.applied().toString())
                     .put("degraded", h.degraded())
+                    .put("sessions", h.sessions() < 0 ? null : h.sessions())
                     .put(
                         "liveGrants",
                         grants.stream().filter(g -> g.host().equals(h.host())).count()));

@@ -36,9 +36,15 @@ public interface ClusterView {
    * @param policyRevision the etcd revision of that policy (0: its local file)
    * @param applied when it applied it
    * @param degraded whether it reported from degraded mode
+   * @param sessions its live sessions as it last published them, or -1 if it never did
    */
   record FleetHost(
-      String host, String policySha256, long policyRevision, Instant applied, boolean degraded) {}
+      String host,
+      String policySha256,
+      long policyRevision,
+      Instant applied,
+      boolean degraded,
+      int sessions) {}
 
   /**
    * One live grant of the fleet.

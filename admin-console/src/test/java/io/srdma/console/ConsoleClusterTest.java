@@ -69,8 +69,8 @@ class ConsoleClusterTest {
     @Override
     public List<FleetHost> hosts() {
       return List.of(
-          new FleetHost("h1", "a".repeat(64), 7, at(), true),
-          new FleetHost("h2", "b".repeat(64), 5, at(), false));
+          new FleetHost("h1", "a".repeat(64), 7, at(), true, 4),
+          new FleetHost("h2", "b".repeat(64), 5, at(), false, -1));
     }
 
     @Override
@@ -125,6 +125,8 @@ class ConsoleClusterTest {
       JsonObject h1 = fleet.getJsonArray("hosts").getJsonObject(0);
       assertEquals("h1", h1.getString("host"));
       assertEquals(2, h1.getLong("liveGrants"));
+      assertEquals(4, h1.getInteger("sessions"));
+      assertEquals(null, fleet.getJsonArray("hosts").getJsonObject(1).getInteger("sessions"));
 
       assertEquals(
           3,

@@ -60,8 +60,16 @@ final class ServeCluster {
       @Override
       public List<FleetHost> hosts() {
         List<FleetHost> out = new ArrayList<>();
-        for (HostPolicyState h : PolicyStatus.read(node.link()).hosts()) {
-          out.add(new FleetHost(h.host(), h.sha256(), h.revision(), h.applied(), h.degraded()));
+        PolicyStatus.View v = PolicyStatus.read(node.link());
+        for (HostPolicyState h : v.hosts()) {
+          out.add(
+              new FleetHost(
+                  h.host(),
+                  h.sha256(),
+                  h.revision(),
+                  h.applied(),
+                  h.degraded(),
+                  v.sessions().getOrDefault(h.host(), -1)));
         }
         return out;
       }
@@ -157,6 +165,7 @@ final class ServeCluster {
                 .revocations(revocations, crlFile)
                 .grants(grants(host, regionHost))
                 .auditHead(AuditAnchor.headOf(auditLog))
+                .sessions(() -> regionHost.sessions().size())
                 .revocationApplied(
                     (number, count) ->
                         LOG.info(

@@ -11,6 +11,7 @@ import java.nio.charset.StandardCharsets;
  * PREFIX/crl                    the deployment CA's signed CRL (PEM), written by srdma cert revoke
  * PREFIX/revoked/SERIAL         one key per revoked serial (hex): {"serial":..,"at":..}
  * PREFIX/hosts/HOST/policy      what HOST runs: {"sha256":..,"applied":..,"revision":..}
+ * PREFIX/hosts/HOST/sessions    HOST's live session count (decimal), when it changed
  * PREFIX/hosts/HOST/audit-head  HOST's audit chain head: {"host":..,"seq":..,"mac":..,"at":..}
  * PREFIX/grants/HOST/ID         one live grant of HOST, leased until the grant's expiry
  * </pre>
@@ -75,6 +76,11 @@ public final class ClusterKeys {
     } catch (NumberFormatException e) {
       return -1;
     }
+  }
+
+  /** A host's live session count. */
+  public ByteSequence hostSessions(String host) {
+    return bytes(prefix + "/hosts/" + host + "/sessions");
   }
 
   /** A host's anchored audit head. */

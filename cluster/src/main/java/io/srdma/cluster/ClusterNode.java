@@ -95,6 +95,8 @@ public final class ClusterNode implements AutoCloseable {
   private final ClusterGrantSync grantSync;
   private final java.util.function.Supplier<AuditAnchor.Head> auditHead;
   private long anchoredSeq = -1; // probe thread only
+  private final java.util.function.IntSupplier sessions;
+  private volatile int publishedSessions = -1;
   private long anchoredAtNanos;
   private final Clock clock;
   private final AtomicLong degradedEpisodes = new AtomicLong();
@@ -111,6 +113,7 @@ public final class ClusterNode implements AutoCloseable {
     this.since = clock.instant();
     this.revocations = o.revocations;
     this.auditHead = o.auditHead;
+    this.sessions = o.sessions;
     this.probe = daemon(THREAD_NAME);
     this.applier = daemon(APPLY_THREAD_NAME);
     if (o.authority != null) {
@@ -240,6 +243,35 @@ public final class ClusterNode implements AutoCloseable {
       }
     }
     anchorAuditHead();
+    publishSessions();
+  }
+
+  private void publishSessions() {
+    if (sessions == null) {
+      return;
+    }
+    int n;
+    try {
+      n = sessions.getAsInt();
+    } catch (RuntimeException e) {
+      LOG.warn("session count unavailable: {}", e.toString());
+      return;
+    }
+    if (n == publishedSessions) {
+      return;
+    }
+    link.client()
+        .getKVClient()
+        .put(
+            link.keys().hostSessions(host),
+            ByteSequence.from(Integer.toString(n), StandardCharsets.UTF_8))
+        .whenComplete(
+            (r, e) -> {
+              if (e != null) {
+                publishedSessions = -1; // try again at the next probe
+              }
+            });
+    publishedSessions = n;
   }
 
   private void anchorAuditHead() {
@@ -328,6 +360,7 @@ public final class ClusterNode implements AutoCloseable {
     private BiConsumer<BigInteger, Integer> revocationApplied;
     private HostGrants grants;
     private java.util.function.Supplier<AuditAnchor.Head> auditHead;
+    private java.util.function.IntSupplier sessions;
     private Clock clock = Clock.systemUTC();
 
     /** The cluster section. */
@@ -395,6 +428,15 @@ public final class ClusterNode implements AutoCloseable {
      */
     public Options auditHead(java.util.function.Supplier<AuditAnchor.Head> head) {
       auditHead = head;
+      return this;
+    }
+
+    /**
+     * Publish the host's live session count (for the fleet view), read at every probe while
+     * connected and written when it changed.
+     */
+    public Options sessions(java.util.function.IntSupplier count) {
+      sessions = count;
       return this;
     }
 

@@ -7,6 +7,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 
 /** What the deployment's policy is and what each host runs ({@code srdma policy status}). */
 public final class PolicyStatus {
@@ -18,8 +20,10 @@ public final class PolicyStatus {
    * @param revision the policy key's revision (0: no policy was ever pushed)
    * @param sha256 the pushed policy's hash, or null
    * @param hosts each host's report, by name
+   * @param sessions each host's live session count as it last published it, by name
    */
-  public record View(long revision, String sha256, List<HostPolicyState> hosts) {}
+  public record View(
+      long revision, String sha256, List<HostPolicyState> hosts, Map<String, Integer> sessions) {}
 
   /**
    * Reads the policy key and every host's report (one range read).
@@ -41,8 +45,21 @@ public final class PolicyStatus {
                 .get(link.keys().hostsPrefix(), GetOption.builder().isPrefix(true).build()),
             "host states");
     List<HostPolicyState> hosts = new ArrayList<>();
+    Map<String, Integer> sessions = new TreeMap<>();
     for (KeyValue kv : h.getKvs()) {
-      if (kv.getKey().toString(StandardCharsets.UTF_8).endsWith("/policy")) {
+      String key = kv.getKey().toString(StandardCharsets.UTF_8);
+      if (key.endsWith("/sessions")) {
+        String host = link.keys().hostOf(kv.getKey());
+        try {
+          int n = Integer.parseInt(kv.getValue().toString(StandardCharsets.UTF_8));
+          if (host != null && n >= 0) {
+            sessions.put(host, n);
+          }
+        } catch (NumberFormatException e) {
+          // one bad entry does not hide the others
+        }
+      }
+      if (key.endsWith("/policy")) {
         try {
           hosts.add(HostPolicyState.parse(kv.getValue().getBytes()));
         } catch (ClusterException e) {
@@ -51,7 +68,7 @@ public final class PolicyStatus {
       }
     }
     hosts.sort(Comparator.comparing(HostPolicyState::host));
-    return new View(rev, sha, hosts);
+    return new View(rev, sha, hosts, sessions);
   }
 
   static String sha256(byte[] b) {

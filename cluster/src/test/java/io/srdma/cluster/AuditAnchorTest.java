@@ -37,7 +37,8 @@ class AuditAnchorTest {
               new ClusterNode.Options()
                   .config(etcd.clientConfig("/srdma/a", "h1"))
                   .host("h1")
-                  .auditHead(AuditAnchor.headOf(log)))) {
+                  .auditHead(AuditAnchor.headOf(log))
+                  .sessions(() -> 3))) {
         long seq = log.sequence();
         Await.until(
             Duration.ofSeconds(5),
@@ -47,6 +48,11 @@ class AuditAnchorTest {
               return a != null && a.seq() == seq;
             });
         assertEquals(ClusterNode.State.CONNECTED, node.state());
+        // the session count for the fleet view, published beside the anchor
+        Await.until(
+            Duration.ofSeconds(5),
+            "the session count published",
+            () -> Integer.valueOf(3).equals(PolicyStatus.read(console).sessions().get("h1")));
       } finally {
         log.close();
       }

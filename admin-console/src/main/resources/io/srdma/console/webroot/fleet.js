@@ -13,7 +13,7 @@
     const link = document.getElementById('link');
     if (!fleet.clustered) {
       link.textContent = 'This host is not part of a cluster.';
-      srdma.fillTable(document.getElementById('hosts'), [], 'No cluster.', 6);
+      srdma.fillTable(document.getElementById('hosts'), [], 'No cluster.', 7);
       srdma.fillTable(document.getElementById('grants'), [], 'No cluster.', 8);
       return;
     }
@@ -32,8 +32,9 @@
       }),
       el('td', { text: String(h.policyRevision) }),
       el('td', { text: srdma.time(h.applied) }),
+      el('td', { text: h.sessions === null || h.sessions === undefined ? '–' : String(h.sessions) }),
       el('td', { text: String(h.liveGrants) }),
-      el('td', { text: h.degraded ? 'degraded at last report' : 'ok' }))), 'No host has reported.', 6);
+      el('td', { text: h.degraded ? 'degraded at last report' : 'ok' }))), 'No host has reported.', 7);
     const grants = await srdma.api('GET', '/api/cluster/grants');
     srdma.fillTable(document.getElementById('grants'), grants.items.map((g) => el('tr', { 'data-grant': g.host + '/' + g.id },
       el('td', { class: 'mono', text: g.host }),
