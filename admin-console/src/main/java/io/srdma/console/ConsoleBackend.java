@@ -77,4 +77,12 @@ public interface ConsoleBackend {
 
   /** The active file of the hash-chained audit log; rotated files sit beside it. */
   Path auditLog();
+
+  /**
+   * The clustered deployment this host belongs to (docs/cluster.md), or null for a single host (the
+   * default): {@code /api/cluster} then says so and {@code /metrics} has no cluster series.
+   */
+  default ClusterView cluster() {
+    return null;
+  }
 }

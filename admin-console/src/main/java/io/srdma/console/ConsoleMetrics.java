@@ -168,6 +168,17 @@ final class ConsoleMetrics {
     return b.register(registry);
   }
 
+  /** This host's link to its cluster's etcd: connected (1) or degraded (0), degraded episodes. */
+  void cluster(ClusterView view) {
+    Gauge.builder("srdma.cluster.connected", view, v -> v.link().connected() ? 1 : 0)
+        .description("1 while etcd answers, 0 while degraded (serving on the last state applied)")
+        .register(registry);
+    FunctionCounter.builder(
+            "srdma.cluster.degraded.episodes", view, v -> v.link().degradedEpisodes())
+        .description("times this host lost etcd since it started")
+        .register(registry);
+  }
+
   void close() {
     registry.close();
   }

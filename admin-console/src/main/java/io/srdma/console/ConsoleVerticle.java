@@ -68,6 +68,10 @@ final class ConsoleVerticle extends VerticleBase {
         new HostRoutes(vertx, backend, metrics, auth::loginFailures, config.streamInterval());
     PolicyRoutes policy = new PolicyRoutes(backend, trail, metrics);
     AuditRoutes audit = new AuditRoutes(backend);
+    ClusterRoutes cluster = new ClusterRoutes(backend, metrics);
+    if (backend.cluster() != null) {
+      metrics.cluster(backend.cluster());
+    }
 
     Router router = Router.router(vertx);
     router.route().handler(ConsoleVerticle::securityHeaders);
@@ -95,6 +99,9 @@ final class ConsoleVerticle extends VerticleBase {
     api.get("/audit").handler(audit::list);
     api.get("/audit/export").handler(audit::export);
     api.get("/audit/verify").handler(audit::verify);
+    api.get("/cluster").handler(cluster::fleet);
+    api.get("/cluster/grants").handler(cluster::grants);
+    api.delete("/cluster/grants/:host/:id").handler(auth::requireAdmin).handler(cluster::revoke);
     api.route()
         .handler(
             ctx -> {

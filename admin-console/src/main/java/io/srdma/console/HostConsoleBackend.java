@@ -175,6 +175,18 @@ public final class HostConsoleBackend implements ConsoleBackend {
     return r;
   }
 
+  private volatile ClusterView cluster;
+
+  /** Joins the console to the host's cluster (before the console starts). */
+  public void cluster(ClusterView view) {
+    this.cluster = view;
+  }
+
+  @Override
+  public ClusterView cluster() {
+    return cluster;
+  }
+
   /**
    * Takes the text of a policy that was put in force without the console, e.g. by {@code srdma
    * serve}'s watch of the policy file, so that the console shows (and diffs against) what is in

@@ -31,11 +31,17 @@ final class ConsoleFixture implements AutoCloseable {
   }
 
   ConsoleFixture(Path dir, ConsoleConfig config) {
+    this(dir, config, b -> {});
+  }
+
+  /** A console whose fake backend {@code setUp} prepares before the console starts. */
+  ConsoleFixture(Path dir, ConsoleConfig config, java.util.function.Consumer<FakeBackend> setUp) {
     ca = DeploymentCa.init(dir.resolve("ca"), null);
     Credential cert = ca.issueServer(List.of("localhost", "127.0.0.1"), Duration.ofDays(1));
     serverCertificate = cert.certificate();
     log = AuditLog.open(dir.resolve("audit.log"));
     backend = new FakeBackend(log);
+    setUp.accept(backend);
     ConsoleServer s;
     try {
       s =

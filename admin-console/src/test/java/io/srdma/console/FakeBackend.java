@@ -225,4 +225,12 @@ final class FakeBackend implements ConsoleBackend {
   public Path auditLog() {
     return auditLog;
   }
+
+  /** The cluster view a test gives this host (null: a single host). */
+  volatile ClusterView cluster;
+
+  @Override
+  public ClusterView cluster() {
+    return cluster;
+  }
 }

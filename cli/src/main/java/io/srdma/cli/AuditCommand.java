@@ -87,6 +87,20 @@ public final class AuditCommand implements Runnable {
     String head;
 
     @Option(
+        names = "--cluster",
+        paramLabel = "CONFIG",
+        description =
+            "Take the head from the deployment's etcd (a YAML file with its 'cluster:' section,"
+                + " docs/cluster.md): the audit head --cluster-host anchored there last.")
+    Path cluster;
+
+    @Option(
+        names = "--cluster-host",
+        paramLabel = "HOST",
+        description = "With --cluster: the host whose log this is (its name in the cluster).")
+    String clusterHost;
+
+    @Option(
         names = "--closed",
         description =
             "The writer has stopped: the log must end with its close checkpoint (detects a cut"
@@ -101,6 +115,35 @@ public final class AuditCommand implements Runnable {
         expected = head == null ? null : AuditVerifier.Head.parse(head);
       } catch (PolicyException e) {
         throw new CommandLine.ParameterException(cmd, "--head: " + Addresses.explain(e));
+      }
+      if ((cluster == null) != (clusterHost == null)) {
+        throw new CommandLine.ParameterException(cmd, "--cluster and --cluster-host go together");
+      }
+      if (cluster != null) {
+        if (head != null) {
+          throw new CommandLine.ParameterException(cmd, "--head or --cluster, not both");
+        }
+        String[] anchored = new String[1];
+        int status =
+            ClusterPolicyCommands.withLink(
+                cluster,
+                cmd.getErr(),
+                link -> {
+                  io.srdma.cluster.AuditAnchor a =
+                      io.srdma.cluster.AuditAnchor.read(link, clusterHost);
+                  if (a == null) {
+                    cmd.getErr()
+                        .println("no audit head of host " + clusterHost + " in the cluster");
+                    cmd.getErr().flush();
+                    return 3;
+                  }
+                  anchored[0] = a.head();
+                  return 0;
+                });
+        if (status != 0) {
+          return status == KeyCommands.EXIT_USAGE ? 2 : 3;
+        }
+        expected = AuditVerifier.Head.parse(anchored[0]);
       }
       if (crl != null && ca == null) {
         throw new CommandLine.ParameterException(cmd, "--crl needs --ca");

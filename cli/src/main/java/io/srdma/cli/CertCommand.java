@@ -320,6 +320,15 @@ public final class CertCommand implements Runnable {
     @Parameters(paramLabel = "SERIAL|FILE", description = "Serial number in hex, or a PEM file.")
     String target;
 
+    @Option(
+        names = "--cluster",
+        paramLabel = "CONFIG",
+        description =
+            "Also publish the new revocation list to the deployment's etcd (a YAML file with its"
+                + " 'cluster:' section, docs/cluster.md): every host of the cluster refuses the"
+                + " peer within 1 s.")
+    Path cluster;
+
     @Override
     public Integer call() {
       return KeyCommands.run(
@@ -348,6 +357,14 @@ public final class CertCommand implements Runnable {
                       serial.toString(16),
                       ca.resolve(DeploymentCa.CRL));
               spec.commandLine().getOut().flush();
+              if (cluster != null) {
+                return ClusterPolicyCommands.publishRevocation(
+                    cluster,
+                    authority.crl(),
+                    List.of(serial),
+                    spec.commandLine().getOut(),
+                    spec.commandLine().getErr());
+              }
               return 0;
             } finally {
               KeyCommands.wipe(caPass);

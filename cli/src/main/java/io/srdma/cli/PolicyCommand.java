@@ -34,7 +34,10 @@ import picocli.CommandLine.Parameters;
     subcommands = {
       PolicyCommand.Check.class,
       PolicyCommand.Explain.class,
-      PolicyCommand.HashPassword.class
+      PolicyCommand.HashPassword.class,
+      // clustered deployments (docs/cluster.md)
+      ClusterPolicyCommands.Push.class,
+      ClusterPolicyCommands.Status.class
     })
 public final class PolicyCommand implements Runnable {
   /** Exit status of {@code explain} when the request is denied. */

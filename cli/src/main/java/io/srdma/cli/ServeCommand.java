@@ -1,5 +1,6 @@
 package io.srdma.cli;
 
+import io.srdma.cluster.ClusterNode;
 import io.srdma.console.ConsoleConfig;
 import io.srdma.console.ConsoleException;
 import io.srdma.console.ConsoleServer;
@@ -120,7 +121,8 @@ final class ServeCommand implements Callable<Integer> {
       Policy policy,
       String policyText,
       String hostIdentity,
-      ConsoleConfig console) {}
+      ConsoleConfig console,
+      RevocationList revocations) {}
 
   /** What is running; closed in reverse. */
   private static final class Running implements AutoCloseable {
@@ -128,12 +130,16 @@ final class ServeCommand implements Callable<Integer> {
     RegionHost host;
     HostConsoleBackend backend;
     PolicyWatcher watcher;
+    ClusterNode cluster;
     ConsoleServer console;
 
     @Override
     public void close() {
       if (console != null) {
         console.close();
+      }
+      if (cluster != null) {
+        cluster.close();
       }
       if (watcher != null) {
         watcher.close();
@@ -461,8 +467,9 @@ final class ServeCommand implements Callable<Integer> {
     // everything else is good: only now is the CRL-number file read and written. The highest CRL
     // number accepted survives restarts, so a list put back while the host was down is refused.
     DeploymentTrust trust;
+    RevocationList watched;
     try {
-      RevocationList watched = RevocationList.watching(c.crl, ca, crlNumberFile(c));
+      watched = RevocationList.watching(c.crl, ca, crlNumberFile(c));
       watched.reload();
       trust = DeploymentTrust.of(ca, watched);
     } catch (KeyExchangeException e) {
@@ -477,7 +484,8 @@ final class ServeCommand implements Callable<Integer> {
                   + crlNumberFile(c)
                   + ")"));
     }
-    return new Prepared(Credential.of(cert, key), trust, policy, policyText, hostIdentity, console);
+    return new Prepared(
+        Credential.of(cert, key), trust, policy, policyText, hostIdentity, console, watched);
   }
 
   /**
@@ -732,6 +740,23 @@ final class ServeCommand implements Callable<Integer> {
     if (c.watchPolicy) {
       r.watcher = watch(c.policyFile, r.host, r.backend, trail);
     }
+    if (c.cluster != null) {
+      GrantAuthority mirror = new GrantAuthority(r.host.policy());
+      r.cluster =
+          ServeCluster.join(
+              c.cluster,
+              p.hostIdentity(),
+              mirror,
+              reloadListener("etcd", null, mirror, r.host, r.backend, trail),
+              r.backend,
+              p.revocations(),
+              c.crl,
+              r.host,
+              r.auditLog);
+      if (r.backend != null) {
+        r.backend.cluster(ServeCluster.view(r.cluster));
+      }
+    }
     if (p.console() != null) {
       RegionHost host = r.host;
       r.console =
@@ -753,35 +778,53 @@ final class ServeCommand implements Callable<Integer> {
         file,
         new PolicyLoader(),
         mirror,
-        new PolicyWatcher.Listener() {
-          @Override
-          public void reloaded(ReloadResult result) {
-            try {
-              ReloadResult r = host.reloadPolicy(result.current(), AuditTrail.SYSTEM);
-              LOG.info(
-                  "policy {} reloaded (sha256 {}); {} live grant(s) revoked",
-                  file,
-                  r.current().sha256(),
-                  r.forbidden().size());
-              if (backend != null) {
-                consoleText(file, backend);
-              }
-            } catch (RuntimeException e) {
-              mirror.reload(host.policy());
-              LOG.error("policy {} could not be put in force; the old one stays", file, e);
-            }
-          }
+        reloadListener(file.toString(), file, mirror, host, backend, trail));
+  }
 
-          @Override
-          public void rejected(PolicyException error) {
-            try {
-              trail.reloadRejected(error, AuditTrail.SYSTEM);
-            } catch (RuntimeException e) {
-              LOG.error("audit of a refused reload failed", e);
-            }
-            LOG.warn("policy {} refused, the policy in force stays: {}", file, error.getMessage());
+  /**
+   * What a reloaded policy goes through, from a watched file or from the cluster's etcd: put in
+   * force on the host (revoking what it forbids, audited), or the mirror reset if that fails; a
+   * refused policy is audited and the one in force stays.
+   *
+   * @param source the policy's origin, for logs
+   * @param file the file whose text the console then shows, or null (the cluster hands it over)
+   */
+  static PolicyWatcher.Listener reloadListener(
+      String source,
+      Path file,
+      GrantAuthority mirror,
+      RegionHost host,
+      HostConsoleBackend backend,
+      AuditTrail trail) {
+    return new PolicyWatcher.Listener() {
+      @Override
+      public void reloaded(ReloadResult result) {
+        try {
+          ReloadResult r = host.reloadPolicy(result.current(), AuditTrail.SYSTEM);
+          LOG.info(
+              "policy {} reloaded (sha256 {}); {} live grant(s) revoked",
+              source,
+              r.current().sha256(),
+              r.forbidden().size());
+          if (backend != null && file != null) {
+            consoleText(file, backend);
           }
-        });
+        } catch (RuntimeException e) {
+          mirror.reload(host.policy());
+          LOG.error("policy {} could not be put in force; the old one stays", source, e);
+        }
+      }
+
+      @Override
+      public void rejected(PolicyException error) {
+        try {
+          trail.reloadRejected(error, AuditTrail.SYSTEM);
+        } catch (RuntimeException e) {
+          LOG.error("audit of a refused reload failed", e);
+        }
+        LOG.warn("policy {} refused, the policy in force stays: {}", source, error.getMessage());
+      }
+    };
   }
 
   /** Hands the reloaded file's text to the console; a file changed again meanwhile is skipped. */

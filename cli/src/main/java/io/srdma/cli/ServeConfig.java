@@ -63,7 +63,8 @@ final class ServeConfig {
           "regions",
           "limits",
           "record-size",
-          "console");
+          "console",
+          "cluster");
   private static final List<String> DEVICE_KEYS =
       List.of(
           "bind-address",
@@ -141,6 +142,8 @@ final class ServeConfig {
   Path caCertificate;
   Path crl;
   Path policyFile;
+  // the optional cluster: section (docs/cluster.md); null: a single host, as before
+  io.srdma.cluster.ClusterConfig cluster;
   boolean watchPolicy = true;
   Path auditFile;
   long auditRotateBytes = 64L << 20;
@@ -326,6 +329,7 @@ final class ServeConfig {
         if (w != null) {
           watchPolicy = bool(w, "policy.watch", watchPolicy);
         }
+        watchPolicyWritten = w;
       }
     }
     Entry a = f.get("audit");
@@ -357,6 +361,33 @@ final class ServeConfig {
     if (con != null) {
       readConsole(con.value());
     }
+    Entry cl = f.get("cluster");
+    if (cl != null) {
+      readCluster(cl);
+    }
+  }
+
+  private Entry watchPolicyWritten;
+
+  // The cluster module reads its own section (its errors already say file:line:column: key);
+  // with a cluster the policy comes from etcd, so the file is only the start-up policy.
+  private void readCluster(Entry cl) {
+    List<String> clusterErrors = new ArrayList<>();
+    cluster =
+        io.srdma.cluster.ClusterConfig.parse(
+            cl.value(), label, file.toAbsolutePath().getParent(), clusterErrors);
+    Mark m = cl.value().getStartMark().orElse(null);
+    for (String e : clusterErrors) {
+      errors.add(
+          new Located(m == null ? 0 : m.getLine() + 1, m == null ? 0 : m.getColumn() + 1, e));
+    }
+    if (watchPolicyWritten != null && watchPolicy) {
+      error(
+          watchPolicyWritten.value(),
+          "policy.watch",
+          "cannot be true with a cluster section: the policy comes from etcd (srdma policy push)");
+    }
+    watchPolicy = false;
   }
 
   private void readConsole(Node node) {

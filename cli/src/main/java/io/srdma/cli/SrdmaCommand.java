@@ -30,7 +30,8 @@ import picocli.CommandLine.Command;
       DoctorCommand.class,
       CaCommand.class,
       CertCommand.class,
-      ServeCommand.class
+      ServeCommand.class,
+      GrantCommand.class
     })
 public final class SrdmaCommand implements Runnable {
 

@@ -63,7 +63,10 @@ const srdma = (() => {
     me = await api('GET', '/api/me');
     document.body.classList.add(me.admin ? 'admin' : 'auditor');
     const here = location.pathname === '/' ? '/index.html' : location.pathname;
-    const nav = el('nav', {}, PAGES.map(([href, name]) =>
+    // a clustered host has a Fleet page too (docs/cluster.md); a single host's menu is unchanged
+    const cluster = await api('GET', '/api/cluster');
+    const pages = cluster.clustered ? PAGES.concat([['/fleet.html', 'Fleet']]) : PAGES;
+    const nav = el('nav', {}, pages.map(([href, name]) =>
       el('a', { href, class: href === here ? 'active' : null, text: name })));
     const logout = el('button', { class: 'secondary', id: 'logout', text: 'Log out', onclick: async () => {
       try { await api('POST', '/api/logout'); } finally { location.href = '/login.html'; }

@@ -1,0 +1,191 @@
+package io.srdma.console;
+
+import static io.srdma.console.ConsoleApiTest.assertError;
+import static io.srdma.console.ConsoleApiTest.await;
+import static io.srdma.console.ConsoleApiTest.send;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.json.JsonObject;
+import io.vertx.core.net.PemTrustOptions;
+import io.vertx.ext.web.client.HttpResponse;
+import io.vertx.ext.web.client.WebClient;
+import io.vertx.ext.web.client.WebClientOptions;
+import io.vertx.ext.web.client.WebClientSession;
+import io.vertx.junit5.VertxExtension;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The fleet view of a clustered host ({@code /api/cluster}, docs/cluster.md) and its link state on
+ * {@code /metrics}; a single host's console says it is not clustered and is otherwise unchanged.
+ */
+@ExtendWith(VertxExtension.class)
+class ConsoleClusterTest {
+  private static final String TOKEN = "metrics-token-0123456789abcdef0123456789";
+
+  @TempDir Path dir;
+
+  /** Two hosts, h1 degraded, three grants; revocations recorded. */
+  static final class FakeCluster implements ClusterView {
+    final Map<String, ClusterView.FleetGrant> grants = new ConcurrentHashMap<>();
+    volatile boolean connected = false;
+
+    FakeCluster() {
+      for (long id : new long[] {1, 2}) {
+        add(new FleetGrant("h1", id, "acme", "srdma://acme/t", "kvcache", 0, 4096, "write", at()));
+      }
+      add(new FleetGrant("h2", 9, "acme", "srdma://acme/u", "kvcache", 0, 64, "read", at()));
+    }
+
+    private void add(FleetGrant g) {
+      grants.put(g.host() + "/" + g.grantId(), g);
+    }
+
+    private static Instant at() {
+      return Instant.parse("2030-01-01T00:00:00Z");
+    }
+
+    @Override
+    public Link link() {
+      return new Link(
+          "h1", "/srdma/prod", connected, at(), connected ? null : "etcd did not answer", 3);
+    }
+
+    @Override
+    public String deploymentPolicySha256() {
+      return "a".repeat(64);
+    }
+
+    @Override
+    public List<FleetHost> hosts() {
+      return List.of(
+          new FleetHost("h1", "a".repeat(64), 7, at(), true, 4),
+          new FleetHost("h2", "b".repeat(64), 5, at(), false, -1));
+    }
+
+    @Override
+    public List<FleetGrant> grants() {
+      return List.copyOf(grants.values());
+    }
+
+    @Override
+    public boolean revoke(String host, long grantId) {
+      return grants.remove(host + "/" + grantId) != null;
+    }
+  }
+
+  private WebClient client(Vertx vertx, ConsoleFixture console) {
+    return WebClient.create(
+        vertx,
+        new WebClientOptions()
+            .setSsl(true)
+            .setVerifyHost(true)
+            .setTrustOptions(new PemTrustOptions().addCertValue(Buffer.buffer(console.caPem())))
+            .setDefaultHost("127.0.0.1")
+            .setDefaultPort(console.server.port()));
+  }
+
+  private static String csrfLogin(WebClientSession s, String user, String password)
+      throws Exception {
+    HttpResponse<Buffer> r =
+        send(
+            s,
+            HttpMethod.POST,
+            "/api/login",
+            new JsonObject().put("user", user).put("password", password),
+            null);
+    assertEquals(200, r.statusCode(), r.bodyAsString());
+    return r.bodyAsJsonObject().getString("csrf");
+  }
+
+  @Test
+  void shouldShowTheFleetRevokeAcrossHostsAndExportTheLinkState(Vertx vertx) throws Exception {
+    FakeCluster cluster = new FakeCluster();
+    try (ConsoleFixture console =
+        new ConsoleFixture(
+            dir, new ConsoleConfig().metricsToken(TOKEN.toCharArray()), b -> b.cluster = cluster)) {
+      WebClient c = client(vertx, console);
+      WebClientSession admin = WebClientSession.create(c);
+      String csrf = csrfLogin(admin, "admin", ConsoleFixture.ADMIN_PASSWORD);
+
+      JsonObject fleet = send(admin, HttpMethod.GET, "/api/cluster", null, csrf).bodyAsJsonObject();
+      assertTrue(fleet.getBoolean("clustered"), fleet.encode());
+      assertEquals("degraded", fleet.getJsonObject("link").getString("state"), fleet.encode());
+      assertEquals(2, fleet.getJsonArray("hosts").size());
+      JsonObject h1 = fleet.getJsonArray("hosts").getJsonObject(0);
+      assertEquals("h1", h1.getString("host"));
+      assertEquals(2, h1.getLong("liveGrants"));
+      assertEquals(4, h1.getInteger("sessions"));
+      assertEquals(null, fleet.getJsonArray("hosts").getJsonObject(1).getInteger("sessions"));
+
+      assertEquals(
+          3,
+          send(admin, HttpMethod.GET, "/api/cluster/grants", null, csrf)
+              .bodyAsJsonObject()
+              .getJsonArray("items")
+              .size());
+
+      // an auditor may look but not revoke
+      WebClientSession auditor = WebClientSession.create(c);
+      String auditorCsrf = csrfLogin(auditor, "auditor", ConsoleFixture.AUDITOR_PASSWORD);
+      assertError(
+          send(auditor, HttpMethod.DELETE, "/api/cluster/grants/h2/9", null, auditorCsrf),
+          403,
+          "forbidden");
+      // an admin revokes a grant of another host
+      HttpResponse<Buffer> r =
+          send(admin, HttpMethod.DELETE, "/api/cluster/grants/h2/9", null, csrf);
+      assertEquals(200, r.statusCode(), r.bodyAsString());
+      assertTrue(!cluster.grants.containsKey("h2/9"));
+      assertError(
+          send(admin, HttpMethod.DELETE, "/api/cluster/grants/h2/9", null, csrf), 404, "not_found");
+
+      String metrics =
+          await(c.get("/metrics").putHeader("Authorization", "Bearer " + TOKEN).send())
+              .bodyAsString();
+      assertTrue(metrics.lines().anyMatch("srdma_cluster_connected 0.0"::equals), metrics);
+      assertTrue(
+          metrics.lines().anyMatch("srdma_cluster_degraded_episodes_total 3.0"::equals), metrics);
+      cluster.connected = true;
+      metrics =
+          await(c.get("/metrics").putHeader("Authorization", "Bearer " + TOKEN).send())
+              .bodyAsString();
+      assertTrue(metrics.lines().anyMatch("srdma_cluster_connected 1.0"::equals), metrics);
+    }
+  }
+
+  @Test
+  void shouldSayASingleHostIsNotClustered(Vertx vertx) throws Exception {
+    try (ConsoleFixture console =
+        new ConsoleFixture(dir, new ConsoleConfig().metricsToken(TOKEN.toCharArray()))) {
+      WebClient c = client(vertx, console);
+      WebClientSession admin = WebClientSession.create(c);
+      String csrf = csrfLogin(admin, "admin", ConsoleFixture.ADMIN_PASSWORD);
+      assertEquals(
+          new JsonObject().put("clustered", false),
+          send(admin, HttpMethod.GET, "/api/cluster", null, csrf).bodyAsJsonObject());
+      assertEquals(
+          0,
+          send(admin, HttpMethod.GET, "/api/cluster/grants", null, csrf)
+              .bodyAsJsonObject()
+              .getJsonArray("items")
+              .size());
+      assertError(
+          send(admin, HttpMethod.DELETE, "/api/cluster/grants/h1/1", null, csrf), 404, "not_found");
+      String metrics =
+          await(c.get("/metrics").putHeader("Authorization", "Bearer " + TOKEN).send())
+              .bodyAsString();
+      assertTrue(metrics.lines().noneMatch(l -> l.startsWith("srdma_cluster")), metrics);
+    }
+  }
+}

@@ -1,0 +1,288 @@
+package io.srdma.cluster;
+
+import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.Watch;
+import io.etcd.jetcd.kv.GetResponse;
+import io.etcd.jetcd.options.GetOption;
+import io.etcd.jetcd.options.PutOption;
+import io.etcd.jetcd.options.WatchOption;
+import io.etcd.jetcd.watch.WatchEvent;
+import io.etcd.jetcd.watch.WatchResponse;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.BooleanSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A host's live grants as leased etcd keys ({@code PREFIX/grants/HOST/ID}), so the deployment's
+ * live grants are one range read, and a grant is revoked from anywhere by deleting its key.
+ *
+ * <ul>
+ *   <li>Host → etcd: every {@link #PERIOD} the host's live grants are compared with what was
+ *       published; a new grant gets a lease whose TTL is its remaining life (rounded up) and its
+ *       key under that lease; a grant that ended on the host has its key deleted and its lease
+ *       revoked. Nothing on the grant path waits for etcd.
+ *   <li>etcd → host: a DELETE of one of this host's grant keys revokes that grant on the host
+ *       (actor {@code cluster}); for a grant already ended or expired this does nothing.
+ *   <li>Cut off from etcd: nothing is published and the leases are not renewed (they need not be:
+ *       each lasts until its grant's expiry), so the deployment's view of this host's grants ends
+ *       with the grants' own expiry. On recovery, a key this host had published that is gone was
+ *       deleted meanwhile: that grant is revoked.
+ * </ul>
+ *
+ * State is confined to the node's apply thread, except {@link #resync()} (probe thread), which
+ * reads etcd first and then hands its findings to the apply thread.
+ */
+final class ClusterGrantSync implements Follower {
+  static final Duration PERIOD = Duration.ofMillis(200);
+  static final String ACTOR = "cluster";
+
+  private static final Logger LOG = LoggerFactory.getLogger(ClusterGrantSync.class);
+
+  private final EtcdLink link;
+  private final String host;
+  private final HostGrants grants;
+  private final ScheduledExecutorService apply;
+  private final BooleanSupplier connected;
+  private final Clock clock;
+  // apply thread only
+  private final Map<Long, Long> published = new HashMap<>(); // grant id -> lease id
+  private final Set<Long> pending = new HashSet<>();
+  private Watch.Watcher watcher; // guarded by this
+  private volatile boolean broken = true;
+  private volatile boolean closed;
+
+  ClusterGrantSync(
+      EtcdLink link,
+      String host,
+      HostGrants grants,
+      ScheduledExecutorService apply,
+      BooleanSupplier connected,
+      Clock clock) {
+    this.link = link;
+    this.host = host;
+    this.grants = grants;
+    this.apply = apply;
+    this.connected = connected;
+    this.clock = clock;
+  }
+
+  void start() {
+    apply.scheduleWithFixedDelay(
+        this::reconcileQuietly,
+        PERIOD.toMillis(),
+        PERIOD.toMillis(),
+        java.util.concurrent.TimeUnit.MILLISECONDS);
+  }
+
+  @Override
+  public boolean broken() {
+    return broken;
+  }
+
+  @Override
+  public void markBroken() {
+    broken = true;
+  }
+
+  @Override
+  public void resync() {
+    GetResponse r =
+        link.await(
+            link.client()
+                .getKVClient()
+                .get(
+                    link.keys().grantsOf(host),
+                    GetOption.builder().isPrefix(true).withKeysOnly(true).build()),
+            "reading this host's grants");
+    Set<Long> present = new HashSet<>();
+    for (KeyValue kv : r.getKvs()) {
+      present.add(ClusterKeys.grantIdOf(kv.getKey()));
+    }
+    execute(() -> revokeVanished(present));
+    synchronized (this) {
+      if (closed) {
+        return;
+      }
+      if (watcher != null) {
+        watcher.close();
+      }
+      watcher =
+          link.client()
+              .getWatchClient()
+              .watch(
+                  link.keys().grantsOf(host),
+                  WatchOption.builder()
+                      .isPrefix(true)
+                      .withNoPut(true)
+                      .withRevision(r.getHeader().getRevision() + 1)
+                      .build(),
+                  Watch.listener(this::onNext, this::onError));
+    }
+    broken = false;
+  }
+
+  private void revokeVanished(Set<Long> present) {
+    for (Long id : List.copyOf(published.keySet())) {
+      if (!present.contains(id)) {
+        published.remove(id);
+        if (grants.revoke(id, ACTOR)) {
+          LOG.info("grant {} was revoked in the cluster while this host was cut off: revoked", id);
+        }
+      }
+    }
+  }
+
+  private void onNext(WatchResponse r) {
+    for (WatchEvent e : r.getEvents()) {
+      if (e.getEventType() == WatchEvent.EventType.DELETE) {
+        long id = ClusterKeys.grantIdOf(e.getKeyValue().getKey());
+        if (id >= 0) {
+          execute(() -> deleted(id));
+        }
+      }
+    }
+  }
+
+  private void deleted(long id) {
+    published.remove(id);
+    if (grants.revoke(id, ACTOR)) {
+      LOG.info("grant {} revoked from the cluster (its key was deleted)", id);
+    }
+  }
+
+  private void onError(Throwable t) {
+    if (!closed) {
+      broken = true;
+      LOG.warn(
+          "watch of this host's grants failed ({}); it resumes when etcd answers", t.toString());
+    }
+  }
+
+  private void reconcileQuietly() {
+    try {
+      if (!closed && connected.getAsBoolean() && !broken) {
+        reconcile();
+      }
+    } catch (RuntimeException e) {
+      LOG.error("publishing this host's grants failed; trying again", e);
+    }
+  }
+
+  private void reconcile() {
+    Instant now = clock.instant();
+    Set<Long> live = new HashSet<>();
+    for (ClusterGrant g : grants.live()) {
+      live.add(g.grantId());
+      if (published.containsKey(g.grantId()) || pending.contains(g.grantId())) {
+        continue;
+      }
+      long ms = Duration.between(now, g.expiresAt()).toMillis();
+      if (ms <= 0) {
+        continue;
+      }
+      publish(g, Math.max(1, (ms + 999) / 1000));
+    }
+    for (Map.Entry<Long, Long> e : List.copyOf(published.entrySet())) {
+      if (!live.contains(e.getKey())) {
+        published.remove(e.getKey());
+        // the lease's revocation deletes the key with it
+        link.client()
+            .getLeaseClient()
+            .revoke(e.getValue())
+            .whenComplete(
+                (r, x) -> {
+                  if (x != null) {
+                    LOG.debug("revoking the lease of ended grant {}: {}", e.getKey(), x.toString());
+                  }
+                });
+      }
+    }
+  }
+
+  private void publish(ClusterGrant g, long ttlSeconds) {
+    long id = g.grantId();
+    pending.add(id);
+    link.client()
+        .getLeaseClient()
+        .grant(ttlSeconds)
+        .thenCompose(
+            lease ->
+                link.client()
+                    .getKVClient()
+                    .put(
+                        link.keys().grant(host, id),
+                        io.etcd.jetcd.ByteSequence.from(g.toJson()),
+                        PutOption.builder().withLeaseId(lease.getID()).build())
+                    .thenApply(put -> lease.getID()))
+        .whenComplete(
+            (leaseId, x) ->
+                execute(
+                    () -> {
+                      pending.remove(id);
+                      if (x != null) {
+                        LOG.debug("publishing grant {} failed: {}", id, x.toString());
+                      } else {
+                        published.put(id, leaseId);
+                      }
+                    }));
+  }
+
+  private void execute(Runnable r) {
+    try {
+      apply.execute(r);
+    } catch (RejectedExecutionException e) {
+      // closing
+    }
+  }
+
+  /**
+   * The host is stopping (it revokes all its grants next): revokes every published lease, which
+   * deletes the grants' keys, waiting at most {@code limit}. Runs on the apply thread. A host that
+   * crashes instead leaves its grants listed until their expiry.
+   */
+  void withdrawAll(Duration limit) {
+    java.util.concurrent.Future<java.util.concurrent.CompletableFuture<Void>> all =
+        apply.submit(
+            () -> {
+              List<java.util.concurrent.CompletableFuture<?>> revokes = new java.util.ArrayList<>();
+              for (Long lease : published.values()) {
+                revokes.add(link.client().getLeaseClient().revoke(lease));
+              }
+              published.clear();
+              return java.util.concurrent.CompletableFuture.allOf(
+                  revokes.toArray(new java.util.concurrent.CompletableFuture<?>[0]));
+            });
+    try {
+      all.get(limit.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)
+          .get(limit.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (java.util.concurrent.ExecutionException
+        | java.util.concurrent.TimeoutException
+        | RejectedExecutionException e) {
+      LOG.info(
+          "this host's grants could not all be withdrawn from etcd ({}); they leave it at their"
+              + " expiry",
+          e.toString());
+    }
+  }
+
+  @Override
+  public synchronized void close() {
+    closed = true;
+    if (watcher != null) {
+      watcher.close();
+      watcher = null;
+    }
+  }
+}

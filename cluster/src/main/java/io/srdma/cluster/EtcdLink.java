@@ -1,0 +1,154 @@
+package io.srdma.cluster;
+
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.ClientBuilder;
+import io.grpc.netty.GrpcSslContexts;
+import io.netty.handler.ssl.SslContext;
+import io.srdma.keys.KeyExchangeException;
+import io.srdma.keys.Pem;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.security.PrivateKey;
+import java.security.cert.X509Certificate;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import javax.net.ssl.SSLException;
+
+/**
+ * One etcd client, over mutual TLS with the configured client certificate, TLS 1.3 only. Every
+ * blocking call of this module goes through {@link #await}, which bounds it by the configured
+ * request timeout. Close it to release the client's threads.
+ */
+public final class EtcdLink implements AutoCloseable {
+  private final ClusterConfig config;
+  private final Client client;
+
+  private EtcdLink(ClusterConfig config, Client client) {
+    this.config = config;
+    this.client = client;
+  }
+
+  /**
+   * Opens a client; nothing is sent until the first request.
+   *
+   * @throws ClusterException {@link ClusterException.Reason#BAD_CONFIG} if a file it names cannot
+   *     be read
+   */
+  public static EtcdLink open(ClusterConfig config) {
+    X509Certificate ca;
+    X509Certificate cert;
+    PrivateKey key;
+    char[] pass = null;
+    try {
+      if (config.keyPassphraseFile() != null) {
+        pass =
+            Files.readString(config.keyPassphraseFile(), StandardCharsets.UTF_8)
+                .strip()
+                .toCharArray();
+      }
+      ca = Pem.readCertificate(config.caCertificate());
+      cert = Pem.readCertificate(config.certificate());
+      key = Pem.readPrivateKey(config.key(), pass);
+    } catch (KeyExchangeException | IOException e) {
+      throw new ClusterException(
+          ClusterException.Reason.BAD_CONFIG, "cluster TLS material: " + e.getMessage(), e);
+    } finally {
+      if (pass != null) {
+        Arrays.fill(pass, '\0');
+      }
+    }
+    SslContext ssl;
+    try {
+      ssl =
+          GrpcSslContexts.forClient() // ALPN h2, as gRPC needs
+              .protocols("TLSv1.3")
+              .trustManager(ca)
+              .keyManager(key, cert)
+              .build();
+    } catch (SSLException e) {
+      throw new ClusterException(
+          ClusterException.Reason.BAD_CONFIG, "cluster TLS context: " + e.getMessage(), e);
+    }
+    ClientBuilder b =
+        Client.builder()
+            .endpoints(config.endpoints())
+            .sslContext(ssl)
+            .connectTimeout(config.requestTimeout())
+            .keepaliveTime(Duration.ofSeconds(5))
+            .keepaliveTimeout(config.requestTimeout())
+            .retryMaxDuration(config.requestTimeout())
+            .loadBalancerPolicy("round_robin") // a dead member is skipped, not waited on
+            .waitForReady(false);
+    if (config.serverName() != null) {
+      b.authority(config.serverName());
+    }
+    return new EtcdLink(config, b.build());
+  }
+
+  /** The configuration. */
+  public ClusterConfig config() {
+    return config;
+  }
+
+  /** The key layout. */
+  public ClusterKeys keys() {
+    return config.keys();
+  }
+
+  /** The jetcd client. */
+  public Client client() {
+    return client;
+  }
+
+  /**
+   * Waits for a request, at most the request timeout.
+   *
+   * @throws ClusterException {@link ClusterException.Reason#UNAVAILABLE} on timeout or failure
+   */
+  public <T> T await(CompletableFuture<T> f, String what) {
+    try {
+      return f.get(config.requestTimeout().toMillis(), TimeUnit.MILLISECONDS);
+    } catch (TimeoutException e) {
+      f.cancel(true);
+      throw new ClusterException(
+          ClusterException.Reason.UNAVAILABLE,
+          what + ": etcd did not answer within " + config.requestTimeout(),
+          e);
+    } catch (ExecutionException e) {
+      Throwable c = e.getCause() == null ? e : e.getCause();
+      throw new ClusterException(
+          ClusterException.Reason.UNAVAILABLE, what + ": etcd failed: " + c.getMessage(), c);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      f.cancel(true);
+      throw new ClusterException(ClusterException.Reason.INTERRUPTED, what + ": interrupted", e);
+    }
+  }
+
+  /**
+   * Runs an operation, and once more if etcd did not answer: the first request after a member dies
+   * can wait on that member's connection until the timeout, while the next goes to a live one. Only
+   * for operations that are safe to repeat (reads, and writes guarded by compare-and-swap that
+   * recognise their own earlier success).
+   */
+  public <T> T retryOnce(java.util.function.Supplier<T> op) {
+    try {
+      return op.get();
+    } catch (ClusterException e) {
+      if (e.reason() != ClusterException.Reason.UNAVAILABLE) {
+        throw e;
+      }
+      return op.get();
+    }
+  }
+
+  @Override
+  public void close() {
+    client.close();
+  }
+}

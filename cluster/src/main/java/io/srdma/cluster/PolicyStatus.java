@@ -1,0 +1,82 @@
+package io.srdma.cluster;
+
+import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.kv.GetResponse;
+import io.etcd.jetcd.options.GetOption;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/** What the deployment's policy is and what each host runs ({@code srdma policy status}). */
+public final class PolicyStatus {
+  private PolicyStatus() {}
+
+  /**
+   * The deployment's view.
+   *
+   * @param revision the policy key's revision (0: no policy was ever pushed)
+   * @param sha256 the pushed policy's hash, or null
+   * @param hosts each host's report, by name
+   * @param sessions each host's live session count as it last published it, by name
+   */
+  public record View(
+      long revision, String sha256, List<HostPolicyState> hosts, Map<String, Integer> sessions) {}
+
+  /**
+   * Reads the policy key and every host's report (one range read).
+   *
+   * @throws ClusterException {@code UNAVAILABLE} if etcd does not answer
+   */
+  public static View read(EtcdLink link) {
+    GetResponse p = link.await(link.client().getKVClient().get(link.keys().policy()), "policy");
+    long rev = 0;
+    String sha = null;
+    if (!p.getKvs().isEmpty()) {
+      rev = p.getKvs().get(0).getModRevision();
+      sha = sha256(p.getKvs().get(0).getValue().getBytes());
+    }
+    GetResponse h =
+        link.await(
+            link.client()
+                .getKVClient()
+                .get(link.keys().hostsPrefix(), GetOption.builder().isPrefix(true).build()),
+            "host states");
+    List<HostPolicyState> hosts = new ArrayList<>();
+    Map<String, Integer> sessions = new TreeMap<>();
+    for (KeyValue kv : h.getKvs()) {
+      String key = kv.getKey().toString(StandardCharsets.UTF_8);
+      if (key.endsWith("/sessions")) {
+        String host = link.keys().hostOf(kv.getKey());
+        try {
+          int n = Integer.parseInt(kv.getValue().toString(StandardCharsets.UTF_8));
+          if (host != null && n >= 0) {
+            sessions.put(host, n);
+          }
+        } catch (NumberFormatException e) {
+          // one bad entry does not hide the others
+        }
+      }
+      if (key.endsWith("/policy")) {
+        try {
+          hosts.add(HostPolicyState.parse(kv.getValue().getBytes()));
+        } catch (ClusterException e) {
+          // one bad entry does not hide the others
+        }
+      }
+    }
+    hosts.sort(Comparator.comparing(HostPolicyState::host));
+    return new View(rev, sha, hosts, sessions);
+  }
+
+  static String sha256(byte[] b) {
+    try {
+      return java.util.HexFormat.of()
+          .formatHex(java.security.MessageDigest.getInstance("SHA-256").digest(b));
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+}
