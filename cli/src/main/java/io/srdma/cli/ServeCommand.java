@@ -246,6 +246,12 @@ final class ServeCommand implements Callable<Integer> {
     return address;
   }
 
+  /** The running host once ready, else null (tests look at its sessions and policy). */
+  RegionHost regionHost() {
+    Running r = running;
+    return r == null ? null : r.host;
+  }
+
   /** Waits until the host is closed (or the wait is over). */
   boolean awaitStopped(Duration d) throws InterruptedException {
     return stopped.await(d.toMillis(), TimeUnit.MILLISECONDS);
