@@ -7,6 +7,7 @@ import io.srdma.cluster.HostPolicyState;
 import io.srdma.cluster.PolicyPublisher;
 import io.srdma.cluster.PolicyStatus;
 import io.srdma.cluster.RevocationPublisher;
+import io.srdma.keys.DeploymentCa;
 import io.srdma.policy.PolicyError;
 import io.srdma.policy.PolicyException;
 import io.srdma.policy.PolicyLoader;
@@ -39,20 +40,26 @@ final class ClusterPolicyCommands {
 
   private ClusterPolicyCommands() {}
 
-  /** {@code srdma policy push FILE --cluster CONFIG}. */
+  /** {@code srdma policy push FILE --cluster CONFIG --ca DIR}. */
   @Command(
       name = "push",
       mixinStandardHelpOptions = true,
       description = {
-        "Validate a policy file exactly like 'policy check', then write it to the deployment's"
-            + " etcd with a compare-and-swap on the revision read: every host applies it"
-            + " (atomically, audited) and reports the hash it runs (see 'policy status')."
+        "Validate a policy file exactly like 'policy check', sign it with the deployment CA's"
+            + " key (over the exact bytes, a serial above the one in etcd and the deployment's"
+            + " prefix), then write it to the deployment's etcd with a compare-and-swap on the"
+            + " revision read: every host checks the signature against the CA it trusts, applies"
+            + " it (atomically, audited) and reports the hash it runs (see 'policy status')."
+            + " Hosts refuse an unsigned, badly signed, other deployment's or older policy and keep"
+            + " the one in force.",
+        "Example: srdma policy push policy.yaml --cluster serve.yaml --ca ca"
       },
       exitCodeListHeading = "%nExit status:%n",
       exitCodeList = {
-        "0:pushed (or etcd already held this exact file)",
-        "1:the file has errors (nothing was sent) or could not be read",
-        "2:bad cluster configuration",
+        "0:pushed (or etcd already held this exact file, validly signed)",
+        "1:the file has errors (nothing was sent), could not be read, or the CA key could not be"
+            + " used",
+        "2:bad cluster configuration, or no CA in --ca DIR",
         "4:another push won (or --if-revision did not match); nothing was written",
         "5:etcd did not answer"
       })
@@ -77,6 +84,19 @@ final class ClusterPolicyCommands {
                 + " 'policy status' showed it.")
     Long ifRevision;
 
+    @Option(
+        names = "--ca",
+        required = true,
+        paramLabel = "DIR",
+        description = "The deployment CA's directory; its key signs the policy.")
+    Path ca;
+
+    @Option(
+        names = "--ca-passphrase-file",
+        paramLabel = "FILE",
+        description = "The passphrase of ca.key, first line of FILE.")
+    Path caPassphraseFile;
+
     @Override
     public Integer call() {
       PrintWriter out = spec.commandLine().getOut();
@@ -89,6 +109,17 @@ final class ClusterPolicyCommands {
         err.flush();
         return 1;
       }
+      return KeyCommands.run(spec, () -> push(text, out, err));
+    }
+
+    private int push(byte[] text, PrintWriter out, PrintWriter err) {
+      char[] caPass = KeyCommands.readPassphrase(caPassphraseFile);
+      DeploymentCa authority;
+      try {
+        authority = DeploymentCa.open(ca, caPass);
+      } finally {
+        KeyCommands.wipe(caPass);
+      }
       return withLink(
           cluster,
           err,
@@ -100,11 +131,12 @@ final class ClusterPolicyCommands {
                       file.toString(),
                       text,
                       new PolicyLoader(),
-                      ifRevision == null ? OptionalLong.empty() : OptionalLong.of(ifRevision));
+                      ifRevision == null ? OptionalLong.empty() : OptionalLong.of(ifRevision),
+                      authority);
               if (p.changed()) {
                 out.printf(
-                    "%s: pushed, sha256 %s, revision %d (was %d)%n",
-                    file, p.sha256(), p.revision(), p.previousRevision());
+                    "%s: pushed, signed serial %d, sha256 %s, revision %d (was %d)%n",
+                    file, p.serial(), p.sha256(), p.revision(), p.previousRevision());
               } else {
                 out.printf(
                     "%s: unchanged, sha256 %s, revision %d%n", file, p.sha256(), p.revision());

@@ -146,14 +146,15 @@ final class ServeCluster {
       RevocationList revocations,
       Path crlFile,
       RegionHost regionHost,
-      AuditLog auditLog) {
+      AuditLog auditLog,
+      java.security.cert.X509Certificate caCertificate) {
     String host = config.host() != null ? config.host() : PeerIdentity.parse(hostIdentity).peer();
     ClusterNode node =
         ClusterNode.start(
             new ClusterNode.Options()
                 .config(config)
                 .host(host)
-                .policy(mirror, listener)
+                .policy(mirror, listener, caCertificate)
                 .appliedText(
                     backend == null
                         ? null

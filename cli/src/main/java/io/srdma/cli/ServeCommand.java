@@ -758,7 +758,8 @@ final class ServeCommand implements Callable<Integer> {
               p.revocations(),
               c.crl,
               r.host,
-              r.auditLog);
+              r.auditLog,
+              p.trust().caCertificate());
       if (r.backend != null) {
         r.backend.cluster(ServeCluster.view(r.cluster));
       }

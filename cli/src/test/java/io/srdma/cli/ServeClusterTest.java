@@ -153,7 +153,17 @@ class ServeClusterTest {
         Path narrowed = dir.resolve("narrowed.yaml");
         Files.writeString(
             narrowed, sample.replace("- region:read,write:kvcache", "- region:read:kvcache"));
-        CliRun push = CliRun.of("policy", "push", narrowed.toString(), "--cluster", ops.toString());
+        CliRun push =
+            CliRun.of(
+                "policy",
+                "push",
+                narrowed.toString(),
+                "--cluster",
+                ops.toString(),
+                "--ca",
+                ca.directory().toString(),
+                "--ca-passphrase-file",
+                caPass.toString());
         assertEquals(0, push.exit(), push.err());
         assertEquals(
             w.id() + " POLICY_CHANGED", revoked.poll(10, TimeUnit.SECONDS), err.toString());

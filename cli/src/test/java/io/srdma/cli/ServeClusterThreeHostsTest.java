@@ -228,7 +228,8 @@ class ServeClusterThreeHostsTest {
                 "pushed.yaml",
                 pushedText.getBytes(StandardCharsets.UTF_8),
                 new PolicyLoader(),
-                OptionalLong.empty());
+                OptionalLong.empty(),
+                ca);
         long pushMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
         assertTrue(pushed.changed());
         long[] applied = whenEach(serves, t0, h -> h.policy().sha256().equals(pushed.sha256()));

@@ -119,7 +119,14 @@ public final class ClusterNode implements AutoCloseable {
     if (o.authority != null) {
       policy =
           new ClusterPolicyWatcher(
-              link, host, o.authority, o.policyListener, o.loader, o.appliedText, clock);
+              link,
+              host,
+              o.authority,
+              o.policyListener,
+              o.loader,
+              o.appliedText,
+              clock,
+              o.policyCa);
       followers.add(policy.follower(applier));
     } else {
       policy = null;
@@ -173,6 +180,13 @@ public final class ClusterNode implements AutoCloseable {
   /** Connected or degraded. */
   public State state() {
     return state;
+  }
+
+  /**
+   * How many pushed policies this node refused (unsigned, badly signed, rolled back); 0 if none.
+   */
+  public long policyRefusals() {
+    return policy == null ? 0 : policy.refusals();
   }
 
   /** A snapshot for the console and /metrics. */
@@ -353,6 +367,7 @@ public final class ClusterNode implements AutoCloseable {
     private String host;
     private GrantAuthority authority;
     private PolicyWatcher.Listener policyListener;
+    private java.security.cert.X509Certificate policyCa;
     private PolicyLoader loader = new PolicyLoader();
     private Consumer<String> appliedText;
     private RevocationList revocations;
@@ -377,11 +392,18 @@ public final class ClusterNode implements AutoCloseable {
 
     /**
      * Follow the pushed policy: install each into {@code authority} and tell {@code listener}, as a
-     * {@link PolicyWatcher} does for a file.
+     * {@link PolicyWatcher} does for a file. Only a policy the deployment CA {@code ca} signed for
+     * this deployment, with a serial above the one in force, is installed ({@link SignedPolicy});
+     * anything else is refused and reported to {@code listener} as rejected (at most once a
+     * minute).
      */
-    public Options policy(GrantAuthority authority, PolicyWatcher.Listener listener) {
+    public Options policy(
+        GrantAuthority authority,
+        PolicyWatcher.Listener listener,
+        java.security.cert.X509Certificate ca) {
       this.authority = authority;
       this.policyListener = listener;
+      this.policyCa = Objects.requireNonNull(ca, "the deployment CA certificate");
       return this;
     }
 

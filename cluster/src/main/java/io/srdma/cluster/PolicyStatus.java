@@ -36,7 +36,14 @@ public final class PolicyStatus {
     String sha = null;
     if (!p.getKvs().isEmpty()) {
       rev = p.getKvs().get(0).getModRevision();
-      sha = sha256(p.getKvs().get(0).getValue().getBytes());
+      byte[] value = p.getKvs().get(0).getValue().getBytes();
+      try {
+        // the hash of the policy text, as hosts report it (hosts check the signature, not this)
+        value = SignedPolicy.parse(value).policy();
+      } catch (ClusterException e) {
+        // an unsigned value: hosts refuse it; show the hash of what is there
+      }
+      sha = sha256(value);
     }
     GetResponse h =
         link.await(

@@ -63,7 +63,8 @@ class ClusterGrantsTest {
 
                       @Override
                       public void rejected(io.srdma.policy.PolicyException error) {}
-                    })
+                    },
+                    etcd.ca().certificate())
                 .grants(grants));
     nodes.add(n);
     return n;

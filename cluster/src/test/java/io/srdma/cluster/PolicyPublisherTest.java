@@ -44,20 +44,31 @@ class PolicyPublisherTest {
                       "bad.yaml",
                       "version: 1\ntenants: 7\n".getBytes(StandardCharsets.UTF_8),
                       loader,
-                      OptionalLong.empty()));
+                      OptionalLong.empty(),
+                      etcd.ca()));
       assertTrue(bad.getMessage().contains("bad.yaml:"), bad.getMessage());
       assertEquals(0, PolicyStatus.read(a).revision());
 
       PolicyPublisher.Pushed first =
           PolicyPublisher.push(
-              a, "p.yaml", sample.getBytes(StandardCharsets.UTF_8), loader, OptionalLong.of(0));
+              a,
+              "p.yaml",
+              sample.getBytes(StandardCharsets.UTF_8),
+              loader,
+              OptionalLong.of(0),
+              etcd.ca());
       assertTrue(first.changed());
       assertEquals(first.sha256(), PolicyStatus.read(b).sha256());
 
       // the same text again: nothing written
       PolicyPublisher.Pushed again =
           PolicyPublisher.push(
-              b, "p.yaml", sample.getBytes(StandardCharsets.UTF_8), loader, OptionalLong.empty());
+              b,
+              "p.yaml",
+              sample.getBytes(StandardCharsets.UTF_8),
+              loader,
+              OptionalLong.empty(),
+              etcd.ca());
       assertFalse(again.changed());
       assertEquals(first.revision(), again.revision());
 
@@ -65,12 +76,14 @@ class PolicyPublisherTest {
       byte[] v2 = (sample + "\n# v2\n").getBytes(StandardCharsets.UTF_8);
       byte[] v3 = (sample + "\n# v3\n").getBytes(StandardCharsets.UTF_8);
       PolicyPublisher.Pushed second =
-          PolicyPublisher.push(b, "p.yaml", v2, loader, OptionalLong.of(first.revision()));
+          PolicyPublisher.push(
+              b, "p.yaml", v2, loader, OptionalLong.of(first.revision()), etcd.ca());
       ClusterException lost =
           assertThrows(
               ClusterException.class,
               () ->
-                  PolicyPublisher.push(a, "p.yaml", v3, loader, OptionalLong.of(first.revision())));
+                  PolicyPublisher.push(
+                      a, "p.yaml", v3, loader, OptionalLong.of(first.revision()), etcd.ca()));
       assertEquals(ClusterException.Reason.CONFLICT, lost.reason());
       assertTrue(lost.getMessage().contains("nothing was written"), lost.getMessage());
       assertEquals(second.sha256(), PolicyStatus.read(a).sha256());

@@ -51,7 +51,8 @@ final class TestHost implements AutoCloseable {
                       public void rejected(PolicyException error) {
                         refused.add(error);
                       }
-                    })
+                    },
+                    ca.certificate())
                 .revocations(revocations, crlFile));
   }
 

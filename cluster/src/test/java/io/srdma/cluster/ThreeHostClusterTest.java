@@ -91,7 +91,8 @@ class ThreeHostClusterTest {
         "pushed.yaml",
         text.getBytes(StandardCharsets.UTF_8),
         new PolicyLoader(),
-        OptionalLong.empty());
+        OptionalLong.empty(),
+        etcd.ca());
   }
 
   private void pushAndExpectEverywhere(String text) {

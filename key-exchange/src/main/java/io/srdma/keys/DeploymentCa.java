@@ -155,6 +155,30 @@ public final class DeploymentCa {
     return DeploymentTrust.of(certificate, RevocationList.watching(dir.resolve(CRL), certificate));
   }
 
+  /**
+   * Signs a statement with the CA key (SHA256withECDSA, as the CA signs certificates and CRLs).
+   * Used for what the deployment shares outside certificates, e.g. the policy pushed to a cluster.
+   * Each caller's statement must begin with its own ASCII domain tag so that a signature over one
+   * kind of statement is never valid as another (DER certificates and CRLs begin with 0x30).
+   *
+   * @param statement the bytes to sign, beginning with a domain tag
+   * @return the DER-encoded ECDSA signature
+   * @throws IllegalArgumentException if the statement is empty or begins with 0x30
+   */
+  public byte[] signStatement(byte[] statement) {
+    if (statement.length == 0 || statement[0] == 0x30) {
+      throw new IllegalArgumentException("a signed statement begins with its own domain tag");
+    }
+    try {
+      java.security.Signature s = java.security.Signature.getInstance("SHA256withECDSA");
+      s.initSign(key, new SecureRandom());
+      s.update(statement);
+      return s.sign();
+    } catch (java.security.GeneralSecurityException e) {
+      throw new IllegalStateException("the CA key cannot sign", e);
+    }
+  }
+
   /** The current revocation list. */
   public X509CRL crl() {
     return Pem.readCrl(dir.resolve(CRL));
