@@ -83,13 +83,22 @@ class ChannelEndToEndTest {
                       .rekeyPolicy(RekeyPolicy.fromSystemProperties().withMaxRecords(40))));
       RemoteGrant g =
           c.grant("kvcache", EnumSet.of(Access.WRITE), 0, 1 << 20, Duration.ofMinutes(1));
-      int n = 400;
-      for (int i = 0; i < n; i++) {
-        g.write(i * 1024L, ChannelRig.bytes(200, i));
+      // one rekey is outstanding at a time, so how many epochs 400 records span depends on how
+      // fast the host acknowledges; keep writing until five rekeys happened (bounded), then check
+      int written = 0;
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      while (written < 400 || (c.epoch() < 5 && System.nanoTime() < deadline)) {
+        g.write((written % 1000) * 1024L, ChannelRig.bytes(200, written));
+        written++;
+        if (written % 40 == 0) {
+          g.writeBlocking((written % 1000) * 1024L, ChannelRig.bytes(10, 1));
+          written++;
+        }
       }
-      g.writeBlocking(n * 1024L, ChannelRig.bytes(10, 1));
+      int total = written + 1;
+      g.writeBlocking(1000 * 1024L, ChannelRig.bytes(10, 1));
       try {
-        ChannelRig.await(() -> rig.acmeRecords.size() == n + 1, "every record");
+        ChannelRig.await(() -> rig.acmeRecords.size() == total, "every record");
       } catch (AssertionError e) {
         throw new AssertionError(
             e.getMessage()
