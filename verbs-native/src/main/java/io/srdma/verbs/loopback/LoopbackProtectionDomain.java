@@ -1,29 +1,26 @@
 package io.srdma.verbs.loopback;
 
-import io.srdma.verbs.AccessFlags;
 import io.srdma.verbs.DeviceContext;
 import io.srdma.verbs.MemoryRegion;
 import io.srdma.verbs.MemoryWindow;
-import io.srdma.verbs.ProtectionDomain;
 import io.srdma.verbs.QueuePair;
 import io.srdma.verbs.QueuePairAttributes;
 import io.srdma.verbs.SharedReceiveQueue;
 import io.srdma.verbs.VerbsException;
-import io.srdma.verbs.internal.LiveChildren;
+import io.srdma.verbs.internal.EmulatedProtectionDomain;
+import io.srdma.verbs.internal.KeyTable;
 import java.nio.ByteBuffer;
 
-/** A protection domain of the loopback provider. */
-final class LoopbackProtectionDomain implements ProtectionDomain {
-  static final String MEMORY_REGION = "memory region";
-  static final String MEMORY_WINDOW = "memory window";
-  static final String QUEUE_PAIR = "queue pair";
-  static final String SHARED_RECEIVE_QUEUE = "shared receive queue";
-
+/** A protection domain of the loopback provider; the verbs' checks are in the base class. */
+final class LoopbackProtectionDomain extends EmulatedProtectionDomain {
   private final LoopbackDeviceContext ctx;
-  private final LiveChildren children = new LiveChildren();
-  private boolean closed;
 
   LoopbackProtectionDomain(LoopbackDeviceContext ctx) {
+    super(
+        ctx.children(),
+        LoopbackDeviceContext.PROTECTION_DOMAIN,
+        LoopbackDeviceContext.MAX_QP_WR,
+        LoopbackDeviceContext.MAX_SGE);
     this.ctx = ctx;
   }
 
@@ -31,8 +28,14 @@ final class LoopbackProtectionDomain implements ProtectionDomain {
     return ctx;
   }
 
-  LiveChildren children() {
-    return children;
+  @Override
+  public KeyTable<Object> lkeys() {
+    return ctx.lkeys();
+  }
+
+  @Override
+  public KeyTable<Object> rkeys() {
+    return ctx.rkeys();
   }
 
   @Override
@@ -41,41 +44,18 @@ final class LoopbackProtectionDomain implements ProtectionDomain {
   }
 
   @Override
-  public MemoryRegion registerMemory(ByteBuffer buffer, int access) {
-    String verb = "reg_mr";
-    AccessFlags.validate(verb, access);
-    if (buffer == null || !buffer.isDirect()) {
-      throw new VerbsException(
-          VerbsException.Reason.INVALID_ARGUMENT,
-          verb,
-          "memory regions need a direct ByteBuffer (ByteBuffer.allocateDirect); got "
-              + (buffer == null ? "null" : "a heap buffer"));
-    }
-    if (buffer.isReadOnly()) {
-      throw new VerbsException(VerbsException.Reason.INVALID_ARGUMENT, verb, "buffer is read-only");
-    }
-    if (AccessFlags.has(access, AccessFlags.REMOTE_WRITE)
-        && !AccessFlags.has(access, AccessFlags.LOCAL_WRITE)) {
-      throw new VerbsException(
-          VerbsException.Reason.INVALID_ARGUMENT,
-          verb,
-          "REMOTE_WRITE requires LOCAL_WRITE (as in libibverbs)");
-    }
-    synchronized (this) {
-      requireOpen(verb);
-      LoopbackMemoryRegion mr =
-          new LoopbackMemoryRegion(this, buffer.slice(), ctx.randomAddress(), access);
-      children.add(MEMORY_REGION);
-      return mr;
-    }
+  protected MemoryRegion newRegion(ByteBuffer memory, int access) {
+    return new LoopbackMemoryRegion(this, memory, ctx.randomAddress(), access);
   }
 
   @Override
-  public synchronized MemoryWindow allocateMemoryWindow() {
-    requireOpen("alloc_mw");
-    LoopbackMemoryWindow mw = new LoopbackMemoryWindow(this);
-    children.add(MEMORY_WINDOW);
-    return mw;
+  protected MemoryWindow newWindow() {
+    return new LoopbackMemoryWindow(this);
+  }
+
+  @Override
+  protected SharedReceiveQueue newSharedReceiveQueue(int capacity, int maxSge) {
+    return new LoopbackSharedReceiveQueue(this, capacity, maxSge);
   }
 
   @Override
@@ -84,20 +64,7 @@ final class LoopbackProtectionDomain implements ProtectionDomain {
     requireOpen(verb);
     LoopbackCompletionQueue send = ctx.ownCq(attributes.sendCq(), verb);
     LoopbackCompletionQueue recv = ctx.ownCq(attributes.recvCq(), verb);
-    int maxWr = LoopbackDeviceContext.MAX_QP_WR;
-    if (attributes.maxSendWr() > maxWr || attributes.maxRecvWr() > maxWr) {
-      throw new VerbsException(
-          VerbsException.Reason.INVALID_ARGUMENT,
-          verb,
-          "queue depth above device maximum " + maxWr);
-    }
-    if (attributes.maxSendSge() > LoopbackDeviceContext.MAX_SGE
-        || attributes.maxRecvSge() > LoopbackDeviceContext.MAX_SGE) {
-      throw new VerbsException(
-          VerbsException.Reason.INVALID_ARGUMENT,
-          verb,
-          "SGEs above device maximum " + LoopbackDeviceContext.MAX_SGE);
-    }
+    checkQueueLimits(attributes, verb);
     LoopbackSharedReceiveQueue srq = null;
     if (attributes.sharedReceiveQueue() != null) {
       if (!(attributes.sharedReceiveQueue() instanceof LoopbackSharedReceiveQueue own)
@@ -122,44 +89,7 @@ final class LoopbackProtectionDomain implements ProtectionDomain {
     if (srq != null) {
       srq.attach(qp);
     }
-    children.add(QUEUE_PAIR);
+    children().add(QUEUE_PAIR);
     return qp;
-  }
-
-  @Override
-  public synchronized SharedReceiveQueue createSharedReceiveQueue(int capacity, int maxSge) {
-    String verb = "create_srq";
-    requireOpen(verb);
-    if (capacity < 1 || capacity > LoopbackDeviceContext.MAX_QP_WR) {
-      throw new VerbsException(
-          VerbsException.Reason.INVALID_ARGUMENT,
-          verb,
-          "capacity " + capacity + " outside 1.." + LoopbackDeviceContext.MAX_QP_WR);
-    }
-    if (maxSge < 1 || maxSge > LoopbackDeviceContext.MAX_SGE) {
-      throw new VerbsException(
-          VerbsException.Reason.INVALID_ARGUMENT,
-          verb,
-          "maxSge " + maxSge + " outside 1.." + LoopbackDeviceContext.MAX_SGE);
-    }
-    LoopbackSharedReceiveQueue srq = new LoopbackSharedReceiveQueue(this, capacity, maxSge);
-    children.add(SHARED_RECEIVE_QUEUE);
-    return srq;
-  }
-
-  private void requireOpen(String verb) {
-    if (closed) {
-      throw new VerbsException(VerbsException.Reason.CLOSED, verb, "protection domain is closed");
-    }
-  }
-
-  @Override
-  public synchronized void close() {
-    if (closed) {
-      return;
-    }
-    children.requireNone("dealloc_pd", "protection domain");
-    closed = true;
-    ctx.children().remove(LoopbackDeviceContext.PROTECTION_DOMAIN);
   }
 }

@@ -43,7 +43,7 @@ final class WorkExecutor {
   private LoopbackMemoryRegion target;
   private int targetOffset;
   private LoopbackMemoryWindow window;
-  private LoopbackMemoryWindow.Binding binding;
+  private LoopbackMemoryWindow.Binding<LoopbackMemoryRegion> binding;
 
   WorkExecutor(LoopbackQueuePair qp, int maxSge) {
     this.qp = qp;
@@ -288,7 +288,7 @@ final class WorkExecutor {
       int dstOffset,
       int length,
       LoopbackMemoryWindow mw,
-      LoopbackMemoryWindow.Binding b,
+      LoopbackMemoryWindow.Binding<LoopbackMemoryRegion> b,
       LoopbackMemoryRegion locked) {
     if (mw == null) {
       synchronized (locked.accessLock()) {
@@ -360,7 +360,7 @@ final class WorkExecutor {
       return resolved(mr, mr.offsetOf(address, length));
     }
     if (o instanceof LoopbackMemoryWindow mw) {
-      LoopbackMemoryWindow.Binding b = mw.binding();
+      LoopbackMemoryWindow.Binding<LoopbackMemoryRegion> b = mw.binding();
       if (b == null
           || b.rkey() != rkey
           || mw.pd() != peer.pd()

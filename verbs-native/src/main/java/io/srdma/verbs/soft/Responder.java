@@ -97,11 +97,11 @@ final class Responder {
   private SoftMemoryRegion target;
   private long targetOffset;
   private SoftMemoryWindow targetWindow;
-  private SoftMemoryWindow.Binding targetBinding;
+  private SoftMemoryWindow.Binding<SoftMemoryRegion> targetBinding;
 
   // The placement in progress: its window, binding and region; view.remaining() is still unread.
   private SoftMemoryWindow placeWindow;
-  private SoftMemoryWindow.Binding placeBinding;
+  private SoftMemoryWindow.Binding<SoftMemoryRegion> placeBinding;
   private SoftMemoryRegion placeRegion;
   private ByteBuffer placeView;
 
@@ -479,7 +479,7 @@ final class Responder {
   private boolean beginPlace(
       int viewSlot,
       SoftMemoryWindow mw,
-      SoftMemoryWindow.Binding b,
+      SoftMemoryWindow.Binding<SoftMemoryRegion> b,
       SoftMemoryRegion mr,
       long offset,
       int n) {
@@ -702,7 +702,7 @@ final class Responder {
       return resolved(mr, mr.offsetOf(address, len));
     }
     if (o instanceof SoftMemoryWindow mw) {
-      SoftMemoryWindow.Binding b = mw.binding();
+      SoftMemoryWindow.Binding<SoftMemoryRegion> b = mw.binding();
       if (b == null
           || b.rkey() != rkey
           || mw.pd() != qp.pd()
@@ -741,7 +741,7 @@ final class Responder {
    */
   private long moveChunk(
       SoftMemoryWindow mw,
-      SoftMemoryWindow.Binding b,
+      SoftMemoryWindow.Binding<SoftMemoryRegion> b,
       SoftMemoryRegion mr,
       ByteBuffer from,
       ByteBuffer dst,
@@ -757,7 +757,7 @@ final class Responder {
 
   private long moveLocked(
       SoftMemoryWindow mw,
-      SoftMemoryWindow.Binding b,
+      SoftMemoryWindow.Binding<SoftMemoryRegion> b,
       SoftMemoryRegion mr,
       ByteBuffer from,
       ByteBuffer dst,
@@ -784,7 +784,8 @@ final class Responder {
   }
 
   /** Under the access locks: the access resolved at the header may still move bytes. */
-  private boolean stillValid(SoftMemoryWindow mw, SoftMemoryWindow.Binding b, SoftMemoryRegion mr) {
+  private boolean stillValid(
+      SoftMemoryWindow mw, SoftMemoryWindow.Binding<SoftMemoryRegion> b, SoftMemoryRegion mr) {
     if (closed || mr.isClosed()) {
       return false;
     }
