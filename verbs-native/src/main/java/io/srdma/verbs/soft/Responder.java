@@ -165,11 +165,20 @@ final class Responder {
     try {
       step();
     } catch (MalformedException e) {
-      LOG.warn(
-          "soft responder {}: dropping connection from {}: {}",
-          ctx.device().name(),
-          remoteName(),
-          e.getMessage());
+      if (ctx.malformedConnection()) {
+        LOG.warn(
+            "soft responder {}: dropping connection from {}: {} ({} such connections so far)",
+            ctx.device().name(),
+            remoteName(),
+            e.getMessage(),
+            ctx.malformedConnections());
+      } else {
+        LOG.debug(
+            "soft responder {}: dropping connection from {}: {}",
+            ctx.device().name(),
+            remoteName(),
+            e.getMessage());
+      }
       if (qp != null) {
         qp.fail(null);
       }

@@ -28,6 +28,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -65,8 +66,11 @@ final class SoftDeviceContext implements DeviceContext {
   private final KeyTable<SoftQueuePair> qps = new KeyTable<>(random, 0xFFFFFF);
   private final Set<SoftQueuePair> liveQps = ConcurrentHashMap.newKeySet();
   private final Set<Responder> responders = ConcurrentHashMap.newKeySet();
+  private static final long ACCEPT_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
   private final AtomicInteger pendingHandshakes = new AtomicInteger();
   private final AtomicLong refusedConnections = new AtomicLong();
+  private final AtomicLong malformedConnections = new AtomicLong();
+  private final AtomicLong acceptFailures = new AtomicLong();
   private final LiveChildren children = new LiveChildren();
   private final ServerSocketChannel server;
   private final byte[] localAddress;
@@ -191,6 +195,18 @@ final class SoftDeviceContext implements DeviceContext {
   }
 
   /** Connections closed unheard because too many handshakes were pending. */
+  /**
+   * Counts a connection dropped for a malformed frame; true for the first and every 1000th, which
+   * are logged at WARN (a hostile peer must not flood the log by reconnecting).
+   */
+  boolean malformedConnection() {
+    return malformedConnections.getAndIncrement() % 1000 == 0;
+  }
+
+  long malformedConnections() {
+    return malformedConnections.get();
+  }
+
   long refusedConnections() {
     return refusedConnections.get();
   }
@@ -233,7 +249,15 @@ final class SoftDeviceContext implements DeviceContext {
         return;
       } catch (IOException e) {
         if (!closed) {
-          LOG.warn("soft device {}: accept failed: {}", device.name(), e.toString());
+          // e.g. out of descriptors: log the first and every 1000th, and pause instead of spinning
+          if (acceptFailures.getAndIncrement() % 1000 == 0) {
+            LOG.warn(
+                "soft device {}: accept failed ({} so far): {}",
+                device.name(),
+                acceptFailures.get(),
+                e.toString());
+          }
+          LockSupport.parkNanos(ACCEPT_RETRY_NANOS);
         }
         continue;
       }
