@@ -89,12 +89,9 @@ final class ClusterPolicyWatcher {
       byReason.put(r, new AtomicLong());
     }
     if (serials != null && serials.number() != null) {
-      if (serials.number().bitLength() > 63) {
-        throw new ClusterException(
-            ClusterException.Reason.BAD_CONFIG,
-            "policy serial file " + serials.file() + " holds a serial above 2^63-1");
-      }
-      floor = serials.number().longValueExact();
+      // serials are at most 2^63-1; a larger kept one refuses every push (fails closed)
+      floor =
+          serials.number().bitLength() > 63 ? Long.MAX_VALUE : serials.number().longValueExact();
       floorSha = HexFormat.of().formatHex(serials.digest());
     }
     this.state = report(authority.policy().sha256(), 0, clock.instant(), false);
