@@ -14,8 +14,8 @@ import java.util.regex.Pattern;
  * A policy as etcd holds it: the policy file's exact bytes, a serial, and the deployment CA's
  * signature over both and the deployment's prefix. etcd carries the policy, it does not vouch for
  * it: a host puts it in force only if the signature verifies against the CA it trusts, for its own
- * prefix, with a serial above the one in force (so a signed policy can be neither forged by a
- * writer to etcd, moved into another deployment, nor rolled back).
+ * prefix, with a serial not below the highest it applied, kept across restarts (so a signed policy
+ * can be neither forged by a writer to etcd, moved into another deployment, nor rolled back).
  *
  * <pre>
  * srdma-signed-policy/1\n
