@@ -39,6 +39,8 @@ final class ClusterRoutes {
                     .put("applied", h.applied().toString())
                     .put("degraded", h.degraded())
                     .put("sessions", h.sessions() < 0 ? null : h.sessions())
+                    .put("policyRefusals", h.policyRefusals())
+                    .put("lastPolicyRefusal", refusal(h.lastPolicyRefusal()))
                     .put(
                         "liveGrants",
                         grants.stream().filter(g -> g.host().equals(h.host())).count()));
@@ -116,6 +118,15 @@ final class ClusterRoutes {
       ctx.fail(ApiException.notFound("this host is not clustered"));
     }
     return view;
+  }
+
+  private static JsonObject refusal(ClusterView.PolicyRefusal r) {
+    return r == null
+        ? null
+        : new JsonObject()
+            .put("reason", r.reason())
+            .put("serial", r.serial())
+            .put("at", r.at().toString());
   }
 
   static JsonObject link(ClusterView.Link l) {

@@ -2,6 +2,7 @@ package io.srdma.console;
 
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The console's view of a clustered deployment (docs/cluster.md): this host's link to etcd, the
@@ -10,6 +11,23 @@ import java.util.List;
  * fleet methods read etcd and may block up to its request timeout.
  */
 public interface ClusterView {
+  /**
+   * Why a host refuses a pushed policy, as /metrics labels it: not signed, signed for another
+   * deployment, not signed by the deployment CA, an older serial (rollback), or signed but not put
+   * in force (invalid).
+   */
+  List<String> POLICY_REFUSAL_REASONS =
+      List.of("unsigned", "foreign_deployment", "other_ca", "rollback", "invalid");
+
+  /**
+   * A pushed policy a host refused.
+   *
+   * @param reason one of {@link #POLICY_REFUSAL_REASONS}
+   * @param serial the serial it carried (0: none)
+   * @param at when it was refused
+   */
+  record PolicyRefusal(String reason, long serial, Instant at) {}
+
   /**
    * This host's link to etcd.
    *
@@ -37,6 +55,8 @@ public interface ClusterView {
    * @param applied when it applied it
    * @param degraded whether it reported from degraded mode
    * @param sessions its live sessions as it last published them, or -1 if it never did
+   * @param policyRefusals how many pushed policies it refused since it started
+   * @param lastPolicyRefusal the last of them, or null
    */
   record FleetHost(
       String host,
@@ -44,7 +64,20 @@ public interface ClusterView {
       long policyRevision,
       Instant applied,
       boolean degraded,
-      int sessions) {}
+      int sessions,
+      long policyRefusals,
+      PolicyRefusal lastPolicyRefusal) {
+    /** A host that reported no refusal. */
+    public FleetHost(
+        String host,
+        String policySha256,
+        long policyRevision,
+        Instant applied,
+        boolean degraded,
+        int sessions) {
+      this(host, policySha256, policyRevision, applied, degraded, sessions, 0, null);
+    }
+  }
 
   /**
    * One live grant of the fleet.
@@ -72,6 +105,14 @@ public interface ClusterView {
 
   /** This host's link; local, never blocks. */
   Link link();
+
+  /**
+   * Pushed policies this host refused since it started, by reason ({@link
+   * #POLICY_REFUSAL_REASONS}); local, never blocks.
+   */
+  default Map<String, Long> policyRefusals() {
+    return Map.of();
+  }
 
   /** The deployment's pushed policy hash, or null if none was pushed. */
   String deploymentPolicySha256();

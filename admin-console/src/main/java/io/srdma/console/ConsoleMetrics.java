@@ -168,7 +168,10 @@ final class ConsoleMetrics {
     return b.register(registry);
   }
 
-  /** This host's link to its cluster's etcd: connected (1) or degraded (0), degraded episodes. */
+  /**
+   * This host's link to its cluster's etcd: connected (1) or degraded (0), degraded episodes; and
+   * the pushed policies it refused, by reason.
+   */
   void cluster(ClusterView view) {
     Gauge.builder("srdma.cluster.connected", view, v -> v.link().connected() ? 1 : 0)
         .description("1 while etcd answers, 0 while degraded (serving on the last state applied)")
@@ -177,6 +180,16 @@ final class ConsoleMetrics {
             "srdma.cluster.degraded.episodes", view, v -> v.link().degradedEpisodes())
         .description("times this host lost etcd since it started")
         .register(registry);
+    for (String reason : ClusterView.POLICY_REFUSAL_REASONS) {
+      FunctionCounter.builder(
+              "srdma.cluster.policy.refusals",
+              view,
+              v -> v.policyRefusals().getOrDefault(reason, 0L))
+          .description(
+              "pushed policies this host refused since it started (the policy in force stayed)")
+          .tag("reason", reason)
+          .register(registry);
+    }
   }
 
   void close() {

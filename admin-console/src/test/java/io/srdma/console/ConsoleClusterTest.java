@@ -62,6 +62,11 @@ class ConsoleClusterTest {
     }
 
     @Override
+    public Map<String, Long> policyRefusals() {
+      return Map.of("unsigned", 1L, "rollback", 2L);
+    }
+
+    @Override
     public String deploymentPolicySha256() {
       return "a".repeat(64);
     }
@@ -69,7 +74,15 @@ class ConsoleClusterTest {
     @Override
     public List<FleetHost> hosts() {
       return List.of(
-          new FleetHost("h1", "a".repeat(64), 7, at(), true, 4),
+          new FleetHost(
+              "h1",
+              "a".repeat(64),
+              7,
+              at(),
+              true,
+              4,
+              3,
+              new PolicyRefusal("rollback", 41, Instant.parse("2030-01-01T00:01:00Z"))),
           new FleetHost("h2", "b".repeat(64), 5, at(), false, -1));
     }
 
@@ -127,6 +140,15 @@ class ConsoleClusterTest {
       assertEquals(2, h1.getLong("liveGrants"));
       assertEquals(4, h1.getInteger("sessions"));
       assertEquals(null, fleet.getJsonArray("hosts").getJsonObject(1).getInteger("sessions"));
+      // the last policy a host refused, fleet-wide
+      assertEquals(3, h1.getLong("policyRefusals"));
+      JsonObject last = h1.getJsonObject("lastPolicyRefusal");
+      assertEquals("rollback", last.getString("reason"), fleet.encode());
+      assertEquals(41, last.getLong("serial"));
+      assertEquals("2030-01-01T00:01:00Z", last.getString("at"));
+      JsonObject h2 = fleet.getJsonArray("hosts").getJsonObject(1);
+      assertEquals(0, h2.getLong("policyRefusals"));
+      assertEquals(null, h2.getJsonObject("lastPolicyRefusal"));
 
       assertEquals(
           3,
@@ -156,6 +178,16 @@ class ConsoleClusterTest {
       assertTrue(metrics.lines().anyMatch("srdma_cluster_connected 0.0"::equals), metrics);
       assertTrue(
           metrics.lines().anyMatch("srdma_cluster_degraded_episodes_total 3.0"::equals), metrics);
+      // refused pushed policies by reason, every reason exported (0 until one happens)
+      for (String line :
+          List.of(
+              "srdma_cluster_policy_refusals_total{reason=\"unsigned\"} 1.0",
+              "srdma_cluster_policy_refusals_total{reason=\"rollback\"} 2.0",
+              "srdma_cluster_policy_refusals_total{reason=\"other_ca\"} 0.0",
+              "srdma_cluster_policy_refusals_total{reason=\"foreign_deployment\"} 0.0",
+              "srdma_cluster_policy_refusals_total{reason=\"invalid\"} 0.0")) {
+        assertTrue(metrics.lines().anyMatch(line::equals), line + " in\n" + metrics);
+      }
       cluster.connected = true;
       metrics =
           await(c.get("/metrics").putHeader("Authorization", "Bearer " + TOKEN).send())

@@ -79,6 +79,9 @@ class ConsoleFleetBrowserTest {
         assertEquals(2, driver.findElements(By.cssSelector("#hosts tr[data-host]")).size());
         assertTrue(driver.findElement(By.id("link")).getText().contains("etcd degraded"));
         assertTrue(driver.findElement(By.id("hosts")).getText().contains("(differs)"));
+        // h1's refused pushed policies: the count and the last refusal
+        String h1 = driver.findElement(By.cssSelector("#hosts tr[data-host='h1']")).getText();
+        assertTrue(h1.contains("3 (last: rollback, serial 41,"), h1);
         wait.until(
                 ExpectedConditions.elementToBeClickable(
                     By.cssSelector("button.revoke[data-grant='h2/9']")))

@@ -190,7 +190,9 @@ final class ClusterPolicyCommands {
             } else {
               out.printf("deployment policy: sha256 %s, revision %d%n", v.sha256(), v.revision());
             }
-            out.printf("%-24s %-12s %-9s %-24s %s%n", "HOST", "SHA256", "REVISION", "APPLIED", "");
+            out.printf(
+                "%-24s %-12s %-9s %-24s %-8s %s%n",
+                "HOST", "SHA256", "REVISION", "APPLIED", "REFUSED", "");
             for (HostPolicyState h : v.hosts()) {
               String note =
                   h.degraded()
@@ -198,9 +200,25 @@ final class ClusterPolicyCommands {
                       : v.sha256() != null && !v.sha256().equals(h.sha256())
                           ? "DIFFERS from the deployment policy"
                           : "";
+              if (h.lastRefusal() != null) {
+                // a refused push (unsigned, foreign deployment, other CA, rollback) is an alarm
+                note =
+                    (note.isEmpty() ? "" : note + "; ")
+                        + "last refused: "
+                        + h.lastRefusal().reason().label()
+                        + " serial "
+                        + h.lastRefusal().serial()
+                        + " at "
+                        + h.lastRefusal().at();
+              }
               out.printf(
-                  "%-24s %-12s %-9d %-24s %s%n",
-                  h.host(), h.sha256().substring(0, 12), h.revision(), h.applied(), note);
+                  "%-24s %-12s %-9d %-24s %-8d %s%n",
+                  h.host(),
+                  h.sha256().substring(0, 12),
+                  h.revision(),
+                  h.applied(),
+                  h.refusals(),
+                  note);
             }
             out.flush();
             return 0;

@@ -12,6 +12,7 @@ import io.srdma.console.ClusterView;
 import io.srdma.console.HostConsoleBackend;
 import io.srdma.host.GrantInfo;
 import io.srdma.host.RegionHost;
+import io.srdma.keys.HighWaterMark;
 import io.srdma.keys.PeerIdentity;
 import io.srdma.keys.RevocationList;
 import io.srdma.policy.AuditLog;
@@ -21,6 +22,8 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -53,6 +56,13 @@ final class ServeCluster {
       }
 
       @Override
+      public Map<String, Long> policyRefusals() {
+        Map<String, Long> out = new TreeMap<>();
+        node.policyRefusalsByReason().forEach((r, n) -> out.put(r.label(), n));
+        return out;
+      }
+
+      @Override
       public String deploymentPolicySha256() {
         return PolicyStatus.read(node.link()).sha256();
       }
@@ -69,7 +79,14 @@ final class ServeCluster {
                   h.revision(),
                   h.applied(),
                   h.degraded(),
-                  v.sessions().getOrDefault(h.host(), -1)));
+                  v.sessions().getOrDefault(h.host(), -1),
+                  h.refusals(),
+                  h.lastRefusal() == null
+                      ? null
+                      : new ClusterView.PolicyRefusal(
+                          h.lastRefusal().reason().label(),
+                          h.lastRefusal().serial(),
+                          h.lastRefusal().at())));
         }
         return out;
       }
@@ -147,7 +164,8 @@ final class ServeCluster {
       Path crlFile,
       RegionHost regionHost,
       AuditLog auditLog,
-      java.security.cert.X509Certificate caCertificate) {
+      java.security.cert.X509Certificate caCertificate,
+      HighWaterMark policySerials) {
     String host = config.host() != null ? config.host() : PeerIdentity.parse(hostIdentity).peer();
     ClusterNode node =
         ClusterNode.start(
@@ -155,6 +173,7 @@ final class ServeCluster {
                 .config(config)
                 .host(host)
                 .policy(mirror, listener, caCertificate)
+                .policySerials(policySerials)
                 .appliedText(
                     backend == null
                         ? null

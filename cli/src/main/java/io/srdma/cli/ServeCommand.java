@@ -10,6 +10,7 @@ import io.srdma.host.RegionHost;
 import io.srdma.keys.CertificateUsage;
 import io.srdma.keys.Credential;
 import io.srdma.keys.DeploymentTrust;
+import io.srdma.keys.HighWaterMark;
 import io.srdma.keys.KeyExchangeException;
 import io.srdma.keys.PeerIdentity;
 import io.srdma.keys.Pem;
@@ -122,7 +123,8 @@ final class ServeCommand implements Callable<Integer> {
       String policyText,
       String hostIdentity,
       ConsoleConfig console,
-      RevocationList revocations) {}
+      RevocationList revocations,
+      HighWaterMark policySerials) {}
 
   /** What is running; closed in reverse. */
   private static final class Running implements AutoCloseable {
@@ -490,8 +492,24 @@ final class ServeCommand implements Callable<Integer> {
                   + crlNumberFile(c)
                   + ")"));
     }
+    // a clustered host keeps the highest pushed policy serial it applied the same way
+    HighWaterMark policySerials = null;
+    if (c.cluster != null) {
+      try {
+        policySerials = HighWaterMark.read(policySerialFile(c), "policy serial");
+      } catch (KeyExchangeException e) {
+        throw new ServeConfig.ConfigException(List.of(c.where("cluster") + ": " + message(e)));
+      }
+    }
     return new Prepared(
-        Credential.of(cert, key), trust, policy, policyText, hostIdentity, console, watched);
+        Credential.of(cert, key),
+        trust,
+        policy,
+        policyText,
+        hostIdentity,
+        console,
+        watched,
+        policySerials);
   }
 
   /**
@@ -759,7 +777,8 @@ final class ServeCommand implements Callable<Integer> {
               c.crl,
               r.host,
               r.auditLog,
-              p.trust().caCertificate());
+              p.trust().caCertificate(),
+              p.policySerials());
       if (r.backend != null) {
         r.backend.cluster(ServeCluster.view(r.cluster));
       }
@@ -859,4 +878,15 @@ final class ServeCommand implements Callable<Integer> {
 
   /** The file name of {@link #crlNumberFile}. */
   static final String CRL_NUMBER_FILE = "srdma-crl-number";
+
+  /**
+   * Where a clustered host keeps the highest pushed policy serial it applied (and that policy's
+   * hash), beside the CRL-number file.
+   */
+  static Path policySerialFile(ServeConfig c) {
+    return c.auditFile.toAbsolutePath().resolveSibling(POLICY_SERIAL_FILE);
+  }
+
+  /** The file name of {@link #policySerialFile}. */
+  static final String POLICY_SERIAL_FILE = "srdma-policy-serial";
 }

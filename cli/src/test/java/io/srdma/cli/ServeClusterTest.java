@@ -176,6 +176,21 @@ class ServeClusterTest {
                 CliRun.of("policy", "status", "--cluster", ops.toString())
                     .out()
                     .matches("(?s).*host-1\\s+" + sha + ".*"));
+        // the pushed serial is kept beside the audit log (600) and the host refused nothing
+        Path serialFile = dir.resolve(ServeCommand.POLICY_SERIAL_FILE);
+        String serial = push.out().replaceAll("(?s).*signed serial ([0-9]+).*", "$1");
+        assertTrue(
+            Files.readString(serialFile).matches(serial + " " + sha + "[0-9a-f]{52}\n"),
+            Files.readString(serialFile) + " vs " + push.out());
+        assertEquals(
+            "rw-------",
+            java.nio.file.attribute.PosixFilePermissions.toString(
+                Files.getPosixFilePermissions(serialFile)));
+        assertTrue(
+            CliRun.of("policy", "status", "--cluster", ops.toString())
+                .out()
+                .matches("(?s).*REFUSED.*\nhost-1\\s+" + sha + "\\s+\\d+\\s+\\S+\\s+0\\s.*"),
+            "a REFUSED column, 0 for host-1");
 
         // a grant revoked from the cluster ends on the host
         RemoteGrant r = c.grant("kvcache", EnumSet.of(Access.READ), 0, 4096, Duration.ofMinutes(1));
@@ -239,6 +254,16 @@ class ServeClusterTest {
               "host-1",
               dir.resolve("audit.log").toString());
       assertEquals(0, verify.exit(), verify.err() + verify.out());
+
+      // a damaged policy-serial file stops the next start before anything runs (as the CRL's)
+      Files.writeString(dir.resolve(ServeCommand.POLICY_SERIAL_FILE), "garbage\n");
+      StringWriter err2 = new StringWriter();
+      CommandLine again = new CommandLine(new ServeCommand());
+      again.setOut(new PrintWriter(new StringWriter(), true));
+      again.setErr(new PrintWriter(err2, true));
+      assertEquals(2, again.execute("--config", serveYaml.toString()), err2.toString());
+      assertTrue(err2.toString().contains("policy serial file"), err2.toString());
+      assertTrue(err2.toString().contains("malformed"), err2.toString());
     }
   }
 }

@@ -126,7 +126,8 @@ public final class ClusterNode implements AutoCloseable {
               o.loader,
               o.appliedText,
               clock,
-              o.policyCa);
+              o.policyCa,
+              o.policySerials);
       followers.add(policy.follower(applier));
     } else {
       policy = null;
@@ -187,6 +188,24 @@ public final class ClusterNode implements AutoCloseable {
    */
   public long policyRefusals() {
     return policy == null ? 0 : policy.refusals();
+  }
+
+  /** Pushed policies this node refused since start, by reason (every reason, 0 if none). */
+  public java.util.Map<PolicyRefusal.Reason, Long> policyRefusalsByReason() {
+    if (policy == null) {
+      java.util.Map<PolicyRefusal.Reason, Long> none =
+          new java.util.EnumMap<>(PolicyRefusal.Reason.class);
+      for (PolicyRefusal.Reason r : PolicyRefusal.Reason.values()) {
+        none.put(r, 0L);
+      }
+      return none;
+    }
+    return policy.refusalsByReason();
+  }
+
+  /** The last pushed policy this node refused, or null. */
+  public PolicyRefusal lastPolicyRefusal() {
+    return policy == null ? null : policy.lastRefusal();
   }
 
   /** A snapshot for the console and /metrics. */
@@ -255,6 +274,9 @@ public final class ClusterNode implements AutoCloseable {
       if (policy != null) {
         policy.republish(false);
       }
+    }
+    if (policy != null) {
+      policy.publishRefusals();
     }
     anchorAuditHead();
     publishSessions();
@@ -368,6 +390,7 @@ public final class ClusterNode implements AutoCloseable {
     private GrantAuthority authority;
     private PolicyWatcher.Listener policyListener;
     private java.security.cert.X509Certificate policyCa;
+    private io.srdma.keys.HighWaterMark policySerials;
     private PolicyLoader loader = new PolicyLoader();
     private Consumer<String> appliedText;
     private RevocationList revocations;
@@ -393,9 +416,9 @@ public final class ClusterNode implements AutoCloseable {
     /**
      * Follow the pushed policy: install each into {@code authority} and tell {@code listener}, as a
      * {@link PolicyWatcher} does for a file. Only a policy the deployment CA {@code ca} signed for
-     * this deployment, with a serial above the one in force, is installed ({@link SignedPolicy});
-     * anything else is refused and reported to {@code listener} as rejected (at most once a
-     * minute).
+     * this deployment, with a serial not below the highest applied, is installed ({@link
+     * SignedPolicy}, {@link #policySerials}); anything else is refused and reported to {@code
+     * listener} as rejected (at most once a minute).
      */
     public Options policy(
         GrantAuthority authority,
@@ -404,6 +427,17 @@ public final class ClusterNode implements AutoCloseable {
       this.authority = authority;
       this.policyListener = listener;
       this.policyCa = Objects.requireNonNull(ca, "the deployment CA certificate");
+      return this;
+    }
+
+    /**
+     * Keep the highest policy serial applied (and its text's hash) in {@code serials}, so that it
+     * survives restarts: a signed policy below it, or equal with another text, is refused at the
+     * next start too (null, the default: memory only). {@code srdma serve} keeps it in {@code
+     * srdma-policy-serial} beside its audit log.
+     */
+    public Options policySerials(io.srdma.keys.HighWaterMark serials) {
+      this.policySerials = serials;
       return this;
     }
 

@@ -1,13 +1,20 @@
 package io.srdma.cluster;
 
+import io.srdma.keys.HighWaterMark;
+import io.srdma.keys.KeyExchangeException;
 import io.srdma.policy.GrantAuthority;
 import io.srdma.policy.Policy;
 import io.srdma.policy.PolicyException;
 import io.srdma.policy.PolicyLoader;
 import io.srdma.policy.PolicyWatcher;
 import io.srdma.policy.ReloadResult;
+import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
+import java.util.EnumMap;
+import java.util.HexFormat;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -22,11 +29,15 @@ import org.slf4j.LoggerFactory;
  * publishes the hash it runs under {@code PREFIX/hosts/HOST/policy}.
  *
  * <p>Before any of that, the value must be a {@link SignedPolicy} whose signature verifies against
- * the deployment CA the host trusts, for this deployment's prefix, with a serial above the one in
- * force. Anything else (unsigned, badly signed, another deployment's, another CA's, an older
- * serial) is refused and the policy in force stays; refusals are reported (audited through the
- * listener and logged at WARN) at most once per {@link #REPORT_INTERVAL}, the others counted and
- * logged at DEBUG, so a writer replaying values cannot flood the audit log.
+ * the deployment CA the host trusts, for this deployment's prefix, with a serial not below the
+ * highest the host applied (equal only with the same text). That serial and its text's hash are
+ * kept in a {@link HighWaterMark} file across restarts, so an older signed policy put back while
+ * the host was down is refused at its next start too. Anything else (unsigned, badly signed,
+ * another deployment's, another CA's, an older serial) is refused and the policy in force stays;
+ * every refusal is counted by {@link PolicyRefusal.Reason} and published with the host's report;
+ * refusals are reported (audited through the listener and logged at WARN) at most once per {@link
+ * #REPORT_INTERVAL}, the others logged at DEBUG, so a writer replaying values cannot flood the
+ * audit log.
  */
 final class ClusterPolicyWatcher {
   private static final Logger LOG = LoggerFactory.getLogger(ClusterPolicyWatcher.class);
@@ -42,11 +53,16 @@ final class ClusterPolicyWatcher {
   private final Consumer<String> appliedText;
   private final Clock clock;
   private final java.security.cert.X509Certificate ca;
-  private final java.util.concurrent.atomic.AtomicLong refusals =
-      new java.util.concurrent.atomic.AtomicLong();
+  private final AtomicLong refusals = new AtomicLong();
+  private final Map<PolicyRefusal.Reason, AtomicLong> byReason =
+      new EnumMap<>(PolicyRefusal.Reason.class);
+  private volatile PolicyRefusal lastRefusal;
   private volatile HostPolicyState state;
-  // guarded by this
-  private long serialInForce;
+  // where the highest serial applied survives restarts (null: memory only)
+  private final HighWaterMark serials;
+  // guarded by this: the highest serial applied (kept, or since start), and its text's hash
+  private long floor;
+  private String floorSha;
   private java.time.Instant lastReport;
   private long unreported;
 
@@ -58,7 +74,8 @@ final class ClusterPolicyWatcher {
       PolicyLoader loader,
       Consumer<String> appliedText,
       Clock clock,
-      java.security.cert.X509Certificate ca) {
+      java.security.cert.X509Certificate ca,
+      HighWaterMark serials) {
     this.link = link;
     this.host = host;
     this.authority = authority;
@@ -67,7 +84,17 @@ final class ClusterPolicyWatcher {
     this.appliedText = appliedText;
     this.clock = clock;
     this.ca = java.util.Objects.requireNonNull(ca, "the deployment CA certificate");
-    this.state = new HostPolicyState(host, authority.policy().sha256(), 0, clock.instant(), false);
+    this.serials = serials;
+    for (PolicyRefusal.Reason r : PolicyRefusal.Reason.values()) {
+      byReason.put(r, new AtomicLong());
+    }
+    if (serials != null && serials.number() != null) {
+      // serials are at most 2^63-1; a larger kept one refuses every push (fails closed)
+      floor =
+          serials.number().bitLength() > 63 ? Long.MAX_VALUE : serials.number().longValueExact();
+      floorSha = HexFormat.of().formatHex(serials.digest());
+    }
+    this.state = report(authority.policy().sha256(), 0, clock.instant(), false);
   }
 
   KeyWatch follower(java.util.concurrent.Executor apply) {
@@ -90,32 +117,56 @@ final class ClusterPolicyWatcher {
     try {
       signed = SignedPolicy.verify(value, link.keys().prefix(), ca);
     } catch (ClusterException e) {
-      refuse(label, e.getMessage());
+      refuseUnverified(label, value, e.getMessage());
       return;
     }
     byte[] text = signed.policy();
-    if (signed.serial() < serialInForce) {
+    String sha = PolicyStatus.sha256(text);
+    if (signed.serial() < floor) {
       refuse(
           label,
+          PolicyRefusal.Reason.ROLLBACK,
+          signed.serial(),
           "its serial "
               + signed.serial()
-              + " is below the one in force ("
-              + serialInForce
+              + " is below the highest this host applied ("
+              + floor
               + "): an older policy replayed");
       return;
     }
-    if (signed.serial() == serialInForce
-        && !PolicyStatus.sha256(text).equals(authority.policy().sha256())) {
-      refuse(label, "its serial " + signed.serial() + " is the one in force, with another text");
+    if (signed.serial() == floor && floorSha != null && !sha.equals(floorSha)) {
+      refuse(
+          label,
+          PolicyRefusal.Reason.ROLLBACK,
+          signed.serial(),
+          "its serial " + signed.serial() + " is the highest applied, with another text");
       return;
     }
     Policy next;
     try {
       next = loader.parse(label, text);
     } catch (PolicyException e) {
+      counted(PolicyRefusal.Reason.INVALID, signed.serial());
       listener.rejected(e);
       LOG.warn("pushed policy {} refused, the policy in force stays: {}", label, e.getMessage());
       return;
+    }
+    if (signed.serial() > floor && serials != null) {
+      // kept before the policy is put in force: a crash in between keeps the higher floor
+      try {
+        serials.advance(BigInteger.valueOf(signed.serial()), HexFormat.of().parseHex(sha));
+      } catch (KeyExchangeException e) {
+        refuse(
+            label,
+            PolicyRefusal.Reason.INVALID,
+            signed.serial(),
+            "its serial could not be kept (" + e.getMessage() + ")");
+        return;
+      }
+    }
+    if (signed.serial() > floor) {
+      floor = signed.serial();
+      floorSha = sha;
     }
     if (!next.sha256().equals(authority.policy().sha256())) {
       ReloadResult r = authority.reload(next);
@@ -123,7 +174,7 @@ final class ClusterPolicyWatcher {
       if (!authority.policy().sha256().equals(next.sha256())) {
         // the listener could not put it in force and put the old policy back: report that one
         LOG.error("pushed policy {} was not put in force", label);
-        publish(new HostPolicyState(host, authority.policy().sha256(), 0, clock.instant(), false));
+        publish(report(authority.policy().sha256(), 0, clock.instant(), false));
         return;
       }
       LOG.info(
@@ -132,25 +183,57 @@ final class ClusterPolicyWatcher {
           signed.serial(),
           next.sha256());
     }
-    serialInForce = signed.serial();
     if (appliedText != null) {
       appliedText.accept(new String(text, StandardCharsets.UTF_8));
     }
-    publish(new HostPolicyState(host, next.sha256(), revision, clock.instant(), false));
+    publish(report(next.sha256(), revision, clock.instant(), false));
   }
 
-  private void refuse(String label, String why) {
+  /** Refuses a value whose signature does not verify for this deployment, saying why. */
+  private void refuseUnverified(String label, byte[] value, String why) {
+    SignedPolicy p;
+    try {
+      p = SignedPolicy.parse(value);
+    } catch (ClusterException e) {
+      refuse(label, PolicyRefusal.Reason.UNSIGNED, 0, why);
+      return;
+    }
+    String declared = p.declaredPrefix();
+    if (declared != null && !declared.equals(link.keys().prefix()) && p.signedBy(ca, declared)) {
+      refuse(
+          label,
+          PolicyRefusal.Reason.FOREIGN_DEPLOYMENT,
+          p.serial(),
+          "it is signed by the deployment CA for another deployment (prefix " + declared + ")");
+      return;
+    }
+    refuse(label, PolicyRefusal.Reason.OTHER_CA, p.serial(), why);
+  }
+
+  private void counted(PolicyRefusal.Reason reason, long serial) {
+    byReason.get(reason).incrementAndGet();
+    lastRefusal = new PolicyRefusal(reason, serial, clock.instant());
     refusals.incrementAndGet();
+  }
+
+  private void refuse(String label, PolicyRefusal.Reason reason, long serial, String why) {
+    counted(reason, serial);
     java.time.Instant now = clock.instant();
     if (lastReport != null && now.isBefore(lastReport.plus(REPORT_INTERVAL))) {
       unreported++;
-      LOG.debug("pushed policy {} refused, the policy in force stays: {}", label, why);
+      LOG.debug(
+          "pushed policy {} refused ({}), the policy in force stays: {}",
+          label,
+          reason.label(),
+          why);
       return;
     }
     String message =
         "pushed policy "
             + label
-            + " refused, the policy in force stays: "
+            + " refused ("
+            + reason.label()
+            + "), the policy in force stays: "
             + why
             + (unreported == 0 ? "" : " (" + unreported + " more refused since the last report)");
     lastReport = now;
@@ -159,10 +242,36 @@ final class ClusterPolicyWatcher {
     listener.rejected(new PolicyException(PolicyException.Category.INVALID_POLICY, message));
   }
 
+  private HostPolicyState report(
+      String sha256, long revision, java.time.Instant applied, boolean degraded) {
+    return new HostPolicyState(
+        host, sha256, revision, applied, degraded, refusals.get(), lastRefusal);
+  }
+
+  /** Refusals by reason since start. */
+  Map<PolicyRefusal.Reason, Long> refusalsByReason() {
+    Map<PolicyRefusal.Reason, Long> out = new EnumMap<>(PolicyRefusal.Reason.class);
+    byReason.forEach((r, n) -> out.put(r, n.get()));
+    return out;
+  }
+
+  /** The last refusal, or null. */
+  PolicyRefusal lastRefusal() {
+    return lastRefusal;
+  }
+
+  /** Publishes the state again if a refusal happened since it was last published. */
+  void publishRefusals() {
+    HostPolicyState s = state;
+    if (s.refusals() != refusals.get()) {
+      republish(s.degraded());
+    }
+  }
+
   /** Re-publishes the state (after a recovery, with the degraded flag as given). */
   void republish(boolean degraded) {
     HostPolicyState s = state;
-    publish(new HostPolicyState(host, s.sha256(), s.revision(), s.applied(), degraded));
+    publish(report(s.sha256(), s.revision(), s.applied(), degraded));
   }
 
   private void publish(HostPolicyState s) {

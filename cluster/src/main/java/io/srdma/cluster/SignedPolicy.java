@@ -14,11 +14,12 @@ import java.util.regex.Pattern;
  * A policy as etcd holds it: the policy file's exact bytes, a serial, and the deployment CA's
  * signature over both and the deployment's prefix. etcd carries the policy, it does not vouch for
  * it: a host puts it in force only if the signature verifies against the CA it trusts, for its own
- * prefix, with a serial above the one in force (so a signed policy can be neither forged by a
- * writer to etcd, moved into another deployment, nor rolled back).
+ * prefix, with a serial not below the highest it applied, kept across restarts (so a signed policy
+ * can be neither forged by a writer to etcd, moved into another deployment, nor rolled back).
  *
  * <pre>
  * srdma-signed-policy/1\n
+ * prefix: PREFIX\n                  the deployment it was signed for (optional; informative only)
  * serial: SERIAL\n                  decimal, 1..2^63-1
  * signature: BASE64\n               DER ECDSA P-256 / SHA-256 by the deployment CA
  * \n
@@ -26,21 +27,27 @@ import java.util.regex.Pattern;
  * </pre>
  *
  * <p>The signed statement is {@code "srdma-policy-statement/1\nprefix LEN PREFIX\nserial
- * SERIAL\nlength N\n"} followed by the N policy bytes; the lengths make it unambiguous.
+ * SERIAL\nlength N\n"} followed by the N policy bytes; the lengths make it unambiguous. The {@code
+ * prefix:} line is not trusted: a host verifies for its own prefix, and reads the declared one only
+ * to say why it refused (a policy of another deployment rather than of another CA).
  */
 public final class SignedPolicy {
   private static final String MAGIC = "srdma-signed-policy/1\n";
   private static final String STATEMENT_TAG = "srdma-policy-statement/1\n";
   private static final String ALGORITHM = "SHA256withECDSA";
-  private static final int MAX_HEADER = 512;
+  private static final int MAX_HEADER = 1024;
   private static final Pattern HEADER =
-      Pattern.compile("serial: ([1-9][0-9]{0,18})\nsignature: ([A-Za-z0-9+/=]{16,200})\n\n");
+      Pattern.compile(
+          "(?:prefix: ([!-~]{1,600})\n)?serial: ([1-9][0-9]{0,18})\n"
+              + "signature: ([A-Za-z0-9+/=]{16,200})\n\n");
 
+  private final String declaredPrefix;
   private final long serial;
   private final byte[] signature;
   private final byte[] policy;
 
-  private SignedPolicy(long serial, byte[] signature, byte[] policy) {
+  private SignedPolicy(String declaredPrefix, long serial, byte[] signature, byte[] policy) {
+    this.declaredPrefix = declaredPrefix;
     this.serial = serial;
     this.signature = signature;
     this.policy = policy;
@@ -49,6 +56,11 @@ public final class SignedPolicy {
   /** The serial; every push has a larger one. */
   public long serial() {
     return serial;
+  }
+
+  /** The prefix the envelope says it was signed for (unverified), or null if it says none. */
+  public String declaredPrefix() {
+    return declaredPrefix;
   }
 
   /** The policy file's bytes. */
@@ -69,10 +81,15 @@ public final class SignedPolicy {
     if (serial <= 0) {
       throw new IllegalArgumentException("serial must be positive: " + serial);
     }
+    if (!prefix.matches("[!-~]{1,600}")) {
+      throw new IllegalArgumentException("not a deployment prefix: " + prefix);
+    }
     byte[] sig = ca.signStatement(statement(prefix, serial, policy));
     byte[] head =
         (MAGIC
-                + "serial: "
+                + "prefix: "
+                + prefix
+                + "\nserial: "
                 + serial
                 + "\nsignature: "
                 + Base64.getEncoder().encodeToString(sig)
@@ -113,12 +130,12 @@ public final class SignedPolicy {
     long serial;
     byte[] sig;
     try {
-      serial = Long.parseLong(m.group(1));
-      sig = Base64.getDecoder().decode(m.group(2));
+      serial = Long.parseLong(m.group(2));
+      sig = Base64.getDecoder().decode(m.group(3));
     } catch (IllegalArgumentException e) {
       throw malformed("its signature header is malformed");
     }
-    return new SignedPolicy(serial, sig, Arrays.copyOfRange(value, end, value.length));
+    return new SignedPolicy(m.group(1), serial, sig, Arrays.copyOfRange(value, end, value.length));
   }
 
   /**
@@ -130,16 +147,7 @@ public final class SignedPolicy {
    */
   public static SignedPolicy verify(byte[] value, String prefix, X509Certificate ca) {
     SignedPolicy p = parse(value);
-    boolean ok;
-    try {
-      Signature s = Signature.getInstance(ALGORITHM);
-      s.initVerify(ca.getPublicKey());
-      s.update(statement(prefix, p.serial, p.policy));
-      ok = s.verify(p.signature);
-    } catch (GeneralSecurityException e) {
-      ok = false;
-    }
-    if (!ok) {
+    if (!p.signedBy(ca, prefix)) {
       throw new ClusterException(
           ClusterException.Reason.REFUSED,
           "its signature does not verify against the deployment CA for prefix "
@@ -147,6 +155,18 @@ public final class SignedPolicy {
               + " (signed by another CA, for another deployment, or altered)");
     }
     return p;
+  }
+
+  /** Whether {@code ca} signed this policy for {@code prefix}. */
+  boolean signedBy(X509Certificate ca, String prefix) {
+    try {
+      Signature s = Signature.getInstance(ALGORITHM);
+      s.initVerify(ca.getPublicKey());
+      s.update(statement(prefix, serial, policy));
+      return s.verify(signature);
+    } catch (GeneralSecurityException e) {
+      return false;
+    }
   }
 
   static byte[] statement(String prefix, long serial, byte[] policy) {

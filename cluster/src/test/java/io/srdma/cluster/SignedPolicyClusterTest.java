@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.etcd.jetcd.ByteSequence;
 import io.srdma.keys.DeploymentCa;
+import io.srdma.keys.HighWaterMark;
 import io.srdma.policy.Policy;
 import io.srdma.policy.PolicyLoader;
 import java.io.IOException;
@@ -38,6 +39,7 @@ class SignedPolicyClusterTest {
   private EtcdLink console;
   private EtcdLink intruder;
   private String sample;
+  private Policy initial;
   private final List<TestHost> hosts = new ArrayList<>();
 
   @BeforeEach
@@ -49,7 +51,7 @@ class SignedPolicyClusterTest {
     console = EtcdLink.open(etcd.clientConfig(PREFIX, null));
     // the attacker holds h1's etcd credentials: it can write the whole prefix
     intruder = EtcdLink.open(etcd.clientConfig(PREFIX, "h1"));
-    Policy initial = new PolicyLoader().parse("initial.yaml", bytes(sample));
+    initial = new PolicyLoader().parse("initial.yaml", bytes(sample));
     for (String n : List.of("h1", "h2", "h3")) {
       Path crl = dir.resolve(n + "-crl.pem");
       Files.writeString(crl, "");
@@ -119,6 +121,26 @@ class SignedPolicyClusterTest {
     for (TestHost h : hosts) {
       assertEquals(1, h.refused.size(), h.name + " audited each refusal of the storm");
     }
+    for (TestHost h : hosts) {
+      assertEquals(1, reasons(h).get(PolicyRefusal.Reason.UNSIGNED), h.name + " unsigned");
+      assertEquals(1, reasons(h).get(PolicyRefusal.Reason.OTHER_CA), h.name + " bad signature");
+      assertEquals(
+          1, reasons(h).get(PolicyRefusal.Reason.FOREIGN_DEPLOYMENT), h.name + " other prefix");
+      assertEquals(PolicyRefusal.Reason.FOREIGN_DEPLOYMENT, h.node.lastPolicyRefusal().reason());
+      assertEquals(Long.MAX_VALUE - 1, h.node.lastPolicyRefusal().serial());
+    }
+    // and every host publishes its count and last refusal for the fleet view
+    Await.until(
+        LIMIT,
+        "every host reports its refusals",
+        () ->
+            PolicyStatus.read(console).hosts().stream()
+                .allMatch(
+                    s ->
+                        s.refusals() == 3
+                            && s.lastRefusal() != null
+                            && s.lastRefusal().reason()
+                                == PolicyRefusal.Reason.FOREIGN_DEPLOYMENT));
     // the next honest push still goes through (its serial is above anything forged could hide)
     PolicyPublisher.Pushed next = push(variant("after the forgery"));
     expectEverywhere(next.sha256());
@@ -143,7 +165,100 @@ class SignedPolicyClusterTest {
 
     writeDirectly(olderValue);
     expectRefusedEverywhere(1, newer.sha256());
-    assertTrue(hosts.get(0).refused.get(0).getMessage().contains("below the one in force"));
+    assertTrue(
+        hosts.get(0).refused.get(0).getMessage().contains("below the highest this host applied"),
+        hosts.get(0).refused.get(0).getMessage());
+    for (TestHost h : hosts) {
+      assertEquals(1, reasons(h).get(PolicyRefusal.Reason.ROLLBACK), h.name + " rollback");
+      assertEquals(older.serial(), h.node.lastPolicyRefusal().serial());
+    }
+  }
+
+  /**
+   * The attacker waits for a restart: h1 applies serial N, stops, the attacker puts the signed
+   * serial N-1 back, h1 starts again on its local policy file. With its policy-serial file it
+   * refuses N-1 (and says so fleet-wide); h2, restarted without one, shows what the file prevents.
+   */
+  @Test
+  void shouldRefuseAnOlderSignedPolicyPutBackWhileTheHostWasDown() throws Exception {
+    Path serialFile = dir.resolve("h1-state").resolve("srdma-policy-serial");
+    Files.createDirectories(serialFile.getParent());
+    restart(0, HighWaterMark.read(serialFile, "policy serial"));
+    PolicyPublisher.Pushed older = push(variant("older"));
+    expectEverywhere(older.sha256());
+    byte[] olderValue = currentValue();
+    PolicyPublisher.Pushed newer = push(variant("newer"));
+    expectEverywhere(newer.sha256());
+    assertTrue(
+        Files.readString(serialFile, StandardCharsets.US_ASCII)
+            .equals(newer.serial() + " " + newer.sha256() + "\n"),
+        "h1 keeps serial and hash of what it applied");
+
+    hosts.get(0).close();
+    hosts.get(1).close();
+    writeDirectly(olderValue);
+    TestHost h1 = restart(0, HighWaterMark.read(serialFile, "policy serial"));
+    TestHost h2 = restart(1, null);
+
+    Await.until(LIMIT, "h1 refused the replay", () -> h1.node.policyRefusals() == 1);
+    assertEquals(initial.sha256(), h1.policyHash(), "h1 serves its local policy, not the replay");
+    assertEquals(PolicyRefusal.Reason.ROLLBACK, h1.node.lastPolicyRefusal().reason());
+    assertEquals(older.serial(), h1.node.lastPolicyRefusal().serial());
+    assertEquals(1, h1.refused.size(), "audited");
+    assertTrue(h1.refused.get(0).getMessage().contains("below the highest"));
+    Await.until(
+        LIMIT,
+        "h1 reports the refusal fleet-wide",
+        () ->
+            PolicyStatus.read(console).hosts().stream()
+                .anyMatch(
+                    s ->
+                        s.host().equals("h1")
+                            && s.refusals() == 1
+                            && s.lastRefusal() != null
+                            && s.lastRefusal().reason() == PolicyRefusal.Reason.ROLLBACK
+                            && s.lastRefusal().serial() == older.serial()));
+    // without the file, the restarted host takes the replay: the gap the file closes
+    Await.until(LIMIT, "h2 applied the replay", () -> h2.policyHash().equals(older.sha256()));
+    assertEquals(0, h2.node.policyRefusals());
+
+    // the next honest push is applied by both, and raises h1's kept serial
+    PolicyPublisher.Pushed next = push(variant("after the restart"));
+    expectEverywhere(next.sha256());
+    assertTrue(
+        Files.readString(serialFile, StandardCharsets.US_ASCII).startsWith(next.serial() + " "));
+  }
+
+  private TestHost restart(int index, HighWaterMark serials) {
+    String name = hosts.get(index).name;
+    hosts.get(index).close();
+    TestHost h =
+        new TestHost(
+            name,
+            etcd.clientConfig(PREFIX, name),
+            initial,
+            etcd.ca(),
+            dir.resolve(name + "-crl.pem"),
+            serials);
+    hosts.set(index, h);
+    Await.until(LIMIT, name + " connected", () -> h.node.state() == ClusterNode.State.CONNECTED);
+    return h;
+  }
+
+  private byte[] currentValue() throws Exception {
+    return console
+        .client()
+        .getKVClient()
+        .get(console.keys().policy())
+        .get(10, TimeUnit.SECONDS)
+        .getKvs()
+        .get(0)
+        .getValue()
+        .getBytes();
+  }
+
+  private static java.util.Map<PolicyRefusal.Reason, Long> reasons(TestHost h) {
+    return h.node.policyRefusalsByReason();
   }
 
   @Test
@@ -162,6 +277,9 @@ class SignedPolicyClusterTest {
         OptionalLong.empty(),
         other);
     expectRefusedEverywhere(2, honest.sha256());
+    for (TestHost h : hosts) {
+      assertEquals(2, reasons(h).get(PolicyRefusal.Reason.OTHER_CA), h.name + " other CA");
+    }
   }
 
   private PolicyPublisher.Pushed push(String text) {

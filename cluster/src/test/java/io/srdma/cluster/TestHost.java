@@ -3,6 +3,7 @@ package io.srdma.cluster;
 import io.srdma.keys.CertificateUsage;
 import io.srdma.keys.DeploymentCa;
 import io.srdma.keys.DeploymentTrust;
+import io.srdma.keys.HighWaterMark;
 import io.srdma.keys.KeyExchangeException;
 import io.srdma.keys.RevocationList;
 import io.srdma.policy.GrantAuthority;
@@ -30,6 +31,17 @@ final class TestHost implements AutoCloseable {
   final ClusterNode node;
 
   TestHost(String name, ClusterConfig config, Policy initial, DeploymentCa ca, Path crlFile) {
+    this(name, config, initial, ca, crlFile, null);
+  }
+
+  /** A host that keeps its highest policy serial in {@code serials} (null: memory only). */
+  TestHost(
+      String name,
+      ClusterConfig config,
+      Policy initial,
+      DeploymentCa ca,
+      Path crlFile,
+      HighWaterMark serials) {
     this.name = name;
     this.authority = new GrantAuthority(initial);
     this.revocations = RevocationList.of(ca.crl(), ca.certificate());
@@ -53,6 +65,7 @@ final class TestHost implements AutoCloseable {
                       }
                     },
                     ca.certificate())
+                .policySerials(serials)
                 .revocations(revocations, crlFile));
   }
 

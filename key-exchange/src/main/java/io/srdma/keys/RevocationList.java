@@ -30,8 +30,9 @@ import org.slf4j.LoggerFactory;
  * <p>Lists never go backwards: a list whose CRL number is lower than the highest this object has
  * accepted, or equal with different content, is refused with {@link
  * KeyExchangeException.Reason#CRL_ROLLBACK} and the list in force stays — so an older, still valid
- * list put back in place does not un-revoke anything. The high-water mark lives in memory: a
- * restarted process accepts whatever valid list it finds first (docs/keys.md). Thread-safe.
+ * list put back in place does not un-revoke anything. The high-water mark lives in memory, and with
+ * a number file ({@link #watching(Path, X509Certificate, Path)}) in a {@link HighWaterMark} that
+ * survives restarts (docs/keys.md). Thread-safe.
  */
 public final class RevocationList {
   private static final Logger LOG = LoggerFactory.getLogger(RevocationList.class);
@@ -48,16 +49,17 @@ public final class RevocationList {
   // force is later refused, so a rolled-back file never un-revokes anything
   private BigInteger highest;
   private byte[] highestEncoded;
-  // where the highest number survives a restart (null: memory only), and the digest of that list
-  private final Path numberFile;
+  // where the highest number and the digest of that list survive a restart (null: memory only)
+  private final HighWaterMark mark;
   private byte[] highestDigest;
 
   private RevocationList(X509Certificate ca, Path file, Path numberFile) {
     this.ca = Objects.requireNonNull(ca, "ca");
     this.file = file;
-    this.numberFile = numberFile;
-    if (numberFile != null) {
-      readNumberFile();
+    this.mark = numberFile == null ? null : HighWaterMark.read(numberFile, "CRL number");
+    if (mark != null) {
+      highest = mark.number();
+      highestDigest = mark.digest();
     }
   }
 
@@ -73,48 +75,16 @@ public final class RevocationList {
    * The number file must be writable by this process and by nobody else (a host's state directory).
    *
    * @throws KeyExchangeException {@code IO_ERROR} if {@code numberFile} exists but is unreadable or
-   *     malformed (the deployment must not silently forget what it revoked)
+   *     malformed, or writable by others ({@link HighWaterMark}: the deployment must not silently
+   *     forget what it revoked)
    */
   public static RevocationList watching(Path file, X509Certificate ca, Path numberFile) {
     return new RevocationList(
         ca, Objects.requireNonNull(file, "file"), Objects.requireNonNull(numberFile, "numberFile"));
   }
 
-  private void readNumberFile() {
-    if (!java.nio.file.Files.exists(numberFile, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
-      return;
-    }
-    String text =
-        new String(SecureFiles.read(numberFile), java.nio.charset.StandardCharsets.US_ASCII).trim();
-    String[] parts = text.split(" ");
-    try {
-      if (parts.length != 2 || parts[1].length() != 64) {
-        throw new NumberFormatException("expected 'NUMBER SHA256HEX'");
-      }
-      highest = new BigInteger(parts[0]);
-      highestDigest = java.util.HexFormat.of().parseHex(parts[1]);
-      if (highest.signum() < 0) {
-        throw new NumberFormatException("negative");
-      }
-    } catch (IllegalArgumentException e) {
-      throw new KeyExchangeException(
-          KeyExchangeException.Reason.IO_ERROR,
-          "CRL number file "
-              + numberFile
-              + " is malformed ("
-              + e.getMessage()
-              + "); refusing to"
-              + " forget the highest revocation list accepted",
-          e);
-    }
-  }
-
   private static byte[] sha256(byte[] encoded) {
-    try {
-      return MessageDigest.getInstance("SHA-256").digest(encoded);
-    } catch (java.security.NoSuchAlgorithmException e) {
-      throw Pem.internal("SHA-256 unavailable", e);
-    }
+    return HighWaterMark.sha256(encoded);
   }
 
   /**
@@ -163,12 +133,9 @@ public final class RevocationList {
                 + " differs from the list of the same number already in force; refused");
       }
     }
-    if (numberFile != null && (highest == null || number.compareTo(highest) > 0)) {
+    if (mark != null) {
       // written before the list is put in force: a crash in between keeps the higher floor
-      SecureFiles.replaceOwnerOnly(
-          numberFile,
-          (number + " " + java.util.HexFormat.of().formatHex(sha256(encoded)) + "\n")
-              .getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+      mark.advance(number, sha256(encoded));
     }
     highest = number;
     highestEncoded = encoded;

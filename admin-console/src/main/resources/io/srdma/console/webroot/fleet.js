@@ -13,7 +13,7 @@
     const link = document.getElementById('link');
     if (!fleet.clustered) {
       link.textContent = 'This host is not part of a cluster.';
-      srdma.fillTable(document.getElementById('hosts'), [], 'No cluster.', 7);
+      srdma.fillTable(document.getElementById('hosts'), [], 'No cluster.', 8);
       srdma.fillTable(document.getElementById('grants'), [], 'No cluster.', 8);
       return;
     }
@@ -34,7 +34,15 @@
       el('td', { text: srdma.time(h.applied) }),
       el('td', { text: h.sessions === null || h.sessions === undefined ? '–' : String(h.sessions) }),
       el('td', { text: String(h.liveGrants) }),
-      el('td', { text: h.degraded ? 'degraded at last report' : 'ok' }))), 'No host has reported.', 7);
+      el('td', { text: h.degraded ? 'degraded at last report' : 'ok' }),
+      // pushed policies the host refused (unsigned, foreign deployment, other CA, rollback, invalid)
+      el('td', {
+        class: h.policyRefusals ? 'bad' : '',
+        text: String(h.policyRefusals || 0) + (h.lastPolicyRefusal
+          ? ' (last: ' + h.lastPolicyRefusal.reason.replace('_', ' ') + ', serial '
+            + h.lastPolicyRefusal.serial + ', ' + srdma.time(h.lastPolicyRefusal.at) + ')'
+          : ''),
+      }))), 'No host has reported.', 8);
     const grants = await srdma.api('GET', '/api/cluster/grants');
     srdma.fillTable(document.getElementById('grants'), grants.items.map((g) => el('tr', { 'data-grant': g.host + '/' + g.id },
       el('td', { class: 'mono', text: g.host }),
