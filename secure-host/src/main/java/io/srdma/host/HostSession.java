@@ -5,6 +5,8 @@ import io.srdma.channel.protocol.ErrorCode;
 import io.srdma.channel.protocol.Frame;
 import io.srdma.channel.protocol.ProtocolException;
 import io.srdma.channel.protocol.RevokeReason;
+import io.srdma.channel.transport.EventLoop;
+import io.srdma.channel.transport.TlsConnection;
 import io.srdma.keys.AuthenticatedPeer;
 import io.srdma.keys.KeyExchangeException;
 import io.srdma.keys.KeySchedule;
@@ -32,9 +34,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One peer's session on the host, from accept to its end: its state and its lifecycle, without a
- * thread of its own. Its {@link ControlConnection} (TLS on the host's event loops) tells it of
- * progress through {@link #kick}; the session then handles what is ready on its strand, a run on
- * one of the host's workers, never two at once, in order. The jobs are done by its parts: {@link
+ * thread of its own. Its {@link TlsConnection} (TLS on the host's event loops) tells it of progress
+ * through {@link #kick}; the session then handles what is ready on its strand, a run on one of the
+ * host's workers, never two at once, in order. The jobs are done by its parts: {@link
  * SessionHandshake} (authentication, HELLO/KEY exchange, queue pair), {@link ControlDispatch} (one
  * control frame at a time), {@link GrantScoper} (issuing and ending grants) and {@link
  * RecordReceiver} (opening records, on the session's {@link OpenerThread}). {@link #kick}, {@link
@@ -62,7 +64,7 @@ final class HostSession {
   final RejectionBudget rejections;
   final GrantSlots slots = new GrantSlots();
   final GrantScoper grants;
-  private final ControlConnection connection;
+  private final TlsConnection connection;
   private final long acceptedNanos = System.nanoTime();
   private final AtomicBoolean watchdogClosed = new AtomicBoolean();
   private final AtomicInteger kicks = new AtomicInteger();
@@ -98,7 +100,7 @@ final class HostSession {
   boolean quotaHeld;
   AuthenticatedPeer peer;
 
-  HostSession(HostContext ctx, SocketChannel channel, InetAddress remote, ControlLoop loop)
+  HostSession(HostContext ctx, SocketChannel channel, InetAddress remote, EventLoop loop)
       throws IOException {
     this.ctx = ctx;
     this.remote = remote;
@@ -109,16 +111,17 @@ final class HostSession {
     int port = ((InetSocketAddress) channel.getRemoteAddress()).getPort();
     SSLEngine engine = ctx.tls().newEngine(remote.getHostAddress(), port);
     this.connection =
-        new ControlConnection(
+        new TlsConnection(
             loop,
             channel,
             engine,
+            io.srdma.channel.protocol.Side.CLIENT,
             ctx.workers(),
             this::kick,
             ctx.options().requestTimeout().toNanos());
   }
 
-  ControlConnection connection() {
+  TlsConnection connection() {
     return connection;
   }
 
@@ -294,7 +297,7 @@ final class HostSession {
    */
   private String beforeAuthentication() {
     int first = connection.firstByte();
-    if (first >= 0 && first != ControlConnection.HANDSHAKE_RECORD) {
+    if (first >= 0 && first != TlsConnection.HANDSHAKE_RECORD) {
       releasePreAuth();
       ctx.counters().authFailures.increment();
       ctx.limiter().failed(remote);

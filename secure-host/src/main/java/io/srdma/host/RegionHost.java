@@ -2,6 +2,7 @@ package io.srdma.host;
 
 import io.srdma.channel.ChannelException;
 import io.srdma.channel.protocol.RevokeReason;
+import io.srdma.channel.transport.EventLoop;
 import io.srdma.keys.MutualTls;
 import io.srdma.keys.PeerIdentity;
 import io.srdma.policy.AuditTrail;
@@ -82,7 +83,7 @@ public final class RegionHost implements AutoCloseable {
   private final ScheduledExecutorService timer;
   private final ScheduledExecutorService watchdog;
   private final SessionAcceptor acceptor;
-  private final ControlLoop[] loops;
+  private final EventLoop[] loops;
   private final ExecutorService workers;
 
   /** Every session from accept to its end (read by tests by this name). */
@@ -152,9 +153,9 @@ public final class RegionHost implements AutoCloseable {
       timer = singleThread(name + "-timer");
       watchdog = singleThread(name + "-watchdog");
       workers = workerPool(name + "-worker-", o.workerThreads());
-      loops = new ControlLoop[o.controlThreads()];
+      loops = new EventLoop[o.controlThreads()];
       for (int i = 0; i < loops.length; i++) {
-        loops[i] = new ControlLoop(name + "-control-" + i);
+        loops[i] = new EventLoop(name + "-control-" + i);
       }
       this.ctx =
           new HostContext(
@@ -236,7 +237,7 @@ public final class RegionHost implements AutoCloseable {
           e);
     }
     host.openers.start();
-    for (ControlLoop loop : host.loops) {
+    for (EventLoop loop : host.loops) {
       loop.start();
     }
     host.acceptor.start();
@@ -426,7 +427,7 @@ public final class RegionHost implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-    for (ControlLoop loop : loops) {
+    for (EventLoop loop : loops) {
       loop.close();
     }
     timer.shutdownNow();

@@ -1,5 +1,6 @@
 package io.srdma.host;
 
+import io.srdma.channel.transport.EventLoop;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -12,22 +13,22 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Takes the host's TCP connections on its first {@link ControlLoop}: refuses a connection at once
+ * Takes the host's TCP connections on its first {@link EventLoop}: refuses a connection at once
  * when its address is rate-limited or has too many pending handshakes, else makes its {@link
  * HostSession} and hands the connection to a loop, round-robin. No thread of its own, none per
  * session. {@link #start} and {@link #close} are thread-safe.
  */
-final class SessionAcceptor implements ControlLoop.Ready {
+final class SessionAcceptor implements EventLoop.Ready {
   private static final Logger LOG = LoggerFactory.getLogger(SessionAcceptor.class);
   private static final int BACKLOG = 128;
 
   private final HostContext ctx;
   private final ServerSocketChannel server;
-  private final ControlLoop[] loops;
+  private final EventLoop[] loops;
   private int next; // loop 0's thread
   private long acceptFailures;
 
-  SessionAcceptor(HostContext ctx, ServerSocketChannel server, ControlLoop[] loops) {
+  SessionAcceptor(HostContext ctx, ServerSocketChannel server, EventLoop[] loops) {
     this.ctx = ctx;
     this.server = server;
     this.loops = loops.clone();
@@ -59,7 +60,7 @@ final class SessionAcceptor implements ControlLoop.Ready {
   }
 
   void start() {
-    ControlLoop first = loops[0];
+    EventLoop first = loops[0];
     first.execute(
         () -> {
           try {
@@ -112,7 +113,7 @@ final class SessionAcceptor implements ControlLoop.Ready {
       }
       ch.configureBlocking(false);
       ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
-      ControlLoop loop = loops[next];
+      EventLoop loop = loops[next];
       next = (next + 1) % loops.length;
       HostSession session;
       try {

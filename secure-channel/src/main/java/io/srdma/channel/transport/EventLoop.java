@@ -1,4 +1,4 @@
-package io.srdma.host;
+package io.srdma.channel.transport;
 
 import java.io.IOException;
 import java.nio.channels.SelectionKey;
@@ -9,16 +9,19 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One of the host's event-loop threads ({@code srdma-host-<n>-control-<i>}): a selector over many
- * control connections (and, on the first loop, the listening socket), plus a queue of tasks other
- * threads hand it. Nothing on it blocks: TLS delegated tasks and frame handling run on the host's
- * workers. {@link #execute}, {@link #wakeup}, {@link #inLoop} and {@link #close} are thread-safe.
+ * An event-loop thread: a selector over many {@link TlsConnection}s (and whatever else registers a
+ * {@link Ready} attachment, such as a listening socket), plus a queue of tasks other threads hand
+ * it. Nothing on it blocks: TLS delegated tasks and frame handling run elsewhere. Not API.
+ *
+ * <p>Thread safety: {@link #start}, {@link #execute}, {@link #wakeup}, {@link #inLoop} and {@link
+ * #close} are thread-safe; {@link #selector} is for registering on the loop's own thread. Buffers:
+ * none.
  */
-final class ControlLoop implements Runnable {
-  private static final Logger LOG = LoggerFactory.getLogger(ControlLoop.class);
+public final class EventLoop implements Runnable {
+  private static final Logger LOG = LoggerFactory.getLogger(EventLoop.class);
 
   /** What a registered key's attachment does when its channel is ready. */
-  interface Ready {
+  public interface Ready {
     void onReady(SelectionKey key);
   }
 
@@ -27,33 +30,36 @@ final class ControlLoop implements Runnable {
   private final Queue<Runnable> tasks = new ConcurrentLinkedQueue<>();
   private volatile boolean running = true;
 
-  ControlLoop(String name) throws IOException {
+  /**
+   * @param name the thread's name
+   */
+  public EventLoop(String name) throws IOException {
     this.selector = Selector.open();
     this.thread = new Thread(this, name);
     thread.setDaemon(true);
   }
 
-  Selector selector() {
+  public Selector selector() {
     return selector;
   }
 
-  void start() {
+  public void start() {
     thread.start();
   }
 
-  boolean inLoop() {
+  public boolean inLoop() {
     return Thread.currentThread() == thread;
   }
 
   /** Runs {@code task} on the loop's thread soon (at once when called on it, after the current). */
-  void execute(Runnable task) {
+  public void execute(Runnable task) {
     tasks.add(task);
     if (!inLoop()) {
       selector.wakeup();
     }
   }
 
-  void wakeup() {
+  public void wakeup() {
     selector.wakeup();
   }
 
@@ -75,7 +81,7 @@ final class ControlLoop implements Runnable {
 
   private void dispatch(SelectionKey key) {
     Object a = key.attachment();
-    if (a instanceof ControlConnection c) {
+    if (a instanceof TlsConnection c) {
       c.onReady(key);
     } else if (a instanceof Ready r) {
       r.onReady(key);
@@ -83,7 +89,7 @@ final class ControlLoop implements Runnable {
   }
 
   /** Stops the loop and closes its selector (waits at most 10 s for the thread). */
-  void close() {
+  public void close() {
     running = false;
     selector.wakeup();
     if (!inLoop()) {

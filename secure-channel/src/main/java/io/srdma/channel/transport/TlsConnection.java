@@ -1,4 +1,4 @@
-package io.srdma.host;
+package io.srdma.channel.transport;
 
 import static io.srdma.channel.protocol.FrameHeaderFlyweight.BODY_LENGTH_OFFSET;
 import static io.srdma.channel.protocol.FrameHeaderFlyweight.HEADER_LENGTH;
@@ -25,10 +25,12 @@ import javax.net.ssl.SSLEngineResult;
 import javax.net.ssl.SSLException;
 
 /**
- * One control connection of the host: TLS 1.3 through an {@link SSLEngine} over a non-blocking
- * socket, driven by its {@link ControlLoop} (reads, unwraps, handshake messages, writes the socket
- * could not take at once) with the engine's delegated tasks on the host's workers. It holds no
- * thread: the session learns of progress through {@code kick}, which it runs on its own strand.
+ * One control connection (host or client side): TLS 1.3 through an {@link SSLEngine} over a
+ * non-blocking socket, driven by its {@link EventLoop} (reads, unwraps, handshake messages, writes
+ * the socket could not take at once) with the engine's delegated tasks on an executor the owner
+ * gives. It holds no thread: its owner learns of progress through {@code kick} and then takes what
+ * is ready ({@link #handshakeFinished}, {@link #nextFrame}, {@link #isClosed}) on a thread of its
+ * own choosing, one at a time. Not API: the host and the SDK use it; its methods may change.
  *
  * <p>Bounded: the bytes read and decrypted but not yet taken as frames are at most one TLS record
  * plus the largest frame; while they fill that, the loop stops reading from the socket, so a peer
@@ -36,18 +38,19 @@ import javax.net.ssl.SSLException;
  * buffer of one TLS record; a writer that finds it full waits until the loop drained it or the
  * connection closed (the host's watchdog closes connections whose peer stopped reading).
  *
- * <p>Thread safety: {@link #onReady}, {@link #register} and {@link #resumeReads} run on the loop's
- * thread; {@link #nextFrame} on the session's strand (one thread at a time); {@link #output} is
- * thread-safe (each write is one or more whole TLS records); {@link #close} and the state getters
- * may be called from any thread.
+ * <p>Thread safety: {@link #onReady} and {@link #register} run on the loop's thread; {@link
+ * #nextFrame} on one consuming thread at a time; {@link #output} is thread-safe (each write is one
+ * or more whole TLS records); {@link #close} and the state getters may be called from any thread.
+ * Buffers: its own heap buffers, about one TLS record each for bytes in, decrypted bytes and bytes
+ * out.
  */
-final class ControlConnection {
+public final class TlsConnection {
   /** TLS record content type of a handshake record (RFC 8446 §5.1): every ClientHello starts so. */
-  static final int HANDSHAKE_RECORD = 22;
+  public static final int HANDSHAKE_RECORD = 22;
 
   private static final long WRITE_WAIT_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
-  private final ControlLoop loop;
+  private final EventLoop loop;
   private final SocketChannel channel;
   private final SSLEngine engine;
   private final Executor tasks;
@@ -71,14 +74,19 @@ final class ControlConnection {
   private volatile boolean closed;
 
   /**
-   * @param kick runs the session's strand; called on any thread, must not block
+   * @param channel a connected socket in non-blocking mode; this connection closes it
+   * @param engine configured for its side (e.g. {@code MutualTls.configure}), handshake not begun
+   * @param peer the side that sends what this connection reads
+   * @param tasks runs the engine's delegated tasks (certificate checks, signatures)
+   * @param kick tells the owner something is ready; called on any thread, must not block
    * @param writeTimeoutNanos the longest a write waits for the peer to read before the connection
    *     is closed
    */
-  ControlConnection(
-      ControlLoop loop,
+  public TlsConnection(
+      EventLoop loop,
       SocketChannel channel,
       SSLEngine engine,
+      Side peer,
       Executor tasks,
       Runnable kick,
       long writeTimeoutNanos) {
@@ -93,40 +101,40 @@ final class ControlConnection {
     this.netIn = ByteBuffer.allocate(packetSize);
     this.appIn = ByteBuffer.allocate(appSize + HEADER_LENGTH + MessageType.largestBodyLength());
     this.netOut = ByteBuffer.allocate(packetSize);
-    this.reader = new FrameReader(new AppInput(), Side.CLIENT);
+    this.reader = new FrameReader(new AppInput(), peer);
   }
 
   /** The engine (its session once {@link #handshakeFinished}). */
-  SSLEngine engine() {
+  public SSLEngine engine() {
     return engine;
   }
 
   /** The first byte the peer sent, or -1 before it arrived. */
-  int firstByte() {
+  public int firstByte() {
     return firstByte;
   }
 
   /** Whether the TLS handshake finished (the peer is not verified yet: the session does that). */
-  boolean handshakeFinished() {
+  public boolean handshakeFinished() {
     return handshakeFinished;
   }
 
   /** Why the connection failed or ended (TLS alert, reset, the peer's end of stream), or null. */
-  IOException failure() {
+  public IOException failure() {
     return failure;
   }
 
-  boolean isClosed() {
+  public boolean isClosed() {
     return closed;
   }
 
   /** Frames are written here: thread-safe, each write wrapped into whole TLS records at once. */
-  OutputStream output() {
+  public OutputStream output() {
     return output;
   }
 
   /** Registers with the loop's selector (loop thread). */
-  void register(java.nio.channels.Selector selector) {
+  public void register(java.nio.channels.Selector selector) {
     if (closed) {
       return;
     }
@@ -138,7 +146,7 @@ final class ControlConnection {
   }
 
   /** The socket is readable or writable (loop thread). */
-  void onReady(SelectionKey k) {
+  public void onReady(SelectionKey k) {
     try {
       if (k.isValid() && k.isWritable()) {
         flushFromLoop();
@@ -161,7 +169,7 @@ final class ControlConnection {
     }
     if (firstByte < 0 && netIn.position() > 0) {
       firstByte = netIn.get(0) & 0xFF;
-      kick.run(); // the session moves its deadline, or refuses a connection that is not TLS
+      kick.run(); // the owner moves its deadline, or refuses a connection that is not TLS
       if (firstByte != HANDSHAKE_RECORD) {
         setInterest(0);
         return;
@@ -366,7 +374,7 @@ final class ControlConnection {
    *
    * @throws io.srdma.channel.protocol.ProtocolException what was wrong with the frame
    */
-  Frame nextFrame() throws IOException {
+  public Frame nextFrame() throws IOException {
     synchronized (inLock) {
       int available = appIn.position();
       if (available < HEADER_LENGTH) {
@@ -390,8 +398,8 @@ final class ControlConnection {
     setInterest(key.interestOps() & ~SelectionKey.OP_READ);
   }
 
-  /** The session took frames: read again (loop thread). */
-  void resumeReads() {
+  /** Frames were taken: read again (loop thread). */
+  private void resumeReads() {
     if (closed || !readsPaused || runningTasks) {
       return;
     }
@@ -433,7 +441,7 @@ final class ControlConnection {
    * Says goodbye in TLS (close_notify, as far as the socket takes it now without waiting) and
    * closes; any thread.
    */
-  void closeGracefully() {
+  public void closeGracefully() {
     if (closed) {
       return;
     }
@@ -456,7 +464,7 @@ final class ControlConnection {
   }
 
   /** Closes the socket and wakes writers and the session; never blocks; any thread. */
-  void close() {
+  public void close() {
     if (closed) {
       return;
     }
