@@ -1,6 +1,7 @@
 package io.srdma.keys;
 
 import java.security.cert.X509Certificate;
+import javax.net.ssl.SSLSession;
 import javax.net.ssl.SSLSocket;
 
 /**
@@ -9,16 +10,26 @@ import javax.net.ssl.SSLSocket;
  */
 public final class AuthenticatedPeer {
   private final SSLSocket socket;
+  private final SSLSession session;
   private final PeerIdentity identity;
   private final X509Certificate certificate;
 
   AuthenticatedPeer(SSLSocket socket, PeerIdentity identity, X509Certificate certificate) {
+    this(socket, socket.getSession(), identity, certificate);
+  }
+
+  AuthenticatedPeer(
+      SSLSocket socket, SSLSession session, PeerIdentity identity, X509Certificate certificate) {
     this.socket = socket;
+    this.session = session;
     this.identity = identity;
     this.certificate = certificate;
   }
 
-  /** The connection; its owner closes it. */
+  /**
+   * The connection; its owner closes it. Null when the handshake ran on an {@link
+   * javax.net.ssl.SSLEngine} ({@link MutualTls#authenticated(javax.net.ssl.SSLEngine)}).
+   */
   public SSLSocket socket() {
     return socket;
   }
@@ -54,9 +65,9 @@ public final class AuthenticatedPeer {
    */
   public TlsBinding binding(Role role, TlsBinding.Kind kind) {
     if (kind == TlsBinding.Kind.EXPORTER) {
-      return TlsBinding.exporter(socket.getSession());
+      return TlsBinding.exporter(session);
     }
-    java.security.cert.Certificate[] local = socket.getSession().getLocalCertificates();
+    java.security.cert.Certificate[] local = session.getLocalCertificates();
     if (local == null || local.length == 0) {
       throw new KeyExchangeException(
           KeyExchangeException.Reason.NO_CERTIFICATE, "this side presented no certificate");
@@ -69,6 +80,10 @@ public final class AuthenticatedPeer {
 
   @Override
   public String toString() {
-    return "AuthenticatedPeer[" + identity + ", " + socket.getRemoteSocketAddress() + "]";
+    return "AuthenticatedPeer["
+        + identity
+        + ", "
+        + (socket != null ? socket.getRemoteSocketAddress() : session.getPeerHost())
+        + "]";
   }
 }

@@ -299,6 +299,34 @@ public final class MutualTls {
   }
 
   /**
+   * Why a handshake failed, as the typed error {@link #handshake} throws: for handshakes a caller
+   * drives itself on an {@link SSLEngine}.
+   *
+   * @param failure what the engine or the connection threw
+   */
+  public static KeyExchangeException failure(Throwable failure) {
+    return TlsFailures.classify(failure);
+  }
+
+  /**
+   * The peer of an engine configured by {@link #configure(SSLEngine)} whose handshake has finished,
+   * after the checks {@link #handshake} makes ({@link #verifyHandshake}); call it once per
+   * handshake before using the connection, and close the engine if it throws.
+   *
+   * @throws KeyExchangeException as {@link #handshake}
+   */
+  public AuthenticatedPeer authenticated(SSLEngine engine) {
+    SSLSession session = engine.getSession();
+    try {
+      X509Certificate peer = verifyCompleted(session, trustManager.takeVerified(engine));
+      return new AuthenticatedPeer(null, session, PeerIdentity.fromCertificate(peer), peer);
+    } catch (SSLPeerUnverifiedException e) {
+      throw new KeyExchangeException(
+          KeyExchangeException.Reason.NO_CERTIFICATE, "the peer presented no certificate", e);
+    }
+  }
+
+  /**
    * Decides trust for one finished handshake: TLS 1.3, a full handshake (the trust manager verified
    * {@code verifiedInHandshake} on this very connection), and the peer's chain still accepted now.
    */

@@ -5,6 +5,7 @@ import io.srdma.policy.AuditTrail;
 import io.srdma.policy.GrantAuthority;
 import io.srdma.verbs.DeviceContext;
 import java.security.SecureRandom;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ScheduledExecutorService;
 
 /**
@@ -30,6 +31,7 @@ import java.util.concurrent.ScheduledExecutorService;
  * @param openers the threads that poll completions and open records
  * @param timer REVOKE notices of expiries, key rotations, queue-pair-error endings
  * @param watchdog host-decided session ends and grant expiries (never writes to a peer)
+ * @param workers the sessions' strands and the TLS engines' delegated tasks (a bounded pool)
  */
 record HostContext(
     String name,
@@ -48,4 +50,5 @@ record HostContext(
     HostTables tables,
     OpenerPool openers,
     ScheduledExecutorService timer,
-    ScheduledExecutorService watchdog) {}
+    ScheduledExecutorService watchdog,
+    ExecutorService workers) {}

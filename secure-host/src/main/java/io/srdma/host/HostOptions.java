@@ -25,6 +25,9 @@ public final class HostOptions {
   /** Most opener threads a host runs ({@link #openerThreads}). */
   public static final int MAX_OPENER_THREADS = 256;
 
+  /** Most event-loop or worker threads of the control plane ({@link #controlThreads}). */
+  public static final int MAX_CONTROL_THREADS = 64;
+
   /** How grants are scoped on the device. */
   public enum Scoping {
     /** Type-2 windows where the device enforces their bounds, else per-grant memory regions. */
@@ -61,6 +64,8 @@ public final class HostOptions {
   private int receiveDepth = 256;
   private int openerThreads =
       Math.min(MAX_OPENER_THREADS, Runtime.getRuntime().availableProcessors());
+  private int controlThreads = Math.min(2, Runtime.getRuntime().availableProcessors());
+  private int workerThreads = 8;
 
   /** The host's certificate and key (a server certificate of the deployment CA). */
   public HostOptions credential(Credential value) {
@@ -243,6 +248,36 @@ public final class HostOptions {
     return this;
   }
 
+  /**
+   * Event-loop threads of the control plane (default: 2, or 1 on one core; at most {@link
+   * #MAX_CONTROL_THREADS}). Every control connection, whatever their number, is served by one of
+   * them: TLS records in and out, the handshake's messages; nothing on them blocks.
+   */
+  public HostOptions controlThreads(int value) {
+    controlThreads = value;
+    return this;
+  }
+
+  /**
+   * Worker threads of the control plane (default 8; at most {@link #MAX_CONTROL_THREADS}): they
+   * handle the sessions' control frames (policy decisions, audit writes, queue pair set-up), each
+   * session's in order and one at a time, and the TLS handshakes' certificate checks and
+   * signatures. A frame that waits (a RELEASE waits, bounded, for the session's records to be
+   * opened) holds one of them.
+   */
+  public HostOptions workerThreads(int value) {
+    workerThreads = value;
+    return this;
+  }
+
+  int controlThreads() {
+    return controlThreads;
+  }
+
+  int workerThreads() {
+    return workerThreads;
+  }
+
   Credential credential() {
     return credential;
   }
@@ -385,6 +420,12 @@ public final class HostOptions {
     }
     if (openerThreads < 1 || openerThreads > MAX_OPENER_THREADS) {
       throw invalid("openerThreads must be 1.." + MAX_OPENER_THREADS + ", got " + openerThreads);
+    }
+    if (controlThreads < 1 || controlThreads > MAX_CONTROL_THREADS) {
+      throw invalid("controlThreads must be 1.." + MAX_CONTROL_THREADS + ", got " + controlThreads);
+    }
+    if (workerThreads < 1 || workerThreads > MAX_CONTROL_THREADS) {
+      throw invalid("workerThreads must be 1.." + MAX_CONTROL_THREADS + ", got " + workerThreads);
     }
   }
 

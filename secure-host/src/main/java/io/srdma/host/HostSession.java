@@ -3,44 +3,60 @@ package io.srdma.host;
 import io.srdma.channel.protocol.ControlProxy;
 import io.srdma.channel.protocol.ErrorCode;
 import io.srdma.channel.protocol.Frame;
-import io.srdma.channel.protocol.FrameReader;
 import io.srdma.channel.protocol.ProtocolException;
 import io.srdma.channel.protocol.RevokeReason;
+import io.srdma.channel.transport.EventLoop;
+import io.srdma.channel.transport.TlsConnection;
 import io.srdma.keys.AuthenticatedPeer;
 import io.srdma.keys.KeyExchangeException;
 import io.srdma.keys.KeySchedule;
+import io.srdma.keys.MutualTls;
 import io.srdma.policy.AuditTrail;
 import io.srdma.verbs.CompletionQueue;
 import io.srdma.verbs.QueuePair;
 import io.srdma.verbs.VerbsException;
 import java.io.IOException;
 import java.net.InetAddress;
-import java.net.Socket;
+import java.net.InetSocketAddress;
 import java.net.SocketTimeoutException;
+import java.nio.channels.SocketChannel;
 import java.security.cert.X509Certificate;
 import java.time.Instant;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-import javax.net.ssl.SSLSocket;
+import javax.net.ssl.SSLEngine;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One peer's session on the host, from accept to its end: its state and its lifecycle. The jobs are
- * done by its parts: {@link SessionHandshake} (authentication, HELLO/KEY exchange, queue pair),
- * {@link ControlDispatch} (one control frame at a time), {@link GrantScoper} (issuing and ending
- * grants) and {@link RecordReceiver} (opening records, on the session's {@link OpenerThread}). Its
- * own thread runs {@link #run}; {@link #endByHost}, {@link #terminate}, {@link #closeConnection}
- * and the accessors are thread-safe.
+ * One peer's session on the host, from accept to its end: its state and its lifecycle, without a
+ * thread of its own. Its {@link TlsConnection} (TLS on the host's event loops) tells it of progress
+ * through {@link #kick}; the session then handles what is ready on its strand, a run on one of the
+ * host's workers, never two at once, in order. The jobs are done by its parts: {@link
+ * SessionHandshake} (authentication, HELLO/KEY exchange, queue pair), {@link ControlDispatch} (one
+ * control frame at a time), {@link GrantScoper} (issuing and ending grants) and {@link
+ * RecordReceiver} (opening records, on the session's {@link OpenerThread}). {@link #kick}, {@link
+ * #endByHost}, {@link #terminate}, {@link #closeConnection}, {@link #awaitEnd} and the accessors
+ * are thread-safe.
  */
-final class HostSession implements Runnable {
+final class HostSession {
   private static final Logger LOG = LoggerFactory.getLogger(HostSession.class);
   static final int SLOTS = GrantSlots.SLOTS;
+  private static final String REFUSED = "refused before authentication";
+
+  /** Where the session is; the strand's only. */
+  private enum Phase {
+    TLS,
+    HELLO,
+    KEY_CONFIRM,
+    ESTABLISHED
+  }
 
   final HostContext ctx;
-  final Socket raw;
   final InetAddress remote;
   final AuditTrail audit;
   final AtomicReference<SessionEnd> ending = new AtomicReference<>();
@@ -48,10 +64,15 @@ final class HostSession implements Runnable {
   final RejectionBudget rejections;
   final GrantSlots slots = new GrantSlots();
   final GrantScoper grants;
+  private final TlsConnection connection;
+  private final long acceptedNanos = System.nanoTime();
   private final AtomicBoolean watchdogClosed = new AtomicBoolean();
+  private final AtomicInteger kicks = new AtomicInteger();
+  private final CountDownLatch done = new CountDownLatch(1);
+  private volatile boolean timedOut;
+  private volatile long lastFrameNanos;
 
-  // written by the session's thread during the handshake (SessionHandshake), read by others
-  volatile SSLSocket socket;
+  // written on the strand during the handshake (SessionHandshake), read by others
   volatile long deadlineNanos;
   volatile long establishedNanos;
   volatile X509Certificate certificate;
@@ -66,7 +87,12 @@ final class HostSession implements Runnable {
   volatile KeySchedule schedule;
   volatile RecordReceiver receiver;
 
-  // the session's thread only
+  // the strand's only
+  private Phase phase = Phase.TLS;
+  private boolean tlsStarted;
+  private boolean preAuthHeld = true;
+  private SessionHandshake handshake;
+  private ControlDispatch dispatch;
   String refusalDetail;
   HostTables.TenantDomain domain;
   CompletionQueue sendCq;
@@ -74,14 +100,29 @@ final class HostSession implements Runnable {
   boolean quotaHeld;
   AuthenticatedPeer peer;
 
-  HostSession(HostContext ctx, Socket raw) {
+  HostSession(HostContext ctx, SocketChannel channel, InetAddress remote, EventLoop loop)
+      throws IOException {
     this.ctx = ctx;
-    this.raw = raw;
-    this.remote = raw.getInetAddress();
+    this.remote = remote;
     this.audit = ctx.audit();
     this.rejections = new RejectionBudget(ctx.options().maxRejectedRecords());
-    this.deadlineNanos = System.nanoTime() + ctx.options().handshakeTimeout().toNanos();
+    this.deadlineNanos = acceptedNanos + ctx.options().firstRecordTimeout().toNanos();
     this.grants = new GrantScoper(this);
+    int port = ((InetSocketAddress) channel.getRemoteAddress()).getPort();
+    SSLEngine engine = ctx.tls().newEngine(remote.getHostAddress(), port);
+    this.connection =
+        new TlsConnection(
+            loop,
+            channel,
+            engine,
+            io.srdma.channel.protocol.Side.CLIENT,
+            ctx.workers(),
+            this::kick,
+            ctx.options().requestTimeout().toNanos());
+  }
+
+  TlsConnection connection() {
+    return connection;
   }
 
   /** The peer's certificate once authenticated, else null (watched for revocation and expiry). */
@@ -97,6 +138,11 @@ final class HostSession implements Runnable {
   /** When the session was established ({@link System#nanoTime}); meaningful once established. */
   long establishedNanos() {
     return establishedNanos;
+  }
+
+  /** When the last control frame arrived ({@link System#nanoTime}); meaningful once established. */
+  long lastFrameNanos() {
+    return lastFrameNanos;
   }
 
   /**
@@ -125,17 +171,37 @@ final class HostSession implements Runnable {
     return hexId;
   }
 
-  @Override
-  public void run() {
-    String why = "closed by the peer";
+  /** Something is ready (bytes, a finished handshake, a close): run the strand (any thread). */
+  void kick() {
+    if (kicks.getAndIncrement() != 0) {
+      return; // the strand runs and will look again
+    }
     try {
-      SessionHandshake handshake = new SessionHandshake(this);
-      if (!handshake.authenticate()) {
+      ctx.workers().execute(this::drain);
+    } catch (RejectedExecutionException e) {
+      drain(); // the host is closing: finish here
+    }
+  }
+
+  private void drain() {
+    int seen = kicks.get();
+    while (true) {
+      step();
+      if (kicks.compareAndSet(seen, 0)) {
         return;
       }
-      FrameReader reader = handshake.establish();
-      socket.setSoTimeout((int) ctx.options().idleTimeout().toMillis());
-      why = serve(reader, new ControlDispatch(this));
+      seen = kicks.get();
+    }
+  }
+
+  /** Handles what is ready now; ends the session on any failure (strand). */
+  private void step() {
+    if (ended.get()) {
+      return;
+    }
+    String why;
+    try {
+      why = advance();
     } catch (ProtocolException e) {
       why = "protocol violation: " + e.getMessage();
       ctx.counters().protocolErrors.increment();
@@ -163,23 +229,109 @@ final class HostSession implements Runnable {
       why = "internal error: " + e;
       LOG.error("session {} of {} failed", hexId, identity, e);
       sendError(ErrorCode.INTERNAL_ERROR, "internal error");
-    } finally {
+    }
+    if (why != null) {
       end(why);
     }
   }
 
   /**
-   * The blocking read loop of the control connection: one frame at a time to {@code dispatch},
-   * which never reads itself (so an event loop can drive it instead).
+   * Moves the session as far as what arrived allows.
+   *
+   * @return null to wait for more, else why the session ends
    */
-  private String serve(FrameReader reader, ControlDispatch dispatch) throws IOException {
-    while (!ended.get()) {
-      String why = dispatch.onFrame(next(reader));
-      if (why != null) {
-        return why;
+  private String advance() throws IOException {
+    if (phase == Phase.TLS) {
+      if (!connection.handshakeFinished()) {
+        return beforeAuthentication();
+      }
+      handshake = new SessionHandshake(this);
+      boolean admitted;
+      try {
+        admitted = handshake.authenticate(connection.engine());
+      } finally {
+        releasePreAuth();
+      }
+      if (!admitted) {
+        return REFUSED;
+      }
+      lastFrameNanos = System.nanoTime();
+      phase = Phase.HELLO;
+    }
+    Frame f;
+    while (!ended.get() && (f = connection.nextFrame()) != null) {
+      lastFrameNanos = System.nanoTime();
+      switch (phase) {
+        case HELLO -> {
+          handshake.hello(f);
+          phase = Phase.KEY_CONFIRM;
+        }
+        case KEY_CONFIRM -> {
+          handshake.confirm(f);
+          handshake = null;
+          dispatch = new ControlDispatch(this);
+          phase = Phase.ESTABLISHED;
+        }
+        default -> {
+          String why = dispatch.onFrame(f);
+          if (why != null) {
+            return why;
+          }
+        }
       }
     }
-    return "ended by the host";
+    if (timedOut) {
+      throw new SocketTimeoutException("no frame within the deadline");
+    }
+    if (connection.isClosed()) {
+      IOException failure = connection.failure();
+      throw failure != null ? failure : new java.io.EOFException("connection closed");
+    }
+    return null;
+  }
+
+  /**
+   * Before the TLS handshake finished: a first byte that is not TLS, an idle connection past the
+   * first-record deadline and a failed handshake are refused and counted against the address; a
+   * connection closed at once (a TCP health check) holds nothing and is not held against it.
+   */
+  private String beforeAuthentication() {
+    int first = connection.firstByte();
+    if (first >= 0 && first != TlsConnection.HANDSHAKE_RECORD) {
+      releasePreAuth();
+      ctx.counters().authFailures.increment();
+      ctx.limiter().failed(remote);
+      return REFUSED;
+    }
+    if (!connection.isClosed()) {
+      if (first >= 0 && !tlsStarted) {
+        tlsStarted = true; // now the whole handshake's deadline, counted from accept
+        deadlineNanos = acceptedNanos + ctx.options().handshakeTimeout().toNanos();
+      }
+      return null;
+    }
+    releasePreAuth();
+    if (first < 0) {
+      if (watchdogClosed.get()) {
+        ctx.limiter().failed(remote); // idle: the watchdog counted the deadline
+      }
+      return REFUSED;
+    }
+    IOException cause = connection.failure();
+    KeyExchangeException e =
+        MutualTls.failure(
+            cause != null ? cause : new java.net.SocketException("handshake deadline passed"));
+    ctx.counters().authFailures.increment();
+    ctx.limiter().failed(remote);
+    audit.peerAuthenticated(null, null, false, e.reason() + " from " + remote.getHostAddress());
+    return REFUSED;
+  }
+
+  private void releasePreAuth() {
+    if (preAuthHeld) {
+      preAuthHeld = false;
+      ctx.handshakes().release(remote);
+    }
   }
 
   /**
@@ -226,8 +378,23 @@ final class HostSession implements Runnable {
     if (!watchdogClosed.compareAndSet(false, true)) {
       return false;
     }
+    if (certificate != null) {
+      timedOut = true; // authenticated: the strand tells the peer (TIMEOUT) and ends the session
+      kick();
+      return true;
+    }
     LOG.debug("closing connection from {}: handshake deadline passed", remote);
     closeConnection();
+    return true;
+  }
+
+  /** An established session whose peer sent nothing for the idle timeout (watchdog). */
+  boolean endForIdle() {
+    if (timedOut || ended.get()) {
+      return false;
+    }
+    timedOut = true;
+    kick();
     return true;
   }
 
@@ -241,13 +408,9 @@ final class HostSession implements Runnable {
     return true;
   }
 
-  /** Closes the connection under the TLS layer: never blocks, wakes the session's thread. */
+  /** Closes the connection under the TLS layer: never blocks, runs the session's strand. */
   void closeConnection() {
-    try {
-      raw.close();
-    } catch (IOException ignored) {
-      // closing anyway
-    }
+    connection.close();
   }
 
   void violation(String why) {
@@ -285,14 +448,6 @@ final class HostSession implements Runnable {
     if (!ended.get()) {
       LOG.info("ending session {} of {}: {}", hexId, identity, why);
       sendError(ErrorCode.SHUTTING_DOWN, why);
-      SSLSocket tls = socket;
-      try {
-        if (tls != null) {
-          tls.close();
-        }
-      } catch (IOException ignored) {
-        // closing anyway
-      }
       closeConnection();
     }
   }
@@ -312,23 +467,16 @@ final class HostSession implements Runnable {
     for (HostGrant g : slots.liveGrants()) {
       grants.end(g, RevokeReason.SESSION_ENDING, AuditTrail.SYSTEM, false, 0);
     }
-    SSLSocket tls = socket;
+    releasePreAuth();
     ControlProxy p = proxy;
-    if (p != null && tls != null && !tls.isClosed()) {
+    if (p != null && !connection.isClosed() && connection.handshakeFinished()) {
       try {
         p.close(0);
       } catch (IOException ignored) {
         // gone already
       }
     }
-    try {
-      if (tls != null) {
-        tls.close();
-      }
-    } catch (IOException ignored) {
-      // closing anyway
-    }
-    closeConnection();
+    connection.closeGracefully();
     if (q != null) {
       q.close();
     }
@@ -348,6 +496,12 @@ final class HostSession implements Runnable {
     if (since != null) {
       LOG.info("session {} of {} ended: {}", hexId, identity, why);
     }
+    done.countDown();
+  }
+
+  /** Waits (bounded) until the session ended and freed what it held; false on timeout. */
+  boolean awaitEnd(long timeout, java.util.concurrent.TimeUnit unit) throws InterruptedException {
+    return done.await(timeout, unit);
   }
 
   boolean isEstablished() {
@@ -371,16 +525,5 @@ final class HostSession implements Runnable {
         r == null ? 0 : r.recordsIn(),
         r == null ? 0 : r.bytesIn(),
         slots.liveGrants().size());
-  }
-
-  /**
-   * The next frame; a connection the peer closed between frames is an {@link java.io.EOFException}.
-   */
-  static Frame next(FrameReader reader) throws IOException {
-    Frame f = reader.read();
-    if (f == null) {
-      throw new java.io.EOFException("the peer closed the connection");
-    }
-    return f;
   }
 }

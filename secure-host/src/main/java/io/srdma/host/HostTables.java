@@ -20,7 +20,7 @@ final class HostTables {
   final Map<Long, HostGrant> grants = new ConcurrentHashMap<>();
 
   /** Every session from accept to its end, with the thread that reads its control frames. */
-  final Map<HostSession, Thread> sessions = new ConcurrentHashMap<>();
+  final Map<HostSession, HostSession> sessions = new ConcurrentHashMap<>();
 
   private final Map<String, AtomicInteger> sessionsPerTenant = new ConcurrentHashMap<>();
   private final AtomicInteger sessionCount = new AtomicInteger();

@@ -2,6 +2,7 @@ package io.srdma.host;
 
 import io.srdma.channel.ChannelException;
 import io.srdma.channel.protocol.RevokeReason;
+import io.srdma.channel.transport.EventLoop;
 import io.srdma.keys.MutualTls;
 import io.srdma.keys.PeerIdentity;
 import io.srdma.policy.AuditTrail;
@@ -17,12 +18,13 @@ import io.srdma.verbs.MemoryRegion;
 import io.srdma.verbs.RdmaProviders;
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -44,13 +46,16 @@ import org.slf4j.LoggerFactory;
  * }
  * }</pre>
  *
- * <p>Threads: one acceptor, one per session (control frames), {@link HostOptions#openerThreads}
- * openers ({@code srdma-host-<n>-opener-<i>}: each polls its own completion queue and opens and
- * delivers the records of the sessions assigned to it; see {@link RecordListener} for what that
- * means for listeners), one timer (REVOKE notices of expiries, key rotations, endings), one
- * watchdog ({@link SessionWatchdog}: trust, lifetime, deadlines, grant expiries; never writes to a
- * peer). All are named {@code srdma-host-*} and stopped by {@link #close}. Sessions get what they
- * need from the host in one {@link HostContext}.
+ * <p>Threads, whatever the number of sessions: {@link HostOptions#controlThreads} event loops
+ * ({@code srdma-host-<n>-control-<i>}: accept, TLS, control frames in and out), {@link
+ * HostOptions#workerThreads} workers ({@code srdma-host-<n>-worker-<i>}: each session's control
+ * frames in order, TLS certificate checks), {@link HostOptions#openerThreads} openers ({@code
+ * srdma-host-<n>-opener-<i>}: each polls its own completion queue and opens and delivers the
+ * records of the sessions assigned to it; see {@link RecordListener} for what that means for
+ * listeners), one timer (REVOKE notices of expiries, key rotations, endings), one watchdog ({@link
+ * SessionWatchdog}: trust, lifetime, deadlines, grant expiries; never writes to a peer). All are
+ * named {@code srdma-host-*} and stopped by {@link #close}. Sessions get what they need from the
+ * host in one {@link HostContext}.
  *
  * <p>Thread safety: thread-safe; any thread may register regions, query, revoke or close. Buffers:
  * the host allocates and owns every region's memory ({@link HostedRegion}) and frees it when it
@@ -78,9 +83,11 @@ public final class RegionHost implements AutoCloseable {
   private final ScheduledExecutorService timer;
   private final ScheduledExecutorService watchdog;
   private final SessionAcceptor acceptor;
+  private final EventLoop[] loops;
+  private final ExecutorService workers;
 
   /** Every session from accept to its end (read by tests by this name). */
-  private final Map<HostSession, Thread> sessions;
+  private final Map<HostSession, HostSession> sessions;
 
   private final String name;
   private volatile boolean closed;
@@ -142,9 +149,14 @@ public final class RegionHost implements AutoCloseable {
       this.openers = pool;
       this.tables = new HostTables(context, o, counters);
       this.sessions = tables.sessions;
-      ServerSocket server = SessionAcceptor.listen(o.bind());
+      ServerSocketChannel server = SessionAcceptor.listen(o.bind());
       timer = singleThread(name + "-timer");
       watchdog = singleThread(name + "-watchdog");
+      workers = workerPool(name + "-worker-", o.workerThreads());
+      loops = new EventLoop[o.controlThreads()];
+      for (int i = 0; i < loops.length; i++) {
+        loops[i] = new EventLoop(name + "-control-" + i);
+      }
       this.ctx =
           new HostContext(
               name,
@@ -163,8 +175,9 @@ public final class RegionHost implements AutoCloseable {
               tables,
               pool,
               timer,
-              watchdog);
-      acceptor = new SessionAcceptor(ctx, server);
+              watchdog,
+              workers);
+      acceptor = new SessionAcceptor(ctx, server, loops);
       LOG.info(
           "{}: {} opener thread(s), completion queues of {} entries, receive depth {}",
           name,
@@ -181,6 +194,18 @@ public final class RegionHost implements AutoCloseable {
         context.close();
       }
     }
+  }
+
+  /** A fixed pool of named daemon threads whose queue holds at most one task per session. */
+  private static ExecutorService workerPool(String prefix, int threads) {
+    AtomicInteger n = new AtomicInteger();
+    return Executors.newFixedThreadPool(
+        threads,
+        r -> {
+          Thread t = new Thread(r, prefix + n.getAndIncrement());
+          t.setDaemon(true);
+          return t;
+        });
   }
 
   private static ScheduledExecutorService singleThread(String threadName) {
@@ -212,6 +237,9 @@ public final class RegionHost implements AutoCloseable {
           e);
     }
     host.openers.start();
+    for (EventLoop loop : host.loops) {
+      loop.start();
+    }
     host.acceptor.start();
     long period = SessionWatchdog.PERIOD.toMillis();
     java.util.concurrent.ScheduledFuture<?> unused =
@@ -221,6 +249,7 @@ public final class RegionHost implements AutoCloseable {
                 options.trust(),
                 options.maxSessionLifetime(),
                 options.requestTimeout(),
+                options.idleTimeout(),
                 () -> host.sessions.keySet()),
             period,
             period,
@@ -386,8 +415,20 @@ public final class RegionHost implements AutoCloseable {
     for (HostSession s : sessions.keySet()) {
       s.terminate("host shutting down");
     }
-    for (Thread t : sessions.values()) {
-      join(t);
+    for (HostSession s : sessions.keySet()) {
+      awaitEnd(s);
+    }
+    workers.shutdown();
+    try {
+      if (!workers.awaitTermination(10, TimeUnit.SECONDS)) {
+        LOG.warn("{} workers did not stop within 10 s", name);
+        workers.shutdownNow();
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    for (EventLoop loop : loops) {
+      loop.close();
     }
     timer.shutdownNow();
     openers.close();
@@ -403,11 +444,10 @@ public final class RegionHost implements AutoCloseable {
     LOG.info("{} closed", name);
   }
 
-  private static void join(Thread t) {
+  private static void awaitEnd(HostSession s) {
     try {
-      t.join(10_000);
-      if (t.isAlive()) {
-        LOG.warn("{} did not stop within 10 s", t.getName());
+      if (!s.awaitEnd(10, TimeUnit.SECONDS)) {
+        LOG.warn("session {} of {} did not end within 10 s", s.hexId(), s.identity());
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();

@@ -1,44 +1,49 @@
 package io.srdma.host;
 
+import io.srdma.channel.transport.EventLoop;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
-import java.net.SocketException;
+import java.net.StandardSocketOptions;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The host's acceptor thread ({@code srdma-host-<n>-acceptor}): takes each TCP connection, refuses
- * it when its address is rate-limited or has too many pending handshakes, else starts a {@link
- * HostSession} on a thread of its own ({@code srdma-host-<n>-session-<i>}). {@link #start} and
- * {@link #close} are thread-safe.
+ * Takes the host's TCP connections on its first {@link EventLoop}: refuses a connection at once
+ * when its address is rate-limited or has too many pending handshakes, else makes its {@link
+ * HostSession} and hands the connection to a loop, round-robin. No thread of its own, none per
+ * session. {@link #start} and {@link #close} are thread-safe.
  */
-final class SessionAcceptor {
+final class SessionAcceptor implements EventLoop.Ready {
   private static final Logger LOG = LoggerFactory.getLogger(SessionAcceptor.class);
+  private static final int BACKLOG = 128;
 
   private final HostContext ctx;
-  private final ServerSocket server;
-  private final Thread thread;
-  private volatile boolean closed;
+  private final ServerSocketChannel server;
+  private final EventLoop[] loops;
+  private int next; // loop 0's thread
+  private long acceptFailures;
 
-  SessionAcceptor(HostContext ctx, ServerSocket server) {
+  SessionAcceptor(HostContext ctx, ServerSocketChannel server, EventLoop[] loops) {
     this.ctx = ctx;
     this.server = server;
-    this.thread = new Thread(this::accept, ctx.name() + "-acceptor");
-    thread.setDaemon(true);
+    this.loops = loops.clone();
   }
 
   /**
-   * A plain TCP listener: TLS is layered over each connection only after its first byte arrived
-   * (see {@link FirstRecordGate}), so an idle connection costs a short deadline, not a handshake.
+   * A plain TCP listener: TLS starts on each connection only once its first byte arrived, so an
+   * idle connection costs a short deadline, not a handshake.
    */
-  static ServerSocket listen(InetSocketAddress address) throws IOException {
-    ServerSocket s = new ServerSocket();
+  static ServerSocketChannel listen(InetSocketAddress address) throws IOException {
+    ServerSocketChannel s = ServerSocketChannel.open();
     try {
-      s.setReuseAddress(true);
-      s.bind(address, 128);
+      s.setOption(StandardSocketOptions.SO_REUSEADDR, true);
+      s.bind(address, BACKLOG);
+      s.configureBlocking(false);
       return s;
     } catch (IOException | RuntimeException e) {
       s.close();
@@ -47,64 +52,85 @@ final class SessionAcceptor {
   }
 
   InetSocketAddress address() {
-    return (InetSocketAddress) server.getLocalSocketAddress();
+    try {
+      return (InetSocketAddress) server.getLocalAddress();
+    } catch (IOException e) {
+      throw new IllegalStateException("listener closed", e);
+    }
   }
 
   void start() {
-    thread.start();
+    EventLoop first = loops[0];
+    first.execute(
+        () -> {
+          try {
+            server.register(first.selector(), SelectionKey.OP_ACCEPT, this);
+          } catch (ClosedChannelException e) {
+            LOG.debug("{}: listener closed before it was registered", ctx.name());
+          }
+        });
   }
 
-  /** Closes the listener and waits (bounded) for the thread. */
+  /** Closes the listener; connections already taken go on. */
   void close() {
-    closed = true;
     try {
       server.close();
     } catch (IOException e) {
       LOG.debug("closing listener: {}", e.getMessage());
     }
-    try {
-      thread.join(10_000);
-      if (thread.isAlive()) {
-        LOG.warn("{} did not stop within 10 s", thread.getName());
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    loops[0].wakeup();
   }
 
-  private void accept() {
-    int n = 0;
-    while (!closed) {
-      Socket socket;
+  @Override
+  public void onReady(SelectionKey key) {
+    // a bounded batch per wake-up, so the loop's connections are served between bursts
+    for (int i = 0; i < 64 && key.isValid(); i++) {
+      SocketChannel ch;
       try {
-        socket = server.accept();
-      } catch (SocketException e) {
+        ch = server.accept();
+      } catch (ClosedChannelException e) {
         return;
       } catch (IOException e) {
-        if (!closed) {
-          LOG.warn("{}: accept failed: {}", ctx.name(), e.getMessage());
+        if (acceptFailures++ % 1000 == 0) {
+          LOG.warn("{}: accept failed ({} so far): {}", ctx.name(), acceptFailures, e.getMessage());
         }
-        continue;
+        return;
       }
-      InetAddress from = socket.getInetAddress();
-      if (ctx.limiter().blocked(from) || !ctx.handshakes().tryAcquire(from)) {
-        ctx.counters().rateLimited.increment();
-        closeQuietly(socket);
-        continue;
+      if (ch == null) {
+        return;
       }
-      HostSession session = new HostSession(ctx, socket);
-      Thread t = new Thread(session, ctx.name() + "-session-" + ++n);
-      t.setDaemon(true);
-      ctx.tables().sessions.put(session, t);
-      t.start();
+      admit(ch);
     }
   }
 
-  private static void closeQuietly(Socket socket) {
+  private void admit(SocketChannel ch) {
     try {
-      socket.close();
-    } catch (IOException ignored) {
-      // refused anyway
+      InetAddress from = ((InetSocketAddress) ch.getRemoteAddress()).getAddress();
+      if (ctx.limiter().blocked(from) || !ctx.handshakes().tryAcquire(from)) {
+        ctx.counters().rateLimited.increment();
+        ch.close();
+        return;
+      }
+      ch.configureBlocking(false);
+      ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+      EventLoop loop = loops[next];
+      next = (next + 1) % loops.length;
+      HostSession session;
+      try {
+        session = new HostSession(ctx, ch, from, loop);
+      } catch (RuntimeException e) {
+        ctx.handshakes().release(from);
+        throw e;
+      }
+      ctx.tables().sessions.put(session, session);
+      loop.execute(() -> session.connection().register(loop.selector()));
+    } catch (IOException | RuntimeException e) {
+      LOG.debug("{}: dropping a connection at accept: {}", ctx.name(), e.toString());
+      try {
+        ch.close();
+      } catch (IOException ignored) {
+        // dropped anyway
+      }
     }
   }
 }

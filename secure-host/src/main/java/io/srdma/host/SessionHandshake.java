@@ -4,12 +4,10 @@ import io.srdma.channel.protocol.Capabilities;
 import io.srdma.channel.protocol.ControlProxy;
 import io.srdma.channel.protocol.ErrorCode;
 import io.srdma.channel.protocol.Frame;
-import io.srdma.channel.protocol.FrameReader;
 import io.srdma.channel.protocol.FrameWriter;
 import io.srdma.channel.protocol.HelloFlyweight;
 import io.srdma.channel.protocol.MessageType;
 import io.srdma.channel.protocol.ProtocolException;
-import io.srdma.channel.protocol.Side;
 import io.srdma.channel.record.RecordOpener;
 import io.srdma.keys.AuthenticatedPeer;
 import io.srdma.keys.KeyExchangeException;
@@ -25,14 +23,16 @@ import io.srdma.verbs.ReceiveWorkRequest;
 import java.io.IOException;
 import java.time.Instant;
 import java.util.HexFormat;
+import javax.net.ssl.SSLEngine;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A session's way in, on its own thread: the first-record deadline, the TLS 1.3 handshake and the
- * session quota ({@link #authenticate}), then HELLO, the X25519 key schedule bound to the TLS
- * session, KEY_CONFIRM and the queue pair connected to the session's opener thread ({@link
- * #establish}). What it makes is stored in the {@link HostSession}, which frees it at its end.
+ * A session's way in, on its strand: the verified TLS 1.3 peer and the session quota ({@link
+ * #authenticate}), then HELLO ({@link #hello}: the X25519 key schedule bound to the TLS session and
+ * the queue pair connected to the session's opener thread) and KEY_CONFIRM ({@link #confirm}). The
+ * first-record and handshake deadlines are the watchdog's ({@link HostSession#deadlineNanos}). What
+ * it makes is stored in the {@link HostSession}, which frees it at its end.
  */
 final class SessionHandshake {
   private static final Logger LOG = LoggerFactory.getLogger(SessionHandshake.class);
@@ -40,54 +40,37 @@ final class SessionHandshake {
 
   private final HostSession s;
   private final HostContext ctx;
+  private ConnectionInfo clientInfo; // from HELLO, for KEY_CONFIRM
 
   SessionHandshake(HostSession session) {
     this.s = session;
     this.ctx = session.ctx;
   }
 
-  /** First-record deadline, TLS handshake and quota; false when the connection was refused. */
-  boolean authenticate() throws IOException {
+  /**
+   * Verifies the peer of a finished TLS handshake and takes a place in its tenant's session quota.
+   *
+   * @return false when the connection was refused (audited and counted)
+   */
+  boolean authenticate(SSLEngine engine) throws IOException {
     AuthenticatedPeer peer;
     try {
-      FirstRecordGate.Outcome first =
-          FirstRecordGate.await(s.raw, ctx.options().firstRecordTimeout());
-      if (first != FirstRecordGate.Outcome.TLS) {
-        // idle, or not TLS at all: nothing to audit per connection (nothing authenticated
-        // spoke), but the address is limited; a connection closed at once (a TCP health check)
-        // held nothing and is not held against its address
-        switch (first) {
-          case IDLE -> {
-            ctx.counters().handshakeDeadlines.increment();
-            ctx.limiter().failed(s.remote);
-          }
-          case NOT_TLS -> {
-            ctx.counters().authFailures.increment();
-            ctx.limiter().failed(s.remote);
-          }
-          default -> {}
-        }
-        return false;
-      }
-      s.socket = FirstRecordGate.layer(s.raw, ctx.tls());
-      peer = ctx.tls().handshake(s.socket, ctx.options().handshakeTimeout());
+      peer = ctx.tls().authenticated(engine);
     } catch (KeyExchangeException e) {
       ctx.counters().authFailures.increment();
       ctx.limiter().failed(s.remote);
       s.audit.peerAuthenticated(
           null, null, false, e.reason() + " from " + s.remote.getHostAddress());
       return false;
-    } finally {
-      ctx.handshakes().release(s.remote);
     }
     s.certificate = peer.certificate();
     s.deadlineNanos = System.nanoTime() + ctx.options().handshakeTimeout().toNanos();
     s.identity = peer.identity().toUri();
     s.tenant = peer.identity().tenant();
+    s.proxy = new ControlProxy(new FrameWriter(watched()));
     if (!ctx.tables().reserveSession(s.tenant)) {
       ctx.counters().quotaRefusals.increment();
       s.audit.accessViolation(s.identity, s.tenant, null, 0, 0, "session quota exceeded");
-      s.proxy = new ControlProxy(new FrameWriter(watched()));
       s.sendError(ErrorCode.QUOTA_EXCEEDED, "session quota of tenant " + s.tenant + " reached");
       return false;
     }
@@ -96,25 +79,22 @@ final class SessionHandshake {
     return true;
   }
 
-  private WatchedOutputStream watched() throws IOException {
-    WatchedOutputStream w = new WatchedOutputStream(s.socket.getOutputStream());
+  private WatchedOutputStream watched() {
+    WatchedOutputStream w = new WatchedOutputStream(s.connection().output());
     s.output = w;
     return w;
   }
 
-  /** HELLO, keys, queue pair, KEY_CONFIRM; returns the reader the session's frames come from. */
-  FrameReader establish() throws IOException {
-    FrameReader reader = new FrameReader(s.socket.getInputStream(), Side.CLIENT);
-    s.proxy = new ControlProxy(new FrameWriter(watched()));
-    s.socket.setSoTimeout((int) ctx.options().handshakeTimeout().toMillis());
-    Frame helloFrame = HostSession.next(reader).expect(MessageType.HELLO);
+  /** HELLO: keys and queue pair; answers HELLO_ACK. */
+  void hello(Frame helloFrame) throws IOException {
+    helloFrame.expect(MessageType.HELLO);
     HelloFlyweight hello = helloFrame.hello();
     if (hello.maxVersion() < VERSION) {
       throw new ProtocolException(
           ProtocolException.Reason.UNSUPPORTED_VERSION,
           "client's highest version " + hello.maxVersion() + " is below " + VERSION);
     }
-    ConnectionInfo clientInfo = hello.connectionInfo();
+    clientInfo = hello.connectionInfo();
     String forged = ctx.responderAddresses().refusal(clientInfo, s.remote);
     if (forged != null) {
       // refused from the bytes alone, before any connection attempt: the same frame and timing
@@ -160,7 +140,13 @@ final class SessionHandshake {
       s.proxy.helloAck(
           helloFrame.requestId(), VERSION, shared, publicKey, sessionId, qp.localInfo());
     }
-    Frame confirm = HostSession.next(reader).expect(MessageType.KEY_CONFIRM);
+  }
+
+  /** KEY_CONFIRM: checks the peer's confirmation, connects the queue pair, confirms in turn. */
+  void confirm(Frame confirm) throws IOException {
+    confirm.expect(MessageType.KEY_CONFIRM);
+    KeySchedule schedule = s.schedule;
+    QueuePair qp = s.qp;
     if (confirm.keyConfirm().epoch() != 0) {
       throw new ProtocolException(
           ProtocolException.Reason.BAD_VALUE, "first key confirmation must be for epoch 0");
@@ -181,6 +167,5 @@ final class SessionHandshake {
     s.audit.peerAuthenticated(s.identity, s.tenant, true, "session " + s.hexId);
     LOG.info(
         "session {} established: {} (QP 0x{})", s.hexId, s.identity, Integer.toHexString(qp.qpn()));
-    return reader;
   }
 }

@@ -19,12 +19,13 @@ import org.slf4j.LoggerFactory;
  * it): a connection past its handshake deadline, or whose peer stopped reading (a control-frame
  * write blocked longer than the request timeout), is closed; a session whose certificate passed its
  * notAfter, is revoked now (the deployment trust re-reads its CRL when the file changes) or whose
- * age passed the maximum session lifetime is ended by the host ({@link HostSession#endByHost}), its
- * grants revoked. Expiry and lifetime are checked on every tick (they cost a comparison). The full
- * trust check ({@link DeploymentTrust#verify}: path, signature, revocation; about 0.1 ms) runs for
- * each distinct certificate once every {@link #VERIFY_EVERY} ticks, certificates spread over the
- * ticks by hash, so a revocation reaches a live session within {@code VERIFY_EVERY × PERIOD} (600
- * ms) and each tick checks about a third of the certificates. Confined to the watchdog thread.
+ * age passed the maximum session lifetime is ended by the host, and one idle past the idle timeout
+ * is told so and ended ({@link HostSession#endByHost}), its grants revoked. Expiry and lifetime are
+ * checked on every tick (they cost a comparison). The full trust check ({@link
+ * DeploymentTrust#verify}: path, signature, revocation; about 0.1 ms) runs for each distinct
+ * certificate once every {@link #VERIFY_EVERY} ticks, certificates spread over the ticks by hash,
+ * so a revocation reaches a live session within {@code VERIFY_EVERY × PERIOD} (600 ms) and each
+ * tick checks about a third of the certificates. Confined to the watchdog thread.
  */
 final class SessionWatchdog implements Runnable {
   private static final Logger LOG = LoggerFactory.getLogger(SessionWatchdog.class);
@@ -42,6 +43,7 @@ final class SessionWatchdog implements Runnable {
   private final DeploymentTrust trust;
   private final Duration maxLifetime;
   private final long writeTimeoutNanos;
+  private final long idleTimeoutNanos;
   private final Supplier<Iterable<HostSession>> sessions;
   private long ticks;
   private long statusUnknownSince;
@@ -51,11 +53,13 @@ final class SessionWatchdog implements Runnable {
       DeploymentTrust trust,
       Duration maxLifetime,
       Duration writeTimeout,
+      Duration idleTimeout,
       Supplier<Iterable<HostSession>> sessions) {
     this.counters = counters;
     this.trust = trust;
     this.maxLifetime = maxLifetime;
     this.writeTimeoutNanos = writeTimeout.toNanos();
+    this.idleTimeoutNanos = idleTimeout.toNanos();
     this.sessions = sessions;
   }
 
@@ -90,6 +94,10 @@ final class SessionWatchdog implements Runnable {
         if (s.closeForStuckWrite()) {
           LOG.info("closed a session whose peer stopped reading its control connection");
         }
+        continue;
+      }
+      if (s.isEstablished() && nowNanos - s.lastFrameNanos() > idleTimeoutNanos) {
+        s.endForIdle(); // its strand tells the peer (TIMEOUT) and ends it
         continue;
       }
       X509Certificate cert = s.certificate();

@@ -1,0 +1,544 @@
+package io.srdma.channel.transport;
+
+import static io.srdma.channel.protocol.FrameHeaderFlyweight.BODY_LENGTH_OFFSET;
+import static io.srdma.channel.protocol.FrameHeaderFlyweight.HEADER_LENGTH;
+
+import io.srdma.channel.protocol.Frame;
+import io.srdma.channel.protocol.FrameReader;
+import io.srdma.channel.protocol.MessageType;
+import io.srdma.channel.protocol.Side;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.SocketChannel;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import javax.net.ssl.SSLEngine;
+import javax.net.ssl.SSLEngineResult;
+import javax.net.ssl.SSLException;
+
+/**
+ * One control connection (host or client side): TLS 1.3 through an {@link SSLEngine} over a
+ * non-blocking socket, driven by its {@link EventLoop} (reads, unwraps, handshake messages, writes
+ * the socket could not take at once) with the engine's delegated tasks on an executor the owner
+ * gives. It holds no thread: its owner learns of progress through {@code kick} and then takes what
+ * is ready ({@link #handshakeFinished}, {@link #nextFrame}, {@link #isClosed}) on a thread of its
+ * own choosing, one at a time. Not API: the host and the SDK use it; its methods may change.
+ *
+ * <p>Bounded: the bytes read and decrypted but not yet taken as frames are at most one TLS record
+ * plus the largest frame; while they fill that, the loop stops reading from the socket, so a peer
+ * that sends faster than its session handles frames is held back by TCP. Outgoing bytes wait in a
+ * buffer of one TLS record; a writer that finds it full waits until the loop drained it or the
+ * connection closed (the host's watchdog closes connections whose peer stopped reading).
+ *
+ * <p>Thread safety: {@link #onReady} and {@link #register} run on the loop's thread; {@link
+ * #nextFrame} on one consuming thread at a time; {@link #output} is thread-safe (each write is one
+ * or more whole TLS records); {@link #close} and the state getters may be called from any thread.
+ * Buffers: its own heap buffers, about one TLS record each for bytes in, decrypted bytes and bytes
+ * out.
+ */
+public final class TlsConnection {
+  /** TLS record content type of a handshake record (RFC 8446 §5.1): every ClientHello starts so. */
+  public static final int HANDSHAKE_RECORD = 22;
+
+  private static final long WRITE_WAIT_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+
+  private final EventLoop loop;
+  private final SocketChannel channel;
+  private final SSLEngine engine;
+  private final Executor tasks;
+  private final Runnable kick;
+  private final long writeTimeoutNanos;
+  private final int appSize;
+  private final ByteBuffer netIn;
+  private final ByteBuffer appIn; // write mode; guarded by inLock
+  private final ByteBuffer netOut; // write mode; guarded by outLock
+  private final Object inLock = new Object();
+  private final ReentrantLock outLock = new ReentrantLock();
+  private final Condition drained = outLock.newCondition();
+  private final FrameReader reader;
+  private final OutputStream output = new Output();
+  private SelectionKey key; // loop thread
+  private boolean runningTasks; // loop thread
+  private volatile boolean readsPaused;
+  private volatile int firstByte = -1;
+  private volatile boolean handshakeFinished;
+  private volatile IOException failure;
+  private volatile boolean closed;
+
+  /**
+   * @param channel a connected socket in non-blocking mode; this connection closes it
+   * @param engine configured for its side (e.g. {@code MutualTls.configure}), handshake not begun
+   * @param peer the side that sends what this connection reads
+   * @param tasks runs the engine's delegated tasks (certificate checks, signatures)
+   * @param kick tells the owner something is ready; called on any thread, must not block
+   * @param writeTimeoutNanos the longest a write waits for the peer to read before the connection
+   *     is closed
+   */
+  public TlsConnection(
+      EventLoop loop,
+      SocketChannel channel,
+      SSLEngine engine,
+      Side peer,
+      Executor tasks,
+      Runnable kick,
+      long writeTimeoutNanos) {
+    this.loop = loop;
+    this.writeTimeoutNanos = writeTimeoutNanos;
+    this.channel = channel;
+    this.engine = engine;
+    this.tasks = tasks;
+    this.kick = kick;
+    int packetSize = engine.getSession().getPacketBufferSize();
+    this.appSize = engine.getSession().getApplicationBufferSize();
+    this.netIn = ByteBuffer.allocate(packetSize);
+    this.appIn = ByteBuffer.allocate(appSize + HEADER_LENGTH + MessageType.largestBodyLength());
+    this.netOut = ByteBuffer.allocate(packetSize);
+    this.reader = new FrameReader(new AppInput(), peer);
+  }
+
+  /** The engine (its session once {@link #handshakeFinished}). */
+  public SSLEngine engine() {
+    return engine;
+  }
+
+  /** The first byte the peer sent, or -1 before it arrived. */
+  public int firstByte() {
+    return firstByte;
+  }
+
+  /** Whether the TLS handshake finished (the peer is not verified yet: the session does that). */
+  public boolean handshakeFinished() {
+    return handshakeFinished;
+  }
+
+  /** Why the connection failed or ended (TLS alert, reset, the peer's end of stream), or null. */
+  public IOException failure() {
+    return failure;
+  }
+
+  public boolean isClosed() {
+    return closed;
+  }
+
+  /** Frames are written here: thread-safe, each write wrapped into whole TLS records at once. */
+  public OutputStream output() {
+    return output;
+  }
+
+  /** Registers with the loop's selector (loop thread). */
+  public void register(java.nio.channels.Selector selector) {
+    if (closed) {
+      return;
+    }
+    try {
+      key = channel.register(selector, SelectionKey.OP_READ, this);
+    } catch (ClosedChannelException e) {
+      fail(e);
+    }
+  }
+
+  /** The socket is readable or writable (loop thread). */
+  public void onReady(SelectionKey k) {
+    try {
+      if (k.isValid() && k.isWritable()) {
+        flushFromLoop();
+      }
+      if (k.isValid() && k.isReadable()) {
+        read();
+      }
+    } catch (IOException e) {
+      fail(e);
+    } catch (RuntimeException e) {
+      fail(new SSLException("TLS engine failed: " + e, e));
+    }
+  }
+
+  private void read() throws IOException {
+    int n = channel.read(netIn);
+    if (n < 0) {
+      fail(new EOFException("the peer closed the connection"));
+      return;
+    }
+    if (firstByte < 0 && netIn.position() > 0) {
+      firstByte = netIn.get(0) & 0xFF;
+      kick.run(); // the owner moves its deadline, or refuses a connection that is not TLS
+      if (firstByte != HANDSHAKE_RECORD) {
+        setInterest(0);
+        return;
+      }
+    }
+    process();
+  }
+
+  /** Unwraps what was read and answers the handshake, as far as possible without blocking. */
+  private void process() throws IOException {
+    while (!closed && !runningTasks) {
+      SSLEngineResult.HandshakeStatus hs = engine.getHandshakeStatus();
+      if (hs == SSLEngineResult.HandshakeStatus.NEED_TASK) {
+        runTasks();
+        return;
+      }
+      if (hs == SSLEngineResult.HandshakeStatus.NEED_WRAP) {
+        wrapHandshake();
+        continue;
+      }
+      SSLEngineResult r;
+      synchronized (inLock) {
+        if (appIn.remaining() < appSize) {
+          pauseReads();
+          return;
+        }
+        netIn.flip();
+        try {
+          r = engine.unwrap(netIn, appIn);
+        } finally {
+          netIn.compact();
+        }
+      }
+      switch (r.getStatus()) {
+        case BUFFER_UNDERFLOW -> {
+          return; // a partial record: wait for more bytes
+        }
+        case BUFFER_OVERFLOW -> {
+          pauseReads();
+          return;
+        }
+        case CLOSED -> {
+          fail(new EOFException("the peer closed the TLS connection"));
+          return;
+        }
+        case OK -> {}
+      }
+      if (r.getHandshakeStatus() == SSLEngineResult.HandshakeStatus.FINISHED) {
+        finished();
+      }
+      if (r.bytesProduced() > 0) {
+        kick.run();
+      }
+      if (r.bytesConsumed() == 0
+          && r.bytesProduced() == 0
+          && r.getHandshakeStatus() != SSLEngineResult.HandshakeStatus.NEED_WRAP
+          && r.getHandshakeStatus() != SSLEngineResult.HandshakeStatus.NEED_TASK) {
+        return;
+      }
+    }
+  }
+
+  private void finished() {
+    handshakeFinished = true;
+    kick.run();
+  }
+
+  /** The engine's delegated tasks (certificate checks, signatures) run on a worker. */
+  private void runTasks() {
+    runningTasks = true;
+    setInterest(0);
+    try {
+      tasks.execute(
+          () -> {
+            Runnable t;
+            while ((t = engine.getDelegatedTask()) != null) {
+              t.run();
+            }
+            loop.execute(this::tasksDone);
+          });
+    } catch (RejectedExecutionException e) {
+      fail(new IOException("the host is closing"));
+    }
+  }
+
+  private void tasksDone() {
+    runningTasks = false;
+    if (closed) {
+      return;
+    }
+    setInterest(SelectionKey.OP_READ | (netOutPending() ? SelectionKey.OP_WRITE : 0));
+    try {
+      process();
+    } catch (IOException e) {
+      fail(e);
+    } catch (RuntimeException e) {
+      fail(new SSLException("TLS engine failed: " + e, e));
+    }
+  }
+
+  private void wrapHandshake() throws IOException {
+    outLock.lock();
+    try {
+      SSLEngineResult r = wrapLocked(ByteBuffer.allocate(0));
+      if (r.getHandshakeStatus() == SSLEngineResult.HandshakeStatus.FINISHED) {
+        finished();
+      }
+      flushLocked();
+    } finally {
+      outLock.unlock();
+    }
+  }
+
+  /** Wraps into {@link #netOut}, flushing or waiting for room first; caller holds outLock. */
+  private SSLEngineResult wrapLocked(ByteBuffer src) throws IOException {
+    long waitingSince = 0;
+    while (true) {
+      if (closed) {
+        throw new IOException("connection closed");
+      }
+      if (netOut.remaining() < engine.getSession().getPacketBufferSize()) {
+        flushLocked();
+        if (netOut.remaining() < engine.getSession().getPacketBufferSize()) {
+          if (loop.inLoop()) {
+            throw new IOException("the peer does not read: handshake output stuck");
+          }
+          long now = System.nanoTime();
+          if (waitingSince == 0) {
+            waitingSince = now;
+          } else if (now - waitingSince > writeTimeoutNanos) {
+            close();
+            throw new IOException(
+                "the peer has not read for " + writeTimeoutNanos / 1_000_000 + " ms");
+          }
+          try {
+            drained.awaitNanos(WRITE_WAIT_SLICE_NANOS);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while the peer does not read", e);
+          }
+          continue;
+        }
+      }
+      SSLEngineResult r = engine.wrap(src, netOut);
+      if (r.getStatus() == SSLEngineResult.Status.CLOSED && src.hasRemaining()) {
+        throw new IOException("TLS connection closed");
+      }
+      return r;
+    }
+  }
+
+  /** Writes what the socket takes now; asks the loop to finish the rest. Caller holds outLock. */
+  private void flushLocked() throws IOException {
+    if (netOut.position() == 0) {
+      return;
+    }
+    netOut.flip();
+    try {
+      channel.write(netOut);
+    } finally {
+      netOut.compact();
+    }
+    if (netOut.position() > 0) {
+      if (loop.inLoop()) {
+        addInterest(SelectionKey.OP_WRITE);
+      } else {
+        loop.execute(() -> addInterest(SelectionKey.OP_WRITE));
+      }
+    }
+  }
+
+  private boolean netOutPending() {
+    outLock.lock();
+    try {
+      return netOut.position() > 0;
+    } finally {
+      outLock.unlock();
+    }
+  }
+
+  private void flushFromLoop() throws IOException {
+    outLock.lock();
+    try {
+      netOut.flip();
+      try {
+        channel.write(netOut);
+      } finally {
+        netOut.compact();
+      }
+      if (netOut.position() == 0) {
+        key.interestOps(key.interestOps() & ~SelectionKey.OP_WRITE);
+      }
+      drained.signalAll();
+    } finally {
+      outLock.unlock();
+    }
+  }
+
+  /**
+   * The next whole frame, or null when none is complete yet (strand). A frame whose header is bad
+   * throws as soon as the header is here.
+   *
+   * @throws io.srdma.channel.protocol.ProtocolException what was wrong with the frame
+   */
+  public Frame nextFrame() throws IOException {
+    synchronized (inLock) {
+      int available = appIn.position();
+      if (available < HEADER_LENGTH) {
+        return null;
+      }
+      int body = appIn.getInt(BODY_LENGTH_OFFSET);
+      boolean refused = body < 0 || body > MessageType.largestBodyLength();
+      if (!refused && available < HEADER_LENGTH + body) {
+        return null;
+      }
+    }
+    Frame f = reader.read(); // every byte it reads is here: never blocks
+    if (readsPaused) {
+      loop.execute(this::resumeReads);
+    }
+    return f;
+  }
+
+  private void pauseReads() {
+    readsPaused = true;
+    setInterest(key.interestOps() & ~SelectionKey.OP_READ);
+  }
+
+  /** Frames were taken: read again (loop thread). */
+  private void resumeReads() {
+    if (closed || !readsPaused || runningTasks) {
+      return;
+    }
+    readsPaused = false;
+    addInterest(SelectionKey.OP_READ);
+    try {
+      process();
+    } catch (IOException e) {
+      fail(e);
+    } catch (RuntimeException e) {
+      fail(new SSLException("TLS engine failed: " + e, e));
+    }
+  }
+
+  private void setInterest(int ops) {
+    if (key != null && key.isValid()) {
+      key.interestOps(ops);
+    }
+  }
+
+  private void addInterest(int ops) {
+    if (key != null && key.isValid()) {
+      key.interestOps(key.interestOps() | ops);
+    }
+  }
+
+  private void fail(IOException e) {
+    if (failure == null) {
+      failure = e;
+    }
+    if (e instanceof SSLException) {
+      closeGracefully(); // the engine's alert tells the peer why, as far as the socket takes it
+    } else {
+      close();
+    }
+  }
+
+  /**
+   * Says goodbye in TLS (close_notify, as far as the socket takes it now without waiting) and
+   * closes; any thread.
+   */
+  public void closeGracefully() {
+    if (closed) {
+      return;
+    }
+    if (outLock.tryLock()) {
+      try {
+        engine.closeOutbound();
+        if (netOut.remaining() >= engine.getSession().getPacketBufferSize()) {
+          engine.wrap(ByteBuffer.allocate(0), netOut);
+        }
+        netOut.flip();
+        channel.write(netOut);
+      } catch (IOException | RuntimeException e) {
+        // closing anyway
+      } finally {
+        netOut.clear();
+        outLock.unlock();
+      }
+    }
+    close();
+  }
+
+  /** Closes the socket and wakes writers and the session; never blocks; any thread. */
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    try {
+      channel.close();
+    } catch (IOException ignored) {
+      // closing anyway
+    }
+    if (!loop.inLoop()) {
+      loop.wakeup();
+    }
+    kick.run();
+  }
+
+  /** The decrypted bytes, read only by {@link FrameReader} inside {@link #nextFrame}. */
+  private final class AppInput extends InputStream {
+    @Override
+    public int read() {
+      synchronized (inLock) {
+        if (appIn.position() == 0) {
+          return -1;
+        }
+        appIn.flip();
+        int b = appIn.get() & 0xFF;
+        appIn.compact();
+        return b;
+      }
+    }
+
+    @Override
+    public int read(byte[] b, int off, int len) {
+      synchronized (inLock) {
+        if (len == 0) {
+          return 0;
+        }
+        if (appIn.position() == 0) {
+          return -1;
+        }
+        appIn.flip();
+        int n = Math.min(len, appIn.remaining());
+        appIn.get(b, off, n);
+        appIn.compact();
+        return n;
+      }
+    }
+  }
+
+  /** Frames out: each write becomes whole TLS records in the outgoing buffer, then the socket. */
+  private final class Output extends OutputStream {
+    @Override
+    public void write(int b) throws IOException {
+      write(new byte[] {(byte) b}, 0, 1);
+    }
+
+    @Override
+    public void write(byte[] b, int off, int len) throws IOException {
+      ByteBuffer src = ByteBuffer.wrap(b, off, len);
+      outLock.lock();
+      try {
+        while (src.hasRemaining()) {
+          wrapLocked(src);
+        }
+        flushLocked();
+      } catch (RuntimeException e) {
+        throw new SSLException("TLS engine failed: " + e, e);
+      } finally {
+        outLock.unlock();
+      }
+    }
+
+    @Override
+    public void flush() {
+      // every write is flushed as far as the socket takes it; the loop writes the rest
+    }
+  }
+}
