@@ -117,8 +117,7 @@ final class HostSession {
             engine,
             io.srdma.channel.protocol.Side.CLIENT,
             ctx.workers(),
-            this::kick,
-            ctx.options().requestTimeout().toNanos());
+            this::kick);
   }
 
   TlsConnection connection() {

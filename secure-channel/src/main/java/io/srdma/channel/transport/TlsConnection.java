@@ -17,8 +17,6 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLEngineResult;
@@ -34,9 +32,11 @@ import javax.net.ssl.SSLException;
  *
  * <p>Bounded: the bytes read and decrypted but not yet taken as frames are at most one TLS record
  * plus the largest frame; while they fill that, the loop stops reading from the socket, so a peer
- * that sends faster than its session handles frames is held back by TCP. Outgoing bytes wait in a
- * buffer of one TLS record; a writer that finds it full waits until the loop drained it or the
- * connection closed (the host's watchdog closes connections whose peer stopped reading).
+ * that sends faster than its session handles frames is held back by TCP. A write never waits for
+ * the peer: what the socket does not take at once waits in a buffer of one TLS record, grown to at
+ * most {@value #MAX_PENDING_RECORDS} records for a peer that reads slowly; a write that would need
+ * more closes the connection (the peer stopped reading) and fails. So no thread of the owner is
+ * ever held by a peer that does not read.
  *
  * <p>Thread safety: {@link #onReady} and {@link #register} run on the loop's thread; {@link
  * #nextFrame} on one consuming thread at a time; {@link #output} is thread-safe (each write is one
@@ -48,21 +48,21 @@ public final class TlsConnection {
   /** TLS record content type of a handshake record (RFC 8446 §5.1): every ClientHello starts so. */
   public static final int HANDSHAKE_RECORD = 22;
 
-  private static final long WRITE_WAIT_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+  /** Most TLS records' worth of bytes a connection holds for a peer that does not read them. */
+  public static final int MAX_PENDING_RECORDS = 4;
 
   private final EventLoop loop;
   private final SocketChannel channel;
   private final SSLEngine engine;
   private final Executor tasks;
   private final Runnable kick;
-  private final long writeTimeoutNanos;
   private final int appSize;
   private final ByteBuffer netIn;
   private final ByteBuffer appIn; // write mode; guarded by inLock
-  private final ByteBuffer netOut; // write mode; guarded by outLock
+  private final int packetSize;
+  private ByteBuffer netOut; // write mode; guarded by outLock
   private final Object inLock = new Object();
   private final ReentrantLock outLock = new ReentrantLock();
-  private final Condition drained = outLock.newCondition();
   private final FrameReader reader;
   private final OutputStream output = new Output();
   private SelectionKey key; // loop thread
@@ -79,8 +79,6 @@ public final class TlsConnection {
    * @param peer the side that sends what this connection reads
    * @param tasks runs the engine's delegated tasks (certificate checks, signatures)
    * @param kick tells the owner something is ready; called on any thread, must not block
-   * @param writeTimeoutNanos the longest a write waits for the peer to read before the connection
-   *     is closed
    */
   public TlsConnection(
       EventLoop loop,
@@ -88,15 +86,13 @@ public final class TlsConnection {
       SSLEngine engine,
       Side peer,
       Executor tasks,
-      Runnable kick,
-      long writeTimeoutNanos) {
+      Runnable kick) {
     this.loop = loop;
-    this.writeTimeoutNanos = writeTimeoutNanos;
     this.channel = channel;
     this.engine = engine;
     this.tasks = tasks;
     this.kick = kick;
-    int packetSize = engine.getSession().getPacketBufferSize();
+    this.packetSize = engine.getSession().getPacketBufferSize();
     this.appSize = engine.getSession().getApplicationBufferSize();
     this.netIn = ByteBuffer.allocate(packetSize);
     this.appIn = ByteBuffer.allocate(appSize + HEADER_LENGTH + MessageType.largestBodyLength());
@@ -283,42 +279,34 @@ public final class TlsConnection {
     }
   }
 
-  /** Wraps into {@link #netOut}, flushing or waiting for room first; caller holds outLock. */
+  /**
+   * Wraps into {@link #netOut}, flushing first and growing it (bounded) when the socket is full;
+   * never waits. Caller holds outLock.
+   */
   private SSLEngineResult wrapLocked(ByteBuffer src) throws IOException {
-    long waitingSince = 0;
-    while (true) {
-      if (closed) {
-        throw new IOException("connection closed");
-      }
-      if (netOut.remaining() < engine.getSession().getPacketBufferSize()) {
-        flushLocked();
-        if (netOut.remaining() < engine.getSession().getPacketBufferSize()) {
-          if (loop.inLoop()) {
-            throw new IOException("the peer does not read: handshake output stuck");
-          }
-          long now = System.nanoTime();
-          if (waitingSince == 0) {
-            waitingSince = now;
-          } else if (now - waitingSince > writeTimeoutNanos) {
-            close();
-            throw new IOException(
-                "the peer has not read for " + writeTimeoutNanos / 1_000_000 + " ms");
-          }
-          try {
-            drained.awaitNanos(WRITE_WAIT_SLICE_NANOS);
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IOException("interrupted while the peer does not read", e);
-          }
-          continue;
-        }
-      }
-      SSLEngineResult r = engine.wrap(src, netOut);
-      if (r.getStatus() == SSLEngineResult.Status.CLOSED && src.hasRemaining()) {
-        throw new IOException("TLS connection closed");
-      }
-      return r;
+    if (closed) {
+      throw new IOException("connection closed");
     }
+    if (netOut.remaining() < packetSize) {
+      flushLocked();
+      if (netOut.remaining() < packetSize) {
+        if (netOut.capacity() + packetSize > MAX_PENDING_RECORDS * packetSize) {
+          int waiting = netOut.position();
+          close();
+          throw new IOException(
+              "the peer does not read: " + waiting + " bytes wait for it; connection closed");
+        }
+        ByteBuffer bigger = ByteBuffer.allocate(netOut.capacity() + packetSize);
+        netOut.flip();
+        bigger.put(netOut);
+        netOut = bigger;
+      }
+    }
+    SSLEngineResult r = engine.wrap(src, netOut);
+    if (r.getStatus() == SSLEngineResult.Status.CLOSED && src.hasRemaining()) {
+      throw new IOException("TLS connection closed");
+    }
+    return r;
   }
 
   /** Writes what the socket takes now; asks the loop to finish the rest. Caller holds outLock. */
@@ -361,8 +349,10 @@ public final class TlsConnection {
       }
       if (netOut.position() == 0) {
         key.interestOps(key.interestOps() & ~SelectionKey.OP_WRITE);
+        if (netOut.capacity() > packetSize) {
+          netOut = ByteBuffer.allocate(packetSize); // a slow reader caught up: give back the rest
+        }
       }
-      drained.signalAll();
     } finally {
       outLock.unlock();
     }
