@@ -66,6 +66,17 @@ public final class EtcdTestCluster implements AutoCloseable {
   /** The CN of the rig's own client certificate: etcd's root user once auth is enabled. */
   public static final String ROOT = "root";
 
+  /**
+   * With {@code -Dsrdma.cluster.rbac=true} every rig runs with etcd auth on and {@link
+   * ClusterRbac}'s roles: {@link #clientConfig} gives a host a certificate with CN = its name and
+   * the host role of the prefix, a console/CLI (no host) the operators' CN {@value #OPERATOR} and
+   * role.
+   */
+  public static final boolean RBAC = Boolean.getBoolean("srdma.cluster.rbac");
+
+  /** The operators' CN in {@link #RBAC} mode. */
+  public static final String OPERATOR = "operator";
+
   private final Path dir;
   private final Path etcd;
   private final DeploymentCa ca;
@@ -79,6 +90,7 @@ public final class EtcdTestCluster implements AutoCloseable {
   private final Path peerKey;
   private int clients;
   private int attempts;
+  private final java.util.Map<String, EtcdLink> rootLinks = new java.util.HashMap<>();
 
   private EtcdTestCluster(Path dir, Path etcd) throws IOException {
     this.dir = dir;
@@ -194,6 +206,9 @@ public final class EtcdTestCluster implements AutoCloseable {
           }
           c.awaitHealthy(START_LIMIT);
           c.checkAllAlive();
+          if (RBAC) {
+            ClusterRbac.apply(c.rootLink("/srdma/probe"), OPERATOR, List.of(), true);
+          }
           return c;
         } catch (PortTaken e) {
           if (attempt >= START_ATTEMPTS) {
@@ -309,7 +324,21 @@ public final class EtcdTestCluster implements AutoCloseable {
 
   /** As {@link #clientConfig(String, String)}, reaching only the given members' endpoints. */
   public ClusterConfig clientConfig(String prefix, String host, List<URI> endpoints) {
+    if (RBAC) {
+      ClusterRbac.apply(
+          rootLink(prefix),
+          OPERATOR,
+          host == null ? List.of() : List.of(new ClusterRbac.HostUser(host, host)),
+          false);
+      return clientConfigAs(host == null ? OPERATOR : host, prefix, host, endpoints);
+    }
     return clientConfigAs("c" + (clients + 1), prefix, host, endpoints);
+  }
+
+  /** A client as etcd's root user for a prefix (kept open until {@link #close}). */
+  synchronized EtcdLink rootLink(String prefix) {
+    return rootLinks.computeIfAbsent(
+        prefix, p -> EtcdLink.open(clientConfigAs(ROOT, p, null, endpoints())));
   }
 
   /**
@@ -499,6 +528,10 @@ public final class EtcdTestCluster implements AutoCloseable {
 
   @Override
   public void close() {
+    synchronized (this) {
+      rootLinks.values().forEach(EtcdLink::close);
+      rootLinks.clear();
+    }
     for (int i = 0; i < MEMBERS; i++) {
       Process p = processes[i];
       if (p != null) {
