@@ -291,6 +291,27 @@ class ClusterRbacTest {
     // its own grant directly
     assertTrue(GrantDirectory.requestRevoke(h1.link(), "h1", "h1", 1, Duration.ofSeconds(5)));
     Await.until(ONE_SECOND, "h1 revokes its own grant", () -> h1.grants.revoked.containsKey(1L));
+    // a request that does not name h2's grant exactly (same id, another expiry: an old grant of
+    // that id, or a made-up one) is not acted on
+    ClusterGrant g8 = h2.grants.live.get(8L);
+    ClusterGrant other =
+        new ClusterGrant(
+            "h2",
+            8,
+            g8.tenant(),
+            g8.peer(),
+            g8.region(),
+            g8.offset(),
+            g8.length(),
+            g8.ops(),
+            g8.expiresAt().plusSeconds(60));
+    l1.await(
+        l1.client()
+            .getKVClient()
+            .put(l1.keys().revokeRequest("h1", "h2", 8), ByteSequence.from(other.toJson())),
+        "request");
+    Thread.sleep(500);
+    assertTrue(h2.grants.live.containsKey(8L), "a mismatched request revoked nothing");
     // the operator revokes any host's grant directly
     assertTrue(GrantDirectory.revoke(operator, "h2", 8));
     Await.until(ONE_SECOND, "h2 revokes grant 8", () -> h2.grants.revoked.containsKey(8L));
