@@ -124,7 +124,9 @@ public interface ClusterView {
   List<FleetGrant> grants();
 
   /**
-   * Revokes a grant on any host: its etcd key is deleted and its host revokes it.
+   * Revokes a grant on any host: this host's own by deleting its etcd key; another host's by a
+   * revoke request that host acts on (under etcd RBAC a host may write only its own keys). Its host
+   * revokes it.
    *
    * @return false if no such grant is listed
    */

@@ -76,11 +76,13 @@ public final class GrantCommand implements Runnable {
       description = {
         "Revoke a live grant on any host of the deployment: its etcd key is deleted and the host"
             + " that issued it revokes it within 1 s (window invalidated, holder told, audited)."
+            + " Under etcd RBAC, CONFIG's certificate must be the operators'."
       },
       exitCodeListHeading = "%nExit status:%n",
       exitCodeList = {
         "0:revoked",
-        "1:no such live grant is listed",
+        "1:no such live grant is listed, or etcd refused the delete (RBAC: CONFIG's certificate"
+            + " is not the operators')",
         "2:bad cluster configuration",
         "5:etcd did not answer"
       })

@@ -31,7 +31,8 @@ import picocli.CommandLine.Command;
       CaCommand.class,
       CertCommand.class,
       ServeCommand.class,
-      GrantCommand.class
+      GrantCommand.class,
+      ClusterCommand.class
     })
 public final class SrdmaCommand implements Runnable {
 

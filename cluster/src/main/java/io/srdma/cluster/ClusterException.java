@@ -17,6 +17,12 @@ public final class ClusterException extends RuntimeException {
     CONFLICT,
     /** What was to be written was refused (an invalid policy, a CRL that goes backwards). */
     REFUSED,
+    /**
+     * etcd refused the request for this client's user (the CN of its certificate) under etcd RBAC:
+     * e.g. a host writing another host's keys, the policy or the CRL (docs/cluster.md, "Access
+     * control").
+     */
+    DENIED,
     /** What etcd holds under the deployment's prefix is malformed. */
     MALFORMED,
     /** The caller was interrupted while waiting for etcd. */

@@ -33,6 +33,11 @@ import org.slf4j.LoggerFactory;
  *       revoked. Nothing on the grant path waits for etcd.
  *   <li>etcd → host: a DELETE of one of this host's grant keys revokes that grant on the host
  *       (actor {@code cluster}); for a grant already ended or expired this does nothing.
+ *   <li>Another host's console asks (etcd RBAC lets it write only its own keys): a PUT of {@code
+ *       PREFIX/requests/FROM/HOST/ID} for this host revokes that grant, if the request names a
+ *       grant this host has with the same expiry and peer (grant ids restart with the host, a
+ *       request outlives none of its grants); requests written while this host was cut off are read
+ *       on recovery.
  *   <li>Cut off from etcd: nothing is published and the leases are not renewed (they need not be:
  *       each lasts until its grant's expiry), so the deployment's view of this host's grants ends
  *       with the grants' own expiry. On recovery, a key this host had published that is gone was
@@ -58,6 +63,7 @@ final class ClusterGrantSync implements Follower {
   private final Map<Long, Long> published = new HashMap<>(); // grant id -> lease id
   private final Set<Long> pending = new HashSet<>();
   private Watch.Watcher watcher; // guarded by this
+  private Watch.Watcher requestWatcher; // guarded by this
   private volatile boolean broken = true;
   private volatile boolean closed;
 
@@ -108,7 +114,16 @@ final class ClusterGrantSync implements Follower {
     for (KeyValue kv : r.getKvs()) {
       present.add(ClusterKeys.grantIdOf(kv.getKey()));
     }
+    GetResponse q =
+        link.await(
+            link.client()
+                .getKVClient()
+                .get(link.keys().requests(), GetOption.builder().isPrefix(true).build()),
+            "reading revoke requests");
     execute(() -> revokeVanished(present));
+    for (KeyValue kv : q.getKvs()) {
+      onRequest(kv);
+    }
     synchronized (this) {
       if (closed) {
         return;
@@ -116,6 +131,20 @@ final class ClusterGrantSync implements Follower {
       if (watcher != null) {
         watcher.close();
       }
+      if (requestWatcher != null) {
+        requestWatcher.close();
+      }
+      requestWatcher =
+          link.client()
+              .getWatchClient()
+              .watch(
+                  link.keys().requests(),
+                  WatchOption.builder()
+                      .isPrefix(true)
+                      .withNoDelete(true)
+                      .withRevision(q.getHeader().getRevision() + 1)
+                      .build(),
+                  Watch.listener(this::onRequests, this::onError));
       watcher =
           link.client()
               .getWatchClient()
@@ -149,6 +178,41 @@ final class ClusterGrantSync implements Follower {
         if (id >= 0) {
           execute(() -> deleted(id));
         }
+      }
+    }
+  }
+
+  private void onRequests(WatchResponse r) {
+    for (WatchEvent e : r.getEvents()) {
+      if (e.getEventType() == WatchEvent.EventType.PUT) {
+        onRequest(e.getKeyValue());
+      }
+    }
+  }
+
+  private void onRequest(KeyValue kv) {
+    if (!host.equals(link.keys().requestTarget(kv.getKey()))) {
+      return;
+    }
+    String from = link.keys().requestSource(kv.getKey());
+    ClusterGrant asked;
+    try {
+      asked = ClusterGrant.parse(kv.getValue().getBytes());
+    } catch (ClusterException e) {
+      LOG.warn("a malformed revoke request from {} ignored: {}", from, e.getMessage());
+      return;
+    }
+    execute(() -> requested(asked, from));
+  }
+
+  private void requested(ClusterGrant asked, String from) {
+    for (ClusterGrant g : grants.live()) {
+      if (g.grantId() == asked.grantId()
+          && g.expiresAt().equals(asked.expiresAt())
+          && g.peer().equals(asked.peer())
+          && grants.revoke(g.grantId(), ACTOR)) {
+        LOG.info("grant {} revoked at the request of {}'s console", g.grantId(), from);
+        return;
       }
     }
   }
@@ -283,6 +347,10 @@ final class ClusterGrantSync implements Follower {
     if (watcher != null) {
       watcher.close();
       watcher = null;
+    }
+    if (requestWatcher != null) {
+      requestWatcher.close();
+      requestWatcher = null;
     }
   }
 }

@@ -14,7 +14,12 @@ import java.nio.charset.StandardCharsets;
  * PREFIX/hosts/HOST/sessions    HOST's live session count (decimal), when it changed
  * PREFIX/hosts/HOST/audit-head  HOST's audit chain head: {"host":..,"seq":..,"mac":..,"at":..}
  * PREFIX/grants/HOST/ID         one live grant of HOST, leased until the grant's expiry
+ * PREFIX/requests/FROM/HOST/ID  FROM's console asks HOST to revoke its grant ID (the grant's JSON),
+ *                               leased until the grant's expiry; HOST watches PREFIX/requests/
  * </pre>
+ *
+ * <p>Under etcd RBAC ({@link ClusterRbac}) a host writes only {@code hosts/HOST/}, {@code
+ * grants/HOST/} and {@code requests/HOST/}, and reads the rest.
  */
 public final class ClusterKeys {
   private final String prefix;
@@ -66,6 +71,38 @@ public final class ClusterKeys {
   /** The prefix of every live grant of the deployment. */
   public ByteSequence grants() {
     return bytes(prefix + "/grants/");
+  }
+
+  /** A request of host {@code from} that {@code host} revoke its grant {@code grantId}. */
+  public ByteSequence revokeRequest(String from, String host, long grantId) {
+    return bytes(prefix + "/requests/" + from + "/" + host + "/" + grantId);
+  }
+
+  /** The prefix of every revoke request of the deployment. */
+  public ByteSequence requests() {
+    return bytes(prefix + "/requests/");
+  }
+
+  /** The host a revoke request (a key under {@link #requests()}) is addressed to, or null. */
+  String requestTarget(ByteSequence key) {
+    String k = key.toString(StandardCharsets.UTF_8);
+    String p = prefix + "/requests/";
+    if (!k.startsWith(p)) {
+      return null;
+    }
+    String[] parts = k.substring(p.length()).split("/", -1);
+    return parts.length == 3 ? parts[1] : null;
+  }
+
+  /** The requesting host of a revoke request key, or null. */
+  String requestSource(ByteSequence key) {
+    String k = key.toString(StandardCharsets.UTF_8);
+    String p = prefix + "/requests/";
+    if (!k.startsWith(p)) {
+      return null;
+    }
+    String[] parts = k.substring(p.length()).split("/", -1);
+    return parts.length == 3 ? parts[0] : null;
   }
 
   /** The grant id at the end of a grant key, or -1. */

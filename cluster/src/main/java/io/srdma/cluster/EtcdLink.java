@@ -2,6 +2,8 @@ package io.srdma.cluster;
 
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.ClientBuilder;
+import io.etcd.jetcd.common.exception.ErrorCode;
+import io.etcd.jetcd.common.exception.EtcdException;
 import io.grpc.netty.GrpcSslContexts;
 import io.netty.handler.ssl.SslContext;
 import io.srdma.keys.KeyExchangeException;
@@ -17,6 +19,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import javax.naming.InvalidNameException;
+import javax.naming.ldap.LdapName;
+import javax.naming.ldap.Rdn;
 import javax.net.ssl.SSLException;
 
 /**
@@ -27,10 +32,12 @@ import javax.net.ssl.SSLException;
 public final class EtcdLink implements AutoCloseable {
   private final ClusterConfig config;
   private final Client client;
+  private final String user;
 
-  private EtcdLink(ClusterConfig config, Client client) {
+  private EtcdLink(ClusterConfig config, Client client, String user) {
     this.config = config;
     this.client = client;
+    this.user = user;
   }
 
   /**
@@ -87,7 +94,30 @@ public final class EtcdLink implements AutoCloseable {
     if (config.serverName() != null) {
       b.authority(config.serverName());
     }
-    return new EtcdLink(config, b.build());
+    return new EtcdLink(config, b.build(), commonName(cert));
+  }
+
+  /** The CN of a certificate's subject (etcd's user for it under RBAC), or "" if none. */
+  static String commonName(X509Certificate cert) {
+    try {
+      LdapName dn = new LdapName(cert.getSubjectX500Principal().getName());
+      for (Rdn rdn : dn.getRdns()) {
+        if (rdn.getType().equalsIgnoreCase("CN")) {
+          return rdn.getValue().toString();
+        }
+      }
+    } catch (InvalidNameException e) {
+      // no CN
+    }
+    return "";
+  }
+
+  /**
+   * The etcd user this client acts as once etcd's auth is enabled: the CN of the client certificate
+   * ({@code --client-cert-auth}).
+   */
+  public String user() {
+    return user;
   }
 
   /** The configuration. */
@@ -121,6 +151,19 @@ public final class EtcdLink implements AutoCloseable {
           e);
     } catch (ExecutionException e) {
       Throwable c = e.getCause() == null ? e : e.getCause();
+      if (permissionDenied(c)) {
+        throw new ClusterException(
+            ClusterException.Reason.DENIED,
+            what
+                + ": etcd refused it: permission denied for etcd user '"
+                + user
+                + "' (the CN of "
+                + config.certificate()
+                + "); its role does not allow this under "
+                + config.prefix()
+                + " (docs/cluster.md, Access control)",
+            c);
+      }
       throw new ClusterException(
           ClusterException.Reason.UNAVAILABLE, what + ": etcd failed: " + c.getMessage(), c);
     } catch (InterruptedException e) {
@@ -128,6 +171,19 @@ public final class EtcdLink implements AutoCloseable {
       f.cancel(true);
       throw new ClusterException(ClusterException.Reason.INTERRUPTED, what + ": interrupted", e);
     }
+  }
+
+  /** Whether etcd's answer was "permission denied" (RBAC), anywhere in the cause chain. */
+  static boolean permissionDenied(Throwable t) {
+    for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+      if (c instanceof EtcdException ee && ee.getErrorCode() == ErrorCode.PERMISSION_DENIED) {
+        return true;
+      }
+      if (c.getMessage() != null && c.getMessage().contains("permission denied")) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /**

@@ -5,6 +5,9 @@ import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.kv.DeleteResponse;
 import io.etcd.jetcd.kv.GetResponse;
 import io.etcd.jetcd.options.GetOption;
+import io.etcd.jetcd.options.PutOption;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -13,7 +16,8 @@ import java.util.List;
 /**
  * The deployment's live grants, for consoles and {@code srdma grant}: range reads over one prefix
  * list them all (paged by {@value #PAGE}); deleting one's key has its host revoke it (within its
- * watch latency).
+ * watch latency). Under etcd RBAC only the owning host and operators may delete a grant key; a
+ * host's console asks the owning host instead ({@link #requestRevoke}).
  */
 public final class GrantDirectory {
   private GrantDirectory() {}
@@ -80,5 +84,79 @@ public final class GrantDirectory {
                     link.client().getKVClient().delete(link.keys().grant(host, grantId)),
                     "revoking grant " + grantId + " of " + host));
     return d.getDeleted() > 0;
+  }
+
+  /**
+   * Revokes a grant of any host as host {@code from} may under etcd RBAC: its own grant by deleting
+   * the key ({@link #revoke}); another host's by writing a request under {@code
+   * PREFIX/requests/FROM/HOST/ID} (leased until the grant's expiry), which that host acts on (it
+   * checks the request names a grant it has, with the same expiry and peer), then waiting at most
+   * {@code wait} for the grant's key to go.
+   *
+   * @return false if no such grant was listed
+   * @throws ClusterException {@code UNAVAILABLE} if etcd does not answer or the host did not revoke
+   *     the grant within {@code wait} (the request stays: the host acts on it when it next reaches
+   *     etcd, until the grant's expiry); {@code DENIED} if this client's etcd user may not write
+   *     {@code PREFIX/requests/FROM/}
+   */
+  public static boolean requestRevoke(
+      EtcdLink link, String from, String host, long grantId, Duration wait) {
+    if (from.equals(host)) {
+      return revoke(link, host, grantId);
+    }
+    ByteSequence key = link.keys().grant(host, grantId);
+    GetResponse r =
+        link.retryOnce(() -> link.await(link.client().getKVClient().get(key), "reading the grant"));
+    if (r.getKvs().isEmpty()) {
+      return false;
+    }
+    byte[] value = r.getKvs().get(0).getValue().getBytes();
+    ClusterGrant g = ClusterGrant.parse(value);
+    long ttl = Math.max(1, Duration.between(Instant.now(), g.expiresAt()).toSeconds() + 1);
+    long lease =
+        link.await(link.client().getLeaseClient().grant(ttl), "leasing the revoke request").getID();
+    link.await(
+        link.client()
+            .getKVClient()
+            .put(
+                link.keys().revokeRequest(from, host, grantId),
+                ByteSequence.from(value),
+                PutOption.builder().withLeaseId(lease).build()),
+        "asking " + host + " to revoke grant " + grantId);
+    long deadline = System.nanoTime() + wait.toNanos();
+    while (true) {
+      GetResponse now =
+          link.retryOnce(
+              () ->
+                  link.await(
+                      link.client()
+                          .getKVClient()
+                          .get(key, GetOption.builder().withCountOnly(true).build()),
+                      "reading the grant"));
+      if (now.getCount() == 0) {
+        // done: the request's lease goes with its key
+        link.client().getLeaseClient().revoke(lease);
+        return true;
+      }
+      if (System.nanoTime() > deadline) {
+        throw new ClusterException(
+            ClusterException.Reason.UNAVAILABLE,
+            host
+                + " has not revoked grant "
+                + grantId
+                + " within "
+                + wait
+                + "; the request stands until the grant's expiry, and "
+                + host
+                + " acts on it when it reaches etcd");
+      }
+      try {
+        Thread.sleep(50);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new ClusterException(
+            ClusterException.Reason.INTERRUPTED, "waiting for " + host + " to revoke", e);
+      }
+    }
   }
 }
