@@ -415,8 +415,9 @@ public final class RegionHost implements AutoCloseable {
     for (HostSession s : sessions.keySet()) {
       s.terminate("host shutting down");
     }
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10); // for all of them
     for (HostSession s : sessions.keySet()) {
-      awaitEnd(s);
+      awaitEnd(s, deadline);
     }
     workers.shutdown();
     try {
@@ -444,9 +445,10 @@ public final class RegionHost implements AutoCloseable {
     LOG.info("{} closed", name);
   }
 
-  private static void awaitEnd(HostSession s) {
+  private static void awaitEnd(HostSession s, long deadlineNanos) {
     try {
-      if (!s.awaitEnd(10, TimeUnit.SECONDS)) {
+      long left = Math.max(0, deadlineNanos - System.nanoTime());
+      if (!s.awaitEnd(left, TimeUnit.NANOSECONDS)) {
         LOG.warn("session {} of {} did not end within 10 s", s.hexId(), s.identity());
       }
     } catch (InterruptedException e) {
