@@ -1,4 +1,4 @@
-package io.srdma.cli;
+package io.srdma.server;
 
 import java.io.FileNotFoundException;
 import java.net.BindException;
@@ -16,11 +16,11 @@ import java.util.Locale;
 import java.util.regex.Pattern;
 
 /** Addresses and causes in the words a person reads, without Java class names. */
-final class Addresses {
+public final class Addresses {
   private Addresses() {}
 
   /** {@code host:port}, or {@code [v6-address]:port}; never the JDK's {@code /1.2.3.4:5}. */
-  static String format(InetSocketAddress address) {
+  public static String format(InetSocketAddress address) {
     String host = address.getHostString();
     if (host.indexOf(':') < 0) {
       return host + ":" + address.getPort();
@@ -35,7 +35,7 @@ final class Addresses {
   }
 
   /** An IPv6 literal in its short form ({@code 0:0:0:0:0:0:0:1} as {@code ::1}, RFC 5952). */
-  static String compressed(String v6) {
+  public static String compressed(String v6) {
     if (v6.contains("::") || v6.split(":", -1).length != 8) {
       return v6;
     }
@@ -73,7 +73,7 @@ final class Addresses {
    * followed by its deepest cause in plain words where the message does not already say it, e.g.
    * "cannot listen on 127.0.0.1:47853: address already in use".
    */
-  static String explain(Throwable failure) {
+  public static String explain(Throwable failure) {
     String top = ownWords(failure);
     String reason = null;
     Throwable named = null;
@@ -120,7 +120,7 @@ final class Addresses {
   }
 
   /** What went wrong in plain words for the failures a person can fix, else null. */
-  static String plainReason(Throwable t) {
+  public static String plainReason(Throwable t) {
     if (t instanceof BindException) {
       return "address already in use";
     }
@@ -158,7 +158,7 @@ final class Addresses {
    * The deepest cause of a failure in plain words: "connection refused", "no such file: x",
    * "permission denied: x", "address already in use", "timed out", else its message.
    */
-  static String plainCause(Throwable failure) {
+  public static String plainCause(Throwable failure) {
     String fallback = failure.getMessage();
     for (Throwable t = failure; t != null; t = t.getCause()) {
       if (t instanceof ConnectException) {
@@ -193,7 +193,7 @@ final class Addresses {
       java.util.regex.Pattern.compile("(?<![\\w.])/(\\d{1,3}(?:\\.\\d{1,3}){3}:\\d+)");
 
   /** A message without Java exception class names and with {@code host:port} addresses. */
-  static String withoutClassNames(String message) {
+  public static String withoutClassNames(String message) {
     return SLASH_ADDRESS.matcher(CLASS_NAME.matcher(message).replaceAll("")).replaceAll("$1");
   }
 }

@@ -1,4 +1,4 @@
-package io.srdma.cli;
+package io.srdma.server;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

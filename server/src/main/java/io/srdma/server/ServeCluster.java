@@ -1,4 +1,4 @@
-package io.srdma.cli;
+package io.srdma.server;
 
 import io.srdma.cluster.AuditAnchor;
 import io.srdma.cluster.ClusterConfig;
