@@ -1,4 +1,4 @@
-package io.srdma.cli.bench;
+package io.srdma.bench.transport;
 
 import java.nio.ByteBuffer;
 import java.util.SplittableRandom;
@@ -9,9 +9,9 @@ import java.util.zip.CRC32C;
  * pattern (so compression or zero pages cannot flatter anyone), and the checksum both sides keep
  * when verifying.
  */
-final class Payload {
+public final class Payload {
   /** Smallest message: room for the sequence number. */
-  static final int MIN_SIZE = Long.BYTES;
+  public static final int MIN_SIZE = Long.BYTES;
 
   /** Stamp of the message that ends a run; it is not counted. */
   static final long END = -1L;

@@ -1,4 +1,4 @@
-package io.srdma.cli.bench;
+package io.srdma.bench.transport;
 
 import java.util.Optional;
 import org.HdrHistogram.Histogram;

@@ -1,4 +1,4 @@
-package io.srdma.cli.bench;
+package io.srdma.bench.transport;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -11,37 +11,23 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** The short variant of {@code srdma bench --load}: correctness under load, no speed figures. */
+/**
+ * The short variant of {@code srdma bench --load}: correctness under load, no speed figures. (Its
+ * option checks are the cli's: BenchLoadOptionsTest.)
+ */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
 class LoadRunTest {
   private static final int FD_SLACK = 16;
 
   @Test
-  void loadRefusesOptionsOfTheTransportComparisonAndUnfitSizes() {
-    BenchCommandTest.Run sizes = BenchCommandTest.bench("--load", "--sizes", "64");
-    assertEquals(2, sizes.exit(), sizes.err());
-    assertTrue(sizes.err().contains("--sizes does not apply to --load"), sizes.err());
-    BenchCommandTest.Run tenants =
-        BenchCommandTest.bench("--load", "--sessions", "10", "--tenants", "20");
-    assertEquals(2, tenants.exit(), tenants.err());
-    assertTrue(tenants.err().contains("more tenants"), tenants.err());
-    BenchCommandTest.Run record =
-        BenchCommandTest.bench("--load", "--grants", "100000", "--record-size", "4KiB");
-    assertEquals(2, record.exit(), record.err());
-    assertTrue(record.err().contains("cannot hold a sealed record"), record.err());
-    BenchCommandTest.Run help = BenchCommandTest.bench("--help");
-    assertTrue(help.out().contains("--load") && help.out().contains("--sessions"), help.out());
-  }
-
-  @Test
   void shortLoadHasNoUnintendedErrorsAndLeaksNoDescriptors() throws Exception {
     long fdsBefore = LoadRun.openFds();
     int threadsBefore = Thread.activeCount();
-    LoadRun.Config c =
-        new LoadRun.Config(
+    LoadConfig c =
+        new LoadConfig(
             60, 6, 1200, Duration.ofSeconds(5), Duration.ofSeconds(1), 128, 4, 20, 50, "soft");
     StringWriter log = new StringWriter();
-    LoadRun.Result r;
+    LoadResult r;
     try (LoadRun run = new LoadRun(c, new PrintWriter(log, true))) {
       r = run.run();
     }

@@ -1,4 +1,4 @@
-package io.srdma.cli.bench;
+package io.srdma.bench.transport;
 
 /**
  * One transport at one message size: its throughput run, latency percentiles and CPU cost, or why

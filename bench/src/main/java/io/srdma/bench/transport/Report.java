@@ -1,4 +1,4 @@
-package io.srdma.cli.bench;
+package io.srdma.bench.transport;
 
 import java.io.PrintWriter;
 import java.util.ArrayList;
@@ -8,9 +8,9 @@ import java.util.Locale;
 import java.util.Map;
 
 /** The tables on stdout and the JSON file. */
-final class Report {
+public final class Report {
   /** JSON keys of one result, in order; tests check every one is present. */
-  static final List<String> RESULT_FIELDS =
+  public static final List<String> RESULT_FIELDS =
       List.of(
           "round",
           "transport",
@@ -44,7 +44,7 @@ final class Report {
           "efficiencyVsAeadBound");
 
   /** The fields of {@link #RESULT_FIELDS} set for sealed results only (null for the others). */
-  static final List<String> AEAD_FIELDS =
+  public static final List<String> AEAD_FIELDS =
       List.of(
           "aeadProvider", "aeadSealMBps", "aeadOpenMBps", "aeadBoundMBps", "efficiencyVsAeadBound");
 
@@ -56,7 +56,7 @@ final class Report {
   }
 
   /** 3 s, 250 ms, 1.5 s. */
-  static String duration(java.time.Duration d) {
+  public static String duration(java.time.Duration d) {
     long ms = d.toMillis();
     if (ms % 1000 == 0) {
       return ms / 1000 + " s";
@@ -65,7 +65,7 @@ final class Report {
   }
 
   /** One Markdown table per size. */
-  static void printTables(PrintWriter out, List<Integer> sizes, List<Measurement> all) {
+  public static void printTables(PrintWriter out, List<Integer> sizes, List<Measurement> all) {
     for (int size : sizes) {
       out.printf(Locale.ROOT, "%n### %s messages%n%n", size(size));
       out.println(
@@ -100,7 +100,7 @@ final class Report {
    * The AEAD bound of one round ({@link AeadBound}): per size, the single-core seal and open rates
    * and each sealed result's efficiency against {@code min(seal, open)}.
    */
-  static void printBounds(
+  public static void printBounds(
       PrintWriter out,
       List<Integer> sizes,
       List<Measurement> all,
@@ -136,7 +136,7 @@ final class Report {
   }
 
   /** Whether {@code transport} seals its messages, so that the AEAD bound applies to it. */
-  static boolean sealed(String transport) {
+  public static boolean sealed(String transport) {
     return SealedTransport.NAME.equals(transport);
   }
 
@@ -197,7 +197,7 @@ final class Report {
    * baselines of that round; {@code summary} (empty for one round) holds {@link RoundSummary#json}
    * rows.
    */
-  static String json(
+  public static String json(
       Map<String, Object> header,
       Map<String, Object> config,
       List<List<Measurement>> rounds,
@@ -209,7 +209,7 @@ final class Report {
    * As {@link #json(Map, Map, List, List)}, with each sealed result's AEAD bound of its round
    * ({@code bounds}, one map per round, size to rate) and the provider's name ({@code aead}).
    */
-  static String json(
+  public static String json(
       Map<String, Object> header,
       Map<String, Object> config,
       List<List<Measurement>> rounds,

@@ -1,4 +1,4 @@
-package io.srdma.cli.bench;
+package io.srdma.bench.transport;
 
 import io.srdma.channel.SealedLayout;
 import io.srdma.channel.record.AeadSelection;
@@ -26,7 +26,7 @@ import java.util.Arrays;
  *
  * <p>Measured on the calling thread; uses a throwaway key. Not thread-safe; one per bench.
  */
-final class AeadBound {
+public final class AeadBound {
   /**
    * Seal and open rates at one message size.
    *
@@ -34,7 +34,7 @@ final class AeadBound {
    * @param sealMBps message bytes sealed per second, 10^6
    * @param openMBps message bytes opened per second, 10^6
    */
-  record Rate(int messageSize, double sealMBps, double openMBps) {
+  public record Rate(int messageSize, double sealMBps, double openMBps) {
     /** {@code min(seal, open)}: the most one sealing and one opening thread can deliver. */
     double boundMBps() {
       return Math.min(sealMBps, openMBps);
@@ -52,7 +52,7 @@ final class AeadBound {
    * @param size bytes per message
    * @param slice how long each direction is measured
    */
-  static Rate measure(int size, Duration slice) {
+  public static Rate measure(int size, Duration slice) {
     byte[] key = new byte[DirectionKeys.KEY_LENGTH];
     SecureRandom random = new SecureRandom();
     random.nextBytes(key);
@@ -102,7 +102,7 @@ final class AeadBound {
   }
 
   /** How long each direction is measured per size per round: a sixth of a run, 100 to 500 ms. */
-  static Duration slice(Duration run) {
+  public static Duration slice(Duration run) {
     Duration d = run.dividedBy(6);
     Duration min = Duration.ofMillis(100);
     Duration max = Duration.ofMillis(500);

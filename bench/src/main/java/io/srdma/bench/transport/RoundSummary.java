@@ -1,4 +1,4 @@
-package io.srdma.cli.bench;
+package io.srdma.bench.transport;
 
 import java.io.PrintWriter;
 import java.util.ArrayList;
@@ -14,7 +14,7 @@ import java.util.Map;
  * each round (the transports of a round ran minutes apart, not hours) and the summary gives their
  * median and range over the rounds.
  */
-final class RoundSummary {
+public final class RoundSummary {
   /**
    * One transport at one size over all rounds.
    *
@@ -29,7 +29,7 @@ final class RoundSummary {
    * @param efficiency delivered MB/s over the AEAD bound of the same round (sealed transports):
    *     median, min, max
    */
-  record Row(
+  public record Row(
       String transport,
       int messageSize,
       int roundsOk,
@@ -56,12 +56,12 @@ final class RoundSummary {
   private RoundSummary() {}
 
   /** One row per size and transport, in the order of {@code sizes} and of round 1's results. */
-  static List<Row> rows(List<Integer> sizes, List<List<Measurement>> rounds) {
+  public static List<Row> rows(List<Integer> sizes, List<List<Measurement>> rounds) {
     return rows(sizes, rounds, List.of());
   }
 
   /** As {@link #rows(List, List)}, with each round's AEAD bound per size (may be empty). */
-  static List<Row> rows(
+  public static List<Row> rows(
       List<Integer> sizes,
       List<List<Measurement>> rounds,
       List<Map<Integer, AeadBound.Rate>> bounds) {
@@ -125,7 +125,7 @@ final class RoundSummary {
   }
 
   /** The summary tables, one per size. */
-  static void print(PrintWriter out, List<Integer> sizes, List<Row> rows, int rounds) {
+  public static void print(PrintWriter out, List<Integer> sizes, List<Row> rows, int rounds) {
     out.printf(
         Locale.ROOT,
         "%n## Summary of %d rounds: medians, [min–max]; ratios taken within each round%n",
@@ -157,7 +157,7 @@ final class RoundSummary {
   }
 
   /** The rows as JSON values. */
-  static List<Object> json(List<Row> rows) {
+  public static List<Object> json(List<Row> rows) {
     List<Object> out = new ArrayList<>();
     for (Row r : rows) {
       Map<String, Object> m = new LinkedHashMap<>();

@@ -1,4 +1,4 @@
-package io.srdma.cli.bench;
+package io.srdma.bench.transport;
 
 /**
  * What transports may need from the command line, shared by all transports of one bench: the RDMA

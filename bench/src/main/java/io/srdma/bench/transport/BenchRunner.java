@@ -1,4 +1,4 @@
-package io.srdma.cli.bench;
+package io.srdma.bench.transport;
 
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
@@ -11,7 +11,7 @@ import org.HdrHistogram.Histogram;
  * Runs every selected transport at every size: warm-up, the measured throughput run with process
  * CPU time around it, then the latency run.
  */
-final class BenchRunner {
+public final class BenchRunner {
   /**
    * What to run.
    *
@@ -22,7 +22,7 @@ final class BenchRunner {
    * @param depth pipeline depth for transports that bound outstanding messages
    * @param verify checksum every message in the measured runs too (costs CPU)
    */
-  record Config(
+  public record Config(
       List<Integer> sizes,
       Duration duration,
       Duration warmup,
@@ -35,12 +35,12 @@ final class BenchRunner {
   private final Progress progress;
   private final Map<String, Transports.Factory> registry;
 
-  BenchRunner(Config config, BenchContext context, Progress progress) {
+  public BenchRunner(Config config, BenchContext context, Progress progress) {
     this(config, context, progress, Transports.REGISTRY);
   }
 
   /** With another registry: tests run fake transports through the same path. */
-  BenchRunner(
+  public BenchRunner(
       Config config,
       BenchContext context,
       Progress progress,
@@ -58,7 +58,7 @@ final class BenchRunner {
   }
 
   /** Every transport at every size once; each transport is set up and closed within the round. */
-  List<Measurement> runRound() {
+  public List<Measurement> runRound() {
     List<Measurement> all = new ArrayList<>();
     for (String name : config.transports()) {
       all.addAll(runTransport(name));

@@ -1,10 +1,9 @@
-package io.srdma.cli.bench;
+package io.srdma.bench.transport;
 
 import io.srdma.channel.Access;
 import io.srdma.channel.ChannelException;
 import io.srdma.channel.ClientOptions;
 import io.srdma.channel.RemoteGrant;
-import io.srdma.channel.SealedLayout;
 import io.srdma.channel.SecureRdmaClient;
 import io.srdma.host.HostOptions;
 import io.srdma.host.HostStats;
@@ -19,8 +18,6 @@ import io.srdma.policy.AuditTrail;
 import io.srdma.policy.PolicyLoader;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.lang.management.BufferPoolMXBean;
-import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -32,7 +29,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
-import java.util.SplittableRandom;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -68,8 +64,14 @@ import org.HdrHistogram.Recorder;
  * end (before closing) heap, direct memory, open file descriptors and threads are sampled; growth
  * beyond {@link #HEAP_SLACK} (or a quarter of the start heap), {@link #DIRECT_SLACK}, {@link
  * #FD_SLACK} descriptors or {@link #THREAD_SLACK} threads fails the run.
+ *
+ * <p>Split by job: {@link LoadConfig} (what to run), {@link LoadPolicy} (the generated policy),
+ * {@link LoadRevoker}, {@link LoadSample} (resources and their thresholds), {@link LoadResult} (the
+ * outcome and its report). What stays here, some 400 lines of code, is the set-up, the measuring
+ * and the sessions' flow control, which share the run's counters and would only pass them around if
+ * split further.
  */
-final class LoadRun implements AutoCloseable {
+public final class LoadRun implements AutoCloseable {
   static final long REGION_BYTES = 1L << 20;
   static final long HEAP_SLACK = 64L << 20;
   static final long DIRECT_SLACK = 8L << 20;
@@ -80,160 +82,25 @@ final class LoadRun implements AutoCloseable {
   private static final int CONNECTORS = 8;
 
   private static final Duration STEP_TIMEOUT = Duration.ofSeconds(20);
-  private static final Duration TTL = Duration.ofHours(2);
-  private static final int HEADER = Integer.BYTES + Long.BYTES;
+  static final Duration TTL = Duration.ofHours(2);
+  static final int HEADER = Integer.BYTES + Long.BYTES;
 
-  /** What to run. */
-  record Config(
-      int sessions,
-      int tenants,
-      int grants,
-      Duration duration,
-      Duration warmup,
-      int recordSize,
-      int window,
-      double revocationsPerSecond,
-      long rekeyRecords,
-      String provider) {
-    int grantsPerSession() {
-      return (grants + sessions - 1) / sessions;
-    }
-
-    int sessionsPerTenant() {
-      return (sessions + tenants - 1) / tenants;
-    }
-
-    long grantLength() {
-      return REGION_BYTES / ((long) sessionsPerTenant() * grantsPerSession());
-    }
-
-    long sealedRecord() {
-      return SealedLayout.sealedLength(recordSize, recordSize);
-    }
-
-    long slotsPerGrant() {
-      return grantLength() / sealedRecord();
-    }
-
-    /** Why this configuration cannot run, or null. */
-    String problem() {
-      if (sessions < 1 || tenants < 1 || grants < 1 || window < 1) {
-        return "sessions, tenants, grants and window must be >= 1";
-      }
-      if (tenants > sessions) {
-        return "more tenants (" + tenants + ") than sessions (" + sessions + ")";
-      }
-      if (grantsPerSession() < 2 || grantsPerSession() > 200) {
-        return "grants per session must be 2..200, got " + grantsPerSession();
-      }
-      if (recordSize < HEADER || recordSize > 65536) {
-        return "record size must be " + HEADER + "..65536, got " + recordSize;
-      }
-      if (slotsPerGrant() < 1) {
-        return "a grant of "
-            + grantLength()
-            + " B (1 MiB per tenant / its grants) cannot hold a sealed record of "
-            + sealedRecord()
-            + " B: fewer grants per tenant or a smaller --record-size";
-      }
-      if ((grantsPerSession() - 1) * slotsPerGrant() <= window) {
-        return "--window " + window + " must be below the slots a session rotates over";
-      }
-      if (revocationsPerSecond < 0 || rekeyRecords < 1) {
-        return "revocation rate must be >= 0 and rekey records >= 1";
-      }
-      return null;
-    }
-  }
-
-  /** Heap, direct memory, descriptors and threads at one moment (after a GC). */
-  record Sample(long heapBytes, long directBytes, long fds, int threads) {
-    static Sample take() {
-      System.gc();
-      try {
-        Thread.sleep(200);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-      long direct = -1;
-      for (BufferPoolMXBean b : ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class)) {
-        if ("direct".equals(b.getName())) {
-          direct = b.getMemoryUsed();
-        }
-      }
-      return new Sample(
-          ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed(),
-          direct,
-          openFds(),
-          ManagementFactory.getThreadMXBean().getThreadCount());
-    }
-  }
-
-  /** Open file descriptors of this process ({@code /proc/self/fd}), or -1 where there is none. */
-  static long openFds() {
-    Path fd = Path.of("/proc/self/fd");
-    if (!Files.isDirectory(fd)) {
-      return -1;
-    }
-    try (Stream<Path> s = Files.list(fd)) {
-      return s.count() - 1; // the listing's own descriptor
-    } catch (IOException e) {
-      return -1;
-    }
-  }
-
-  /** The outcome. */
-  record Result(
-      Config config,
-      Duration setup,
-      Duration measured,
-      long records,
-      long bytes,
-      Histogram writeLatencyNanos,
-      Sample start,
-      Sample end,
-      int liveGrantsStart,
-      int liveGrantsEnd,
-      int sessionsEnd,
-      long revocations,
-      long refusedRevokedWrites,
-      long intendedDenials,
-      long rekeys,
-      Map<String, Long> errors,
-      List<String> thresholdViolations) {
-    boolean ok() {
-      return errors.isEmpty() && thresholdViolations.isEmpty();
-    }
-
-    double recordsPerSecond() {
-      return records / seconds();
-    }
-
-    double megabytesPerSecond() {
-      return bytes / 1e6 / seconds();
-    }
-
-    private double seconds() {
-      return Math.max(1e-9, measured.toNanos() / 1e9);
-    }
-  }
-
-  private final Config config;
+  final LoadConfig config;
   private final PrintWriter log;
   private final Map<String, LongAdder> errors = new ConcurrentHashMap<>();
   private final Recorder latency = new Recorder(3);
-  private final AtomicBoolean running = new AtomicBoolean(true);
+  final AtomicBoolean running = new AtomicBoolean(true);
   private final AtomicBoolean measuring = new AtomicBoolean();
-  private final AtomicLong revocations = new AtomicLong();
-  private final AtomicLong refusedRevokedWrites = new AtomicLong();
-  private final AtomicLong intendedDenials = new AtomicLong();
+  final AtomicLong revocations = new AtomicLong();
+  final AtomicLong refusedRevokedWrites = new AtomicLong();
+  final AtomicLong intendedDenials = new AtomicLong();
   private final ExecutorService driver;
   private Path dir;
   private AuditLog audit;
-  private RegionHost host;
-  private Session[] sessions;
+  volatile RegionHost host;
+  volatile Session[] sessions;
 
-  LoadRun(Config config, PrintWriter log) {
+  public LoadRun(LoadConfig config, PrintWriter log) {
     String problem = config.problem();
     if (problem != null) {
       throw new IllegalArgumentException(problem);
@@ -251,47 +118,16 @@ final class LoadRun implements AutoCloseable {
             });
   }
 
-  private void error(String kind) {
+  void error(String kind) {
     errors.computeIfAbsent(kind, k -> new LongAdder()).increment();
   }
 
-  private static String tenant(int t) {
+  static String tenant(int t) {
     return "t" + t;
   }
 
-  private String policy() {
-    StringBuilder y = new StringBuilder("version: 1\ntenants:\n");
-    for (int t = 0; t < config.tenants(); t++) {
-      y.append("  ")
-          .append(tenant(t))
-          .append(":\n")
-          .append("    regions:\n")
-          .append("      data:\n")
-          .append("        size: ")
-          .append(REGION_BYTES)
-          .append('\n')
-          .append("    roles:\n")
-          .append("      writer:\n")
-          .append("        permissions: [\"region:write:data\"]\n")
-          .append("        operations: [write]\n")
-          .append("        max-bytes-per-grant: ")
-          .append(REGION_BYTES)
-          .append('\n')
-          .append("        max-ttl: 3h\n")
-          .append("        max-live-grants: ")
-          .append(config.grantsPerSession() + 4)
-          .append('\n')
-          .append("    peers:\n")
-          .append("      - identity: srdma://")
-          .append(tenant(t))
-          .append("/p-*\n")
-          .append("        roles: [writer]\n");
-    }
-    return y.toString();
-  }
-
   /** Sets up, warms up, measures, drains and samples; closing is {@link #close}'s. */
-  Result run() throws Exception {
+  public LoadResult run() throws Exception {
     long setupStart = System.nanoTime();
     dir = Files.createTempDirectory("srdma-load");
     DeploymentCa ca = DeploymentCa.init(dir.resolve("ca"), null);
@@ -303,7 +139,7 @@ final class LoadRun implements AutoCloseable {
                     ca.issuePeer(
                         PeerIdentity.of(RegionHost.HOST_TENANT, "load"), Duration.ofDays(1)))
                 .trust(ca.trust())
-                .policy(new PolicyLoader().parse("load-policy.yaml", policy()))
+                .policy(new PolicyLoader().parse("load-policy.yaml", LoadPolicy.text(config)))
                 .audit(new AuditTrail(audit))
                 .provider(config.provider())
                 .maxSessions(config.sessions() + 8)
@@ -374,12 +210,12 @@ final class LoadRun implements AutoCloseable {
     for (Session s : sessions) {
       s.kick();
     }
-    Thread revoker = new Thread(this::revokeLoop, "srdma-load-revoker");
+    Thread revoker = new Thread(new LoadRevoker(this)::run, "srdma-load-revoker");
     revoker.setDaemon(true);
     revoker.start();
     sleepUntilOrFailed(System.nanoTime() + config.warmup().toNanos());
 
-    Sample start = Sample.take();
+    LoadSample start = LoadSample.take();
     HostStats atStart = host.stats();
     long epochsStart = epochs();
     latency.reset();
@@ -406,13 +242,13 @@ final class LoadRun implements AutoCloseable {
         error("drain:timeout");
       }
     }
-    Sample end = Sample.take();
+    LoadSample end = LoadSample.take();
     HostStats last = host.stats();
     hostErrors(base, last);
-    List<String> violations = thresholds(start, end);
+    List<String> violations = LoadSample.thresholds(start, end);
     Map<String, Long> byKind = new TreeMap<>();
     errors.forEach((k, v) -> byKind.put(k, v.sum()));
-    return new Result(
+    return new LoadResult(
         config,
         setup,
         measured,
@@ -463,24 +299,6 @@ final class LoadRun implements AutoCloseable {
     }
   }
 
-  private static List<String> thresholds(Sample start, Sample end) {
-    List<String> out = new ArrayList<>();
-    long heapLimit = start.heapBytes() + Math.max(HEAP_SLACK, start.heapBytes() / 4);
-    if (end.heapBytes() > heapLimit) {
-      out.add("heap grew from " + start.heapBytes() + " to " + end.heapBytes() + " B");
-    }
-    if (start.directBytes() >= 0 && end.directBytes() > start.directBytes() + DIRECT_SLACK) {
-      out.add("direct memory grew from " + start.directBytes() + " to " + end.directBytes() + " B");
-    }
-    if (start.fds() >= 0 && end.fds() > start.fds() + FD_SLACK) {
-      out.add("open descriptors grew from " + start.fds() + " to " + end.fds());
-    }
-    if (end.threads() > start.threads() + THREAD_SLACK) {
-      out.add("threads grew from " + start.threads() + " to " + end.threads());
-    }
-    return out;
-  }
-
   /** Host's receiver thread: one opened record. */
   private void onRecord(ReceivedRecord r) {
     ByteBuffer p = r.payload();
@@ -503,7 +321,7 @@ final class LoadRun implements AutoCloseable {
     s.kick();
   }
 
-  private static boolean await(BooleanSupplier condition) {
+  static boolean await(BooleanSupplier condition) {
     long deadline = System.nanoTime() + STEP_TIMEOUT.toNanos();
     while (!condition.getAsBoolean()) {
       if (System.nanoTime() > deadline) {
@@ -519,113 +337,13 @@ final class LoadRun implements AutoCloseable {
     return true;
   }
 
-  private static ChannelException.Reason reason(Throwable e) {
+  static ChannelException.Reason reason(Throwable e) {
     Throwable c = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
     return c instanceof ChannelException ce ? ce.reason() : null;
   }
 
-  private void revokeLoop() {
-    if (config.revocationsPerSecond() <= 0) {
-      return;
-    }
-    SplittableRandom random = new SplittableRandom(42);
-    long interval = (long) (1e9 / config.revocationsPerSecond());
-    long next = System.nanoTime();
-    long cycles = 0;
-    while (running.get()) {
-      next += interval;
-      long wait = next - System.nanoTime();
-      if (wait > 0) {
-        try {
-          TimeUnit.NANOSECONDS.sleep(wait);
-        } catch (InterruptedException e) {
-          return;
-        }
-      }
-      if (!running.get()) {
-        return;
-      }
-      Session s = sessions[random.nextInt(sessions.length)];
-      if (s.failed) {
-        continue;
-      }
-      try {
-        revokeOne(s, random);
-        if (++cycles % 10 == 0) {
-          denyOne(s);
-        }
-      } catch (RuntimeException e) {
-        error("revoker:" + e.getClass().getSimpleName());
-      }
-    }
-  }
-
-  private void revokeOne(Session s, SplittableRandom random) {
-    Slot slot;
-    synchronized (s) {
-      if (s.active.size() < 2) {
-        return;
-      }
-      slot = s.active.remove(random.nextInt(s.active.size()));
-    }
-    long lastSeq = slot.lastSeq;
-    if (!await(() -> slot.outstanding.get() == 0 && s.delivered.get() > lastSeq)) {
-      error("revoke:drain-timeout");
-      return;
-    }
-    RemoteGrant g = slot.grant;
-    if (!host.revoke(g.id(), "load")) {
-      error("revoke:not-live");
-      return;
-    }
-    revocations.incrementAndGet();
-    if (!await(() -> g.endedBecause() != null)) {
-      error("revoke:holder-not-told");
-      return;
-    }
-    if (!"REVOKED".equals(g.endedBecause())) {
-      error("revoke:ended-" + g.endedBecause());
-    }
-    try {
-      g.write(0, ByteBuffer.allocate(config.recordSize())).toCompletableFuture().join();
-      error("revoke:write-accepted");
-    } catch (CompletionException e) {
-      if (reason(e) == ChannelException.Reason.REVOKED) {
-        refusedRevokedWrites.incrementAndGet();
-      } else {
-        error("revoke:write-" + reason(e));
-      }
-    }
-    try {
-      slot.grant =
-          s.client.grant("data", EnumSet.of(Access.WRITE), slot.offset, config.grantLength(), TTL);
-    } catch (ChannelException e) {
-      error("regrant:" + e.reason());
-      return;
-    }
-    synchronized (s) {
-      s.active.add(slot);
-    }
-    s.kick();
-  }
-
-  private void denyOne(Session s) {
-    try {
-      RemoteGrant g =
-          s.client.grant("data", EnumSet.of(Access.WRITE), REGION_BYTES, config.grantLength(), TTL);
-      error("deny:granted");
-      CompletionStage<Void> unused = g.release();
-    } catch (ChannelException e) {
-      if (e.reason() == ChannelException.Reason.GRANT_DENIED) {
-        intendedDenials.incrementAndGet();
-      } else {
-        error("deny:" + e.reason());
-      }
-    }
-  }
-
   /** One grant in a session's rotation: a disjoint range of the tenant's region. */
-  private static final class Slot {
+  static final class Slot {
     final long offset;
     volatile RemoteGrant grant;
     final AtomicInteger outstanding = new AtomicInteger();
@@ -639,7 +357,7 @@ final class LoadRun implements AutoCloseable {
   }
 
   /** One client, its grants and its flow control. */
-  private final class Session {
+  final class Session {
     final int index;
     final SecureRdmaClient client;
     final List<Slot> active = new ArrayList<>();
@@ -762,70 +480,13 @@ final class LoadRun implements AutoCloseable {
     }
   }
 
-  /** The report, Markdown, for stdout. */
-  static void print(PrintWriter out, Result r) {
-    Config c = r.config();
-    out.printf(
-        Locale.ROOT,
-        "## Load: %d sessions, %d tenants, %d grants (%d per session, %d B each), %d B records,"
-            + " window %d, %.1f revocations/s target, rekey every %d records, provider %s%n%n",
-        c.sessions(),
-        c.tenants(),
-        c.grantsPerSession() * c.sessions(),
-        c.grantsPerSession(),
-        c.grantLength(),
-        c.recordSize(),
-        c.window(),
-        c.revocationsPerSecond(),
-        c.rekeyRecords(),
-        c.provider());
-    Histogram h = r.writeLatencyNanos();
-    out.println("| figure | value |");
-    out.println("|---|---|");
-    row(out, "set-up (connect + grants)", String.format(Locale.ROOT, "%.1f s", secs(r.setup())));
-    row(out, "measured", String.format(Locale.ROOT, "%.1f s", secs(r.measured())));
-    row(out, "records opened by the host", String.valueOf(r.records()));
-    row(out, "records/s", String.format(Locale.ROOT, "%.0f", r.recordsPerSecond()));
-    row(out, "MB/s opened (10^6 B)", String.format(Locale.ROOT, "%.2f", r.megabytesPerSecond()));
-    row(
-        out,
-        "write latency p50 / p99 / p99.9 (µs)",
-        String.format(
-            Locale.ROOT,
-            "%.0f / %.0f / %.0f (%d writes)",
-            h.getValueAtPercentile(50) / 1e3,
-            h.getValueAtPercentile(99) / 1e3,
-            h.getValueAtPercentile(99.9) / 1e3,
-            h.getTotalCount()));
-    row(out, "live grants at start / end", r.liveGrantsStart() + " / " + r.liveGrantsEnd());
-    row(out, "sessions open at end", String.valueOf(r.sessionsEnd()));
-    row(out, "revocations (host.revoke)", String.valueOf(r.revocations()));
-    row(out, "writes refused REVOKED (intended)", String.valueOf(r.refusedRevokedWrites()));
-    row(out, "grants denied (intended)", String.valueOf(r.intendedDenials()));
-    row(out, "rekeys (epochs advanced)", String.valueOf(r.rekeys()));
-    row(out, "heap used start / end (MiB)", mib(r.start().heapBytes(), r.end().heapBytes()));
-    row(out, "direct used start / end (MiB)", mib(r.start().directBytes(), r.end().directBytes()));
-    row(out, "open fds start / end", r.start().fds() + " / " + r.end().fds());
-    row(out, "threads start / end", r.start().threads() + " / " + r.end().threads());
-    row(out, "unintended errors", r.errors().isEmpty() ? "0" : r.errors().toString());
-    row(
-        out,
-        "threshold violations",
-        r.thresholdViolations().isEmpty() ? "none" : String.join("; ", r.thresholdViolations()));
-    out.println();
-    out.println(r.ok() ? "load: PASS" : "load: FAIL");
-    out.flush();
+  /** Open file descriptors of this process, or -1 (see {@link LoadSample#openFds}). */
+  public static long openFds() {
+    return LoadSample.openFds();
   }
 
-  private static double secs(Duration d) {
-    return d.toNanos() / 1e9;
-  }
-
-  private static String mib(long a, long b) {
-    return String.format(Locale.ROOT, "%.1f / %.1f", a / 1048576.0, b / 1048576.0);
-  }
-
-  private static void row(PrintWriter out, String k, String v) {
-    out.println("| " + k + " | " + v + " |");
+  /** The report, Markdown, for stdout (see {@link LoadResult#print}). */
+  public static void print(PrintWriter out, LoadResult r) {
+    LoadResult.print(out, r);
   }
 }

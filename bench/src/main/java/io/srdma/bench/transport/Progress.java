@@ -1,4 +1,4 @@
-package io.srdma.cli.bench;
+package io.srdma.bench.transport;
 
 import java.io.PrintWriter;
 import java.util.Locale;
@@ -7,9 +7,9 @@ import java.util.Locale;
  * Progress on stderr: a bar redrawn in place when stderr is a terminal (or {@code --progress bar}),
  * one plain line per phase otherwise ({@code lines}), or nothing ({@code none}).
  */
-final class Progress {
+public final class Progress {
   /** How progress is shown. */
-  enum Mode {
+  public enum Mode {
     /** {@code bar} on a terminal, {@code lines} otherwise. */
     AUTO,
     BAR,
@@ -24,7 +24,7 @@ final class Progress {
   private int done;
   private int lastLength;
 
-  Progress(PrintWriter err, Mode mode, int total) {
+  public Progress(PrintWriter err, Mode mode, int total) {
     this.err = err;
     this.mode = mode == Mode.AUTO ? (onTerminal() ? Mode.BAR : Mode.LINES) : mode;
     this.total = Math.max(1, total);
@@ -36,7 +36,7 @@ final class Progress {
    * hence reflection) tells.
    */
   @SuppressWarnings("SystemConsoleNull") // handled: isTerminal() is asked where it exists
-  static boolean onTerminal() {
+  public static boolean onTerminal() {
     java.io.Console console = System.console();
     if (console == null) {
       return false;
@@ -96,7 +96,7 @@ final class Progress {
   }
 
   /** Ends the bar. */
-  void finish() {
+  public void finish() {
     if (mode == Mode.BAR && lastLength > 0) {
       err.print("\r" + " ".repeat(lastLength) + "\r");
       err.flush();

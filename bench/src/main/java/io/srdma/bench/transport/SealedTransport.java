@@ -1,4 +1,4 @@
-package io.srdma.cli.bench;
+package io.srdma.bench.transport;
 
 import io.srdma.channel.Access;
 import io.srdma.channel.ClientOptions;
