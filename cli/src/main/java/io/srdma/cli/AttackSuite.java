@@ -13,6 +13,7 @@ import io.srdma.keys.DeploymentTrust;
 import io.srdma.keys.KeyExchangeException;
 import io.srdma.keys.MutualTls;
 import io.srdma.keys.PeerIdentity;
+import io.srdma.server.Addresses;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;

@@ -5,6 +5,7 @@ import io.srdma.keys.DeploymentCa;
 import io.srdma.keys.DeploymentTrust;
 import io.srdma.keys.KeyExchangeException;
 import io.srdma.keys.PeerIdentity;
+import io.srdma.server.Addresses;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;

@@ -8,6 +8,7 @@ import io.srdma.policy.AuditKey;
 import io.srdma.policy.AuditVerification;
 import io.srdma.policy.AuditVerifier;
 import io.srdma.policy.PolicyException;
+import io.srdma.server.Addresses;
 import java.nio.file.Path;
 import java.security.cert.X509CRL;
 import java.security.cert.X509Certificate;

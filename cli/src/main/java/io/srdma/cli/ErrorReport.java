@@ -1,5 +1,6 @@
 package io.srdma.cli;
 
+import io.srdma.server.Addresses;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,16 +1,13 @@
 package io.srdma.cli;
 
 import io.srdma.keys.KeyExchangeException;
-import java.io.IOException;
+import io.srdma.server.Addresses;
+import io.srdma.server.Passphrases;
 import java.io.PrintWriter;
-import java.nio.CharBuffer;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
 import java.security.cert.X509Certificate;
-import java.util.Arrays;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 
@@ -47,45 +44,13 @@ final class KeyCommands {
     return Addresses.explain(e);
   }
 
-  /**
-   * The first line of a passphrase file, or {@code null} if no file was given.
-   *
-   * @throws KeyExchangeException if it cannot be read or is empty
-   */
+  /** The first line of a passphrase file, or null (see {@link Passphrases#read}). */
   static char[] readPassphrase(Path file) {
-    if (file == null) {
-      return null;
-    }
-    byte[] raw;
-    try {
-      raw = Files.readAllBytes(file);
-    } catch (IOException e) {
-      throw new KeyExchangeException(
-          KeyExchangeException.Reason.IO_ERROR, "cannot read passphrase file " + file, e);
-    }
-    try {
-      CharBuffer chars = StandardCharsets.UTF_8.decode(java.nio.ByteBuffer.wrap(raw));
-      int end = 0;
-      while (end < chars.limit() && chars.get(end) != '\n' && chars.get(end) != '\r') {
-        end++;
-      }
-      if (end == 0) {
-        throw new KeyExchangeException(
-            KeyExchangeException.Reason.BAD_ARGUMENT, "passphrase file " + file + " is empty");
-      }
-      char[] pass = new char[end];
-      chars.get(pass, 0, end);
-      Arrays.fill(chars.array(), '\0');
-      return pass;
-    } finally {
-      Arrays.fill(raw, (byte) 0);
-    }
+    return Passphrases.read(file);
   }
 
   static void wipe(char[] pass) {
-    if (pass != null) {
-      Arrays.fill(pass, '\0');
-    }
+    Passphrases.wipe(pass);
   }
 
   static byte[] sha256(X509Certificate cert) {

@@ -13,6 +13,7 @@ import io.srdma.policy.PolicyRejectedException;
 import io.srdma.policy.Role;
 import io.srdma.policy.Tenant;
 import io.srdma.policy.Units;
+import io.srdma.server.Addresses;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;

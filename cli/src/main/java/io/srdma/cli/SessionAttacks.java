@@ -5,6 +5,7 @@ import io.srdma.channel.ChannelException;
 import io.srdma.channel.RemoteGrant;
 import io.srdma.channel.SecureRdmaClient;
 import io.srdma.host.HostStats;
+import io.srdma.server.Addresses;
 import java.io.IOException;
 import java.net.Inet4Address;
 import java.net.InetAddress;

@@ -1,5 +1,6 @@
 package io.srdma.cli;
 
+import io.srdma.server.Addresses;
 import io.srdma.verbs.AccessFlags;
 import io.srdma.verbs.CompletionQueue;
 import io.srdma.verbs.Device;

@@ -12,6 +12,7 @@ import io.srdma.keys.PeerIdentity;
 import io.srdma.policy.AuditLog;
 import io.srdma.policy.AuditTrail;
 import io.srdma.policy.PolicyLoader;
+import io.srdma.server.Addresses;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;

@@ -41,13 +41,20 @@ class HostControlPlaneThreadsTest {
         clients.add(rig.client("acme", "trainer-" + i));
       }
       ChannelRig.await(() -> rig.host.sessions().size() == 48, "48 sessions");
-      // every session still works: one grant and one record each
-      for (SecureRdmaClient c : clients) {
+      // every session still works: one grant and one record each, each to its own 4 KiB
+      for (int i = 0; i < clients.size(); i++) {
         RemoteGrant g =
-            c.grant("kvcache", EnumSet.of(Access.WRITE), 0, 4096, Duration.ofMinutes(1));
-        g.writeBlocking(0, ChannelRig.bytes(64, 1));
+            clients
+                .get(i)
+                .grant("kvcache", EnumSet.of(Access.WRITE), i * 4096L, 4096, Duration.ofMinutes(1));
+        g.writeBlocking(0, ChannelRig.bytes(64, i));
       }
-      ChannelRig.await(() -> rig.acmeRecords.size() == 48, "48 records");
+      try {
+        ChannelRig.await(() -> rig.acmeRecords.size() == 48, "48 records");
+      } catch (AssertionError e) {
+        throw new AssertionError(
+            e.getMessage() + ", got " + rig.acmeRecords.size() + ", " + rig.host.stats(), e);
+      }
       int withMany = hostThreads();
       assertEquals(withFew, withMany, "host threads with 4 and with 48 sessions");
       // 2 loops + 4 workers + 2 openers + timer + watchdog

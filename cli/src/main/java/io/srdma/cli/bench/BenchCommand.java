@@ -1,5 +1,17 @@
 package io.srdma.cli.bench;
 
+import io.srdma.bench.transport.AeadBound;
+import io.srdma.bench.transport.BenchContext;
+import io.srdma.bench.transport.BenchRunner;
+import io.srdma.bench.transport.LoadConfig;
+import io.srdma.bench.transport.LoadResult;
+import io.srdma.bench.transport.LoadRun;
+import io.srdma.bench.transport.Measurement;
+import io.srdma.bench.transport.Payload;
+import io.srdma.bench.transport.Progress;
+import io.srdma.bench.transport.Report;
+import io.srdma.bench.transport.RoundSummary;
+import io.srdma.bench.transport.Transports;
 import io.srdma.channel.record.AeadException;
 import io.srdma.channel.record.AeadRates;
 import io.srdma.channel.record.AeadSelection;
@@ -334,8 +346,8 @@ public final class BenchCommand implements Callable<Integer> {
       throw new ParameterException(
           cl, "--load is bounded: at most 4096 sessions, 1000 tenants, 200000 grants");
     }
-    LoadRun.Config c =
-        new LoadRun.Config(
+    LoadConfig c =
+        new LoadConfig(
             sessions,
             tenants,
             grants,
@@ -369,7 +381,7 @@ public final class BenchCommand implements Callable<Integer> {
         java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage(),
         Runtime.getRuntime().maxMemory() >> 20);
     out.flush();
-    LoadRun.Result r;
+    LoadResult r;
     try (LoadRun run = new LoadRun(c, err)) {
       r = run.run();
     }

@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.srdma.bench.transport.Report;
+import io.srdma.bench.transport.Transports;
 import io.srdma.cli.SrdmaCommand;
 import java.io.PrintWriter;
 import java.io.StringWriter;

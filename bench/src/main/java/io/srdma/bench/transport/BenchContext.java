@@ -1,0 +1,47 @@
+package io.srdma.bench.transport;
+
+/**
+ * What transports may need from the command line, shared by all transports of one bench: the RDMA
+ * provider, the pipeline depth, and a dev CA created on first use and deleted at the end.
+ */
+public final class BenchContext implements AutoCloseable {
+  private final String provider;
+  private final int depth;
+  private DevPki pki;
+
+  /**
+   * @param provider RDMA provider name for verbs-based transports ({@code soft}, {@code ibv},
+   *     {@code auto})
+   * @param depth outstanding messages for transports that bound them
+   */
+  public BenchContext(String provider, int depth) {
+    this.provider = provider;
+    this.depth = depth;
+  }
+
+  /** The RDMA provider name. */
+  public String provider() {
+    return provider;
+  }
+
+  /** The pipeline depth (outstanding work requests). */
+  public int depth() {
+    return depth;
+  }
+
+  /** The dev CA and both credentials, created on the first call. */
+  public synchronized DevPki pki() {
+    if (pki == null) {
+      pki = DevPki.create();
+    }
+    return pki;
+  }
+
+  @Override
+  public synchronized void close() {
+    if (pki != null) {
+      pki.close();
+      pki = null;
+    }
+  }
+}

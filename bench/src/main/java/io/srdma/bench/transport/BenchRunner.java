@@ -1,0 +1,160 @@
+package io.srdma.bench.transport;
+
+import java.lang.management.ManagementFactory;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.HdrHistogram.Histogram;
+
+/**
+ * Runs every selected transport at every size: warm-up, the measured throughput run with process
+ * CPU time around it, then the latency run.
+ */
+public final class BenchRunner {
+  /**
+   * What to run.
+   *
+   * @param sizes message sizes, bytes
+   * @param duration length of each measured run (throughput, and latency, separately)
+   * @param warmup length of each warm-up run (throughput, then latency); zero skips warm-up
+   * @param transports names from {@link Transports#REGISTRY}, in table order
+   * @param depth pipeline depth for transports that bound outstanding messages
+   * @param verify checksum every message in the measured runs too (costs CPU)
+   */
+  public record Config(
+      List<Integer> sizes,
+      Duration duration,
+      Duration warmup,
+      List<String> transports,
+      int depth,
+      boolean verify) {}
+
+  private final Config config;
+  private final BenchContext context;
+  private final Progress progress;
+  private final Map<String, Transports.Factory> registry;
+
+  public BenchRunner(Config config, BenchContext context, Progress progress) {
+    this(config, context, progress, Transports.REGISTRY);
+  }
+
+  /** With another registry: tests run fake transports through the same path. */
+  public BenchRunner(
+      Config config,
+      BenchContext context,
+      Progress progress,
+      Map<String, Transports.Factory> registry) {
+    this.config = config;
+    this.context = context;
+    this.progress = progress;
+    this.registry = registry;
+  }
+
+  List<Measurement> run() {
+    List<Measurement> all = runRound();
+    progress.finish();
+    return all;
+  }
+
+  /** Every transport at every size once; each transport is set up and closed within the round. */
+  public List<Measurement> runRound() {
+    List<Measurement> all = new ArrayList<>();
+    for (String name : config.transports()) {
+      all.addAll(runTransport(name));
+    }
+    return all;
+  }
+
+  private List<Measurement> runTransport(String name) {
+    List<Measurement> out = new ArrayList<>();
+    BenchTransport transport;
+    try {
+      transport = registry.get(name).create(context);
+    } catch (RuntimeException | LinkageError e) {
+      return notMeasured(name, Measurement.UNAVAILABLE, "cannot create it: " + e);
+    }
+    try (BenchTransport t = transport) {
+      String unavailable = t.unavailableReason().orElse(null);
+      if (unavailable != null) {
+        progress.note("bench: " + name + " is unavailable here: " + unavailable);
+        return notMeasured(name, Measurement.UNAVAILABLE, unavailable);
+      }
+      for (int size : config.sizes()) {
+        out.add(measure(t, size));
+        progress.stepDone();
+      }
+    } catch (RuntimeException e) {
+      progress.note("bench: closing " + name + " failed: " + e);
+    }
+    return out;
+  }
+
+  private List<Measurement> notMeasured(String name, String status, String reason) {
+    List<Measurement> out = new ArrayList<>();
+    for (int size : config.sizes()) {
+      out.add(Measurement.notMeasured(name, size, status, reason));
+      progress.stepDone();
+    }
+    return out;
+  }
+
+  private Measurement measure(BenchTransport t, int size) {
+    String name = t.name();
+    try {
+      progress.phase(name, size, "connecting");
+      t.prepare(size);
+      if (!config.warmup().isZero()) {
+        progress.phase(name, size, "warm-up");
+        t.throughput(new RunSpec(config.warmup(), 0, false, config.depth()));
+        t.latency(new RunSpec(config.warmup(), 0, false, 1), new Histogram(3));
+      }
+      progress.phase(name, size, "throughput");
+      long cpu0 = processCpuNanos();
+      ThroughputResult tr =
+          t.throughput(new RunSpec(config.duration(), 0, config.verify(), config.depth()));
+      long cpu1 = processCpuNanos();
+      if (!tr.intact()) {
+        return failed(name, size, "the receiver did not get every message intact: " + tr);
+      }
+      progress.phase(name, size, "latency");
+      Histogram h = new Histogram(3);
+      ThroughputResult lr = t.latency(new RunSpec(config.duration(), 0, config.verify(), 1), h);
+      if (!lr.intact()) {
+        return failed(name, size, "latency run: messages lost or damaged: " + lr);
+      }
+      double cpuPerGb =
+          cpu0 < 0 || cpu1 < 0 || tr.bytesDelivered() == 0
+              ? Double.NaN
+              : (cpu1 - cpu0) / (double) tr.bytesDelivered();
+      return new Measurement(
+          name,
+          size,
+          Measurement.OK,
+          null,
+          tr,
+          h.getValueAtPercentile(50) / 1e3,
+          h.getValueAtPercentile(99) / 1e3,
+          h.getValueAtPercentile(99.9) / 1e3,
+          h.getMaxValue() / 1e3,
+          h.getTotalCount(),
+          cpuPerGb);
+    } catch (Exception | LinkageError e) {
+      return failed(name, size, String.valueOf(e));
+    }
+  }
+
+  private Measurement failed(String name, int size, String reason) {
+    progress.note("bench: " + name + " at " + Report.size(size) + " failed: " + reason);
+    return Measurement.notMeasured(name, size, Measurement.FAILED, reason);
+  }
+
+  /** CPU time of the whole process (every thread: both endpoints, JIT, GC), or -1. */
+  static long processCpuNanos() {
+    if (ManagementFactory.getOperatingSystemMXBean()
+        instanceof com.sun.management.OperatingSystemMXBean os) {
+      return os.getProcessCpuTime();
+    }
+    return -1;
+  }
+}

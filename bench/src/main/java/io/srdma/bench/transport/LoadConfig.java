@@ -1,0 +1,71 @@
+package io.srdma.bench.transport;
+
+import io.srdma.channel.SealedLayout;
+import java.time.Duration;
+
+/**
+ * What {@code srdma bench --load} runs (see {@link LoadRun}).
+ *
+ * <p>Thread safety: immutable.
+ */
+public record LoadConfig(
+    int sessions,
+    int tenants,
+    int grants,
+    Duration duration,
+    Duration warmup,
+    int recordSize,
+    int window,
+    double revocationsPerSecond,
+    long rekeyRecords,
+    String provider) {
+  public int grantsPerSession() {
+    return (grants + sessions - 1) / sessions;
+  }
+
+  public int sessionsPerTenant() {
+    return (sessions + tenants - 1) / tenants;
+  }
+
+  public long grantLength() {
+    return LoadRun.REGION_BYTES / ((long) sessionsPerTenant() * grantsPerSession());
+  }
+
+  public long sealedRecord() {
+    return SealedLayout.sealedLength(recordSize, recordSize);
+  }
+
+  public long slotsPerGrant() {
+    return grantLength() / sealedRecord();
+  }
+
+  /** Why this configuration cannot run, or null. */
+  public String problem() {
+    if (sessions < 1 || tenants < 1 || grants < 1 || window < 1) {
+      return "sessions, tenants, grants and window must be >= 1";
+    }
+    if (tenants > sessions) {
+      return "more tenants (" + tenants + ") than sessions (" + sessions + ")";
+    }
+    if (grantsPerSession() < 2 || grantsPerSession() > 200) {
+      return "grants per session must be 2..200, got " + grantsPerSession();
+    }
+    if (recordSize < LoadRun.HEADER || recordSize > 65536) {
+      return "record size must be " + LoadRun.HEADER + "..65536, got " + recordSize;
+    }
+    if (slotsPerGrant() < 1) {
+      return "a grant of "
+          + grantLength()
+          + " B (1 MiB per tenant / its grants) cannot hold a sealed record of "
+          + sealedRecord()
+          + " B: fewer grants per tenant or a smaller --record-size";
+    }
+    if ((grantsPerSession() - 1) * slotsPerGrant() <= window) {
+      return "--window " + window + " must be below the slots a session rotates over";
+    }
+    if (revocationsPerSecond < 0 || rekeyRecords < 1) {
+      return "revocation rate must be >= 0 and rekey records >= 1";
+    }
+    return null;
+  }
+}

@@ -1,0 +1,492 @@
+package io.srdma.bench.transport;
+
+import io.srdma.channel.Access;
+import io.srdma.channel.ChannelException;
+import io.srdma.channel.ClientOptions;
+import io.srdma.channel.RemoteGrant;
+import io.srdma.channel.SecureRdmaClient;
+import io.srdma.host.HostOptions;
+import io.srdma.host.HostStats;
+import io.srdma.host.HostedRegion;
+import io.srdma.host.ReceivedRecord;
+import io.srdma.host.RegionHost;
+import io.srdma.keys.DeploymentCa;
+import io.srdma.keys.PeerIdentity;
+import io.srdma.keys.RekeyPolicy;
+import io.srdma.policy.AuditLog;
+import io.srdma.policy.AuditTrail;
+import io.srdma.policy.PolicyLoader;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Random;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.BooleanSupplier;
+import java.util.stream.Stream;
+import org.HdrHistogram.Histogram;
+import org.HdrHistogram.Recorder;
+
+/**
+ * {@code srdma bench --load}: a bounded load test of the sealed channel. One {@link RegionHost}
+ * with one 1 MiB region per tenant; {@code sessions} {@link SecureRdmaClient}s spread over {@code
+ * tenants} tenants, each holding {@code ceil(grants / sessions)} write grants on disjoint ranges of
+ * its tenant's region. Every session writes one-record messages round-robin over its grants, at
+ * most {@code window} not yet opened by the host; the host checks each session's sequence numbers.
+ * Meanwhile a revoker takes a grant out of a session's rotation, waits until the host opened every
+ * record written under it, revokes it ({@code host.revoke}), waits until the holder is told, checks
+ * that a write on it is refused with {@code REVOKED} (intended), asks for a replacement and puts it
+ * back; every tenth cycle it also asks for a grant outside the region, which must be denied
+ * (intended). Clients rekey every {@code rekeyRecords} records.
+ *
+ * <p>Anything else that fails is an unintended error, counted by kind. After the warm-up and at the
+ * end (before closing) heap, direct memory, open file descriptors and threads are sampled; growth
+ * beyond {@link #HEAP_SLACK} (or a quarter of the start heap), {@link #DIRECT_SLACK}, {@link
+ * #FD_SLACK} descriptors or {@link #THREAD_SLACK} threads fails the run.
+ *
+ * <p>Split by job: {@link LoadConfig} (what to run), {@link LoadPolicy} (the generated policy),
+ * {@link LoadRevoker}, {@link LoadSample} (resources and their thresholds), {@link LoadResult} (the
+ * outcome and its report). What stays here, some 400 lines of code, is the set-up, the measuring
+ * and the sessions' flow control, which share the run's counters and would only pass them around if
+ * split further.
+ */
+public final class LoadRun implements AutoCloseable {
+  static final long REGION_BYTES = 1L << 20;
+  static final long HEAP_SLACK = 64L << 20;
+  static final long DIRECT_SLACK = 8L << 20;
+  static final int FD_SLACK = 32;
+  static final int THREAD_SLACK = 32;
+
+  /** Sessions set up at once; all come from one loopback address. */
+  private static final int CONNECTORS = 8;
+
+  private static final Duration STEP_TIMEOUT = Duration.ofSeconds(20);
+  static final Duration TTL = Duration.ofHours(2);
+  static final int HEADER = Integer.BYTES + Long.BYTES;
+
+  final LoadConfig config;
+  private final PrintWriter log;
+  private final Map<String, LongAdder> errors = new ConcurrentHashMap<>();
+  private final Recorder latency = new Recorder(3);
+  final AtomicBoolean running = new AtomicBoolean(true);
+  private final AtomicBoolean measuring = new AtomicBoolean();
+  final AtomicLong revocations = new AtomicLong();
+  final AtomicLong refusedRevokedWrites = new AtomicLong();
+  final AtomicLong intendedDenials = new AtomicLong();
+  private final ExecutorService driver;
+  private Path dir;
+  private AuditLog audit;
+  volatile RegionHost host;
+  volatile Session[] sessions;
+
+  public LoadRun(LoadConfig config, PrintWriter log) {
+    String problem = config.problem();
+    if (problem != null) {
+      throw new IllegalArgumentException(problem);
+    }
+    this.config = config;
+    this.log = log;
+    AtomicInteger n = new AtomicInteger();
+    this.driver =
+        Executors.newFixedThreadPool(
+            4,
+            r -> {
+              Thread t = new Thread(r, "srdma-load-driver-" + n.incrementAndGet());
+              t.setDaemon(true);
+              return t;
+            });
+  }
+
+  void error(String kind) {
+    errors.computeIfAbsent(kind, k -> new LongAdder()).increment();
+  }
+
+  static String tenant(int t) {
+    return "t" + t;
+  }
+
+  /** Sets up, warms up, measures, drains and samples; closing is {@link #close}'s. */
+  public LoadResult run() throws Exception {
+    long setupStart = System.nanoTime();
+    dir = Files.createTempDirectory("srdma-load");
+    DeploymentCa ca = DeploymentCa.init(dir.resolve("ca"), null);
+    audit = AuditLog.open(dir.resolve("audit.jsonl"));
+    host =
+        RegionHost.start(
+            new HostOptions()
+                .credential(
+                    ca.issuePeer(
+                        PeerIdentity.of(RegionHost.HOST_TENANT, "load"), Duration.ofDays(1)))
+                .trust(ca.trust())
+                .policy(new PolicyLoader().parse("load-policy.yaml", LoadPolicy.text(config)))
+                .audit(new AuditTrail(audit))
+                .provider(config.provider())
+                .maxSessions(config.sessions() + 8)
+                .maxSessionsPerTenant(config.sessionsPerTenant() + 4)
+                // every simulated peer connects from loopback, 8 at a time (the connector pool)
+                .maxPendingHandshakesPerAddress(CONNECTORS * 2)
+                .handshakeTimeout(STEP_TIMEOUT)
+                .requestTimeout(STEP_TIMEOUT)
+                .receiveDepth(Math.max(16, config.window() * 4)));
+    for (int t = 0; t < config.tenants(); t++) {
+      HostedRegion r = host.registerRegion(tenant(t), "data", REGION_BYTES);
+      r.onRecord(this::onRecord);
+    }
+    sessions = new Session[config.sessions()];
+    RekeyPolicy rekey = RekeyPolicy.fromSystemProperties().withMaxRecords(config.rekeyRecords());
+    ExecutorService connector = Executors.newFixedThreadPool(CONNECTORS);
+    try {
+      List<Future<?>> done = new ArrayList<>();
+      for (int i = 0; i < config.sessions(); i++) {
+        int index = i;
+        done.add(
+            connector.submit(
+                () -> {
+                  int t = index % config.tenants();
+                  ClientOptions o =
+                      new ClientOptions()
+                          .credential(
+                              ca.issuePeer(
+                                  PeerIdentity.of(tenant(t), "p-" + index), Duration.ofDays(1)))
+                          .trust(ca.trust())
+                          .host(host.address())
+                          .hostName("load")
+                          .provider(config.provider())
+                          .connectTimeout(STEP_TIMEOUT)
+                          .requestTimeout(STEP_TIMEOUT)
+                          .maxRecordPayload(config.recordSize())
+                          .stagingSlots(config.window() + 2)
+                          .maxReadBytes(4096)
+                          .sealingThreads(0)
+                          .rekeyPolicy(rekey);
+                  Session s = new Session(index, index / config.tenants(), o);
+                  sessions[index] = s;
+                  return null;
+                }));
+      }
+      for (Future<?> f : done) {
+        try {
+          f.get(10, TimeUnit.MINUTES);
+        } catch (ExecutionException e) {
+          throw new IllegalStateException("load set-up failed: " + e.getCause(), e.getCause());
+        }
+      }
+    } finally {
+      connector.shutdownNow();
+    }
+    Duration setup = Duration.ofNanos(System.nanoTime() - setupStart);
+    log.printf(
+        Locale.ROOT,
+        "load: %d sessions, %d tenants, %d live grants set up in %.1f s; warming up %s%n",
+        host.stats().sessions(),
+        config.tenants(),
+        host.stats().liveGrants(),
+        setup.toNanos() / 1e9,
+        Report.duration(config.warmup()));
+    log.flush();
+
+    HostStats base = host.stats();
+    for (Session s : sessions) {
+      s.kick();
+    }
+    Thread revoker = new Thread(new LoadRevoker(this)::run, "srdma-load-revoker");
+    revoker.setDaemon(true);
+    revoker.start();
+    sleepUntilOrFailed(System.nanoTime() + config.warmup().toNanos());
+
+    LoadSample start = LoadSample.take();
+    HostStats atStart = host.stats();
+    long epochsStart = epochs();
+    latency.reset();
+    measuring.set(true);
+    long t0 = System.nanoTime();
+    log.printf(Locale.ROOT, "load: measuring for %s%n", Report.duration(config.duration()));
+    log.flush();
+    sleepUntilOrFailed(t0 + config.duration().toNanos());
+    HostStats atEnd = host.stats();
+    Duration measured = Duration.ofNanos(System.nanoTime() - t0);
+    Histogram h = latency.getIntervalHistogram();
+    measuring.set(false);
+    long epochsEnd = epochs();
+
+    running.set(false);
+    revoker.join(STEP_TIMEOUT.toMillis() * 3);
+    if (revoker.isAlive()) {
+      error("revoker:stuck");
+    }
+    for (Session s : sessions) {
+      if (!s.failed
+          && !await(
+              () -> s.completed.get() == s.issued.get() && s.delivered.get() == s.issued.get())) {
+        error("drain:timeout");
+      }
+    }
+    LoadSample end = LoadSample.take();
+    HostStats last = host.stats();
+    hostErrors(base, last);
+    List<String> violations = LoadSample.thresholds(start, end);
+    Map<String, Long> byKind = new TreeMap<>();
+    errors.forEach((k, v) -> byKind.put(k, v.sum()));
+    return new LoadResult(
+        config,
+        setup,
+        measured,
+        atEnd.recordsOpened() - atStart.recordsOpened(),
+        atEnd.bytesOpened() - atStart.bytesOpened(),
+        h,
+        start,
+        end,
+        atStart.liveGrants(),
+        last.liveGrants(),
+        last.sessions(),
+        revocations.get(),
+        refusedRevokedWrites.get(),
+        intendedDenials.get(),
+        epochsEnd - epochsStart,
+        byKind,
+        violations);
+  }
+
+  private void sleepUntilOrFailed(long deadline) throws InterruptedException {
+    while (System.nanoTime() < deadline) {
+      Thread.sleep(Math.min(250, Math.max(1, (deadline - System.nanoTime()) / 1_000_000)));
+    }
+  }
+
+  private long epochs() {
+    long sum = 0;
+    for (Session s : sessions) {
+      sum += s.client.epoch();
+    }
+    return sum;
+  }
+
+  private void hostErrors(HostStats base, HostStats last) {
+    count("host:auth-failures", last.authFailures() - base.authFailures());
+    count("host:rate-limited", last.rateLimited() - base.rateLimited());
+    count("host:quota-refusals", last.quotaRefusals() - base.quotaRefusals());
+    count("host:records-rejected", last.recordsRejected() - base.recordsRejected());
+    count("host:remote-access-errors", last.remoteAccessErrors() - base.remoteAccessErrors());
+    count("host:protocol-errors", last.protocolErrors() - base.protocolErrors());
+    count("host:unexpected-denials", last.denials() - base.denials() - intendedDenials.get());
+    count("host:sessions-lost", config.sessions() - last.sessions());
+  }
+
+  private void count(String kind, long n) {
+    if (n > 0) {
+      errors.computeIfAbsent(kind, k -> new LongAdder()).add(n);
+    }
+  }
+
+  /** Host's receiver thread: one opened record. */
+  private void onRecord(ReceivedRecord r) {
+    ByteBuffer p = r.payload();
+    if (p.remaining() != config.recordSize()) {
+      error("record:length");
+      return;
+    }
+    int index = p.getInt(p.position());
+    long seq = p.getLong(p.position() + Integer.BYTES);
+    Session s = index >= 0 && index < sessions.length ? sessions[index] : null;
+    if (s == null || !s.client.identity().equals(r.identity())) {
+      error("record:foreign");
+      return;
+    }
+    if (seq != s.expected) {
+      error("record:sequence");
+    }
+    s.expected = seq + 1;
+    s.delivered.incrementAndGet();
+    s.kick();
+  }
+
+  static boolean await(BooleanSupplier condition) {
+    long deadline = System.nanoTime() + STEP_TIMEOUT.toNanos();
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        return false;
+      }
+      try {
+        Thread.sleep(1);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return false;
+      }
+    }
+    return true;
+  }
+
+  static ChannelException.Reason reason(Throwable e) {
+    Throwable c = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+    return c instanceof ChannelException ce ? ce.reason() : null;
+  }
+
+  /** One grant in a session's rotation: a disjoint range of the tenant's region. */
+  static final class Slot {
+    final long offset;
+    volatile RemoteGrant grant;
+    final AtomicInteger outstanding = new AtomicInteger();
+    volatile long lastSeq = -1;
+    int next;
+
+    Slot(long offset, RemoteGrant grant) {
+      this.offset = offset;
+      this.grant = grant;
+    }
+  }
+
+  /** One client, its grants and its flow control. */
+  final class Session {
+    final int index;
+    final SecureRdmaClient client;
+    final List<Slot> active = new ArrayList<>();
+    final AtomicLong delivered = new AtomicLong();
+    final AtomicLong completed = new AtomicLong();
+    final AtomicBoolean scheduled = new AtomicBoolean();
+    final ByteBuffer message;
+    long expected; // host's receiver thread only
+    final AtomicLong issued = new AtomicLong();
+    int cursor; // guarded by this
+    volatile boolean failed;
+
+    Session(int index, int local, ClientOptions o) {
+      this.index = index;
+      this.client = SecureRdmaClient.connect(o);
+      client.onSessionLost(
+          e -> {
+            failed = true;
+            error("session-lost:" + e.reason());
+          });
+      this.message = ByteBuffer.allocate(config.recordSize());
+      byte[] fill = new byte[config.recordSize()];
+      new Random(index).nextBytes(fill);
+      message.put(fill).clear();
+      int g = config.grantsPerSession();
+      List<CompletableFuture<RemoteGrant>> asked = new ArrayList<>();
+      for (int k = 0; k < g; k++) {
+        long offset = ((long) local * g + k) * config.grantLength();
+        asked.add(
+            client
+                .requestGrant("data", EnumSet.of(Access.WRITE), offset, config.grantLength(), TTL)
+                .toCompletableFuture());
+      }
+      for (int k = 0; k < g; k++) {
+        RemoteGrant grant = asked.get(k).join();
+        active.add(new Slot(grant.offset(), grant));
+      }
+    }
+
+    void kick() {
+      if (running.get() && !failed && scheduled.compareAndSet(false, true)) {
+        driver.execute(this::pump);
+      }
+    }
+
+    void pump() {
+      scheduled.set(false);
+      synchronized (this) {
+        while (running.get()
+            && !failed
+            && issued.get() - delivered.get() < config.window()
+            && issued.get() - completed.get() < config.window()
+            && !active.isEmpty()) {
+          Slot slot = active.get(cursor++ % active.size());
+          long offset = (slot.next++ % config.slotsPerGrant()) * config.sealedRecord();
+          long seq = issued.getAndIncrement();
+          message.putInt(0, index).putLong(Integer.BYTES, seq);
+          slot.lastSeq = seq;
+          slot.outstanding.incrementAndGet();
+          long start = System.nanoTime();
+          CompletionStage<Void> unused =
+              slot.grant
+                  .write(offset, message.duplicate().clear())
+                  .whenComplete((v, e) -> written(slot, start, e));
+        }
+      }
+    }
+
+    private void written(Slot slot, long start, Throwable e) {
+      if (e != null) {
+        failed = true;
+        error("write:" + reason(e));
+      } else if (measuring.get()) {
+        latency.recordValue(Math.max(0, System.nanoTime() - start));
+      }
+      slot.outstanding.decrementAndGet();
+      completed.incrementAndGet();
+      kick();
+    }
+  }
+
+  /** Closes every client, then the host, and deletes the temporary CA and audit log. */
+  @Override
+  public void close() {
+    running.set(false);
+    driver.shutdownNow();
+    if (sessions != null) {
+      ExecutorService closer = Executors.newFixedThreadPool(8);
+      List<Future<?>> done = new ArrayList<>();
+      for (Session s : sessions) {
+        if (s != null) {
+          done.add(closer.submit(s.client::close));
+        }
+      }
+      for (Future<?> f : done) {
+        try {
+          f.get(1, TimeUnit.MINUTES);
+        } catch (Exception e) {
+          log.println("load: closing a client: " + e);
+        }
+      }
+      closer.shutdownNow();
+      sessions = null;
+    }
+    if (host != null) {
+      host.close();
+      host = null;
+    }
+    if (audit != null) {
+      audit.close();
+      audit = null;
+    }
+    if (dir != null) {
+      try (Stream<Path> s = Files.walk(dir)) {
+        s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+      } catch (IOException e) {
+        log.println("load: cannot delete " + dir + ": " + e.getMessage());
+      }
+      dir = null;
+    }
+  }
+
+  /** Open file descriptors of this process, or -1 (see {@link LoadSample#openFds}). */
+  public static long openFds() {
+    return LoadSample.openFds();
+  }
+
+  /** The report, Markdown, for stdout (see {@link LoadResult#print}). */
+  public static void print(PrintWriter out, LoadResult r) {
+    LoadResult.print(out, r);
+  }
+}

@@ -1,0 +1,366 @@
+package io.srdma.bench.transport;
+
+import io.srdma.channel.Access;
+import io.srdma.channel.ClientOptions;
+import io.srdma.channel.RemoteGrant;
+import io.srdma.channel.SealedLayout;
+import io.srdma.channel.SecureRdmaClient;
+import io.srdma.channel.WriteResult;
+import io.srdma.host.HostOptions;
+import io.srdma.host.HostedRegion;
+import io.srdma.host.ReceivedRecord;
+import io.srdma.host.RegionHost;
+import io.srdma.keys.DeploymentCa;
+import io.srdma.keys.PeerIdentity;
+import io.srdma.policy.AuditLog;
+import io.srdma.policy.AuditTrail;
+import io.srdma.policy.PolicyLoader;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.EnumSet;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import java.util.stream.Stream;
+import java.util.zip.CRC32C;
+import org.HdrHistogram.Histogram;
+
+/**
+ * {@code sealed}: the product's data path. A {@link SecureRdmaClient} (tenant peer) writes through
+ * a grant into a region a {@link RegionHost} registered, on the chosen provider over loopback: each
+ * message is sealed with AES-256-GCM into records of at most 64 KiB, written with WRITE_WITH_IMM,
+ * and counted as delivered when the host has opened its last record and checked its sequence number
+ * (so like the TLS baselines, it counts bytes the receiver decrypted).
+ *
+ * <p>The region is a ring of {@code depth} message slots; the sender starts message {@code s} only
+ * when message {@code s - depth} was delivered, so it never overwrites a record the host has not
+ * opened. Write completion = every record's work completion at the sender.
+ *
+ * <p>Per message nothing is allocated and no lock taken: {@link RemoteGrant#tryWrite} seals and
+ * posts on the bench thread; on back-pressure the bench thread polls completions itself; it waits
+ * for delivery by spinning briefly, then parking until the host's receiver thread unparks it.
+ */
+final class SealedTransport implements BenchTransport {
+  static final String NAME = "sealed";
+  private static final Duration STALL = Duration.ofSeconds(10);
+  private static final long REGION_BYTES = 64L << 20;
+  private static final int RECORD = SealedLayout.DEFAULT_MAX_RECORD_PAYLOAD;
+  private static final int SPINS = 100;
+
+  private final String provider;
+  private final int slots;
+  private Path dir;
+  private AuditLog audit;
+  private RegionHost host;
+  private HostedRegion region;
+  private SecureRdmaClient client;
+  private RemoteGrant grant;
+  private int size;
+  private long slotBytes;
+  private ByteBuffer message;
+
+  // receiver state (host's receiver thread), read after the run drained
+  private final AtomicLong delivered = new AtomicLong();
+  private final CRC32C receiverCrc = new CRC32C();
+  private long messageBytes;
+  private long expected;
+  private long sequenceErrors;
+  private volatile long lastDeliveredNanos;
+  private volatile Thread waiter;
+  private volatile long lastCompletionNanos;
+  private boolean verify;
+
+  SealedTransport(String provider, int depth) {
+    if (depth < 1) {
+      throw new IllegalArgumentException("depth must be >= 1: " + depth);
+    }
+    this.provider = provider;
+    this.slots = depth;
+  }
+
+  @Override
+  public String name() {
+    return NAME;
+  }
+
+  @Override
+  public Optional<String> unavailableReason() {
+    return PlainWriteTransport.providerUnavailable(provider);
+  }
+
+  @Override
+  public void prepare(int messageSize) throws Exception {
+    long need =
+        slots * SealedLayout.sealedLength(messageSize, SealedLayout.DEFAULT_MAX_RECORD_PAYLOAD);
+    if (need > REGION_BYTES) {
+      throw new IllegalArgumentException(
+          "depth "
+              + slots
+              + " x "
+              + messageSize
+              + " B does not fit the "
+              + REGION_BYTES
+              + "-byte bench region");
+    }
+    if (host == null) {
+      start();
+    }
+    if (grant != null) {
+      grant.release().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    }
+    size = messageSize;
+    slotBytes = SealedLayout.sealedLength(messageSize, SealedLayout.DEFAULT_MAX_RECORD_PAYLOAD);
+    grant =
+        client.grant("ring", EnumSet.of(Access.WRITE), 0, slots * slotBytes, Duration.ofHours(1));
+    message = ByteBuffer.allocateDirect(messageSize);
+    Payload.fill(message, 0, messageSize);
+  }
+
+  private void start() throws IOException {
+    dir = Files.createTempDirectory("srdma-bench-sealed");
+    DeploymentCa ca = DeploymentCa.init(dir.resolve("ca"), null);
+    audit = AuditLog.open(dir.resolve("audit.jsonl"));
+    String policy =
+        String.join(
+            "\n",
+            "version: 1",
+            "tenants:",
+            "  bench:",
+            "    regions:",
+            "      ring:",
+            "        size: 64MiB",
+            "    roles:",
+            "      writer:",
+            "        permissions: [\"region:write:ring\"]",
+            "        operations: [write]",
+            "        max-bytes-per-grant: 64MiB",
+            "        max-ttl: 2h",
+            "        max-live-grants: 4",
+            "    peers:",
+            "      - identity: srdma://bench/sender",
+            "        roles: [writer]",
+            "");
+    host =
+        RegionHost.start(
+            new HostOptions()
+                .credential(
+                    ca.issuePeer(
+                        PeerIdentity.of(RegionHost.HOST_TENANT, "bench"), Duration.ofDays(1)))
+                .trust(ca.trust())
+                .policy(new PolicyLoader().parse("bench-policy.yaml", policy))
+                .audit(new AuditTrail(audit))
+                .provider(provider));
+    region = host.registerRegion("bench", "ring", REGION_BYTES);
+    region.onRecord(this::onRecord);
+    client =
+        SecureRdmaClient.connect(
+            new ClientOptions()
+                .credential(ca.issuePeer(PeerIdentity.of("bench", "sender"), Duration.ofDays(1)))
+                .trust(ca.trust())
+                .host(host.address())
+                .hostName("bench")
+                .provider(provider)
+                .requestTimeout(Duration.ofSeconds(10)));
+    client.onWritesCompleted((position, status) -> lastCompletionNanos = System.nanoTime());
+  }
+
+  /** Host's receiver thread: one opened record. */
+  private void onRecord(ReceivedRecord r) {
+    ByteBuffer p = r.payload();
+    if (messageBytes == 0) {
+      long seq = p.getLong(p.position());
+      if (seq != expected) {
+        sequenceErrors++;
+      }
+    }
+    if (verify) {
+      receiverCrc.update(p);
+    }
+    messageBytes += r.payload().capacity();
+    if (messageBytes >= size) {
+      messageBytes = 0;
+      expected++;
+      lastDeliveredNanos = System.nanoTime();
+      delivered.incrementAndGet();
+      Thread w = waiter;
+      if (w != null) {
+        LockSupport.unpark(w);
+      }
+    }
+  }
+
+  @Override
+  public ThroughputResult throughput(RunSpec spec) throws Exception {
+    return run(spec, Math.min(spec.depth(), slots), null);
+  }
+
+  @Override
+  public ThroughputResult latency(RunSpec spec, Histogram oneWayNanos) throws Exception {
+    return run(spec, 1, oneWayNanos);
+  }
+
+  private ThroughputResult run(RunSpec spec, int depth, Histogram latency) throws Exception {
+    if (grant == null) {
+      throw new IllegalStateException("prepare() first");
+    }
+    long base = delivered.get();
+    expected = 0;
+    sequenceErrors = 0;
+    messageBytes = 0;
+    receiverCrc.reset();
+    verify = spec.verify();
+    CRC32C crc = new CRC32C();
+    int records = (size + RECORD - 1) / RECORD;
+    long start = System.nanoTime();
+    long sent = 0;
+    long last = 0;
+    while (!spec.stop(start, sent)) {
+      awaitDelivered(base + sent - depth + 1);
+      Payload.stamp(message, 0, sent);
+      if (verify) {
+        Payload.checksum(crc, message.duplicate(), 0, size);
+      }
+      long t0 = System.nanoTime();
+      long at = (sent % slots) * slotBytes;
+      for (int k = 0; k < records; k++) {
+        int from = k * RECORD;
+        last =
+            write(
+                at + (long) k * (RECORD + SealedLayout.RECORD_OVERHEAD),
+                from,
+                Math.min(RECORD, size - from));
+      }
+      sent++;
+      if (latency != null) {
+        awaitDelivered(base + sent);
+        latency.recordValue(Math.max(0, lastDeliveredNanos - t0));
+      }
+    }
+    awaitCompleted(last);
+    awaitDelivered(base + sent);
+    return new ThroughputResult(
+        size,
+        sent,
+        delivered.get() - base,
+        lastDeliveredNanos - start,
+        sent,
+        lastCompletionNanos - start,
+        sequenceErrors,
+        verify ? crc.getValue() : 0,
+        verify ? receiverCrc.getValue() : 0);
+  }
+
+  /**
+   * One record through the non-allocating write; on back-pressure polls completions, then idles.
+   */
+  private long write(long at, int from, int length) throws TimeoutException {
+    long deadline = 0;
+    for (int idle = 0; ; idle++) {
+      long r = grant.tryWrite(at, message, from, length);
+      if (r > 0) {
+        return r;
+      }
+      if (r != WriteResult.BACK_PRESSURED) {
+        throw new IllegalStateException("sealed: write refused: " + WriteResult.name(r));
+      }
+      if (client.pollCompletions() > 0) {
+        idle = 0;
+        continue;
+      }
+      if (deadline == 0) {
+        deadline = System.nanoTime() + STALL.toNanos();
+      } else if (System.nanoTime() - deadline > 0) {
+        throw new TimeoutException("sealed: no staging slot freed for " + STALL);
+      }
+      idle(idle);
+    }
+  }
+
+  private void awaitCompleted(long position) throws TimeoutException {
+    long deadline = System.nanoTime() + STALL.toNanos();
+    for (int idle = 0; client.completedPosition() < position; idle++) {
+      if (client.pollCompletions() == 0) {
+        if (System.nanoTime() - deadline > 0) {
+          throw new TimeoutException("sealed: writes did not complete within " + STALL);
+        }
+        idle(idle);
+      }
+    }
+    if (client.dataPathFailure() != null) {
+      throw new IllegalStateException("sealed: a write failed: " + client.dataPathFailure());
+    }
+  }
+
+  /** Spins briefly, then yields, then parks a little longer each time (at most 200 µs). */
+  private static void idle(int idle) {
+    if (idle < SPINS) {
+      Thread.onSpinWait();
+    } else if (idle < SPINS + 10) {
+      Thread.yield();
+    } else {
+      LockSupport.parkNanos(Math.min(200_000L, 1_000L << Math.min(8, idle - SPINS - 10)));
+    }
+  }
+
+  /**
+   * Waits until {@code count} messages were delivered: spins briefly, then parks until the host's
+   * receiver thread unparks it (no lock, no wait/notify per message).
+   */
+  private void awaitDelivered(long count) throws TimeoutException {
+    if (delivered.get() >= count) {
+      return;
+    }
+    for (int i = 0; i < SPINS; i++) {
+      Thread.onSpinWait();
+      if (delivered.get() >= count) {
+        return;
+      }
+    }
+    long deadline = System.nanoTime() + STALL.toNanos();
+    waiter = Thread.currentThread();
+    try {
+      while (delivered.get() < count) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          throw new TimeoutException("sealed: the host delivered nothing for " + STALL);
+        }
+        LockSupport.parkNanos(this, Math.min(left, 10_000_000L));
+      }
+    } finally {
+      waiter = null;
+    }
+  }
+
+  @Override
+  public void close() {
+    if (client != null) {
+      client.close();
+      client = null;
+    }
+    if (host != null) {
+      host.close();
+      host = null;
+    }
+    try {
+      if (audit != null) {
+        audit.close();
+        audit = null;
+      }
+      if (dir != null) {
+        try (Stream<Path> s = Files.walk(dir)) {
+          s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        }
+        dir = null;
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+}

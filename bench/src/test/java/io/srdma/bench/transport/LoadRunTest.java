@@ -1,0 +1,66 @@
+package io.srdma.bench.transport;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The short variant of {@code srdma bench --load}: correctness under load, no speed figures. (Its
+ * option checks are the cli's: BenchLoadOptionsTest.)
+ */
+@Timeout(value = 5, unit = TimeUnit.MINUTES)
+class LoadRunTest {
+  private static final int FD_SLACK = 16;
+
+  @Test
+  void shortLoadHasNoUnintendedErrorsAndLeaksNoDescriptors() throws Exception {
+    long fdsBefore = LoadRun.openFds();
+    int threadsBefore = Thread.activeCount();
+    LoadConfig c =
+        new LoadConfig(
+            60, 6, 1200, Duration.ofSeconds(5), Duration.ofSeconds(1), 128, 4, 20, 50, "soft");
+    StringWriter log = new StringWriter();
+    LoadResult r;
+    try (LoadRun run = new LoadRun(c, new PrintWriter(log, true))) {
+      r = run.run();
+    }
+    StringWriter report = new StringWriter();
+    LoadRun.print(new PrintWriter(report, true), r);
+    String shown = log + "\n" + report;
+
+    assertEquals(Map.of(), r.errors(), shown);
+    assertTrue(r.records() > 0, shown);
+    assertTrue(r.liveGrantsStart() >= 1200 - 1, shown);
+    assertEquals(60, r.sessionsEnd(), shown);
+    assertTrue(r.revocations() > 0, shown);
+    assertEquals(r.revocations(), r.refusedRevokedWrites(), shown);
+    assertTrue(r.rekeys() > 0, shown);
+
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    long fdsAfter = LoadRun.openFds();
+    while (fdsBefore >= 0 && fdsAfter > fdsBefore + FD_SLACK && System.nanoTime() < deadline) {
+      Thread.sleep(100);
+      fdsAfter = LoadRun.openFds();
+    }
+    if (fdsBefore >= 0) {
+      assertTrue(
+          fdsAfter <= fdsBefore + FD_SLACK,
+          "descriptors before " + fdsBefore + ", after close " + fdsAfter + "\n" + shown);
+    }
+    int threadsAfter = Thread.activeCount();
+    while (threadsAfter > threadsBefore + FD_SLACK && System.nanoTime() < deadline) {
+      Thread.sleep(100);
+      threadsAfter = Thread.activeCount();
+    }
+    assertTrue(
+        threadsAfter <= threadsBefore + FD_SLACK,
+        "threads before " + threadsBefore + ", after close " + threadsAfter + "\n" + shown);
+  }
+}

@@ -1,0 +1,26 @@
+package io.srdma.cli.bench;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.api.Test;
+
+/** {@code srdma bench --load}'s options: refused before anything runs (the run: LoadRunTest). */
+class BenchLoadOptionsTest {
+  @Test
+  void loadRefusesOptionsOfTheTransportComparisonAndUnfitSizes() {
+    BenchCommandTest.Run sizes = BenchCommandTest.bench("--load", "--sizes", "64");
+    assertEquals(2, sizes.exit(), sizes.err());
+    assertTrue(sizes.err().contains("--sizes does not apply to --load"), sizes.err());
+    BenchCommandTest.Run tenants =
+        BenchCommandTest.bench("--load", "--sessions", "10", "--tenants", "20");
+    assertEquals(2, tenants.exit(), tenants.err());
+    assertTrue(tenants.err().contains("more tenants"), tenants.err());
+    BenchCommandTest.Run record =
+        BenchCommandTest.bench("--load", "--grants", "100000", "--record-size", "4KiB");
+    assertEquals(2, record.exit(), record.err());
+    assertTrue(record.err().contains("cannot hold a sealed record"), record.err());
+    BenchCommandTest.Run help = BenchCommandTest.bench("--help");
+    assertTrue(help.out().contains("--load") && help.out().contains("--sessions"), help.out());
+  }
+}

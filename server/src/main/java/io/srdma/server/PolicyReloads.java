@@ -1,0 +1,104 @@
+package io.srdma.server;
+
+import io.srdma.console.HostConsoleBackend;
+import io.srdma.host.RegionHost;
+import io.srdma.policy.AuditTrail;
+import io.srdma.policy.GrantAuthority;
+import io.srdma.policy.PolicyException;
+import io.srdma.policy.PolicyLoader;
+import io.srdma.policy.PolicyWatcher;
+import io.srdma.policy.ReloadResult;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * How a new policy reaches a running host, from a watched file or from the cluster's etcd: one
+ * listener for both, so that both are put in force, audited and shown in the console alike.
+ */
+final class PolicyReloads {
+  private static final Logger LOG = LoggerFactory.getLogger(PolicyReloads.class);
+
+  private PolicyReloads() {}
+
+  /**
+   * Watches the policy file. {@link PolicyWatcher} installs a changed, valid file into an
+   * authority; this one is a mirror holding no grants (the host owns the real one), and each
+   * installed policy goes on to {@link RegionHost#reloadPolicy}, which revokes what the new policy
+   * forbids. With a console, its backend then takes the file's text, so that the console shows the
+   * policy in force.
+   */
+  static PolicyWatcher watch(
+      Path file, RegionHost host, HostConsoleBackend backend, AuditTrail trail) {
+    GrantAuthority mirror = new GrantAuthority(host.policy());
+    return PolicyWatcher.start(
+        file,
+        new PolicyLoader(),
+        mirror,
+        reloadListener(file.toString(), file, mirror, host, backend, trail));
+  }
+
+  /**
+   * What a reloaded policy goes through, from a watched file or from the cluster's etcd: put in
+   * force on the host (revoking what it forbids, audited), or the mirror reset if that fails; a
+   * refused policy is audited and the one in force stays.
+   *
+   * @param source the policy's origin, for logs
+   * @param file the file whose text the console then shows, or null (the cluster hands it over)
+   */
+  static PolicyWatcher.Listener reloadListener(
+      String source,
+      Path file,
+      GrantAuthority mirror,
+      RegionHost host,
+      HostConsoleBackend backend,
+      AuditTrail trail) {
+    return new PolicyWatcher.Listener() {
+      @Override
+      public void reloaded(ReloadResult result) {
+        try {
+          ReloadResult r = host.reloadPolicy(result.current(), AuditTrail.SYSTEM);
+          LOG.info(
+              "policy {} reloaded (sha256 {}); {} live grant(s) revoked",
+              source,
+              r.current().sha256(),
+              r.forbidden().size());
+          if (backend != null && file != null) {
+            consoleText(file, backend);
+          }
+        } catch (RuntimeException e) {
+          mirror.reload(host.policy());
+          LOG.error("policy {} could not be put in force; the old one stays", source, e);
+        }
+      }
+
+      @Override
+      public void rejected(PolicyException error) {
+        try {
+          trail.reloadRejected(error, AuditTrail.SYSTEM);
+        } catch (RuntimeException e) {
+          LOG.error("audit of a refused reload failed", e);
+        }
+        LOG.warn("policy {} refused, the policy in force stays: {}", source, error.getMessage());
+      }
+    };
+  }
+
+  /** Hands the reloaded file's text to the console; a file changed again meanwhile is skipped. */
+  private static void consoleText(Path file, HostConsoleBackend backend) {
+    String text;
+    try {
+      text = Files.readString(file, StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      LOG.warn("policy {} reloaded but its text could not be re-read for the console: {}", file, e);
+      return;
+    }
+    if (!backend.policyReloaded(text)) {
+      LOG.info(
+          "policy {} changed again since the reload; the console shows it after the next", file);
+    }
+  }
+}

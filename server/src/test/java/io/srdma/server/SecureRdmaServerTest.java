@@ -1,0 +1,118 @@
+package io.srdma.server;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.srdma.keys.DeploymentCa;
+import io.srdma.keys.PeerIdentity;
+import io.srdma.policy.PolicyLoader;
+import java.io.InputStream;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The server's phases without the command: prepare, start, close from several threads. */
+@Timeout(120)
+class SecureRdmaServerTest {
+  @TempDir Path dir;
+
+  @BeforeEach
+  void deployment() throws Exception {
+    DeploymentCa ca = DeploymentCa.init(dir.resolve("ca"), null);
+    ca.issuePeer(PeerIdentity.of("host", "host-1"), Duration.ofDays(1))
+        .writeTo(dir.resolve("host.crt"), dir.resolve("host.key"), null);
+    try (InputStream in = PolicyLoader.class.getResourceAsStream(PolicyLoader.SAMPLE_RESOURCE)) {
+      Files.write(dir.resolve("policy.yaml"), in.readAllBytes());
+    }
+  }
+
+  private ServeConfig config(String listen) throws Exception {
+    Path f = dir.resolve("serve.yaml");
+    Files.writeString(
+        f,
+        "version: 1\nlisten: "
+            + listen
+            + "\nprovider: soft\n"
+            + "tls: {certificate: host.crt, key: host.key, ca-certificate: ca/ca.crt,"
+            + " crl: ca/crl.pem}\n"
+            + "policy: {file: policy.yaml, watch: true}\n"
+            + "audit: {file: audit.log}\n"
+            + "regions:\n  - {tenant: acme, region: kvcache, size: 1MiB}\n"
+            + "limits: {shutdown-timeout: 15s}\n",
+        StandardCharsets.UTF_8);
+    return ServeConfig.read(f);
+  }
+
+  @Test
+  void shouldStartOnceAndCloseOnceFromManyThreads() throws Exception {
+    SecureRdmaServer s = SecureRdmaServer.prepare(config("127.0.0.1:0"));
+    assertNull(s.address(), "nothing runs before start");
+    assertEquals("srdma://host/host-1", s.hostIdentity());
+    s.start();
+    assertNotNull(s.address());
+    assertNotNull(s.host());
+    assertEquals(1, s.host().regions().size());
+    assertNull(s.consoleUrl(), "no console section");
+    assertTrue(Files.exists(dir.resolve(SecureRdmaServer.CRL_NUMBER_FILE)));
+    assertThrows(IllegalStateException.class, s::start);
+
+    ExecutorService pool = Executors.newFixedThreadPool(4);
+    try {
+      List<Future<Boolean>> closes = new ArrayList<>();
+      for (int i = 0; i < 4; i++) {
+        closes.add(pool.submit(() -> s.close(Duration.ofSeconds(30))));
+      }
+      for (Future<Boolean> f : closes) {
+        assertTrue(f.get(), "every close returns once everything is closed");
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    assertNull(s.host(), "the host is gone after close");
+    assertTrue(s.awaitClosed(Duration.ZERO));
+    s.close(); // idempotent
+    assertThrows(IllegalStateException.class, s::start, "no start after a close");
+  }
+
+  @Test
+  void shouldUndoAFailedStartAndCountItClosed() throws Exception {
+    try (ServerSocket taken = new ServerSocket(0)) {
+      SecureRdmaServer s = SecureRdmaServer.prepare(config("127.0.0.1:" + taken.getLocalPort()));
+      assertThrows(RuntimeException.class, s::start);
+      assertNull(s.host());
+      assertTrue(s.awaitClosed(Duration.ZERO), "a failed start leaves nothing open");
+      assertTrue(s.close(Duration.ofSeconds(1)));
+    }
+  }
+
+  @Test
+  void shouldReportEveryBrokenReferenceBeforeStartingAnything() throws Exception {
+    ServeConfig c = config("127.0.0.1:0");
+    Files.delete(dir.resolve("host.key"));
+    Path policy = dir.resolve("policy.yaml");
+    Files.writeString(policy, Files.readString(policy).replace("acme", "initech"));
+    ServeConfig.ConfigException e =
+        assertThrows(ServeConfig.ConfigException.class, () -> SecureRdmaServer.prepare(c));
+    assertTrue(
+        e.errors().stream().anyMatch(l -> l.contains("tls.key: ") && l.contains("does not exist")),
+        e.errors().toString());
+    assertTrue(
+        e.errors().stream().anyMatch(l -> l.contains("the policy has no tenant 'acme'")),
+        e.errors().toString());
+    assertTrue(Files.notExists(dir.resolve("audit.log")), "nothing was started");
+  }
+}

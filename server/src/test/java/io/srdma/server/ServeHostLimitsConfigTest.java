@@ -1,0 +1,110 @@
+package io.srdma.server;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.net.InetAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The host's pre-authentication and session limits and the NAT setting for responder addresses are
+ * settable in the serve config, with the host's defaults and typed errors.
+ */
+class ServeHostLimitsConfigTest {
+  private static final String HEAD =
+      "version: 1\nlisten: 127.0.0.1:7471\n"
+          + "tls: {certificate: h.crt, key: h.key, ca-certificate: ca.crt, crl: crl.pem}\n"
+          + "policy: {file: policy.yaml}\naudit: {file: audit.log}\n";
+
+  @TempDir Path dir;
+
+  private Path write(String name, String text) throws Exception {
+    Path f = dir.resolve(name);
+    Files.writeString(f, text);
+    return f;
+  }
+
+  private ServeConfig.ConfigException refused(String name, String text) throws Exception {
+    Path f = write(name, HEAD + text);
+    return assertThrows(ServeConfig.ConfigException.class, () -> ServeConfig.read(f));
+  }
+
+  @Test
+  void shouldDefaultToTheHostsLimits() throws Exception {
+    ServeConfig c = ServeConfig.read(write("none.yaml", HEAD));
+    assertEquals(4, c.maxPendingHandshakesPerAddress);
+    assertEquals(Duration.ofSeconds(2), c.firstRecordTimeout);
+    assertEquals(64, c.maxRejectedRecords);
+    assertEquals(Duration.ofMinutes(10), c.regionKeyRotation);
+    assertTrue(c.allowedResponderAddresses.isEmpty());
+    assertFalse(c.trustHelloAddress);
+  }
+
+  @Test
+  void shouldReadEveryLimitAndTheNatAddresses() throws Exception {
+    ServeConfig c =
+        ServeConfig.read(
+            write(
+                "set.yaml",
+                HEAD
+                    + "limits:\n  max-pending-handshakes-per-address: 16\n"
+                    + "  first-record-timeout: 500ms\n  max-rejected-records: 8\n"
+                    + "  region-key-rotation: 2m\n"
+                    + "device:\n  allowed-responder-addresses: [10.0.0.7]\n"
+                    + "  trust-hello-address: false\n"));
+    assertEquals(16, c.maxPendingHandshakesPerAddress);
+    assertEquals(Duration.ofMillis(500), c.firstRecordTimeout);
+    assertEquals(8, c.maxRejectedRecords);
+    assertEquals(Duration.ofMinutes(2), c.regionKeyRotation);
+  }
+
+  @Test
+  void shouldReadPlainIpv6AndIpv4Addresses() throws Exception {
+    ServeConfig c =
+        ServeConfig.read(
+            write(
+                "nat.yaml",
+                HEAD + "device:\n  allowed-responder-addresses:\n    - 10.0.0.7\n    - fd00::7\n"));
+    assertEquals(
+        Set.of(InetAddress.getByName("10.0.0.7"), InetAddress.getByName("fd00::7")),
+        c.allowedResponderAddresses);
+  }
+
+  @Test
+  void shouldRefuseHostNamesAndQuotedAddressesWithTheirPosition() throws Exception {
+    ServeConfig.ConfigException e =
+        refused("names.yaml", "device:\n  allowed-responder-addresses: [localhost]\n");
+    assertTrue(
+        e.errors().get(0).contains("device.allowed-responder-addresses: each entry must be an IP"),
+        e.errors().toString());
+    assertTrue(e.errors().get(0).contains("names.yaml:7:33:"), e.errors().toString());
+    e = refused("quoted.yaml", "device:\n  allowed-responder-addresses: ['10.0.0.7']\n");
+    assertTrue(e.errors().get(0).contains("each entry must be an IP"), e.errors().toString());
+    e = refused("scalar.yaml", "device:\n  allowed-responder-addresses: 10.0.0.7\n");
+    assertTrue(e.errors().get(0).contains("must be a list of IP addresses"), e.errors().toString());
+  }
+
+  @Test
+  void shouldRefuseAFirstRecordTimeoutPastTheHandshakeTimeout() throws Exception {
+    ServeConfig.ConfigException e =
+        refused("slow.yaml", "limits:\n  handshake-timeout: 1s\n  first-record-timeout: 3s\n");
+    assertTrue(
+        e.errors().get(0).contains("limits.first-record-timeout: must not exceed"),
+        e.errors().toString());
+  }
+
+  @Test
+  void shouldRefuseARotationUnderOneSecondAndQuotedNumbers() throws Exception {
+    ServeConfig.ConfigException e = refused("fast.yaml", "limits:\n  region-key-rotation: 10ms\n");
+    assertTrue(e.errors().get(0).contains("at least 1s"), e.errors().toString());
+    e = refused("quoted.yaml", "limits:\n  max-rejected-records: \"8\"\n");
+    assertTrue(e.errors().get(0).contains("without quotes"), e.errors().toString());
+  }
+}
