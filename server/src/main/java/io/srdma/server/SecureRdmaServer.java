@@ -267,33 +267,42 @@ public final class SecureRdmaServer implements AutoCloseable {
                 .rotateBytes(c.auditRotateBytes)
                 .signer(AuditSigner.of(p.credential().certificate(), p.credential().privateKey())));
     AuditTrail trail = new AuditTrail(r.auditLog);
-    r.host =
-        RegionHost.start(
-            new HostOptions()
-                .credential(p.credential())
-                .trust(p.trust())
-                .policy(p.policy())
-                .audit(trail)
-                .bind(c.listen)
-                .provider(c.provider)
-                .device(ServeChecks.deviceOptions(c))
-                .scoping(HostOptions.Scoping.valueOf(c.scoping.toUpperCase(Locale.ROOT)))
-                .maxSessions(c.maxSessions)
-                .maxSessionsPerTenant(c.maxSessionsPerTenant)
-                .maxPendingHandshakes(c.maxPendingHandshakes)
-                .maxPendingHandshakesPerAddress(c.maxPendingHandshakesPerAddress)
-                .firstRecordTimeout(c.firstRecordTimeout)
-                .maxRejectedRecords(c.maxRejectedRecords)
-                .regionKeyRotation(c.regionKeyRotation)
-                .allowedResponderAddresses(c.allowedResponderAddresses)
-                .trustHelloAddress(c.trustHelloAddress)
-                .authFailuresPerMinute(c.authFailuresPerMinute)
-                .handshakeTimeout(c.handshakeTimeout)
-                .requestTimeout(c.requestTimeout)
-                .idleTimeout(c.idleTimeout)
-                .maxSessionLifetime(c.maxSessionLifetime)
-                .receiveDepth(c.receiveDepth)
-                .maxRecordPayload(c.recordSize));
+    HostOptions options =
+        new HostOptions()
+            .credential(p.credential())
+            .trust(p.trust())
+            .policy(p.policy())
+            .audit(trail)
+            .bind(c.listen)
+            .provider(c.provider)
+            .device(ServeChecks.deviceOptions(c))
+            .scoping(HostOptions.Scoping.valueOf(c.scoping.toUpperCase(Locale.ROOT)))
+            .maxSessions(c.maxSessions)
+            .maxSessionsPerTenant(c.maxSessionsPerTenant)
+            .maxPendingHandshakes(c.maxPendingHandshakes)
+            .maxPendingHandshakesPerAddress(c.maxPendingHandshakesPerAddress)
+            .firstRecordTimeout(c.firstRecordTimeout)
+            .maxRejectedRecords(c.maxRejectedRecords)
+            .regionKeyRotation(c.regionKeyRotation)
+            .allowedResponderAddresses(c.allowedResponderAddresses)
+            .trustHelloAddress(c.trustHelloAddress)
+            .authFailuresPerMinute(c.authFailuresPerMinute)
+            .handshakeTimeout(c.handshakeTimeout)
+            .requestTimeout(c.requestTimeout)
+            .idleTimeout(c.idleTimeout)
+            .maxSessionLifetime(c.maxSessionLifetime)
+            .receiveDepth(c.receiveDepth)
+            .maxRecordPayload(c.recordSize);
+    if (c.controlThreads != null) {
+      options.controlThreads(c.controlThreads);
+    }
+    if (c.workerThreads != null) {
+      options.workerThreads(c.workerThreads);
+    }
+    if (c.openerThreads != null) {
+      options.openerThreads(c.openerThreads);
+    }
+    r.host = RegionHost.start(options);
     for (ServeConfig.RegionSpec s : c.regions) {
       r.host.registerRegion(s.tenant(), s.region(), s.size());
       LOG.info("registered {}/{} ({} bytes)", s.tenant(), s.region(), s.size());

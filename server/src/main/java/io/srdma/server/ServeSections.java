@@ -56,6 +56,9 @@ abstract class ServeSections extends ConfigReader {
           "idle-timeout",
           "max-session-lifetime",
           "receive-depth",
+          "control-threads",
+          "worker-threads",
+          "opener-threads",
           "shutdown-timeout");
 
   InetSocketAddress listen;
@@ -93,6 +96,10 @@ abstract class ServeSections extends ConfigReader {
   Duration idleTimeout = Duration.ofSeconds(60);
   Duration maxSessionLifetime; // null: sessions live as long as their certificate
   int receiveDepth = 256;
+  // null: the host's defaults (HostOptions)
+  Integer controlThreads;
+  Integer workerThreads;
+  Integer openerThreads;
   Duration shutdownTimeout = Duration.ofSeconds(20);
   int recordSize = 64 * 1024;
 
@@ -334,6 +341,22 @@ abstract class ServeSections extends ConfigReader {
         durationOr(
             f.get("max-session-lifetime"), "limits.max-session-lifetime", maxSessionLifetime);
     receiveDepth = intOr(f.get("receive-depth"), "limits.receive-depth", 1, 4096, receiveDepth);
+    int maxThreads = io.srdma.host.HostOptions.MAX_CONTROL_THREADS;
+    if (f.get("control-threads") != null) {
+      controlThreads = intOr(f.get("control-threads"), "limits.control-threads", 1, maxThreads, 2);
+    }
+    if (f.get("worker-threads") != null) {
+      workerThreads = intOr(f.get("worker-threads"), "limits.worker-threads", 1, maxThreads, 8);
+    }
+    if (f.get("opener-threads") != null) {
+      openerThreads =
+          intOr(
+              f.get("opener-threads"),
+              "limits.opener-threads",
+              1,
+              io.srdma.host.HostOptions.MAX_OPENER_THREADS,
+              1);
+    }
     shutdownTimeout =
         durationOr(f.get("shutdown-timeout"), "limits.shutdown-timeout", shutdownTimeout);
     if (firstRecordTimeout.compareTo(handshakeTimeout) > 0) {

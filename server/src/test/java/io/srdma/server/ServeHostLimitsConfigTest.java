@@ -107,4 +107,25 @@ class ServeHostLimitsConfigTest {
     e = refused("quoted.yaml", "limits:\n  max-rejected-records: \"8\"\n");
     assertTrue(e.errors().get(0).contains("without quotes"), e.errors().toString());
   }
+
+  @Test
+  void shouldReadTheHostsThreadCountsOrLeaveTheHostsDefaults() throws Exception {
+    ServeConfig none = ServeConfig.read(write("threads-none.yaml", HEAD));
+    assertEquals(null, none.controlThreads);
+    assertEquals(null, none.workerThreads);
+    assertEquals(null, none.openerThreads);
+    ServeConfig c =
+        ServeConfig.read(
+            write(
+                "threads.yaml",
+                HEAD
+                    + "limits:\n  control-threads: 3\n  worker-threads: 12\n  opener-threads: 4\n"));
+    assertEquals(3, c.controlThreads);
+    assertEquals(12, c.workerThreads);
+    assertEquals(4, c.openerThreads);
+    ServeConfig.ConfigException e =
+        refused("threads-bad.yaml", "limits:\n  worker-threads: 0\n  control-threads: 65\n");
+    assertTrue(e.getMessage().contains("limits.worker-threads"), e.getMessage());
+    assertTrue(e.getMessage().contains("limits.control-threads"), e.getMessage());
+  }
 }
