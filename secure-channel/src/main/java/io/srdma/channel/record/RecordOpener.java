@@ -164,6 +164,10 @@ public final class RecordOpener {
     if (keys == null || keys.isClosed()) {
       return OpenResult.UNKNOWN_EPOCH;
     }
+    // The record is copied out of the region before the tag is checked: the peer can write into
+    // its granted range at any time, and an AEAD that read the region twice (GHASH, then CTR, or
+    // a provider's own buffering) could verify one ciphertext and decrypt another. The copy is
+    // what makes the verified bytes the opened bytes; it stays, whatever it costs per byte.
     source.get(
         offset + RecordFlyweight.HEADER_LENGTH,
         record,
