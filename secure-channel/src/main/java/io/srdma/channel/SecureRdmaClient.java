@@ -45,22 +45,30 @@ import org.slf4j.LoggerFactory;
  * }
  * }</pre>
  *
- * <p>Parts (one job each): {@link ClientHandshake} (on the connecting thread), {@link
- * ControlChannel} (control reader and timer threads), {@link SealedWriter} and {@link WriteStages}
- * (on the writing threads), {@link SealedReader}, {@link CompletionPoller} (its own thread, or a
- * caller of {@link #pollCompletions()}). Every client of a process shares one device context per
- * provider and device options ({@link SharedDeviceContext}); each has its own protection domain,
- * queue pair, completion queue and registered staging and read buffers.
+ * <p>Parts (one job each): {@link ClientConnection} and {@link ClientHandshake} (TLS on the shared
+ * event loop; the connecting thread waits for the handshake, bounded), {@link ControlChannel} (the
+ * host's frames on a shared worker, keep-alive and deadlines on the shared timer), {@link
+ * SealedWriter} and {@link WriteStages} (on the writing threads), {@link SealedReader}, {@link
+ * CompletionPoller} (its own thread, or a caller of {@link #pollCompletions()}). Every client of a
+ * process shares one device context per provider and device options ({@link SharedDeviceContext});
+ * each has its own protection domain, queue pair, completion queue and registered staging and read
+ * buffers.
  *
- * <p>Threads: control reader, completion poller, timer and {@code sealingThreads} sealers for large
- * convenience writes, all named {@code srdma-client-N-*} and stopped by {@link #close}.
+ * <p>Threads: per client, a completion poller and {@code sealingThreads} sealers for large
+ * convenience writes (started on demand), named {@code srdma-client-N-*} and stopped by {@link
+ * #close}. The control plane is one per process, shared by every client ({@link ClientRuntime}): an
+ * event loop {@code srdma-client-control} (TLS for every control connection), a timer {@code
+ * srdma-client-timer} (keep-alive, request deadlines, host certificate re-checks) and 2 to 4
+ * workers {@code srdma-client-worker-*} (the host's frames, listeners, TLS certificate checks),
+ * whatever the number of clients; the first client starts them, the last one to close stops them.
  *
  * <p>Thread safety: thread-safe; any thread may request grants, write, read and close. Listeners
- * ({@link #onRevoked}, {@link #onSessionLost}) and a {@link WriteCompletionHandler} run on the
- * client's own threads and must not block. Buffers: the client allocates and owns its staging
- * memory and frees it when it closes; data passed to a grant's {@code write} is copied (sealed)
- * before {@code write} returns, and a {@code read} returns a buffer the caller owns ({@link
- * RemoteGrant}).
+ * ({@link #onRevoked}, {@link #onSessionLost}) run on the shared workers, one at a time per client,
+ * and a {@link WriteCompletionHandler} on the polling thread; none may block (a blocked listener
+ * holds up the control messages of its client and a worker every client shares). Buffers: the
+ * client allocates and owns its staging memory and frees it when it closes; data passed to a
+ * grant's {@code write} is copied (sealed) before {@code write} returns, and a {@code read} returns
+ * a buffer the caller owns ({@link RemoteGrant}).
  */
 public final class SecureRdmaClient implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(SecureRdmaClient.class);
@@ -266,12 +274,18 @@ public final class SecureRdmaClient implements AutoCloseable {
     return state.isOpen();
   }
 
-  /** Called (on the control thread) when the host ends a grant; the reason is e.g. REVOKED. */
+  /**
+   * Called (on a shared client worker, in the host's order) when the host ends a grant; the reason
+   * is e.g. REVOKED.
+   */
   public void onRevoked(BiConsumer<RemoteGrant, String> listener) {
     control.onRevoked(listener);
   }
 
-  /** Called once when the session is lost (not when it is closed locally). */
+  /**
+   * Called once, on a shared client worker, when the session is lost (not when it is closed
+   * locally).
+   */
   public void onSessionLost(Consumer<ChannelException> listener) {
     control.onSessionLost(listener);
   }
