@@ -369,6 +369,8 @@ final class ControlChannel {
     if (!state.lose(cause)) {
       return;
     }
+    cancel(keepaliveTask); // a lost session has nothing to keep alive or re-check
+    cancel(recheckTask);
     for (Integer id : pending.keySet()) {
       answerFailure(id, cause);
     }
