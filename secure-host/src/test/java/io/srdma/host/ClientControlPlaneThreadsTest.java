@@ -67,12 +67,29 @@ class ClientControlPlaneThreadsTest {
         clients.add(rig.client("acme", "trainer-" + i));
       }
       ChannelRig.await(() -> rig.host.sessions().size() == 48, "48 sessions");
+      int written = 0;
       for (SecureRdmaClient c : clients) {
         RemoteGrant g =
             c.grant("kvcache", EnumSet.of(Access.WRITE), 0, 4096, Duration.ofMinutes(1));
         g.writeBlocking(0, ChannelRig.bytes(64, 1));
+        // every client writes the same place: the next one may write only once the host opened
+        // this record (a record overwritten by another session's fails to open, as it must)
+        int expected = ++written;
+        ChannelRig.await(() -> rig.acmeRecords.size() >= expected, expected + " records");
       }
-      ChannelRig.await(() -> rig.acmeRecords.size() == 48, "48 records");
+      try {
+        ChannelRig.await(() -> rig.acmeRecords.size() == 48, "48 records");
+      } catch (AssertionError e) {
+        throw new AssertionError(
+            e.getMessage()
+                + ": "
+                + rig.acmeRecords.size()
+                + " records, "
+                + rig.host.stats()
+                + ", violations: "
+                + rig.audit().lines().filter(l -> l.contains("violation")).toList(),
+            e);
+      }
       List<String> withMany = controlPlaneThreads();
       assertTrue(withMany.contains("srdma-client-control"), "the loop runs: " + withMany);
       assertTrue(withMany.contains("srdma-client-timer"), "the timer runs: " + withMany);
