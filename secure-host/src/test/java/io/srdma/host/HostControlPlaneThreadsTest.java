@@ -42,10 +42,15 @@ class HostControlPlaneThreadsTest {
       }
       ChannelRig.await(() -> rig.host.sessions().size() == 48, "48 sessions");
       // every session still works: one grant and one record each
+      int written = 0;
       for (SecureRdmaClient c : clients) {
         RemoteGrant g =
             c.grant("kvcache", EnumSet.of(Access.WRITE), 0, 4096, Duration.ofMinutes(1));
         g.writeBlocking(0, ChannelRig.bytes(64, 1));
+        // every client writes the same place: the next one may write only once the host opened
+        // this record (a record overwritten by another session's fails to open, as it must)
+        int expected = ++written;
+        ChannelRig.await(() -> rig.acmeRecords.size() >= expected, expected + " records");
       }
       ChannelRig.await(() -> rig.acmeRecords.size() == 48, "48 records");
       int withMany = hostThreads();
