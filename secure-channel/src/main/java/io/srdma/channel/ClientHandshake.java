@@ -4,7 +4,6 @@ import io.srdma.channel.protocol.Capabilities;
 import io.srdma.channel.protocol.ControlProxy;
 import io.srdma.channel.protocol.ErrorCode;
 import io.srdma.channel.protocol.Frame;
-import io.srdma.channel.protocol.FrameReader;
 import io.srdma.channel.protocol.HelloAckFlyweight;
 import io.srdma.channel.protocol.MessageType;
 import io.srdma.channel.protocol.ProtocolException;
@@ -26,12 +25,20 @@ import org.slf4j.LoggerFactory;
  * The client's side of the session handshake, inside the TLS connection: HELLO with the X25519 key
  * and the queue pair's connection information, HELLO_ACK, the key schedule bound to the TLS session
  * and both QP numbers, KEY_CONFIRM both ways, then the queue pair to RTS. Runs once on the
- * connecting thread; not shared.
+ * connecting thread, which waits (bounded) for each of the host's frames; not shared.
  */
 final class ClientHandshake {
   // the client's logger: operators filter on it (and tests count its warnings)
   private static final Logger LOG = LoggerFactory.getLogger(SecureRdmaClient.class);
   static final int VERSION = 1;
+
+  /** The host's frames during the handshake, each waited for at most the connect timeout. */
+  interface Frames {
+    /**
+     * @throws java.net.SocketTimeoutException none came in time
+     */
+    Frame next() throws IOException;
+  }
 
   /** What the handshake established. */
   record Established(KeySchedule schedule, String sessionId, TlsBinding.Kind bindingKind) {}
@@ -57,16 +64,16 @@ final class ClientHandshake {
 
   /**
    * Runs the handshake on an authenticated connection; the queue pair is ready to send after it.
-   * The caller bounds it with the socket's read timeout.
+   * {@code frames} bounds each wait for the host.
    */
   static Established run(
-      AuthenticatedPeer peer, FrameReader reader, ControlProxy proxy, QueuePair qp, int requestId)
+      AuthenticatedPeer peer, Frames frames, ControlProxy proxy, QueuePair qp, int requestId)
       throws IOException {
     SecureRandom random = new SecureRandom();
     try (X25519KeyPair local = X25519KeyPair.generate(random)) {
       int announced = Capabilities.local();
       proxy.hello(requestId, VERSION, announced, local.publicKey(), qp.localInfo());
-      Frame f = next(reader);
+      Frame f = frames.next();
       if (f.type() == MessageType.ERROR) {
         throw refusal(f);
       }
@@ -94,7 +101,7 @@ final class ClientHandshake {
       }
       try {
         proxy.keyConfirm(0, 0, schedule.current().confirmation());
-        Frame confirm = next(reader);
+        Frame confirm = frames.next();
         if (confirm.type() == MessageType.ERROR) {
           throw refusal(confirm);
         }
@@ -124,16 +131,5 @@ final class ClientHandshake {
           default -> ChannelException.Reason.PROTOCOL;
         };
     return new ChannelException(reason, code.name(), "host refused: " + f.error().text(), null);
-  }
-
-  /**
-   * The next frame; a connection the peer closed between frames is an {@link java.io.EOFException}.
-   */
-  static Frame next(FrameReader reader) throws IOException {
-    Frame f = reader.read();
-    if (f == null) {
-      throw new java.io.EOFException("the peer closed the connection");
-    }
-    return f;
   }
 }

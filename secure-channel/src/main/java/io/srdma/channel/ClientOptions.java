@@ -15,6 +15,8 @@ import java.util.Objects;
  *
  * <p>Thread safety: not thread-safe; fill it on one thread, then hand it to {@link
  * SecureRdmaClient#connect}. The client keeps the instance: do not change it after {@code connect}.
+ * Threads: none of these settings adds a control-plane thread (one event loop, one timer and a few
+ * workers serve every client of the process); {@link #sealingThreads} are the client's own.
  * Buffers: none (the credential and trust are shared, not copied).
  */
 public final class ClientOptions {
@@ -96,13 +98,19 @@ public final class ClientOptions {
     return this;
   }
 
-  /** Deadline of connection, TLS and session handshake (default 5 s). */
+  /**
+   * Deadline of the TCP connect, of the TLS handshake and of each wait for the host's answer in the
+   * session handshake (default 5 s).
+   */
   public ClientOptions connectTimeout(Duration value) {
     connectTimeout = value;
     return this;
   }
 
-  /** Deadline of each request and operation (default 5 s). */
+  /**
+   * Deadline of each request and operation (default 5 s); also the longest a control message waits
+   * for a host that does not read, after which the connection is closed.
+   */
   public ClientOptions requestTimeout(Duration value) {
     requestTimeout = value;
     return this;

@@ -1,13 +1,11 @@
 package io.srdma.channel;
 
-import io.srdma.keys.AuthenticatedPeer;
 import io.srdma.verbs.AccessFlags;
 import io.srdma.verbs.CompletionQueue;
 import io.srdma.verbs.MemoryRegion;
 import io.srdma.verbs.ProtectionDomain;
 import io.srdma.verbs.QueuePair;
 import io.srdma.verbs.QueuePairAttributes;
-import java.io.IOException;
 import java.nio.ByteBuffer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -40,13 +38,10 @@ final class ClientResources {
     read = pd.registerMemory(ByteBuffer.allocateDirect(o.maxReadBytes()), AccessFlags.LOCAL_WRITE);
   }
 
-  void close(AuthenticatedPeer peer) {
-    if (peer != null) {
-      try {
-        peer.socket().close();
-      } catch (IOException ignored) {
-        // failing anyway
-      }
+  /** Closes the control connection (null: none, or closed already) and every device object. */
+  void close(ClientConnection connection) {
+    if (connection != null) {
+      connection.close();
     }
     for (AutoCloseable c : new AutoCloseable[] {qp, staging, read, cq, pd, context}) {
       if (c != null) {

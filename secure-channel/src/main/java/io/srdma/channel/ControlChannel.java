@@ -3,7 +3,6 @@ package io.srdma.channel;
 import io.srdma.channel.protocol.ControlProxy;
 import io.srdma.channel.protocol.ErrorCode;
 import io.srdma.channel.protocol.Frame;
-import io.srdma.channel.protocol.FrameReader;
 import io.srdma.channel.protocol.GrantFlyweight;
 import io.srdma.channel.protocol.ProtocolException;
 import io.srdma.channel.protocol.RevokeReason;
@@ -17,31 +16,31 @@ import java.util.Arrays;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
-import javax.net.ssl.SSLSocket;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The client's control channel after the handshake: requests with deadlines (GRANT, RELEASE, PING),
  * the frames the host sends on its own (REVOKE, REGION_KEY, REKEY acknowledgements, ERROR, CLOSE),
- * keep-alive, the periodic re-check of the host's certificate, and the end of the session. Threads:
- * a control reader and a timer, named {@code <client>-control} and {@code <client>-timer}.
- * Thread-safe.
+ * keep-alive, the periodic re-check of the host's certificate, and the end of the session. No
+ * thread of its own: the host's frames are handled on the connection's strand and the timer's work
+ * (keep-alive, deadlines, re-checks) on the process's {@link ClientRuntime}, whose timer only
+ * starts what may block (a write to the host, a listener) on a worker. Thread-safe.
  */
 final class ControlChannel {
   private static final Logger LOG = LoggerFactory.getLogger(ControlChannel.class);
 
   private final ClientOptions options;
   private final SessionState state;
-  private final SSLSocket socket;
-  private final FrameReader reader;
+  private final ClientConnection connection;
+  private final ClientRuntime runtime;
   private final ControlProxy proxy;
   private final String tenant;
   private final String sessionId;
@@ -53,16 +52,17 @@ final class ControlChannel {
   private final Map<Integer, CompletableFuture<Object>> pending = new ConcurrentHashMap<>();
   private final Map<Long, RemoteGrant> grants = new ConcurrentHashMap<>();
   private final AtomicInteger requestIds;
-  private final ScheduledExecutorService timer;
-  private final Thread thread;
+  private final ScheduledThreadPoolExecutor timer;
+  private volatile ScheduledFuture<?> keepaliveTask;
+  private volatile ScheduledFuture<?> recheckTask;
   private volatile BiConsumer<RemoteGrant, String> revokedListener = (g, r) -> {};
   private volatile Consumer<ChannelException> lostListener = e -> {};
 
   ControlChannel(
       ClientOptions options,
       SessionState state,
-      SSLSocket socket,
-      FrameReader reader,
+      ClientConnection connection,
+      ClientRuntime runtime,
       ControlProxy proxy,
       AtomicInteger requestIds,
       String tenant,
@@ -74,36 +74,33 @@ final class ControlChannel {
       KeyEpochs epochs) {
     this.options = options;
     this.state = state;
-    this.socket = socket;
-    this.reader = reader;
+    this.connection = connection;
+    this.runtime = runtime;
     this.proxy = proxy;
     this.requestIds = requestIds;
     this.tenant = tenant;
     this.sessionId = sessionId;
-    this.recheck = new HostRecheck(options.trust(), hostCertificate, state, c -> fail(c, true));
+    // the check runs on the timer; ending the session (listeners) on a worker
+    this.recheck =
+        new HostRecheck(
+            options.trust(), hostCertificate, state, c -> runtime.execute(() -> fail(c, true)));
     this.writer = writer;
     this.stages = stages;
     this.dataReader = dataReader;
     this.epochs = epochs;
-    this.timer = Executors.newSingleThreadScheduledExecutor(t -> daemon(t, state.name + "-timer"));
-    this.thread = daemon(this::readControl, state.name + "-control");
+    this.timer = runtime.timer();
   }
 
-  private static Thread daemon(Runnable r, String name) {
-    Thread t = new Thread(r, name);
-    t.setDaemon(true);
-    return t;
-  }
-
-  /** Starts the control reader, keep-alive and the host certificate re-check. */
+  /** Starts handling the host's frames, keep-alive and the host certificate re-check. */
   void start() {
-    thread.start();
+    connection.startStrand(this::readControl);
     long keepalive = options.keepalive().toMillis();
-    // runs until stop() shuts the timer down; keepalive() handles its own failures
-    var unused =
-        timer.scheduleAtFixedRate(this::keepalive, keepalive, keepalive, TimeUnit.MILLISECONDS);
+    // runs until close() cancels it; keepalive() handles its own failures
+    keepaliveTask =
+        timer.scheduleAtFixedRate(
+            () -> runtime.execute(this::keepalive), keepalive, keepalive, TimeUnit.MILLISECONDS);
     // the host's certificate can be revoked or expire during the session: the session then ends
-    var unusedCheck =
+    recheckTask =
         timer.scheduleAtFixedRate(
             recheck::run,
             HostRecheck.INTERVAL.toMillis(),
@@ -124,7 +121,7 @@ final class ControlChannel {
     return options.requestTimeout().multipliedBy(2);
   }
 
-  /** Tells the host the session ends (best effort), ends it, and stops both threads. */
+  /** Tells the host the session ends (best effort), ends it, and stops its periodic work. */
   void close(ChannelException closing) {
     if (state.lost() == null) {
       try {
@@ -134,16 +131,14 @@ final class ControlChannel {
       }
     }
     fail(closing, false);
-    try {
-      socket.close();
-    } catch (IOException ignored) {
-      // closing anyway
-    }
-    timer.shutdownNow();
-    try {
-      thread.join(5_000);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
+    connection.close();
+    cancel(keepaliveTask);
+    cancel(recheckTask);
+  }
+
+  private static void cancel(ScheduledFuture<?> task) {
+    if (task != null) {
+      task.cancel(false);
     }
   }
 
@@ -181,8 +176,11 @@ final class ControlChannel {
     }
     long ms = options.requestTimeout().toMillis();
     try {
-      // the deadline fails the request (and the session) itself; nothing waits on this future
-      var unused = timer.schedule(() -> deadline(id, f, ms), ms, TimeUnit.MILLISECONDS);
+      // the deadline fails the request (and the session) itself, on a worker (it writes ERROR)
+      ScheduledFuture<?> d =
+          timer.schedule(
+              () -> runtime.execute(() -> deadline(id, f, ms)), ms, TimeUnit.MILLISECONDS);
+      f.whenComplete((v, t) -> d.cancel(false)); // answered: the shared timer forgets it
     } catch (RejectedExecutionException e) {
       // closing: fail() answers every pending request
     }
@@ -223,40 +221,23 @@ final class ControlChannel {
 
   // ---------------------------------------------------------------- frames from the host
 
+  /**
+   * Handles the host's frames that arrived (the connection's strand, one run at a time); after the
+   * session is lost the rest is ignored.
+   */
   private void readControl() {
     try {
-      while (!state.isClosed()) {
-        Frame f = ClientHandshake.next(reader);
-        switch (f.type()) {
-          case GRANT -> answer(f.requestId(), grantFrom(f.grant()));
-          case GRANT_DENIED ->
-              answerFailure(
-                  f.requestId(),
-                  new ChannelException(
-                      ChannelException.Reason.GRANT_DENIED,
-                      f.grantDenied().reason().name(),
-                      f.grantDenied().reason() + ": " + f.grantDenied().text(),
-                      null));
-          case REVOKE -> revoked(f.requestId(), f.revoke().grantId(), f.revoke().reason());
-          case REKEY -> epochs.acknowledged(f.rekey().epoch());
-          case REGION_KEY -> regionKeyRotated(f);
-          case PONG -> answer(f.requestId(), true);
-          case PING -> proxy.pong(f.requestId(), f.ping().payload());
-          case ERROR -> {
-            fail(ClientHandshake.refusal(f), true);
-            return;
-          }
-          case CLOSE -> {
-            fail(
-                new ChannelException(
-                    ChannelException.Reason.SESSION_CLOSED, "host closed the session"),
-                true);
-            return;
-          }
-          default ->
-              throw new ProtocolException(
-                  ProtocolException.Reason.UNEXPECTED_TYPE, f.type() + " is not expected now");
+      Frame f;
+      while (state.lost() == null && !state.isClosed() && (f = connection.nextFrame()) != null) {
+        if (!onFrame(f)) {
+          return;
         }
+      }
+      if (state.lost() == null && !state.isClosed() && connection.isClosed()) {
+        IOException failure = connection.failure();
+        throw failure != null
+            ? failure
+            : new java.io.EOFException("the peer closed the connection");
       }
     } catch (ProtocolException e) {
       try {
@@ -277,6 +258,40 @@ final class ControlChannel {
               e),
           true);
     }
+  }
+
+  /** One frame from the host; false when it ends the session. */
+  private boolean onFrame(Frame f) throws IOException {
+    switch (f.type()) {
+      case GRANT -> answer(f.requestId(), grantFrom(f.grant()));
+      case GRANT_DENIED ->
+          answerFailure(
+              f.requestId(),
+              new ChannelException(
+                  ChannelException.Reason.GRANT_DENIED,
+                  f.grantDenied().reason().name(),
+                  f.grantDenied().reason() + ": " + f.grantDenied().text(),
+                  null));
+      case REVOKE -> revoked(f.requestId(), f.revoke().grantId(), f.revoke().reason());
+      case REKEY -> epochs.acknowledged(f.rekey().epoch());
+      case REGION_KEY -> regionKeyRotated(f);
+      case PONG -> answer(f.requestId(), true);
+      case PING -> proxy.pong(f.requestId(), f.ping().payload());
+      case ERROR -> {
+        fail(ClientHandshake.refusal(f), true);
+        return false;
+      }
+      case CLOSE -> {
+        fail(
+            new ChannelException(ChannelException.Reason.SESSION_CLOSED, "host closed the session"),
+            true);
+        return false;
+      }
+      default ->
+          throw new ProtocolException(
+              ProtocolException.Reason.UNEXPECTED_TYPE, f.type() + " is not expected now");
+    }
+    return true;
   }
 
   private RemoteGrant grantFrom(GrantFlyweight g) {
@@ -326,7 +341,7 @@ final class ControlChannel {
     try {
       var unused =
           timer.schedule(
-              g::expireRegionKeys,
+              () -> runtime.execute(g::expireRegionKeys),
               RegionKeyring.GRACE.toMillis() + 100,
               TimeUnit.MILLISECONDS); // wipes the previous generation's key after its grace
     } catch (RejectedExecutionException e) {
@@ -354,6 +369,8 @@ final class ControlChannel {
     if (!state.lose(cause)) {
       return;
     }
+    cancel(keepaliveTask); // a lost session has nothing to keep alive or re-check
+    cancel(recheckTask);
     for (Integer id : pending.keySet()) {
       answerFailure(id, cause);
     }

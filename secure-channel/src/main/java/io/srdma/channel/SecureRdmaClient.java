@@ -1,14 +1,13 @@
 package io.srdma.channel;
 
 import io.srdma.channel.protocol.ControlProxy;
-import io.srdma.channel.protocol.FrameReader;
 import io.srdma.channel.protocol.FrameWriter;
 import io.srdma.channel.protocol.ProtocolException;
-import io.srdma.channel.protocol.Side;
 import io.srdma.channel.record.CipherWarmup;
 import io.srdma.channel.record.SealingKeys;
 import io.srdma.keys.AuthenticatedPeer;
 import io.srdma.keys.KeyExchangeException;
+import io.srdma.keys.MutualTls;
 import io.srdma.keys.PeerIdentity;
 import io.srdma.keys.TlsBinding;
 import io.srdma.verbs.VerbsException;
@@ -27,7 +26,6 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
-import javax.net.ssl.SSLSocket;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -47,22 +45,30 @@ import org.slf4j.LoggerFactory;
  * }
  * }</pre>
  *
- * <p>Parts (one job each): {@link ClientHandshake} (on the connecting thread), {@link
- * ControlChannel} (control reader and timer threads), {@link SealedWriter} and {@link WriteStages}
- * (on the writing threads), {@link SealedReader}, {@link CompletionPoller} (its own thread, or a
- * caller of {@link #pollCompletions()}). Every client of a process shares one device context per
- * provider and device options ({@link SharedDeviceContext}); each has its own protection domain,
- * queue pair, completion queue and registered staging and read buffers.
+ * <p>Parts (one job each): {@link ClientConnection} and {@link ClientHandshake} (TLS on the shared
+ * event loop; the connecting thread waits for the handshake, bounded), {@link ControlChannel} (the
+ * host's frames on a shared worker, keep-alive and deadlines on the shared timer), {@link
+ * SealedWriter} and {@link WriteStages} (on the writing threads), {@link SealedReader}, {@link
+ * CompletionPoller} (its own thread, or a caller of {@link #pollCompletions()}). Every client of a
+ * process shares one device context per provider and device options ({@link SharedDeviceContext});
+ * each has its own protection domain, queue pair, completion queue and registered staging and read
+ * buffers.
  *
- * <p>Threads: control reader, completion poller, timer and {@code sealingThreads} sealers for large
- * convenience writes, all named {@code srdma-client-N-*} and stopped by {@link #close}.
+ * <p>Threads: per client, a completion poller and {@code sealingThreads} sealers for large
+ * convenience writes (started on demand), named {@code srdma-client-N-*} and stopped by {@link
+ * #close}. The control plane is one per process, shared by every client ({@link ClientRuntime}): an
+ * event loop {@code srdma-client-control} (TLS for every control connection), a timer {@code
+ * srdma-client-timer} (keep-alive, request deadlines, host certificate re-checks) and 2 to 4
+ * workers {@code srdma-client-worker-*} (the host's frames, listeners, TLS certificate checks),
+ * whatever the number of clients; the first client starts them, the last one to close stops them.
  *
  * <p>Thread safety: thread-safe; any thread may request grants, write, read and close. Listeners
- * ({@link #onRevoked}, {@link #onSessionLost}) and a {@link WriteCompletionHandler} run on the
- * client's own threads and must not block. Buffers: the client allocates and owns its staging
- * memory and frees it when it closes; data passed to a grant's {@code write} is copied (sealed)
- * before {@code write} returns, and a {@code read} returns a buffer the caller owns ({@link
- * RemoteGrant}).
+ * ({@link #onRevoked}, {@link #onSessionLost}) run on the shared workers, one at a time per client,
+ * and a {@link WriteCompletionHandler} on the polling thread; none may block (a blocked listener
+ * holds up the control messages of its client and a worker every client shares). Buffers: the
+ * client allocates and owns its staging memory and frees it when it closes; data passed to a
+ * grant's {@code write} is copied (sealed) before {@code write} returns, and a {@code read} returns
+ * a buffer the caller owns ({@link RemoteGrant}).
  */
 public final class SecureRdmaClient implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(SecureRdmaClient.class);
@@ -81,22 +87,28 @@ public final class SecureRdmaClient implements AutoCloseable {
   private final ControlChannel control;
   private final CompletionPoller poller;
   private final ExecutorService sealingPool;
+  private final ClientRuntime runtime;
 
-  private SecureRdmaClient(ClientOptions o, AuthenticatedPeer peer, ClientResources r, String name)
+  private SecureRdmaClient(
+      ClientOptions o,
+      AuthenticatedPeer peer,
+      ClientConnection connection,
+      ClientRuntime runtime,
+      ClientResources r,
+      String name)
       throws IOException {
     this.name = name;
     this.resources = r;
+    this.runtime = runtime;
     PeerIdentity me = PeerIdentity.fromCertificate(o.credential().certificate());
     this.identity = me.toUri();
     this.tenant = me.tenant();
-    SSLSocket socket = peer.socket();
-    FrameReader frames = new FrameReader(socket.getInputStream(), Side.SERVER);
-    ControlProxy proxy = new ControlProxy(new FrameWriter(socket.getOutputStream()));
+    ControlProxy proxy = new ControlProxy(new FrameWriter(connection.output()));
     AtomicInteger requestIds = new AtomicInteger(1);
-    socket.setSoTimeout((int) o.connectTimeout().toMillis());
+    Duration wait = o.connectTimeout();
     ClientHandshake.Established e =
-        ClientHandshake.run(peer, frames, proxy, r.qp, requestIds.getAndIncrement());
-    socket.setSoTimeout(0);
+        ClientHandshake.run(
+            peer, () -> connection.awaitFrame(wait), proxy, r.qp, requestIds.getAndIncrement());
     this.sessionId = e.sessionId();
     this.bindingKind = e.bindingKind();
     this.state = new SessionState(name);
@@ -124,8 +136,8 @@ public final class SecureRdmaClient implements AutoCloseable {
         new ControlChannel(
             o,
             state,
-            socket,
-            frames,
+            connection,
+            runtime,
             proxy,
             requestIds,
             tenant,
@@ -149,11 +161,15 @@ public final class SecureRdmaClient implements AutoCloseable {
     options.check();
     CipherWarmup.start();
     String name = "srdma-client-" + CLIENTS.incrementAndGet();
+    ClientRuntime runtime = ClientRuntime.acquire();
     ClientResources r = new ClientResources();
-    AuthenticatedPeer peer = null;
+    ClientConnection connection = null;
     try {
       r.open(options);
-      peer = ClientHandshake.tls(options).connect(options.host(), options.connectTimeout());
+      MutualTls tls = ClientHandshake.tls(options);
+      connection = ClientConnection.open(runtime, tls, options.host(), options.connectTimeout());
+      connection.awaitHandshake(options.connectTimeout());
+      AuthenticatedPeer peer = tls.authenticated(connection.engine());
       if (!PeerIdentity.HOST_TENANT.equals(peer.identity().tenant())) {
         throw new ChannelException(
             ChannelException.Reason.AUTHENTICATION_FAILED,
@@ -166,7 +182,7 @@ public final class SecureRdmaClient implements AutoCloseable {
                 + "/<name>)",
             null);
       }
-      SecureRdmaClient c = new SecureRdmaClient(options, peer, r, name);
+      SecureRdmaClient c = new SecureRdmaClient(options, peer, connection, runtime, r, name);
       c.control.start();
       c.poller.start();
       LOG.info(
@@ -178,12 +194,20 @@ public final class SecureRdmaClient implements AutoCloseable {
           c.identity,
           c.bindingKind == TlsBinding.Kind.EXPORTER ? "TLS exporter" : "certificate transcript");
       return c;
-    } catch (ChannelException e) {
-      r.close(peer);
-      throw e;
-    } catch (KeyExchangeException e) {
-      r.close(peer);
-      throw new ChannelException(
+    } catch (IOException | RuntimeException e) {
+      r.close(connection);
+      runtime.close();
+      throw connectFailure(options, e);
+    }
+  }
+
+  /** What a caller of {@link #connect} sees of a failure to connect. */
+  private static RuntimeException connectFailure(ClientOptions options, Exception failure) {
+    if (failure instanceof ChannelException e) {
+      return e;
+    }
+    if (failure instanceof KeyExchangeException e) {
+      return new ChannelException(
           e.category() == KeyExchangeException.Category.KEY_SCHEDULE
                   || e.category() == KeyExchangeException.Category.PEER_CERTIFICATE
                   || e.reason() == KeyExchangeException.Reason.RESUMPTION_REFUSED
@@ -192,25 +216,26 @@ public final class SecureRdmaClient implements AutoCloseable {
           e.reason().name(),
           "connecting to " + options.host() + ": " + e.getMessage(),
           e);
-    } catch (ProtocolException e) {
-      r.close(peer);
-      throw new ChannelException(
+    }
+    if (failure instanceof ProtocolException e) {
+      return new ChannelException(
           ChannelException.Reason.PROTOCOL, e.reason().name(), e.getMessage(), e);
-    } catch (java.net.SocketTimeoutException e) {
-      r.close(peer);
-      throw new ChannelException(
+    }
+    if (failure instanceof java.net.SocketTimeoutException e) {
+      return new ChannelException(
           ChannelException.Reason.TIMEOUT,
           null,
           "session handshake with " + options.host() + " timed out",
           e);
-    } catch (IOException | VerbsException e) {
-      r.close(peer);
-      throw new ChannelException(
+    }
+    if (failure instanceof IOException || failure instanceof VerbsException) {
+      return new ChannelException(
           ChannelException.Reason.CONNECT_FAILED,
           null,
-          "connecting to " + options.host() + ": " + e.getMessage(),
-          e);
+          "connecting to " + options.host() + ": " + failure.getMessage(),
+          failure);
     }
+    return (RuntimeException) failure;
   }
 
   /** How this session's keys are bound to its TLS connection (agreed in HELLO). */
@@ -243,12 +268,18 @@ public final class SecureRdmaClient implements AutoCloseable {
     return state.isOpen();
   }
 
-  /** Called (on the control thread) when the host ends a grant; the reason is e.g. REVOKED. */
+  /**
+   * Called (on a shared client worker, in the host's order) when the host ends a grant; the reason
+   * is e.g. REVOKED.
+   */
   public void onRevoked(BiConsumer<RemoteGrant, String> listener) {
     control.onRevoked(listener);
   }
 
-  /** Called once when the session is lost (not when it is closed locally). */
+  /**
+   * Called once, on a shared client worker, when the session is lost (not when it is closed
+   * locally).
+   */
   public void onSessionLost(Consumer<ChannelException> listener) {
     control.onSessionLost(listener);
   }
@@ -345,6 +376,7 @@ public final class SecureRdmaClient implements AutoCloseable {
     reader.failWaiting(closing);
     resources.close(null);
     epochs.close();
+    runtime.close();
   }
 
   /** A record sealed for {@code relativeOffset} of a grant, not sent (tests, AttackProbe). */

@@ -141,6 +141,24 @@ public final class TlsConnection {
     }
   }
 
+  /**
+   * Client side: starts the handshake (the ClientHello) once {@link #register registered} (loop
+   * thread). A server's handshake starts with the peer's first bytes.
+   */
+  public void beginHandshake() {
+    if (closed) {
+      return;
+    }
+    try {
+      engine.beginHandshake();
+      process();
+    } catch (IOException e) {
+      fail(e);
+    } catch (RuntimeException e) {
+      fail(new SSLException("TLS engine failed: " + e, e));
+    }
+  }
+
   /** The socket is readable or writable (loop thread). */
   public void onReady(SelectionKey k) {
     try {
@@ -166,7 +184,8 @@ public final class TlsConnection {
     if (firstByte < 0 && netIn.position() > 0) {
       firstByte = netIn.get(0) & 0xFF;
       kick.run(); // the owner moves its deadline, or refuses a connection that is not TLS
-      if (firstByte != HANDSHAKE_RECORD) {
+      if (firstByte != HANDSHAKE_RECORD && !engine.getUseClientMode()) {
+        // (a client reads on: a server's first record may be an alert that says why it refused)
         setInterest(0);
         return;
       }
