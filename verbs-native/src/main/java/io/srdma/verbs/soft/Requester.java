@@ -30,6 +30,7 @@ final class Requester {
   private static final Logger LOG = LoggerFactory.getLogger(Requester.class);
   private static final int MAX_BATCH = 64;
   private static final int RX_SIZE = 64 * 1024;
+  static final int IDLE_RX_SIZE = 256;
   private static final long WRITE_WAIT_MS = 50;
 
   /** Payloads up to this size are copied behind their header: one buffer per request. */
@@ -50,7 +51,11 @@ final class Requester {
   private final ViewCache gatherViews;
   private final RequestFlyweight request = new RequestFlyweight();
   private final ResponseFlyweight response = new ResponseFlyweight();
-  private final ByteBuffer rx = ByteBuffer.allocateDirect(RX_SIZE);
+  // Small until the first post: a QP that never sends gets no responses, only (at most) its
+  // peer's close, so a host's queue pair, which only answers, keeps 256 B instead of 64 KiB.
+  // Replaced by a RX_SIZE buffer under progressLock once grow is set; read only under it.
+  private ByteBuffer rx = ByteBuffer.allocateDirect(IDLE_RX_SIZE);
+  private volatile boolean grow;
   private final ReentrantLock progressLock = new ReentrantLock();
   private int batchHeaders;
   private int gatherCount;
@@ -73,6 +78,7 @@ final class Requester {
   }
 
   private void allocateHeaders() {
+    grow = true; // the responses' buffer grows at the next progress()
     headerBlock = ByteBuffer.allocateDirect(MAX_BATCH * SLOT);
     for (int i = 0; i < MAX_BATCH; i++) {
       headers[i] = headerBlock.duplicate().position(i * SLOT).limit((i + 1) * SLOT).slice();
@@ -251,6 +257,11 @@ final class Requester {
     }
     int handled = 0;
     try {
+      if (grow && rx.capacity() < RX_SIZE) {
+        ByteBuffer larger = ByteBuffer.allocateDirect(RX_SIZE);
+        larger.put(rx).flip(); // what was read and not yet handled moves along
+        rx = larger;
+      }
       while (!closed) {
         int step = handleBuffered();
         if (step > 0) {

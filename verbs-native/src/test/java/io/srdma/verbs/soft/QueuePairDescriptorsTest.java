@@ -12,6 +12,8 @@ import io.srdma.verbs.QueuePairAttributes;
 import io.srdma.verbs.VerbsTestRig;
 import io.srdma.verbs.WcStatus;
 import java.io.IOException;
+import java.lang.management.BufferPoolMXBean;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -23,7 +25,8 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * A connected soft queue pair costs its connections' sockets and no selector of its own while its
- * socket takes what it sends (the write selector is opened only when the socket is full).
+ * socket takes what it sends (the write selector is opened only when the socket is full), and one
+ * that never posts keeps no buffer for responses.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class QueuePairDescriptorsTest {
@@ -36,8 +39,17 @@ class QueuePairDescriptorsTest {
     }
   }
 
+  private static long direct() {
+    for (BufferPoolMXBean b : ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class)) {
+      if ("direct".equals(b.getName())) {
+        return b.getMemoryUsed();
+      }
+    }
+    return 0;
+  }
+
   @Test
-  void shouldCostTwoSocketsPerQueuePairAndNoSelector() throws Exception {
+  void shouldCostOnlyWhatItUses() throws Exception {
     assumeTrue(
         Files.isDirectory(Path.of("/proc/self/fd")), "needs /proc/self/fd to count descriptors");
     try (VerbsTestRig rig = VerbsTestRig.open()) {
@@ -46,6 +58,7 @@ class QueuePairDescriptorsTest {
       MemoryRegion src = rig.register(rig.pdA, PAIRS, AccessFlags.LOCAL_WRITE);
       MemoryRegion dst = rig.register(rig.pdB, PAIRS, RW);
       long before = openFds();
+      long directBefore = direct();
       List<QueuePair> senders = new ArrayList<>();
       for (int i = 0; i < PAIRS; i++) {
         QueuePair a = rig.track(rig.pdA.createQueuePair(QueuePairAttributes.of(cqA, 4, 1)));
@@ -61,6 +74,13 @@ class QueuePairDescriptorsTest {
         assertEquals(WcStatus.SUCCESS, wc.status(), () -> "completion " + wc);
       }
       long added = openFds() - before;
+      long directAdded = direct() - directBefore;
+      // only A's queue pairs post: B's requesters keep their idle buffers (no 64 KiB for
+      // responses, no header block); A's requesters and both responders have 64 KiB each
+      long perPair = 3 * 64 * 1024 + 16 * 1024 + 4096;
+      assertTrue(
+          directAdded <= PAIRS * perPair + (1 << 20),
+          () -> PAIRS + " pairs added " + directAdded + " B of direct memory, over " + perPair);
       // each QP: its requester's socket and the peer responder's accepted end
       assertTrue(
           added <= 4L * PAIRS + 4,
