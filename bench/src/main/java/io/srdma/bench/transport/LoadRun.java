@@ -343,13 +343,26 @@ public final class LoadRun implements AutoCloseable {
     return (long) (c.window() + 2) * (c.recordSize() + SealedLayout.RECORD_OVERHEAD) + READ_BYTES;
   }
 
-  private static void awaitAll(List<Future<?>> done, String step) throws InterruptedException {
+  private void awaitAll(List<Future<?>> done, String step) throws InterruptedException {
     for (Future<?> f : done) {
       try {
         f.get(10, TimeUnit.MINUTES);
       } catch (ExecutionException e) {
+        long connected = Stream.of(sessions).filter(java.util.Objects::nonNull).count();
         throw new IllegalStateException(
-            "load set-up failed (" + step + "): " + e.getCause(), e.getCause());
+            "load set-up failed ("
+                + step
+                + ", "
+                + connected
+                + " of "
+                + config.sessions()
+                + " sessions connected, "
+                + LoadSample.openFds()
+                + " descriptors open, limit "
+                + LoadSample.fdLimit()
+                + "): "
+                + e.getCause(),
+            e.getCause());
       } catch (java.util.concurrent.TimeoutException e) {
         throw new IllegalStateException("load set-up (" + step + ") took over 10 minutes", e);
       }
