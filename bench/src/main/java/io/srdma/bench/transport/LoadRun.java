@@ -93,6 +93,10 @@ public final class LoadRun implements AutoCloseable {
   private static final int CONNECTORS = 8;
 
   private static final Duration STEP_TIMEOUT = Duration.ofSeconds(20);
+
+  /** How long closing waits for the host's sessions to end after their clients closed. */
+  private static final Duration CLOSE_DRAIN = Duration.ofMinutes(2);
+
   static final Duration TTL = Duration.ofHours(2);
   static final int HEADER = Integer.BYTES + Long.BYTES;
   static final int READ_BYTES = 4096;
@@ -572,6 +576,25 @@ public final class LoadRun implements AutoCloseable {
       sessions = null;
     }
     if (host != null) {
+      // the clients are closed: let their sessions end on the host before closing it, which gives
+      // them one 10 s deadline in all (not enough for thousands on a loaded machine)
+      long deadline = System.nanoTime() + CLOSE_DRAIN.toNanos();
+      while (host.stats().sessions() > 0 && System.nanoTime() < deadline) {
+        try {
+          Thread.sleep(50);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          break;
+        }
+      }
+      if (host.stats().sessions() > 0) {
+        log.println(
+            "load: "
+                + host.stats().sessions()
+                + " host sessions still open "
+                + CLOSE_DRAIN.toSeconds()
+                + " s after their clients closed; closing the host anyway");
+      }
       host.close();
       host = null;
     }

@@ -398,12 +398,13 @@ public final class BenchCommand implements Callable<Integer> {
     LoadResult r;
     try (LoadRun run = new LoadRun(c, err)) {
       r = run.run();
-    }
-    LoadRun.print(out, r);
-    if (json != null) {
-      Files.writeString(
-          json, Report.json(LoadResult.json(header(started, cipher), r)), StandardCharsets.UTF_8);
-      err.println("bench: results written to " + json);
+      // reported before closing: a failure to close (reported after) must not lose the figures
+      LoadRun.print(out, r);
+      if (json != null) {
+        Files.writeString(
+            json, Report.json(LoadResult.json(header(started, cipher), r)), StandardCharsets.UTF_8);
+        err.println("bench: results written to " + json);
+      }
     }
     return r.ok() ? 0 : 1;
   }
