@@ -2,6 +2,8 @@ package io.srdma.bench.transport;
 
 import java.io.PrintWriter;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -29,7 +31,8 @@ public record LoadResult(
     long intendedDenials,
     long rekeys,
     Map<String, Long> errors,
-    List<String> thresholdViolations) {
+    List<String> thresholdViolations,
+    LoadFootprint footprint) {
   public boolean ok() {
     return errors.isEmpty() && thresholdViolations.isEmpty();
   }
@@ -97,8 +100,188 @@ public record LoadResult(
         "threshold violations",
         r.thresholdViolations().isEmpty() ? "none" : String.join("; ", r.thresholdViolations()));
     out.println();
+    printFootprint(out, r.footprint());
     out.println(r.ok() ? "load: PASS" : "load: FAIL");
     out.flush();
+  }
+
+  /** Issue 17's figures per side and its targets (they do not decide the exit status). */
+  static void printFootprint(PrintWriter out, LoadFootprint f) {
+    if (f == null) {
+      return;
+    }
+    out.println("### Per side (host and clients in this JVM; docs/bench.md says how)");
+    out.println();
+    out.println("| figure | idle host | after warm-up | at end |");
+    out.println("|---|---|---|---|");
+    out.println(
+        "| host threads | "
+            + f.threadsIdle().host()
+            + " | "
+            + f.threadsLoaded().host()
+            + " | "
+            + f.threadsEnd().host()
+            + " |");
+    out.println(
+        "| client-side threads | "
+            + f.threadsIdle().client()
+            + " | "
+            + f.threadsLoaded().client()
+            + " | "
+            + f.threadsEnd().client()
+            + " |");
+    out.println(
+        "| bench and JVM threads | "
+            + f.threadsIdle().bench()
+            + " | "
+            + f.threadsLoaded().bench()
+            + " | "
+            + f.threadsEnd().bench()
+            + " |");
+    out.println(
+        "| descriptors host / client / unattributed | "
+            + fds(f.fdsIdle())
+            + " | "
+            + fds(f.fdsLoaded())
+            + " | |");
+    out.println(
+        "| heap + direct (MiB) | "
+            + String.format(Locale.ROOT, "%.1f", total(f.idle()) / 1048576.0)
+            + " | "
+            + String.format(Locale.ROOT, "%.1f", total(f.loaded()) / 1048576.0)
+            + " | |");
+    out.println();
+    row(out, "client-side threads by name", f.threadsLoaded().topClientNames(8));
+    row(
+        out,
+        "heap + direct per session, both sides (KiB)",
+        String.format(Locale.ROOT, "%.1f", f.bytesPerSession() / 1024));
+    row(
+        out,
+        "clients' record buffers per session (KiB, excluded)",
+        String.format(Locale.ROOT, "%.1f", f.recordBufferBytesPerSession() / 1024.0));
+    row(
+        out,
+        "bare mutual TLS 1.3 handshakes (floor)",
+        String.format(Locale.ROOT, "%d, %.0f/s", f.floorHandshakes(), f.handshakeFloorPerSecond()));
+    row(out, "open-descriptor limit (ulimit -n)", String.valueOf(f.fdLimit()));
+    out.println();
+    out.println("| issue 17 target | figure | limit | verdict |");
+    out.println("|---|---|---|---|");
+    int met = 0;
+    List<LoadFootprint.Target> targets = f.targets();
+    for (LoadFootprint.Target t : targets) {
+      out.println(
+          "| " + t.name() + " | " + t.figure() + " | " + t.limit() + " | " + t.verdict() + " |");
+      met += t.verdict() == LoadFootprint.Verdict.PASS ? 1 : 0;
+    }
+    out.println();
+    out.println("targets: " + met + " of " + targets.size() + " met");
+  }
+
+  private static String fds(FdCensus c) {
+    return c.host() + " / " + c.client() + " / " + c.other();
+  }
+
+  private static long total(LoadSample s) {
+    return s.heapBytes() + Math.max(0, s.directBytes());
+  }
+
+  /** The run as a JSON tree for {@link Report#json(Map)}, under the command's {@code header}. */
+  public static Map<String, Object> json(Map<String, Object> header, LoadResult r) {
+    Map<String, Object> root = new LinkedHashMap<>(header);
+    LoadConfig c = r.config();
+    Map<String, Object> config = new LinkedHashMap<>();
+    config.put("sessions", c.sessions());
+    config.put("tenants", c.tenants());
+    config.put("grants", (long) c.grantsPerSession() * c.sessions());
+    config.put("grantsPerSession", c.grantsPerSession());
+    config.put("grantBytes", c.grantLength());
+    config.put("recordSize", c.recordSize());
+    config.put("window", c.window());
+    config.put("revocationsPerSecond", c.revocationsPerSecond());
+    config.put("rekeyRecords", c.rekeyRecords());
+    config.put("provider", c.provider());
+    config.put("warmupMs", c.warmup().toMillis());
+    config.put("durationMs", c.duration().toMillis());
+    root.put("config", config);
+    Map<String, Object> m = new LinkedHashMap<>();
+    Histogram h = r.writeLatencyNanos();
+    m.put("setupSeconds", secs(r.setup()));
+    m.put("measuredSeconds", secs(r.measured()));
+    m.put("records", r.records());
+    m.put("recordsPerSecond", r.recordsPerSecond());
+    m.put("megabytesPerSecond", r.megabytesPerSecond());
+    m.put("writeLatencyP50Us", h.getValueAtPercentile(50) / 1e3);
+    m.put("writeLatencyP99Us", h.getValueAtPercentile(99) / 1e3);
+    m.put("writeLatencyP999Us", h.getValueAtPercentile(99.9) / 1e3);
+    m.put("writes", h.getTotalCount());
+    m.put("liveGrantsStart", r.liveGrantsStart());
+    m.put("liveGrantsEnd", r.liveGrantsEnd());
+    m.put("sessionsEnd", r.sessionsEnd());
+    m.put("revocations", r.revocations());
+    m.put("refusedRevokedWrites", r.refusedRevokedWrites());
+    m.put("intendedDenials", r.intendedDenials());
+    m.put("rekeys", r.rekeys());
+    m.put("start", sample(r.start()));
+    m.put("end", sample(r.end()));
+    root.put("measured", m);
+    root.put("errors", new LinkedHashMap<String, Object>(r.errors()));
+    root.put("thresholdViolations", new ArrayList<Object>(r.thresholdViolations()));
+    LoadFootprint f = r.footprint();
+    if (f != null) {
+      Map<String, Object> p = new LinkedHashMap<>();
+      p.put("hostThreads", f.hostThreads());
+      p.put("clientThreads", f.clientThreads());
+      p.put(
+          "clientThreadsByName",
+          new LinkedHashMap<String, Object>(f.threadsLoaded().clientByName()));
+      p.put("benchThreads", f.threadsLoaded().bench());
+      p.put("hostFdsPerSession", f.hostFdsPerSession());
+      p.put("clientFdsPerSession", f.clientFdsPerSession());
+      p.put("fdsIdle", fdJson(f.fdsIdle()));
+      p.put("fdsAfterWarmup", fdJson(f.fdsLoaded()));
+      p.put("fdLimit", f.fdLimit());
+      p.put("idle", sample(f.idle()));
+      p.put("bytesPerSessionBothSides", f.bytesPerSession());
+      p.put("recordBufferBytesPerSession", f.recordBufferBytesPerSession());
+      p.put("hostBytesPerSessionBound", f.hostBytesPerSessionBound());
+      p.put("connectSeconds", f.connectNanos() / 1e9);
+      p.put("setupPerSecond", f.setupPerSecond());
+      p.put("handshakeFloorPerSecond", f.handshakeFloorPerSecond());
+      p.put("floorHandshakes", f.floorHandshakes());
+      p.put("setupRatio", f.setupRatio());
+      List<Object> targets = new ArrayList<>();
+      for (LoadFootprint.Target t : f.targets()) {
+        Map<String, Object> one = new LinkedHashMap<>();
+        one.put("target", t.name());
+        one.put("figure", t.figure());
+        one.put("limit", t.limit());
+        one.put("verdict", t.verdict().name());
+        targets.add(one);
+      }
+      p.put("targets", targets);
+      root.put("footprint", p);
+    }
+    root.put("result", r.ok() ? "PASS" : "FAIL");
+    return root;
+  }
+
+  private static Map<String, Object> sample(LoadSample s) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("heapBytes", s.heapBytes());
+    m.put("directBytes", s.directBytes());
+    m.put("fds", s.fds());
+    m.put("threads", s.threads());
+    return m;
+  }
+
+  private static Map<String, Object> fdJson(FdCensus c) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("host", c.host());
+    m.put("client", c.client());
+    m.put("unattributed", c.other());
+    return m;
   }
 
   private static double secs(Duration d) {

@@ -4,12 +4,14 @@ import io.srdma.channel.Access;
 import io.srdma.channel.ChannelException;
 import io.srdma.channel.ClientOptions;
 import io.srdma.channel.RemoteGrant;
+import io.srdma.channel.SealedLayout;
 import io.srdma.channel.SecureRdmaClient;
 import io.srdma.host.HostOptions;
 import io.srdma.host.HostStats;
 import io.srdma.host.HostedRegion;
 import io.srdma.host.ReceivedRecord;
 import io.srdma.host.RegionHost;
+import io.srdma.keys.Credential;
 import io.srdma.keys.DeploymentCa;
 import io.srdma.keys.PeerIdentity;
 import io.srdma.keys.RekeyPolicy;
@@ -29,6 +31,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -78,12 +81,25 @@ public final class LoadRun implements AutoCloseable {
   static final int FD_SLACK = 32;
   static final int THREAD_SLACK = 32;
 
+  /** Name prefix of the bench's own threads (drivers, connectors, revoker, handshake floor). */
+  static final String BENCH_THREAD = ThreadCensus.BENCH_PREFIX;
+
+  /** Bare mutual TLS handshakes of the set-up rate's floor: the sessions, 100 to 1,000. */
+  static int floorHandshakes(int sessions) {
+    return Math.max(100, Math.min(1000, sessions));
+  }
+
   /** Sessions set up at once; all come from one loopback address. */
   private static final int CONNECTORS = 8;
 
   private static final Duration STEP_TIMEOUT = Duration.ofSeconds(20);
+
+  /** How long closing waits for the host's sessions to end after their clients closed. */
+  private static final Duration CLOSE_DRAIN = Duration.ofMinutes(2);
+
   static final Duration TTL = Duration.ofHours(2);
   static final int HEADER = Integer.BYTES + Long.BYTES;
+  static final int READ_BYTES = 4096;
 
   final LoadConfig config;
   private final PrintWriter log;
@@ -112,7 +128,7 @@ public final class LoadRun implements AutoCloseable {
         Executors.newFixedThreadPool(
             4,
             r -> {
-              Thread t = new Thread(r, "srdma-load-driver-" + n.incrementAndGet());
+              Thread t = new Thread(r, BENCH_THREAD + "driver-" + n.incrementAndGet());
               t.setDaemon(true);
               return t;
             });
@@ -132,12 +148,14 @@ public final class LoadRun implements AutoCloseable {
     dir = Files.createTempDirectory("srdma-load");
     DeploymentCa ca = DeploymentCa.init(dir.resolve("ca"), null);
     audit = AuditLog.open(dir.resolve("audit.jsonl"));
+    Set<Long> beforeHost = ThreadCensus.ids();
+    Set<Integer> neitherPorts = FdCensus.listeningPortsNow();
+    PeerIdentity hostIdentity = PeerIdentity.of(RegionHost.HOST_TENANT, "load");
+    Credential hostCredential = ca.issuePeer(hostIdentity, Duration.ofDays(1));
     host =
         RegionHost.start(
             new HostOptions()
-                .credential(
-                    ca.issuePeer(
-                        PeerIdentity.of(RegionHost.HOST_TENANT, "load"), Duration.ofDays(1)))
+                .credential(hostCredential)
                 .trust(ca.trust())
                 .policy(new PolicyLoader().parse("load-policy.yaml", LoadPolicy.text(config)))
                 .audit(new AuditTrail(audit))
@@ -153,10 +171,36 @@ public final class LoadRun implements AutoCloseable {
       HostedRegion r = host.registerRegion(tenant(t), "data", REGION_BYTES);
       r.onRecord(this::onRecord);
     }
+    Set<Long> hostStart = ThreadCensus.ids();
+    hostStart.removeAll(beforeHost);
+    Set<Integer> hostPorts = FdCensus.listeningPortsNow();
+    hostPorts.removeAll(neitherPorts);
+    int floorCount = floorHandshakes(config.sessions());
+    log.printf(
+        Locale.ROOT, "load: %d bare mutual TLS 1.3 handshakes (the set-up floor)%n", floorCount);
+    log.flush();
+    double floor =
+        HandshakeFloor.measure(
+            hostCredential,
+            ca.issuePeer(PeerIdentity.of(tenant(0), "p-floor"), Duration.ofDays(1)),
+            ca.trust(),
+            hostIdentity,
+            floorCount,
+            CONNECTORS,
+            STEP_TIMEOUT);
+    LoadSample idle = LoadSample.take();
+    ThreadCensus threadsIdle = ThreadCensus.take(beforeHost, hostStart);
+    FdCensus fdsIdle = FdCensus.take(hostPorts, neitherPorts);
     sessions = new Session[config.sessions()];
     RekeyPolicy rekey = RekeyPolicy.fromSystemProperties().withMaxRecords(config.rekeyRecords());
-    ExecutorService connector = Executors.newFixedThreadPool(CONNECTORS);
+    AtomicInteger connectors = new AtomicInteger();
+    ExecutorService connector =
+        Executors.newFixedThreadPool(
+            CONNECTORS,
+            r -> new Thread(r, BENCH_THREAD + "connect-" + connectors.incrementAndGet()));
+    long connectNanos;
     try {
+      long connectStart = System.nanoTime();
       List<Future<?>> done = new ArrayList<>();
       for (int i = 0; i < config.sessions(); i++) {
         int index = i;
@@ -177,7 +221,7 @@ public final class LoadRun implements AutoCloseable {
                           .requestTimeout(STEP_TIMEOUT)
                           .maxRecordPayload(config.recordSize())
                           .stagingSlots(config.window() + 2)
-                          .maxReadBytes(4096)
+                          .maxReadBytes(READ_BYTES)
                           .sealingThreads(0)
                           .rekeyPolicy(rekey);
                   Session s = new Session(index, index / config.tenants(), o);
@@ -185,13 +229,24 @@ public final class LoadRun implements AutoCloseable {
                   return null;
                 }));
       }
-      for (Future<?> f : done) {
-        try {
-          f.get(10, TimeUnit.MINUTES);
-        } catch (ExecutionException e) {
-          throw new IllegalStateException("load set-up failed: " + e.getCause(), e.getCause());
-        }
+      awaitAll(done, "connect");
+      connectNanos = System.nanoTime() - connectStart;
+      log.printf(
+          Locale.ROOT,
+          "load: %d sessions connected in %.1f s; asking for grants%n",
+          config.sessions(),
+          connectNanos / 1e9);
+      log.flush();
+      done.clear();
+      for (Session s : sessions) {
+        done.add(
+            connector.submit(
+                () -> {
+                  s.requestGrants();
+                  return null;
+                }));
       }
+      awaitAll(done, "grants");
     } finally {
       connector.shutdownNow();
     }
@@ -216,6 +271,8 @@ public final class LoadRun implements AutoCloseable {
     sleepUntilOrFailed(System.nanoTime() + config.warmup().toNanos());
 
     LoadSample start = LoadSample.take();
+    ThreadCensus threadsLoaded = ThreadCensus.take(beforeHost, hostStart);
+    FdCensus fdsLoaded = FdCensus.take(hostPorts, neitherPorts);
     HostStats atStart = host.stats();
     long epochsStart = epochs();
     latency.reset();
@@ -243,6 +300,22 @@ public final class LoadRun implements AutoCloseable {
       }
     }
     LoadSample end = LoadSample.take();
+    ThreadCensus threadsEnd = ThreadCensus.take(beforeHost, hostStart);
+    LoadFootprint footprint =
+        new LoadFootprint(
+            config.sessions(),
+            idle,
+            start,
+            threadsIdle,
+            threadsLoaded,
+            threadsEnd,
+            fdsIdle,
+            fdsLoaded,
+            recordBufferBytes(config),
+            connectNanos,
+            floor,
+            floorCount,
+            LoadSample.fdLimit());
     HostStats last = host.stats();
     hostErrors(base, last);
     List<String> violations = LoadSample.thresholds(start, end);
@@ -265,7 +338,39 @@ public final class LoadRun implements AutoCloseable {
         intendedDenials.get(),
         epochsEnd - epochsStart,
         byKind,
-        violations);
+        violations,
+        footprint);
+  }
+
+  /** The clients' user-sized record buffers per session: staging slots and the read buffer. */
+  static long recordBufferBytes(LoadConfig c) {
+    return (long) (c.window() + 2) * (c.recordSize() + SealedLayout.RECORD_OVERHEAD) + READ_BYTES;
+  }
+
+  private void awaitAll(List<Future<?>> done, String step) throws InterruptedException {
+    for (Future<?> f : done) {
+      try {
+        f.get(10, TimeUnit.MINUTES);
+      } catch (ExecutionException e) {
+        long connected = Stream.of(sessions).filter(java.util.Objects::nonNull).count();
+        throw new IllegalStateException(
+            "load set-up failed ("
+                + step
+                + ", "
+                + connected
+                + " of "
+                + config.sessions()
+                + " sessions connected, "
+                + LoadSample.openFds()
+                + " descriptors open, limit "
+                + LoadSample.fdLimit()
+                + "): "
+                + e.getCause(),
+            e.getCause());
+      } catch (java.util.concurrent.TimeoutException e) {
+        throw new IllegalStateException("load set-up (" + step + ") took over 10 minutes", e);
+      }
+    }
   }
 
   private void sleepUntilOrFailed(long deadline) throws InterruptedException {
@@ -359,6 +464,7 @@ public final class LoadRun implements AutoCloseable {
   /** One client, its grants and its flow control. */
   final class Session {
     final int index;
+    final int local; // its index among its tenant's sessions
     final SecureRdmaClient client;
     final List<Slot> active = new ArrayList<>();
     final AtomicLong delivered = new AtomicLong();
@@ -372,6 +478,7 @@ public final class LoadRun implements AutoCloseable {
 
     Session(int index, int local, ClientOptions o) {
       this.index = index;
+      this.local = local;
       this.client = SecureRdmaClient.connect(o);
       client.onSessionLost(
           e -> {
@@ -382,6 +489,9 @@ public final class LoadRun implements AutoCloseable {
       byte[] fill = new byte[config.recordSize()];
       new Random(index).nextBytes(fill);
       message.put(fill).clear();
+    }
+
+    void requestGrants() {
       int g = config.grantsPerSession();
       List<CompletableFuture<RemoteGrant>> asked = new ArrayList<>();
       for (int k = 0; k < g; k++) {
@@ -445,7 +555,10 @@ public final class LoadRun implements AutoCloseable {
     running.set(false);
     driver.shutdownNow();
     if (sessions != null) {
-      ExecutorService closer = Executors.newFixedThreadPool(8);
+      AtomicInteger closers = new AtomicInteger();
+      ExecutorService closer =
+          Executors.newFixedThreadPool(
+              8, r -> new Thread(r, BENCH_THREAD + "close-" + closers.incrementAndGet()));
       List<Future<?>> done = new ArrayList<>();
       for (Session s : sessions) {
         if (s != null) {
@@ -463,6 +576,25 @@ public final class LoadRun implements AutoCloseable {
       sessions = null;
     }
     if (host != null) {
+      // the clients are closed: let their sessions end on the host before closing it, which gives
+      // them one 10 s deadline in all (not enough for thousands on a loaded machine)
+      long deadline = System.nanoTime() + CLOSE_DRAIN.toNanos();
+      while (host.stats().sessions() > 0 && System.nanoTime() < deadline) {
+        try {
+          Thread.sleep(50);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          break;
+        }
+      }
+      if (host.stats().sessions() > 0) {
+        log.println(
+            "load: "
+                + host.stats().sessions()
+                + " host sessions still open "
+                + CLOSE_DRAIN.toSeconds()
+                + " s after their clients closed; closing the host anyway");
+      }
       host.close();
       host = null;
     }

@@ -47,6 +47,29 @@ public record LoadSample(long heapBytes, long directBytes, long fds, int threads
     }
   }
 
+  /** The soft limit on open descriptors ({@code /proc/self/limits}), or -1 where unknown. */
+  public static long fdLimit() {
+    try {
+      return fdLimit(Files.readAllLines(Path.of("/proc/self/limits")));
+    } catch (IOException e) {
+      return -1;
+    }
+  }
+
+  static long fdLimit(List<String> limits) {
+    for (String line : limits) {
+      if (line.startsWith("Max open files")) {
+        String[] f = line.substring("Max open files".length()).trim().split("\\s+");
+        try {
+          return Long.parseLong(f[0]);
+        } catch (NumberFormatException e) {
+          return -1; // "unlimited"
+        }
+      }
+    }
+    return -1;
+  }
+
   /** What grew beyond the slack from {@code start} to {@code end}; empty when nothing did. */
   static List<String> thresholds(LoadSample start, LoadSample end) {
     List<String> out = new ArrayList<>();

@@ -241,6 +241,13 @@ public final class Report {
     return sb.append('\n').toString();
   }
 
+  /** Any tree of maps, lists, strings, numbers, booleans and nulls as JSON (NaN as null). */
+  public static String json(Map<String, Object> root) {
+    StringBuilder sb = new StringBuilder();
+    write(sb, root, "");
+    return sb.append('\n').toString();
+  }
+
   private static Map<String, Object> result(Measurement m, List<Measurement> all) {
     Map<String, Object> r = new LinkedHashMap<>();
     ThroughputResult t = m.throughput();

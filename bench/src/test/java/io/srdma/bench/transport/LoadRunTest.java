@@ -43,6 +43,20 @@ class LoadRunTest {
     assertEquals(r.revocations(), r.refusedRevokedWrites(), shown);
     assertTrue(r.rekeys() > 0, shown);
 
+    // issue 17's figures are measured and reported; their targets are not asserted here (no speed,
+    // and the clients' threads are per client until the client event loop) but the host's threads
+    // do not depend on timing: a fixed set whatever the sessions
+    LoadFootprint f = r.footprint();
+    assertTrue(f.hostThreads() > 0 && f.hostThreads() <= LoadFootprint.MAX_THREADS, shown);
+    assertTrue(f.clientThreads() > 0, shown);
+    assertTrue(f.hostFdsPerSession() >= 1, shown); // at least the accepted control connection
+    assertTrue(f.clientFdsPerSession() >= 1, shown);
+    assertTrue(f.handshakeFloorPerSecond() > 0 && f.setupPerSecond() > 0, shown);
+    assertEquals(6, f.targets().size(), shown);
+    assertTrue(report.toString().contains("| issue 17 target |"), shown);
+    String json = Report.json(LoadResult.json(Map.of("tool", "test"), r));
+    assertTrue(json.contains("\"hostFdsPerSession\"") && json.contains("\"verdict\""), json);
+
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
     long fdsAfter = LoadRun.openFds();
     while (fdsBefore >= 0 && fdsAfter > fdsBefore + FD_SLACK && System.nanoTime() < deadline) {

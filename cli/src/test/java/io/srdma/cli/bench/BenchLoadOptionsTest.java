@@ -20,6 +20,9 @@ class BenchLoadOptionsTest {
         BenchCommandTest.bench("--load", "--grants", "100000", "--record-size", "4KiB");
     assertEquals(2, record.exit(), record.err());
     assertTrue(record.err().contains("cannot hold a sealed record"), record.err());
+    BenchCommandTest.Run many = BenchCommandTest.bench("--load", "--sessions", "10001");
+    assertEquals(2, many.exit(), many.err());
+    assertTrue(many.err().contains("at most 10000 sessions"), many.err());
     BenchCommandTest.Run help = BenchCommandTest.bench("--help");
     assertTrue(help.out().contains("--load") && help.out().contains("--sessions"), help.out());
   }

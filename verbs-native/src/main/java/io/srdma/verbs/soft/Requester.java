@@ -30,6 +30,7 @@ final class Requester {
   private static final Logger LOG = LoggerFactory.getLogger(Requester.class);
   private static final int MAX_BATCH = 64;
   private static final int RX_SIZE = 64 * 1024;
+  static final int IDLE_RX_SIZE = 256;
   private static final long WRITE_WAIT_MS = 50;
 
   /** Payloads up to this size are copied behind their header: one buffer per request. */
@@ -39,15 +40,22 @@ final class Requester {
 
   private final SoftQueuePair qp;
   private final SocketChannel channel;
-  private final Selector writeSelector;
+  // Opened the first time the socket is full (a selector is two descriptors: a QP that never
+  // fills its socket, such as a host's, which only answers, costs none); closed with the QP.
+  private Selector writeSelector; // set under this monitor, read under the QP's send lock
   private final int maxSge;
-  private final ByteBuffer headerBlock;
+  // Allocated at the first post (a QP that never sends keeps none); guarded by the send lock.
+  private ByteBuffer headerBlock;
   private final ByteBuffer[] headers = new ByteBuffer[MAX_BATCH];
   private final ByteBuffer[] gather;
   private final ViewCache gatherViews;
   private final RequestFlyweight request = new RequestFlyweight();
   private final ResponseFlyweight response = new ResponseFlyweight();
-  private final ByteBuffer rx = ByteBuffer.allocateDirect(RX_SIZE);
+  // Small until the first post: a QP that never sends gets no responses, only (at most) its
+  // peer's close, so a host's queue pair, which only answers, keeps 256 B instead of 64 KiB.
+  // Replaced by a RX_SIZE buffer under progressLock once grow is set; read only under it.
+  private ByteBuffer rx = ByteBuffer.allocateDirect(IDLE_RX_SIZE);
+  private volatile boolean grow;
   private final ReentrantLock progressLock = new ReentrantLock();
   private int batchHeaders;
   private int gatherCount;
@@ -63,16 +71,39 @@ final class Requester {
     this.qp = qp;
     this.channel = channel;
     this.maxSge = qp.attributes().maxSendSge();
-    headerBlock = ByteBuffer.allocateDirect(MAX_BATCH * SLOT);
-    for (int i = 0; i < MAX_BATCH; i++) {
-      headers[i] = headerBlock.duplicate().position(i * SLOT).limit((i + 1) * SLOT).slice();
-    }
     gather = new ByteBuffer[MAX_BATCH * (1 + maxSge)];
     gatherViews = new ViewCache(gather.length);
     rx.limit(0);
     channel.configureBlocking(false);
-    writeSelector = Selector.open();
-    channel.register(writeSelector, SelectionKey.OP_WRITE);
+  }
+
+  private void allocateHeaders() {
+    grow = true; // the responses' buffer grows at the next progress()
+    headerBlock = ByteBuffer.allocateDirect(MAX_BATCH * SLOT);
+    for (int i = 0; i < MAX_BATCH; i++) {
+      headers[i] = headerBlock.duplicate().position(i * SLOT).limit((i + 1) * SLOT).slice();
+    }
+  }
+
+  /** The selector that waits until the socket takes more; opened on first need. */
+  private Selector writeSelector() throws IOException {
+    Selector s = writeSelector;
+    if (s == null) {
+      synchronized (this) { // against close()
+        if (closed) {
+          throw new ClosedChannelException();
+        }
+        s = Selector.open();
+        try {
+          channel.register(s, SelectionKey.OP_WRITE);
+        } catch (IOException | RuntimeException e) {
+          s.close();
+          throw e;
+        }
+        writeSelector = s;
+      }
+    }
+    return s;
   }
 
   /** Connects to the responder named in {@code remote} and introduces this QP (bounded). */
@@ -153,6 +184,9 @@ final class Requester {
         qp.fail(WcStatus.RETRY_EXC_ERR);
       }
     }
+    if (headerBlock == null) {
+      allocateHeaders();
+    }
     ByteBuffer h = headers[batchHeaders++];
     request.wrap(h, 0).encode(opcode, flags, psn, length, imm, address, rkey);
     h.clear().limit(RequestFlyweight.LENGTH);
@@ -195,7 +229,7 @@ final class Requester {
             throw new ClosedChannelException();
           }
           // A consumer keeps keys out of the selected-key set, whose nodes would allocate.
-          writeSelector.select(Requester::writable, WRITE_WAIT_MS);
+          writeSelector().select(Requester::writable, WRITE_WAIT_MS);
         }
       }
     } finally {
@@ -223,6 +257,11 @@ final class Requester {
     }
     int handled = 0;
     try {
+      if (grow && rx.capacity() < RX_SIZE) {
+        ByteBuffer larger = ByteBuffer.allocateDirect(RX_SIZE);
+        larger.put(rx).flip(); // what was read and not yet handled moves along
+        rx = larger;
+      }
       while (!closed) {
         int step = handleBuffered();
         if (step > 0) {
@@ -340,8 +379,15 @@ final class Requester {
   void close() {
     closed = true;
     closeQuietly(channel);
+    Selector s;
+    synchronized (this) {
+      s = writeSelector;
+    }
+    if (s == null) {
+      return;
+    }
     try {
-      writeSelector.close();
+      s.close();
     } catch (IOException e) {
       LOG.debug("closing write selector: {}", e.toString());
     }
