@@ -415,15 +415,34 @@ public final class RegionHost implements AutoCloseable {
     for (HostSession s : sessions.keySet()) {
       s.terminate("host shutting down");
     }
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10); // for all of them
+    // one deadline for all of them: 10 s, plus 10 ms a session for a host with many (each end
+    // revokes grants and writes the audit log on a worker), at most 5 minutes
+    int count = sessions.size();
+    long budget =
+        Math.min(
+            TimeUnit.MINUTES.toNanos(5),
+            TimeUnit.SECONDS.toNanos(10) + TimeUnit.MILLISECONDS.toNanos(10) * count);
+    long deadline = System.nanoTime() + budget;
+    int lingering = 0;
     for (HostSession s : sessions.keySet()) {
-      awaitEnd(s, deadline);
+      if (!awaitEnd(s, deadline)) {
+        lingering++;
+      }
     }
+    if (lingering > 0) {
+      LOG.warn(
+          "{}: {} of {} sessions did not end within {} s",
+          name,
+          lingering,
+          count,
+          TimeUnit.NANOSECONDS.toSeconds(budget));
+    }
+    // never shutdownNow: interrupting a worker in the middle of an audit write would close the
+    // audit log's file channel (ClosedByInterruptException) and lose every later line
     workers.shutdown();
     try {
       if (!workers.awaitTermination(10, TimeUnit.SECONDS)) {
-        LOG.warn("{} workers did not stop within 10 s", name);
-        workers.shutdownNow();
+        LOG.warn("{}: workers still busy 10 s after the sessions' end; not interrupted", name);
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -445,14 +464,13 @@ public final class RegionHost implements AutoCloseable {
     LOG.info("{} closed", name);
   }
 
-  private static void awaitEnd(HostSession s, long deadlineNanos) {
+  /** Waits for {@code s} to end until {@code deadlineNanos}; false when it did not. */
+  private static boolean awaitEnd(HostSession s, long deadlineNanos) {
     try {
-      long left = Math.max(0, deadlineNanos - System.nanoTime());
-      if (!s.awaitEnd(left, TimeUnit.NANOSECONDS)) {
-        LOG.warn("session {} of {} did not end within 10 s", s.hexId(), s.identity());
-      }
+      return s.awaitEnd(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+      return false;
     }
   }
 
