@@ -576,8 +576,8 @@ public final class LoadRun implements AutoCloseable {
       sessions = null;
     }
     if (host != null) {
-      // the clients are closed: let their sessions end on the host before closing it, which gives
-      // them one 10 s deadline in all (not enough for thousands on a loaded machine)
+      // the clients are closed: let their sessions end on the host before closing it (its close
+      // waits 10 s + 10 ms a session, which a loaded machine with thousands can still outlast)
       long deadline = System.nanoTime() + CLOSE_DRAIN.toNanos();
       while (host.stats().sessions() > 0 && System.nanoTime() < deadline) {
         try {
