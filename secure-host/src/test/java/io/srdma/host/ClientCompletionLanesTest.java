@@ -111,7 +111,8 @@ class ClientCompletionLanesTest {
       List<Completions> seen = new ArrayList<>();
       for (int i = 0; i < clients; i++) {
         SecureRdmaClient c =
-            rig.track(SecureRdmaClient.connect(rig.options("acme", "trainer-lane-" + i).stagingSlots(8)));
+            rig.track(
+                SecureRdmaClient.connect(rig.options("acme", "trainer-lane-" + i).stagingSlots(8)));
         cs.add(c);
         grants.add(
             c.grant(
@@ -183,7 +184,8 @@ class ClientCompletionLanesTest {
       List<Completions> seen = new ArrayList<>();
       for (int i = 0; i < clients; i++) {
         SecureRdmaClient c =
-            rig.track(SecureRdmaClient.connect(rig.options("acme", "trainer-lane-" + i).stagingSlots(8)));
+            rig.track(
+                SecureRdmaClient.connect(rig.options("acme", "trainer-lane-" + i).stagingSlots(8)));
         cs.add(c);
         // client 0 writes until it is closed: the last 10 shares are its own
         long offset = i == 0 ? 6L * SHARE : (long) i * SHARE;
