@@ -1,6 +1,7 @@
 package io.srdma.channel;
 
 import io.srdma.verbs.DeviceContext;
+import io.srdma.verbs.VerbsException;
 import java.util.ArrayList;
 import java.util.List;
 import org.slf4j.Logger;
@@ -10,10 +11,13 @@ import org.slf4j.LoggerFactory;
  * The completion lanes of one {@link SharedDeviceContext}: a fixed number ({@value
  * #COUNT_PROP_NAME}, default {@link #COUNT_DEFAULT}) of {@link CompletionLane}s, each one
  * completion queue and one poller thread, whatever the number of clients. A joining client takes
- * the lane with the fewest clients. A lane whose queue failed is retired (its clients have lost
- * their data path; it is closed when the last of them leaves) and a fresh lane of the same index
- * takes its place for later clients. Opened with the shared context, closed with it when the last
- * client is gone. Thread-safe (this object's monitor, held to join, retire and close).
+ * the lane with the fewest clients whose queue can still grow by its need (a queue holds at most
+ * the device's {@code maxCqe} completions, tens of thousands on rxe: some hundreds of clients of 64
+ * staging slots per lane; the connect fails with the provider's INVALID_ARGUMENT when every lane is
+ * full). A lane whose queue failed is retired (its clients have lost their data path; it is closed
+ * when the last of them leaves) and a fresh lane of the same index takes its place for later
+ * clients. Opened with the shared context, closed with it when the last client is gone. Thread-safe
+ * (this object's monitor, held to join, retire and close).
  */
 final class CompletionLanes implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(CompletionLanes.class);
@@ -77,18 +81,25 @@ final class CompletionLanes implements AutoCloseable {
     if (closed) {
       throw new IllegalStateException("completion lanes are closed");
     }
-    int best = -1;
+    Integer[] order = new Integer[lanes.length];
     for (int k = 0; k < lanes.length; k++) {
       if (lanes[k].failed()) {
         replace(k);
       }
-      if (best < 0 || lanes[k].clients() < lanes[best].clients()) {
-        best = k;
+      order[k] = k;
+    }
+    java.util.Arrays.sort(order, java.util.Comparator.comparingInt(k -> lanes[k].clients()));
+    VerbsException full = null;
+    for (int k : order) {
+      try {
+        lanes[k].reserve(need, idleSpins);
+        return lanes[k];
+      } catch (VerbsException e) {
+        // this lane's queue cannot grow past the device's maxCqe: try a fuller one with room
+        full = e;
       }
     }
-    CompletionLane lane = lanes[best];
-    lane.reserve(need, idleSpins);
-    return lane;
+    throw full;
   }
 
   /** A client of {@code lane} leaves after its queue pair was destroyed ({@code qpn} -1: none). */

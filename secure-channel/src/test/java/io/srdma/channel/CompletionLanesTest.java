@@ -66,6 +66,36 @@ class CompletionLanesTest {
   }
 
   @Test
+  void shouldTakeALaneWithRoomWhenTheEmptiestCannotGrowAndRefuseWhenNoneCan() {
+    CompletionLanes lanes;
+    System.setProperty(CompletionLanes.COUNT_PROP_NAME, "2");
+    try (DeviceContext ctx = open()) {
+      try {
+        lanes = new CompletionLanes(ctx);
+      } finally {
+        System.clearProperty(CompletionLanes.COUNT_PROP_NAME);
+      }
+      int max = ctx.queryDevice().maxCqe();
+      CompletionLane lane0 = lanes.join(1, 0);
+      CompletionLane lane1 = lanes.join(1, 0);
+      assertNotSame(lane0, lane1);
+      assertEquals(lane0, lanes.join(1, 0)); // a tie goes to the first
+      assertEquals(lane1, lanes.join(max * 3 / 4, 0)); // 2 clients each; lane 1 nearly full
+      assertEquals(lane0, lanes.join(1, 0)); // tie again: lane 0 has 3 clients, lane 1 has 2
+      // lane 1 has the fewest clients but no room for half the maximum: lane 0 takes it
+      assertEquals(lane0, lanes.join(max / 2, 0));
+      assertTrue(lane0.cq().capacity() >= max / 2 + 3, "grown: " + lane0.cq().capacity());
+      // room nowhere: the provider's refusal
+      io.srdma.verbs.VerbsException full =
+          org.junit.jupiter.api.Assertions.assertThrows(
+              io.srdma.verbs.VerbsException.class, () -> lanes.join(max / 2, 0));
+      assertEquals(io.srdma.verbs.VerbsException.Reason.INVALID_ARGUMENT, full.reason());
+      assertArrayEquals(new int[] {4, 2}, lanes.clientsPerLane());
+      lanes.close();
+    }
+  }
+
+  @Test
   void shouldDropAndCountCompletionsOfAnUnregisteredQueuePair() throws Exception {
     try (DeviceContext ctx = open()) {
       CompletionLanes lanes = new CompletionLanes(ctx);
