@@ -20,11 +20,13 @@ import org.slf4j.LoggerFactory;
  * #poll()}), and then dispatches the completions of every client of the lane.
  *
  * <p>Room: a client reserves its need (send depth + 8) before its queue pair is created on the
- * queue, which grows ({@link CompletionQueue#resize}) to the sum of the reservations; a leaving
- * client's reservation is given back only once a poll drained the queue after its queue pair was
- * destroyed (its flushed completions are gone then), and the queue shrinks back when it is more
- * than twice what is reserved. A completion of a queue pair no longer registered is dropped and
- * counted. A failure of the queue (overrun, I/O) fails the data path of every client of the lane.
+ * queue, which grows ({@link CompletionQueue#resize}) to cover the sum of the reservations (at
+ * least doubling, within the device's maximum); a leaving client's reservation is given back only
+ * once a poll drained the queue after its queue pair was destroyed (its flushed completions are
+ * gone then), and the queue shrinks to twice what is reserved once it is more than four times that
+ * (a shrink the provider refuses leaves it as it is). A completion of a queue pair no longer
+ * registered is dropped and counted. A failure of the queue (overrun, I/O) fails the data path of
+ * every client of the lane.
  *
  * <p>Thread-safe: one poller at a time (a caller that finds another polling returns 0); joining and
  * leaving under this object's monitor.
@@ -43,6 +45,7 @@ final class CompletionLane {
   private static final long LEAVE_WAIT_NANOS = TimeUnit.SECONDS.toNanos(5);
 
   private final CompletionQueue cq;
+  private final int maxCapacity;
   private final String name;
   private final ReentrantLock lock = new ReentrantLock();
   private final WorkCompletion[] wcs = new WorkCompletion[BATCH];
@@ -64,6 +67,7 @@ final class CompletionLane {
   private int reserved; // guarded by this
 
   CompletionLane(DeviceContext context, int index) {
+    this.maxCapacity = context.queryDevice().maxCqe();
     this.cq = context.createCompletionQueue(MIN_CAPACITY);
     this.name = THREAD_PREFIX + index;
     for (int i = 0; i < BATCH; i++) {
@@ -104,8 +108,10 @@ final class CompletionLane {
    */
   synchronized void reserve(int need, int idleSpins) {
     int total = reserved + need;
-    if (total > cq.capacity()) {
-      cq.resize(total);
+    int capacity = cq.capacity();
+    if (total > capacity) {
+      // at least double, so that a thousand clients joining do not copy the queue a thousand times
+      cq.resize(total > maxCapacity ? total : Math.min(maxCapacity, Math.max(total, 2 * capacity)));
     }
     reserved = total;
     clients++;
@@ -243,11 +249,11 @@ final class CompletionLane {
     }
   }
 
-  /** Gives back what leavers reserved; shrinks the queue when it is over twice that. */
+  /** Gives back what leavers reserved; halves the queue when it is over four times that. */
   private synchronized void settle(int given) {
     releasing -= given;
     reserved -= given;
-    int want = Math.max(MIN_CAPACITY, reserved);
+    int want = Math.max(MIN_CAPACITY, 2 * reserved);
     if (cq.capacity() > 2 * want) {
       try {
         cq.resize(want);

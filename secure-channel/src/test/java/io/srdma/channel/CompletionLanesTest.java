@@ -38,7 +38,8 @@ class CompletionLanesTest {
   }
 
   @Test
-  void shouldBalanceClientsAndGrowTheQueueBeforeTheQueuePairIsMade() {
+  void shouldBalanceClientsAndGrowTheQueueBeforeTheQueuePairIsMadeAndShrinkItBack()
+      throws InterruptedException {
     try (DeviceContext ctx = open()) {
       CompletionLanes lanes = new CompletionLanes(ctx);
       int count = CompletionLanes.count();
@@ -58,6 +59,13 @@ class CompletionLanesTest {
       }
       java.util.Arrays.fill(expected, 0);
       assertArrayEquals(expected, lanes.clientsPerLane());
+      // given back at the lane's next drained poll (an idle lane's park ends within 100 ms)
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (joined[0].cq().capacity() > CompletionLane.MIN_CAPACITY
+          && System.nanoTime() < deadline) {
+        Thread.sleep(5);
+      }
+      assertEquals(CompletionLane.MIN_CAPACITY, joined[0].cq().capacity(), "shrunk back");
       lanes.close();
       for (int k = 0; k < count; k++) {
         assertTrue(!alive(CompletionLane.THREAD_PREFIX + k), "lane thread " + k + " stopped");
