@@ -65,7 +65,7 @@ import org.slf4j.LoggerFactory;
  * data plane's completions: 2 completion lanes (1 on a one-CPU machine; system property {@code
  * srdma.client.completionLanes}, 1..16), each one completion queue shared by the queue pairs of the
  * clients on it and one poller thread {@code srdma-client-cq-<k>}; a client joins the lane with the
- * fewest clients. So a process of any number of clients runs 4 to 8 client threads by default (plus
+ * fewest clients. So a process of any number of clients runs 5 to 8 client threads by default (plus
  * sealers while large convenience writes run).
  *
  * <p>Thread safety: thread-safe; any thread may request grants, write, read and close. Listeners
