@@ -11,17 +11,22 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Device objects of one client on the process's shared device context: protection domain,
- * completion queue, queue pair, staging and read registrations; closed in reverse, the shared
- * context given back last. Used by the connecting and the closing thread only.
+ * Device objects of one client on the process's shared device context: protection domain, a place
+ * on one of the context's completion lanes (reserved before the queue pair is created on the lane's
+ * queue), queue pair, staging and read registrations; closed in reverse, the lane left after the
+ * queue pair is destroyed, the shared context given back last. Used by the connecting and the
+ * closing thread only.
  */
 final class ClientResources {
   private static final Logger LOG = LoggerFactory.getLogger(ClientResources.class);
 
   SharedDeviceContext context;
   ProtectionDomain pd;
-  CompletionQueue cq;
+  CompletionLane lane;
+  int laneNeed;
   QueuePair qp;
+  private int registeredQpn = -1;
+  private boolean joined;
   MemoryRegion staging;
   MemoryRegion read;
 
@@ -29,8 +34,12 @@ final class ClientResources {
     context = SharedDeviceContext.acquire(o.provider(), o.device());
     pd = context.context().allocateProtectionDomain();
     int slots = o.stagingSlots();
-    cq = context.context().createCompletionQueue(slots + 8);
-    qp = pd.createQueuePair(new QueuePairAttributes(cq, cq, slots + 4, 1, 1, 1));
+    int sendDepth = slots + 4;
+    laneNeed = sendDepth + 8;
+    lane = context.lanes().join(laneNeed, o.idleSpins());
+    joined = true;
+    CompletionQueue cq = lane.cq();
+    qp = pd.createQueuePair(new QueuePairAttributes(cq, cq, sendDepth, 1, 1, 1));
     qp.init(0);
     int slotSize = o.maxRecordPayload() + SealedLayout.RECORD_OVERHEAD;
     staging =
@@ -38,18 +47,36 @@ final class ClientResources {
     read = pd.registerMemory(ByteBuffer.allocateDirect(o.maxReadBytes()), AccessFlags.LOCAL_WRITE);
   }
 
-  /** Closes the control connection (null: none, or closed already) and every device object. */
+  /** The queue pair's completions go to {@code target} (on the lane's poller) from now on. */
+  void register(CompletionTarget target) {
+    registeredQpn = qp.qpn();
+    lane.register(registeredQpn, target);
+  }
+
+  /**
+   * Closes the control connection (null: none, or closed already) and every device object; the lane
+   * is left once the queue pair is destroyed (no completion reaches the client after that).
+   */
   void close(ClientConnection connection) {
     if (connection != null) {
       connection.close();
     }
-    for (AutoCloseable c : new AutoCloseable[] {qp, staging, read, cq, pd, context}) {
-      if (c != null) {
-        try {
-          c.close();
-        } catch (Exception e) {
-          LOG.debug("closing {}: {}", c, e.getMessage());
-        }
+    close(qp);
+    if (joined) {
+      joined = false;
+      context.lanes().leave(lane, registeredQpn, laneNeed);
+    }
+    for (AutoCloseable c : new AutoCloseable[] {staging, read, pd, context}) {
+      close(c);
+    }
+  }
+
+  private static void close(AutoCloseable c) {
+    if (c != null) {
+      try {
+        c.close();
+      } catch (Exception e) {
+        LOG.debug("closing {}: {}", c, e.getMessage());
       }
     }
   }

@@ -49,26 +49,34 @@ import org.slf4j.LoggerFactory;
  * event loop; the connecting thread waits for the handshake, bounded), {@link ControlChannel} (the
  * host's frames on a shared worker, keep-alive and deadlines on the shared timer), {@link
  * SealedWriter} and {@link WriteStages} (on the writing threads), {@link SealedReader}, {@link
- * CompletionPoller} (its own thread, or a caller of {@link #pollCompletions()}). Every client of a
- * process shares one device context per provider and device options ({@link SharedDeviceContext});
- * each has its own protection domain, queue pair, completion queue and registered staging and read
+ * CompletionTarget} (this client's share of a {@link CompletionLane}: on the lane's thread, or a
+ * caller of {@link #pollCompletions()}). Every client of a process shares one device context per
+ * provider and device options ({@link SharedDeviceContext}) and its completion lanes ({@link
+ * CompletionLanes}); each has its own protection domain, queue pair and registered staging and read
  * buffers.
  *
- * <p>Threads: per client, a completion poller and {@code sealingThreads} sealers for large
- * convenience writes (started on demand), named {@code srdma-client-N-*} and stopped by {@link
- * #close}. The control plane is one per process, shared by every client ({@link ClientRuntime}): an
- * event loop {@code srdma-client-control} (TLS for every control connection), a timer {@code
+ * <p>Threads: per client, only {@code sealingThreads} sealers for large convenience writes (started
+ * on demand), named {@code srdma-client-N-seal-*} and stopped by {@link #close}. The rest is one
+ * per process, shared by every client whatever their number; the first client starts it, the last
+ * one to close stops it (each join bounded). The control plane ({@link ClientRuntime}): an event
+ * loop {@code srdma-client-control} (TLS for every control connection), a timer {@code
  * srdma-client-timer} (keep-alive, request deadlines, host certificate re-checks) and 2 to 4
- * workers {@code srdma-client-worker-*} (the host's frames, listeners, TLS certificate checks),
- * whatever the number of clients; the first client starts them, the last one to close stops them.
+ * workers {@code srdma-client-worker-*} (the host's frames, listeners, TLS certificate checks). The
+ * data plane's completions: 2 completion lanes (1 on a one-CPU machine; system property {@code
+ * srdma.client.completionLanes}, 1..16), each one completion queue shared by the queue pairs of the
+ * clients on it and one poller thread {@code srdma-client-cq-<k>}; a client joins the lane with the
+ * fewest clients. So a process of any number of clients runs 5 to 8 client threads by default (plus
+ * sealers while large convenience writes run).
  *
  * <p>Thread safety: thread-safe; any thread may request grants, write, read and close. Listeners
  * ({@link #onRevoked}, {@link #onSessionLost}) run on the shared workers, one at a time per client,
- * and a {@link WriteCompletionHandler} on the polling thread; none may block (a blocked listener
- * holds up the control messages of its client and a worker every client shares). Buffers: the
- * client allocates and owns its staging memory and frees it when it closes; data passed to a
- * grant's {@code write} is copied (sealed) before {@code write} returns, and a {@code read} returns
- * a buffer the caller owns ({@link RemoteGrant}).
+ * and a {@link WriteCompletionHandler} on the polling thread (the lane's thread, or a caller of
+ * {@link #pollCompletions()} of any client of the same lane); none may block (a blocked listener
+ * holds up the control messages of its client and a worker every client shares; a blocked handler
+ * holds up the completions of every client of its lane). Buffers: the client allocates and owns its
+ * staging memory and frees it when it closes; data passed to a grant's {@code write} is copied
+ * (sealed) before {@code write} returns, and a {@code read} returns a buffer the caller owns
+ * ({@link RemoteGrant}).
  */
 public final class SecureRdmaClient implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(SecureRdmaClient.class);
@@ -85,7 +93,6 @@ public final class SecureRdmaClient implements AutoCloseable {
   private final SealedWriter writer;
   private final SealedReader reader;
   private final ControlChannel control;
-  private final CompletionPoller poller;
   private final ExecutorService sealingPool;
   private final ClientRuntime runtime;
 
@@ -148,7 +155,7 @@ public final class SecureRdmaClient implements AutoCloseable {
             reader,
             epochs);
     epochs.onFailure(c -> control.fail(c, true));
-    this.poller = new CompletionPoller(state, r.cq, writer, reader, o.idleSpins());
+    r.register(new CompletionTarget(state, writer, reader));
   }
 
   /**
@@ -184,7 +191,6 @@ public final class SecureRdmaClient implements AutoCloseable {
       }
       SecureRdmaClient c = new SecureRdmaClient(options, peer, connection, runtime, r, name);
       c.control.start();
-      c.poller.start();
       LOG.info(
           "{}: session {} with {} ({}) as {}, keys bound to the {}",
           c.name,
@@ -286,6 +292,8 @@ public final class SecureRdmaClient implements AutoCloseable {
 
   /**
    * Called on the polling thread as writes complete (null: no handler). Replaces the previous one.
+   * The polling thread is the thread of this client's completion lane, or a thread in {@link
+   * #pollCompletions()} of this or another client of the same lane.
    */
   public void onWritesCompleted(WriteCompletionHandler handler) {
     writer.handler(handler);
@@ -306,13 +314,17 @@ public final class SecureRdmaClient implements AutoCloseable {
   }
 
   /**
-   * Handles the write and read completions there are now, on the calling thread (the client's
-   * poller thread does so too; whichever polls first handles them). Allocates nothing.
+   * Handles the write and read completions there are now on this client's completion lane, on the
+   * calling thread (the lane's thread does so too; whichever polls first handles them). The lane's
+   * queue is shared with other clients of the process: this call may therefore also handle their
+   * completions, and call their {@link WriteCompletionHandler}s, on the calling thread. A failure
+   * of the lane's queue fails the data path of every client on it ({@link #dataPathFailure()}
+   * {@code FATAL_ERR}) rather than throwing. Allocates nothing.
    *
-   * @return completions handled (0 also when another thread was polling)
+   * @return completions handled, of any client of the lane (0 also when another thread was polling)
    */
   public int pollCompletions() {
-    return poller.poll();
+    return state.isClosed() ? 0 : resources.lane.poll();
   }
 
   /** The status of the first failed completion of this session's queue pair, or null. */
@@ -371,7 +383,6 @@ public final class SecureRdmaClient implements AutoCloseable {
     if (sealingPool != null) {
       sealingPool.shutdownNow();
     }
-    poller.join();
     writer.failWaiting(closing);
     reader.failWaiting(closing);
     resources.close(null);

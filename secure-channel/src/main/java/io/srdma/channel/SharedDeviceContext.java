@@ -11,8 +11,9 @@ import org.slf4j.LoggerFactory;
 /**
  * One device context per process for each provider and device options, shared by every {@link
  * SecureRdmaClient} in it: reference-counted, opened by the first client, closed when the last
- * client closes. Each client still has its own protection domain, completion queue, queue pair and
- * registrations on it. Thread-safe (one lock, held only to open, count and close).
+ * client closes. Its {@link CompletionLanes} (a few completion queues and their poller threads) go
+ * with it: opened with it, closed before it. Each client still has its own protection domain, queue
+ * pair and registrations on it. Thread-safe (one lock, held only to open, count and close).
  */
 final class SharedDeviceContext implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(SharedDeviceContext.class);
@@ -21,11 +22,18 @@ final class SharedDeviceContext implements AutoCloseable {
 
   private final String key;
   private final DeviceContext context;
+  private final CompletionLanes lanes;
   private int users; // guarded by LOCK
 
   private SharedDeviceContext(String key, DeviceContext context) {
     this.key = key;
     this.context = context;
+    try {
+      this.lanes = new CompletionLanes(context);
+    } catch (RuntimeException e) {
+      context.close();
+      throw e;
+    }
   }
 
   /**
@@ -49,6 +57,11 @@ final class SharedDeviceContext implements AutoCloseable {
   /** The context. */
   DeviceContext context() {
     return context;
+  }
+
+  /** The completion lanes of this context's clients. */
+  CompletionLanes lanes() {
+    return lanes;
   }
 
   /** Clients holding this context now. */
@@ -76,6 +89,7 @@ final class SharedDeviceContext implements AutoCloseable {
         return;
       }
       OPEN.remove(key);
+      lanes.close();
       try {
         context.close();
       } catch (RuntimeException e) {

@@ -17,8 +17,9 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The SDK's control plane is one per process (an event loop, a timer and a few workers), whatever
- * the number of clients; it stops with the last client.
+ * The SDK's control plane is one per process (an event loop, a timer and a few workers), and so are
+ * its completion lanes (a completion queue and a poller thread each), whatever the number of
+ * clients; they stop with the last client.
  */
 class ClientControlPlaneThreadsTest {
   @TempDir Path dir;
@@ -48,11 +49,21 @@ class ClientControlPlaneThreadsTest {
         .count();
   }
 
+  /** Per-client completion pollers as they were before the shared lanes: there must be none. */
+  private static long perClientPollerThreads() {
+    return Thread.getAllStackTraces().keySet().stream()
+        .filter(Thread::isAlive)
+        .map(Thread::getName)
+        .filter(n -> n.matches("srdma-client-\\d+-cq"))
+        .count();
+  }
+
   @Test
   @Timeout(value = 180, unit = TimeUnit.SECONDS)
   void clientsShareOneControlPlane() throws Exception {
     // another test's client still open in this JVM would keep the shared threads alive
-    boolean aloneAtStart = controlPlaneThreads().isEmpty();
+    boolean aloneAtStart =
+        controlPlaneThreads().isEmpty() && ClientCompletionLanesTest.laneThreads().isEmpty();
     try (ChannelRig rig = new ChannelRig(dir)) {
       List<SecureRdmaClient> clients = new ArrayList<>();
       for (int i = 0; i < 4; i++) {
@@ -97,12 +108,18 @@ class ClientControlPlaneThreadsTest {
       assertTrue(withMany.size() <= 6, "client control-plane threads: " + withMany);
       assertTrue(withFew.size() <= withMany.size(), withFew + " then " + withMany);
       assertEquals(0, perClientControlThreads(), "no control or timer thread per client");
+      // 48 clients' completions on at most 2 lanes: a completion queue and a poller thread each
+      List<String> lanes = ClientCompletionLanesTest.laneThreads();
+      assertTrue(!lanes.isEmpty() && lanes.size() <= 2, "completion lane threads: " + lanes);
+      assertEquals(0, perClientPollerThreads(), "no completion poller per client");
       for (SecureRdmaClient c : clients) {
         c.close();
       }
       if (aloneAtStart) {
         // the last client stops the shared threads (bounded joins)
         ChannelRig.await(() -> controlPlaneThreads().isEmpty(), "client control plane stopped");
+        ChannelRig.await(
+            () -> ClientCompletionLanesTest.laneThreads().isEmpty(), "completion lanes stopped");
       }
     }
   }

@@ -12,8 +12,29 @@ import java.time.Duration;
  * handed to exactly one caller.
  */
 public interface CompletionQueue extends AutoCloseable {
-  /** The most completions it holds. */
+  /** The most completions it holds (what it was created or last resized with). */
   int capacity();
+
+  /**
+   * Changes how many completions the queue holds ({@code ibv_resize_cq}): it may grow or shrink
+   * while queue pairs use it and completions are queued; queued completions are kept, in order, and
+   * the next overrun is judged against the new capacity. A queue pair's depth may be set against a
+   * CQ only after the CQ was grown to cover it: resize before creating the queue pair.
+   *
+   * <p>Thread safety: may be called while other threads poll, await and post; a provider excludes
+   * them for the moment of the copy.
+   *
+   * @throws VerbsException INVALID_ARGUMENT for a capacity below 1, above the device's {@link
+   *     DeviceAttributes#maxCqe()}, or below the completions queued now (nothing is lost then: the
+   *     queue is left as it was); CLOSED once closed; NOT_SUPPORTED by a provider that cannot
+   *     resize
+   */
+  default void resize(int capacity) {
+    throw new VerbsException(
+        VerbsException.Reason.NOT_SUPPORTED,
+        "resize_cq",
+        getClass().getSimpleName() + " cannot resize a completion queue");
+  }
 
   /**
    * Takes up to {@code out.length} completions without waiting ({@code ibv_poll_cq}).

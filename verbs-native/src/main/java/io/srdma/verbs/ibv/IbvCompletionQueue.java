@@ -25,7 +25,7 @@ final class IbvCompletionQueue implements CompletionQueue {
 
   private final IbvDeviceContext context;
   private final long cq;
-  private final int capacity;
+  private volatile int capacity;
   private final long wcs;
   private volatile IbvQueuePair[] queuePairs = new IbvQueuePair[0];
   private int users;
@@ -62,6 +62,34 @@ final class IbvCompletionQueue implements CompletionQueue {
   @Override
   public int capacity() {
     return capacity;
+  }
+
+  /**
+   * {@code ibv_resize_cq}, excluding pollers (poll holds this monitor). The provider keeps the
+   * queued completions and refuses (EINVAL) a size below them; it may round the size up (rxe: to
+   * 2^n − 1), {@link #capacity()} reports what was asked.
+   */
+  @Override
+  public synchronized void resize(int newCapacity) {
+    if (closed) {
+      throw new VerbsException(
+          VerbsException.Reason.CLOSED, "resize_cq", "completion queue is closed");
+    }
+    int max = context.maxCqe();
+    if (newCapacity < 1 || newCapacity > max) {
+      throw new VerbsException(
+          VerbsException.Reason.INVALID_ARGUMENT,
+          "resize_cq",
+          "capacity " + newCapacity + " outside 1.." + max);
+    }
+    int rc = Native.lib().ibv_resize_cq(cq, newCapacity);
+    if (rc != 0) {
+      // EINVAL also when fewer than the completions queued now; some providers return -errno
+      throw Errors.of("resize_cq", Math.abs(rc), "capacity " + capacity + " -> " + newCapacity);
+    }
+    LayoutProbe.require(
+        Native.getInt(cq + Structs.Cq.CQE) >= newCapacity, "ibv_cq", "cq->cqe after resize");
+    capacity = newCapacity;
   }
 
   @Override

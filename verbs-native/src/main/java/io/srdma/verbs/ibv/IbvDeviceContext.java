@@ -135,6 +135,11 @@ final class IbvDeviceContext implements DeviceContext {
     windowBoundsEnforced = StartUpCheck.windowBoundsEnforced(this);
   }
 
+  /** The deepest completion queue the device allows ({@code max_cqe}). */
+  int maxCqe() {
+    return maxCqe;
+  }
+
   long handle() {
     return context;
   }

@@ -49,6 +49,9 @@ final class Native {
 
     int ibv_destroy_cq(long cq);
 
+    /** Returns 0 or an errno value (not -1 with errno set). */
+    int ibv_resize_cq(long cq, int cqe);
+
     @SaveError
     long ibv_create_qp(long pd, long initAttr);
 

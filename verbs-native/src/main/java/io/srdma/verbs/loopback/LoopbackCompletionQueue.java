@@ -53,19 +53,14 @@ final class LoopbackCompletionQueue implements CompletionQueue {
     }
   }
 
+  /** Set in {@code tail} while {@link #resize} replaces the ring: producers wait. */
+  private static final long FROZEN = 1L << 62;
+
   private final LoopbackDeviceContext ctx;
-  private final int capacity;
 
-  /** Slot {@code i} holds position {@code p} once {@code seqs[i] == p + 1}. */
-  private final long[] seqs;
+  /** Replaced by {@link #resize} while {@code tail} is frozen and the drain lock held. */
+  private volatile Ring ring;
 
-  private final long[] wrIds;
-  private final WcStatus[] statuses;
-  private final WcOpcode[] opcodes;
-  private final int[] byteLengths;
-  private final int[] imms;
-  private final boolean[] hasImms;
-  private final int[] qpns;
   private final LiveChildren users = new LiveChildren();
   private final ReentrantLock awaitLock = new ReentrantLock();
   private final Object drainLock = new Object();
@@ -81,15 +76,48 @@ final class LoopbackCompletionQueue implements CompletionQueue {
 
   LoopbackCompletionQueue(LoopbackDeviceContext ctx, int capacity) {
     this.ctx = ctx;
-    this.capacity = capacity;
-    seqs = new long[capacity];
-    wrIds = new long[capacity];
-    statuses = new WcStatus[capacity];
-    opcodes = new WcOpcode[capacity];
-    byteLengths = new int[capacity];
-    imms = new int[capacity];
-    hasImms = new boolean[capacity];
-    qpns = new int[capacity];
+    this.ring = new Ring(capacity);
+  }
+
+  /**
+   * The slots, one array per field; slot {@code i} holds position {@code p} once seqs[i] == p+1.
+   */
+  private static final class Ring {
+    final int capacity;
+    final long[] seqs;
+    final long[] wrIds;
+    final WcStatus[] statuses;
+    final WcOpcode[] opcodes;
+    final int[] byteLengths;
+    final int[] imms;
+    final boolean[] hasImms;
+    final int[] qpns;
+
+    Ring(int capacity) {
+      this.capacity = capacity;
+      seqs = new long[capacity];
+      wrIds = new long[capacity];
+      statuses = new WcStatus[capacity];
+      opcodes = new WcOpcode[capacity];
+      byteLengths = new int[capacity];
+      imms = new int[capacity];
+      hasImms = new boolean[capacity];
+      qpns = new int[capacity];
+    }
+
+    /** Copies position {@code p} of {@code from} (published there) to this ring, published. */
+    void copy(Ring from, long p) {
+      int f = (int) (p % from.capacity);
+      int t = (int) (p % capacity);
+      wrIds[t] = from.wrIds[f];
+      statuses[t] = from.statuses[f];
+      opcodes[t] = from.opcodes[f];
+      byteLengths[t] = from.byteLengths[f];
+      imms[t] = from.imms[f];
+      hasImms[t] = from.hasImms[f];
+      qpns[t] = from.qpns[f];
+      seqs[t] = p + 1;
+    }
   }
 
   LoopbackDeviceContext loopbackContext() {
@@ -110,23 +138,35 @@ final class LoopbackCompletionQueue implements CompletionQueue {
       int imm,
       int qpn) {
     long t;
-    do {
+    while (true) {
       t = tail;
-      if (t - head >= capacity) {
+      if ((t & FROZEN) != 0) {
+        Thread.onSpinWait(); // a resize copies the ring: microseconds
+      } else if (t - head >= ring.capacity) {
         overrun = true;
         wake();
         return;
+      } else if (TAIL.compareAndSet(this, t, t + 1)) {
+        break;
       }
-    } while (!TAIL.compareAndSet(this, t, t + 1));
-    int i = (int) (t % capacity);
-    wrIds[i] = wrId;
-    statuses[i] = status;
-    opcodes[i] = opcode;
-    byteLengths[i] = byteLength;
-    imms[i] = imm;
-    hasImms[i] = hasImm;
-    qpns[i] = qpn;
-    SEQ.setVolatile(seqs, i, t + 1);
+    }
+    // the ring of the claim: a resize waits for this slot before it replaces the ring
+    Ring r = ring;
+    if (t - head >= r.capacity) {
+      // a shrink ran between the check and the claim (tail came back to t): full at the new size
+      overrun = true;
+      wake();
+      return;
+    }
+    int i = (int) (t % r.capacity);
+    r.wrIds[i] = wrId;
+    r.statuses[i] = status;
+    r.opcodes[i] = opcode;
+    r.byteLengths[i] = byteLength;
+    r.imms[i] = imm;
+    r.hasImms[i] = hasImm;
+    r.qpns[i] = qpn;
+    SEQ.setVolatile(r.seqs, i, t + 1);
     wake();
   }
 
@@ -173,12 +213,64 @@ final class LoopbackCompletionQueue implements CompletionQueue {
 
   /** Completions pushed and not yet polled (claimed slots included). */
   int pending() {
-    return (int) (tail - head);
+    return (int) ((tail & ~FROZEN) - head);
   }
 
   @Override
   public int capacity() {
-    return capacity;
+    return ring.capacity;
+  }
+
+  /**
+   * Freezes {@code tail} (producers spin), waits for the slots already claimed to be filled, copies
+   * the queued completions to a new ring at the same positions (so in order) and unfreezes.
+   */
+  @Override
+  public void resize(int newCapacity) {
+    synchronized (drainLock) {
+      synchronized (this) {
+        if (closed) {
+          throw new VerbsException(
+              VerbsException.Reason.CLOSED, "resize_cq", "completion queue is closed");
+        }
+      }
+      long t;
+      do {
+        t = tail;
+      } while (!TAIL.compareAndSet(this, t, t | FROZEN));
+      try {
+        long h = head;
+        int queued = (int) (t - h);
+        if (newCapacity < 1
+            || newCapacity > LoopbackDeviceContext.MAX_CQE
+            || newCapacity < queued) {
+          throw new VerbsException(
+              VerbsException.Reason.INVALID_ARGUMENT,
+              "resize_cq",
+              "capacity "
+                  + newCapacity
+                  + " outside "
+                  + Math.max(1, queued)
+                  + ".."
+                  + LoopbackDeviceContext.MAX_CQE
+                  + " ("
+                  + queued
+                  + " completion(s) queued)");
+        }
+        Ring old = ring;
+        Ring bigger = new Ring(newCapacity);
+        for (long p = h; p < t; p++) {
+          int i = (int) (p % old.capacity);
+          while ((long) SEQ.getAcquire(old.seqs, i) != p + 1) {
+            Thread.onSpinWait(); // claimed, still being filled
+          }
+          bigger.copy(old, p);
+        }
+        ring = bigger;
+      } finally {
+        tail = t; // unfreezes; publishes the new ring to the producers that read tail
+      }
+    }
   }
 
   @Override
@@ -245,25 +337,33 @@ final class LoopbackCompletionQueue implements CompletionQueue {
   }
 
   private int drain(WorkCompletion[] out) {
-    if (!overrun && (long) SEQ.getVolatile(seqs, (int) (head % capacity)) != head + 1) {
+    Ring seen = ring;
+    if (!overrun && (long) SEQ.getVolatile(seen.seqs, (int) (head % seen.capacity)) != head + 1) {
       return 0;
     }
     synchronized (drainLock) {
+      Ring r = ring;
       if (overrun) {
         throw new VerbsException(
             VerbsException.Reason.RESOURCE_EXHAUSTED,
             "poll_cq",
-            "completion queue of capacity " + capacity + " overran; completions were lost");
+            "completion queue of capacity " + r.capacity + " overran; completions were lost");
       }
       long h = head;
       int n = 0;
       while (n < out.length) {
-        int i = (int) (h % capacity);
-        if ((long) SEQ.getAcquire(seqs, i) != h + 1) {
+        int i = (int) (h % r.capacity);
+        if ((long) SEQ.getAcquire(r.seqs, i) != h + 1) {
           break;
         }
         out[n++].set(
-            wrIds[i], statuses[i], opcodes[i], byteLengths[i], hasImms[i], imms[i], qpns[i]);
+            r.wrIds[i],
+            r.statuses[i],
+            r.opcodes[i],
+            r.byteLengths[i],
+            r.hasImms[i],
+            r.imms[i],
+            r.qpns[i]);
         h++;
       }
       head = h;

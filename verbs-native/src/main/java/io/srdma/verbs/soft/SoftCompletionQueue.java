@@ -16,20 +16,22 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * A completion queue: a fixed ring of primitive fields, so pushing and polling allocate nothing.
- * Many producers (requester and responder threads), one consumer at a time.
+ * A completion queue: a ring of primitive fields, so pushing and polling allocate nothing (only
+ * {@link #resize} replaces the ring). Many producers (requester and responder threads), one
+ * consumer at a time.
  */
 final class SoftCompletionQueue implements CompletionQueue {
 
   private final SoftDeviceContext ctx;
-  private final int capacity;
-  private final long[] wrIds;
-  private final WcStatus[] statuses;
-  private final WcOpcode[] opcodes;
-  private final int[] byteLengths;
-  private final int[] imms;
-  private final boolean[] hasImms;
-  private final int[] qpns;
+  // The ring: replaced by resize under this object's monitor, read only under it.
+  private volatile int capacity;
+  private long[] wrIds;
+  private WcStatus[] statuses;
+  private WcOpcode[] opcodes;
+  private int[] byteLengths;
+  private int[] imms;
+  private boolean[] hasImms;
+  private int[] qpns;
   private final LiveChildren users = new LiveChildren();
   private long head;
   private long tail;
@@ -45,14 +47,7 @@ final class SoftCompletionQueue implements CompletionQueue {
 
   SoftCompletionQueue(SoftDeviceContext ctx, int capacity) {
     this.ctx = ctx;
-    this.capacity = capacity;
-    wrIds = new long[capacity];
-    statuses = new WcStatus[capacity];
-    opcodes = new WcOpcode[capacity];
-    byteLengths = new int[capacity];
-    imms = new int[capacity];
-    hasImms = new boolean[capacity];
-    qpns = new int[capacity];
+    allocate(capacity);
     try {
       selector = Selector.open();
     } catch (IOException e) {
@@ -88,7 +83,7 @@ final class SoftCompletionQueue implements CompletionQueue {
       int imm,
       int qpn) {
     synchronized (this) {
-      if (tail - head == capacity) {
+      if (tail - head >= capacity) {
         overrun = true;
         return;
       }
@@ -111,6 +106,64 @@ final class SoftCompletionQueue implements CompletionQueue {
   @Override
   public int capacity() {
     return capacity;
+  }
+
+  /**
+   * A new ring of {@code newCapacity}: the queued completions move over at the same positions (so
+   * in order), under the monitor that pushing and draining take.
+   */
+  @Override
+  public synchronized void resize(int newCapacity) {
+    if (closed) {
+      throw new VerbsException(
+          VerbsException.Reason.CLOSED, "resize_cq", "completion queue is closed");
+    }
+    int queued = (int) (tail - head);
+    if (newCapacity < 1 || newCapacity > SoftDeviceContext.MAX_CQE || newCapacity < queued) {
+      throw new VerbsException(
+          VerbsException.Reason.INVALID_ARGUMENT,
+          "resize_cq",
+          "capacity "
+              + newCapacity
+              + " outside "
+              + Math.max(1, queued)
+              + ".."
+              + SoftDeviceContext.MAX_CQE
+              + " ("
+              + queued
+              + " completion(s) queued)");
+    }
+    long[] oldWrIds = wrIds;
+    WcStatus[] oldStatuses = statuses;
+    WcOpcode[] oldOpcodes = opcodes;
+    int[] oldByteLengths = byteLengths;
+    int[] oldImms = imms;
+    boolean[] oldHasImms = hasImms;
+    int[] oldQpns = qpns;
+    int old = capacity;
+    allocate(newCapacity);
+    for (long p = head; p < tail; p++) {
+      int from = (int) (p % old);
+      int to = (int) (p % newCapacity);
+      wrIds[to] = oldWrIds[from];
+      statuses[to] = oldStatuses[from];
+      opcodes[to] = oldOpcodes[from];
+      byteLengths[to] = oldByteLengths[from];
+      imms[to] = oldImms[from];
+      hasImms[to] = oldHasImms[from];
+      qpns[to] = oldQpns[from];
+    }
+  }
+
+  private void allocate(int size) {
+    wrIds = new long[size];
+    statuses = new WcStatus[size];
+    opcodes = new WcOpcode[size];
+    byteLengths = new int[size];
+    imms = new int[size];
+    hasImms = new boolean[size];
+    qpns = new int[size];
+    capacity = size;
   }
 
   @Override
