@@ -50,6 +50,7 @@ final class Requester {
   private ByteBuffer headerBlock;
   // One slot per request of a batch; a batch never holds more than the send queue does.
   private final ByteBuffer[] headers;
+  private int slots; // of headers, backed by headerBlock
   private final ByteBuffer[] gather;
   private final ViewCache gatherViews;
   private final RequestFlyweight request = new RequestFlyweight();
@@ -82,10 +83,16 @@ final class Requester {
     channel.configureBlocking(false);
   }
 
-  private void allocateHeaders() {
+  /**
+   * (Re)allocates the header block with {@code n} slots; the batch is empty. Starts at one slot and
+   * doubles when a batch fills it, up to a batch's bound: a QP that posts one request at a time
+   * keeps 256 B, one that posts arrays of 64 reaches 16 KiB after six doublings and stays there.
+   */
+  private void allocateHeaders(int n) {
     grow = true; // the responses' buffer grows at the next progress()
-    headerBlock = ByteBuffer.allocateDirect(headers.length * SLOT);
-    for (int i = 0; i < headers.length; i++) {
+    headerBlock = ByteBuffer.allocateDirect(n * SLOT);
+    slots = n;
+    for (int i = 0; i < n; i++) {
       headers[i] = headerBlock.duplicate().position(i * SLOT).limit((i + 1) * SLOT).slice();
     }
   }
@@ -161,7 +168,8 @@ final class Requester {
    * #addPayload}.
    */
   void addHeader(byte opcode, byte flags, int psn, int length, int imm, long address, int rkey) {
-    if (batchHeaders == headers.length || gatherCount + 1 + maxSge > gather.length) {
+    boolean slotsFull = batchHeaders == slots && headerBlock != null;
+    if (slotsFull || gatherCount + 1 + maxSge > gather.length) {
       try {
         flush();
       } catch (IOException e) {
@@ -169,7 +177,9 @@ final class Requester {
       }
     }
     if (headerBlock == null) {
-      allocateHeaders();
+      allocateHeaders(1);
+    } else if (slotsFull && slots < headers.length) {
+      allocateHeaders(Math.min(2 * slots, headers.length)); // batches this large happen
     }
     ByteBuffer h = headers[batchHeaders++];
     request.wrap(h, 0).encode(opcode, flags, psn, length, imm, address, rkey);
