@@ -53,7 +53,9 @@ final class Responder {
   /** Reads in a row that the small read-ahead would have held: back to small when next idle. */
   private static final int SHRINK_READS = 64;
 
-  /** An idle connection gives the large read-ahead back after this long. */
+  /**
+   * An idle connection gives the large read-ahead back after this long, and grows again no sooner.
+   */
   private static final long SHRINK_IDLE_NANOS = TimeUnit.SECONDS.toNanos(1);
 
   private static final int TX_SIZE = 16 * ResponseFlyweight.LENGTH;
@@ -85,6 +87,7 @@ final class Responder {
   private int requestsSinceRead;
   private int quietReads;
   private long shrinkAt = NO_DEADLINE;
+  private long growNotBefore = System.nanoTime();
   private volatile int readAheadCapacity = SMALL_RX_SIZE; // for tests, which run on other threads
 
   /** Responses not yet written, in fill mode. */
@@ -299,7 +302,10 @@ final class Responder {
    * @return bytes read, 0 when none were ready
    */
   private int readMore() throws IOException {
-    if (lastReadFilled && requestsSinceRead >= GROW_REQUESTS && rx == small) {
+    if (lastReadFilled
+        && requestsSinceRead >= GROW_REQUESTS
+        && rx == small
+        && passed(growNotBefore)) {
       resize(ByteBuffer.allocateDirect(RX_SIZE));
     }
     rx.compact();
@@ -347,6 +353,8 @@ final class Responder {
     }
     if (quietReads >= SHRINK_READS || (shrinkAt != NO_DEADLINE && passed(shrinkAt))) {
       resize(small); // what is left is less than a header
+      // A peer alternating bursts and pauses gets at most one allocation a second from us.
+      growNotBefore = System.nanoTime() + SHRINK_IDLE_NANOS;
       return NO_DEADLINE;
     }
     if (shrinkAt == NO_DEADLINE) {

@@ -26,7 +26,10 @@ import org.slf4j.LoggerFactory;
  * <p>A waiter's key is registered once (interest 0) and armed per wait: {@link #await} sets the
  * interest to {@code OP_WRITE} and wakes the selector (since JDK 11 registering and changing
  * interest do not block on a select in progress, but take effect at the next one); the selector
- * thread disarms the key and unparks the waiting thread. Selector thread only: {@link #run}.
+ * thread disarms the key and unparks the waiting thread.
+ *
+ * <p>Thread safety: {@link #await} (one thread at a time per {@link Waiter}), {@link #closed} and
+ * {@link #shutdown} from any thread; {@link #run} is the selector thread.
  */
 final class WriteWaiter implements Runnable {
   private static final Logger LOG = LoggerFactory.getLogger(WriteWaiter.class);
