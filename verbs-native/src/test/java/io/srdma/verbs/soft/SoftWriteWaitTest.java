@@ -37,14 +37,33 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class SoftWriteWaitTest {
   private static final int MIB = 1 << 20;
-  private static final int PAIRS = 4;
-  private static final int WRITES = 16; // 16 MiB per QP: more than loopback socket buffers hold
+  private static final int PAIRS = 3;
+  // More MiB per QP than its two socket buffers hold together (they hold what the waiting
+  // responder does not read): Linux's defaults allow 4 MiB to send and 6 MiB (here 32) to receive.
+  private static final int WRITES = 48;
+
+  private static boolean writeWaiterStarted() {
+    return Thread.getAllStackTraces().keySet().stream()
+        .anyMatch(t -> t.isAlive() && t.getName().startsWith("srdma-soft-wwait-"));
+  }
+
+  private static boolean allWaiting(Thread[] writers) {
+    for (Thread w : writers) {
+      if (w.getState() != Thread.State.TIMED_WAITING) {
+        return false;
+      }
+    }
+    return true;
+  }
 
   @Test
   void shouldCompleteBigWritesThroughFullSocketsWithoutASelectorPerQueuePair() throws Exception {
     assumeTrue(
         Files.isDirectory(Path.of("/proc/self/fd")), "needs /proc/self/fd to count descriptors");
-    DeviceOptions slowReceiver = new DeviceOptions().rnrTimeout(Duration.ofSeconds(30));
+    DeviceOptions slowReceiver =
+        new DeviceOptions()
+            .rnrTimeout(Duration.ofSeconds(60))
+            .transportTimeout(Duration.ofSeconds(60));
     try (VerbsTestRig rig = VerbsTestRig.open(slowReceiver)) {
       MemoryRegion src = rig.register(rig.pdA, MIB, AccessFlags.LOCAL_WRITE);
       MemoryRegion dst =
@@ -105,8 +124,16 @@ class SoftWriteWaitTest {
                 "writer-" + p);
         writers[p].start();
       }
+      // nothing is executed before the receives come, so every socket fills and every writer
+      // waits (its only timed wait in postSend) at the same time
+      long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+      while (!allWaiting(writers) && System.nanoTime() < until) {
+        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
+      }
+      assertTrue(allWaiting(writers), "the sockets never filled: " + WRITES + " MiB fit");
+      assertTrue(writeWaiterStarted(), "full sockets are waited on by the shared write waiter");
       trickle.start();
-      long fdsWhileFull = fdsBefore;
+      long fdsWhileFull = QueuePairDescriptorsTest.openFds();
       for (Thread w : writers) {
         while (w.isAlive()) {
           fdsWhileFull = Math.max(fdsWhileFull, QueuePairDescriptorsTest.openFds());
@@ -130,10 +157,6 @@ class SoftWriteWaitTest {
       long added = fdsWhileFull - fdsBefore;
       assertTrue(
           added <= 2, () -> PAIRS + " QPs waiting on full sockets added " + added + " descriptors");
-      assertTrue(
-          Thread.getAllStackTraces().keySet().stream()
-              .anyMatch(t -> t.getName().startsWith("srdma-soft-wwait-")),
-          "the sockets never filled, so the write wait was not exercised");
     }
   }
 }
