@@ -9,11 +9,10 @@ import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
-import java.nio.channels.SelectionKey;
-import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
 import java.time.Duration;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -29,9 +28,11 @@ import org.slf4j.LoggerFactory;
 final class Requester {
   private static final Logger LOG = LoggerFactory.getLogger(Requester.class);
   private static final int MAX_BATCH = 64;
-  private static final int RX_SIZE = 64 * 1024;
+  // Responses are 16 bytes and READ data that is not buffered already is read straight into its
+  // region, so a few KiB of read-ahead serve any traffic.
+  private static final int RX_SIZE = 4 * 1024;
   static final int IDLE_RX_SIZE = 256;
-  private static final long WRITE_WAIT_MS = 50;
+  private static final long WRITE_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
   /** Payloads up to this size are copied behind their header: one buffer per request. */
   static final int INLINE_MAX = 224;
@@ -40,23 +41,27 @@ final class Requester {
 
   private final SoftQueuePair qp;
   private final SocketChannel channel;
-  // Opened the first time the socket is full (a selector is two descriptors: a QP that never
-  // fills its socket, such as a host's, which only answers, costs none); closed with the QP.
-  private Selector writeSelector; // set under this monitor, read under the QP's send lock
+  // How a posting thread waits while the socket is full: through the device context's shared
+  // WriteWaiter (no descriptor of this QP's own; see WriteWaiter for why not a retry loop).
+  private final WriteWaiter.Waiter writeWait = new WriteWaiter.Waiter();
+  private volatile WriteWaiter writeWaiter; // the context's, taken on the first full socket
   private final int maxSge;
   // Allocated at the first post (a QP that never sends keeps none); guarded by the send lock.
   private ByteBuffer headerBlock;
-  private final ByteBuffer[] headers = new ByteBuffer[MAX_BATCH];
+  // One slot per request of a batch; a batch never holds more than the send queue does.
+  private final ByteBuffer[] headers;
+  private int slots; // of headers, backed by headerBlock
   private final ByteBuffer[] gather;
   private final ViewCache gatherViews;
   private final RequestFlyweight request = new RequestFlyweight();
   private final ResponseFlyweight response = new ResponseFlyweight();
   // Small until the first post: a QP that never sends gets no responses, only (at most) its
-  // peer's close, so a host's queue pair, which only answers, keeps 256 B instead of 64 KiB.
+  // peer's close, so a host's queue pair, which only answers, keeps 256 B instead of 4 KiB.
   // Replaced by a RX_SIZE buffer under progressLock once grow is set; read only under it.
   private ByteBuffer rx = ByteBuffer.allocateDirect(IDLE_RX_SIZE);
   private volatile boolean grow;
   private final ReentrantLock progressLock = new ReentrantLock();
+  private final ViewCache readViews = new ViewCache(1); // under progressLock
   private int batchHeaders;
   private int gatherCount;
   private volatile boolean closed;
@@ -71,39 +76,25 @@ final class Requester {
     this.qp = qp;
     this.channel = channel;
     this.maxSge = qp.attributes().maxSendSge();
-    gather = new ByteBuffer[MAX_BATCH * (1 + maxSge)];
+    headers = new ByteBuffer[Math.min(MAX_BATCH, qp.attributes().maxSendWr())];
+    gather = new ByteBuffer[headers.length * (1 + maxSge)];
     gatherViews = new ViewCache(gather.length);
     rx.limit(0);
     channel.configureBlocking(false);
   }
 
-  private void allocateHeaders() {
+  /**
+   * (Re)allocates the header block with {@code n} slots; the batch is empty. Starts at one slot and
+   * doubles when a batch fills it, up to a batch's bound: a QP that posts one request at a time
+   * keeps 256 B, one that posts arrays of 64 reaches 16 KiB after six doublings and stays there.
+   */
+  private void allocateHeaders(int n) {
     grow = true; // the responses' buffer grows at the next progress()
-    headerBlock = ByteBuffer.allocateDirect(MAX_BATCH * SLOT);
-    for (int i = 0; i < MAX_BATCH; i++) {
+    headerBlock = ByteBuffer.allocateDirect(n * SLOT);
+    slots = n;
+    for (int i = 0; i < n; i++) {
       headers[i] = headerBlock.duplicate().position(i * SLOT).limit((i + 1) * SLOT).slice();
     }
-  }
-
-  /** The selector that waits until the socket takes more; opened on first need. */
-  private Selector writeSelector() throws IOException {
-    Selector s = writeSelector;
-    if (s == null) {
-      synchronized (this) { // against close()
-        if (closed) {
-          throw new ClosedChannelException();
-        }
-        s = Selector.open();
-        try {
-          channel.register(s, SelectionKey.OP_WRITE);
-        } catch (IOException | RuntimeException e) {
-          s.close();
-          throw e;
-        }
-        writeSelector = s;
-      }
-    }
-    return s;
   }
 
   /** Connects to the responder named in {@code remote} and introduces this QP (bounded). */
@@ -177,7 +168,8 @@ final class Requester {
    * #addPayload}.
    */
   void addHeader(byte opcode, byte flags, int psn, int length, int imm, long address, int rkey) {
-    if (batchHeaders == MAX_BATCH || gatherCount + 1 + maxSge > gather.length) {
+    boolean slotsFull = batchHeaders == slots && headerBlock != null;
+    if (slotsFull || gatherCount + 1 + maxSge > gather.length) {
       try {
         flush();
       } catch (IOException e) {
@@ -185,7 +177,9 @@ final class Requester {
       }
     }
     if (headerBlock == null) {
-      allocateHeaders();
+      allocateHeaders(1);
+    } else if (slotsFull && slots < headers.length) {
+      allocateHeaders(Math.min(2 * slots, headers.length)); // batches this large happen
     }
     ByteBuffer h = headers[batchHeaders++];
     request.wrap(h, 0).encode(opcode, flags, psn, length, imm, address, rkey);
@@ -228,8 +222,13 @@ final class Requester {
           if (closed) {
             throw new ClosedChannelException();
           }
-          // A consumer keeps keys out of the selected-key set, whose nodes would allocate.
-          writeSelector().select(Requester::writable, WRITE_WAIT_MS);
+          WriteWaiter w = writeWaiter;
+          if (w == null) {
+            w = qp.softContext().writeWaiter();
+            writeWaiter = w;
+          }
+          // A slice at a time: responses are read again between slices (see above).
+          w.await(channel, writeWait, WRITE_WAIT_NANOS);
         }
       }
     } finally {
@@ -239,10 +238,6 @@ final class Requester {
       gatherCount = 0;
       batchHeaders = 0;
     }
-  }
-
-  private static void writable(SelectionKey key) {
-    // nothing to do: the caller retries the write
   }
 
   /**
@@ -353,8 +348,8 @@ final class Requester {
     throw new ProtocolException("unknown response type " + type);
   }
 
-  /** Copies buffered READ response bytes into the request's local SGEs. */
-  private int scatterReadPayload() {
+  /** Places READ response bytes into the request's local SGEs. */
+  private int scatterReadPayload() throws IOException {
     SendQueue sq = qp.sendQueue();
     while (readSge < sq.readSges(readSlot) && sq.readLength(readSlot, readSge) == readSgeDone) {
       readSge++;
@@ -365,12 +360,20 @@ final class Requester {
       sq.ackThrough(readPsn);
       return 1;
     }
-    if (!rx.hasRemaining()) {
-      return 0;
-    }
-    int n = Math.min(rx.remaining(), sq.readLength(readSlot, readSge) - readSgeDone);
+    int want = sq.readLength(readSlot, readSge) - readSgeDone;
     long at = sq.readOffset(readSlot, readSge) + readSgeDone;
-    sq.readRegion(readSlot, readSge).memory().put((int) at, rx, rx.position(), n);
+    SoftMemoryRegion mr = sq.readRegion(readSlot, readSge);
+    if (!rx.hasRemaining()) {
+      // Nothing buffered: straight from the socket into the region, no copy, no large buffer.
+      int n = channel.read(readViews.view(0, mr, at, want));
+      if (n < 0) {
+        throw new EOFException("peer closed the connection mid-response");
+      }
+      readSgeDone += n;
+      return n > 0 ? 1 : 0;
+    }
+    int n = Math.min(rx.remaining(), want);
+    mr.memory().put((int) at, rx, rx.position(), n);
     rx.position(rx.position() + n);
     readSgeDone += n;
     return 1;
@@ -379,17 +382,9 @@ final class Requester {
   void close() {
     closed = true;
     closeQuietly(channel);
-    Selector s;
-    synchronized (this) {
-      s = writeSelector;
-    }
-    if (s == null) {
-      return;
-    }
-    try {
-      s.close();
-    } catch (IOException e) {
-      LOG.debug("closing write selector: {}", e.toString());
+    WriteWaiter w = writeWaiter;
+    if (w != null) {
+      w.closed(writeWait);
     }
   }
 

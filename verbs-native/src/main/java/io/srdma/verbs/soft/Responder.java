@@ -37,7 +37,27 @@ import org.slf4j.LoggerFactory;
  */
 final class Responder {
   private static final Logger LOG = LoggerFactory.getLogger(Responder.class);
-  private static final int RX_SIZE = 64 * 1024;
+
+  /**
+   * The read-ahead of a connection that carries small requests: headers and inline payloads. A
+   * payload that does not fit is read straight into its region, so no request needs more.
+   */
+  static final int SMALL_RX_SIZE = 4 * 1024;
+
+  /** The read-ahead during a burst of small requests (fewer reads), and the bound on it. */
+  static final int RX_SIZE = 64 * 1024;
+
+  /** A read that filled the read-ahead and held this many requests is a burst: grow. */
+  private static final int GROW_REQUESTS = 2;
+
+  /** Reads in a row that the small read-ahead would have held: back to small when next idle. */
+  private static final int SHRINK_READS = 64;
+
+  /**
+   * An idle connection gives the large read-ahead back after this long, and grows again no sooner.
+   */
+  private static final long SHRINK_IDLE_NANOS = TimeUnit.SECONDS.toNanos(1);
+
   private static final int TX_SIZE = 16 * ResponseFlyweight.LENGTH;
   static final long NO_DEADLINE = Long.MAX_VALUE;
 
@@ -56,8 +76,19 @@ final class Responder {
   private final SoftDeviceContext ctx;
   private final SocketChannel channel;
   private final ResponderLoop loop;
-  private final ByteBuffer rx = ByteBuffer.allocateDirect(RX_SIZE);
-  private final ByteBuffer staged = rx.duplicate();
+  // The read-ahead: small, or large (allocated for a burst of small requests, dropped when the
+  // connection is idle or quiet again). Growing and shrinking are rare by design (hysteresis), so
+  // a stable stream allocates nothing; no frame field ever sizes it.
+  private final ByteBuffer small = ByteBuffer.allocateDirect(SMALL_RX_SIZE);
+  private final ByteBuffer smallStaged = small.duplicate();
+  private ByteBuffer rx = small;
+  private ByteBuffer staged = smallStaged; // rx's duplicate, for copying a part of it
+  private boolean lastReadFilled;
+  private int requestsSinceRead;
+  private int quietReads;
+  private long shrinkAt = NO_DEADLINE;
+  private long growNotBefore = System.nanoTime();
+  private volatile int readAheadCapacity = SMALL_RX_SIZE; // for tests, which run on other threads
 
   /** Responses not yet written, in fill mode. */
   private final ByteBuffer tx = ByteBuffer.allocateDirect(TX_SIZE);
@@ -82,6 +113,9 @@ final class Responder {
    * ResponderLoop#PARK_POLL_NANOS}.
    */
   private boolean parked;
+
+  /** While {@link #parked}: when to look again. */
+  private long pollAt;
 
   /** Once {@link #tx} is written: fail the QP (after a NAK) and/or drop the connection. */
   private boolean failQpAfterTx;
@@ -152,7 +186,8 @@ final class Responder {
       return terminated ? NO_DEADLINE : System.nanoTime();
     }
     if (parked) {
-      return Math.min(deadline, System.nanoTime() + ResponderLoop.PARK_POLL_NANOS);
+      // a fixed time, set when parking: one computed from "now" on every look would never be due
+      return Math.min(deadline, pollAt);
     }
     return deadline;
   }
@@ -252,7 +287,8 @@ final class Responder {
   private boolean park(long until) {
     waitFor(0, until);
     parked = true;
-    loop.wakeBy(System.nanoTime() + ResponderLoop.PARK_POLL_NANOS);
+    pollAt = System.nanoTime() + ResponderLoop.PARK_POLL_NANOS;
+    loop.wakeBy(pollAt);
     return false;
   }
 
@@ -266,7 +302,14 @@ final class Responder {
    * @return bytes read, 0 when none were ready
    */
   private int readMore() throws IOException {
+    if (lastReadFilled
+        && requestsSinceRead >= GROW_REQUESTS
+        && rx == small
+        && passed(growNotBefore)) {
+      resize(ByteBuffer.allocateDirect(RX_SIZE));
+    }
     rx.compact();
+    int room = rx.remaining();
     int n;
     try {
       n = channel.read(rx);
@@ -276,7 +319,53 @@ final class Responder {
     if (n < 0) {
       throw new EOFException("peer closed the connection");
     }
+    if (n > 0) {
+      lastReadFilled = n == room;
+      requestsSinceRead = 0;
+      quietReads = n > SMALL_RX_SIZE ? 0 : quietReads + 1;
+      shrinkAt = NO_DEADLINE;
+    }
     return n;
+  }
+
+  /**
+   * Moves what {@link #rx} holds into {@code next} (large, or {@link #small}), which it becomes.
+   */
+  private void resize(ByteBuffer next) {
+    next.clear();
+    next.put(rx).flip();
+    rx = next;
+    readAheadCapacity = next.capacity();
+    staged = next == small ? smallStaged : next.duplicate();
+    quietReads = 0;
+    shrinkAt = NO_DEADLINE;
+  }
+
+  /**
+   * Nothing buffered, nothing to read: a large read-ahead goes back to small once the connection
+   * has been quiet for {@link #SHRINK_READS} reads or idle for {@link #SHRINK_IDLE_NANOS}.
+   *
+   * @return when to look again for that, or {@link #NO_DEADLINE}
+   */
+  private long idleReadAhead() {
+    if (rx == small) {
+      return NO_DEADLINE;
+    }
+    if (quietReads >= SHRINK_READS || (shrinkAt != NO_DEADLINE && passed(shrinkAt))) {
+      resize(small); // what is left is less than a header
+      // A peer alternating bursts and pauses gets at most one allocation a second from us.
+      growNotBefore = System.nanoTime() + SHRINK_IDLE_NANOS;
+      return NO_DEADLINE;
+    }
+    if (shrinkAt == NO_DEADLINE) {
+      shrinkAt = System.nanoTime() + SHRINK_IDLE_NANOS;
+    }
+    return shrinkAt;
+  }
+
+  /** The read-ahead's current size (any thread; tests). */
+  int readAheadCapacity() {
+    return readAheadCapacity;
   }
 
   // ---- HELLO ----
@@ -370,7 +459,7 @@ final class Responder {
       if (readMore() > 0) {
         return true;
       }
-      return waitFor(SelectionKey.OP_READ, NO_DEADLINE);
+      return waitFor(SelectionKey.OP_READ, idleReadAhead());
     }
     request.wrap(rx, rx.position());
     op = request.opcode();
@@ -390,6 +479,7 @@ final class Responder {
       throw new MalformedException("PSN " + psn + " but expected " + expectedPsn);
     }
     expectedPsn = (expectedPsn + 1) & 0xFFFFFF;
+    requestsSinceRead++;
     ackReq = (request.flags() & RequestFlyweight.FLAG_ACK_REQ) != 0;
     imm = request.imm();
     long address = request.address();

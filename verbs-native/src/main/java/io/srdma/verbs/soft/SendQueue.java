@@ -24,9 +24,13 @@ final class SendQueue {
 
   private final int[] psns;
   private final int[] byteLengths;
-  private final SoftMemoryRegion[][] readRegions;
-  private final long[][] readOffsets;
-  private final int[][] readLengths;
+  private final int maxSge;
+
+  // Where RDMA READ data lands: slot i's SGEs at [i * maxSge, (i + 1) * maxSge), allocated at the
+  // first READ (a QP that only writes, or only answers, keeps none).
+  private SoftMemoryRegion[] readRegions;
+  private long[] readOffsets;
+  private int[] readLengths;
   private final int[] readSges;
   private long head;
   private long tail;
@@ -43,9 +47,7 @@ final class SendQueue {
     status = new WcStatus[capacity];
     psns = new int[capacity];
     byteLengths = new int[capacity];
-    readRegions = new SoftMemoryRegion[capacity][maxSge];
-    readOffsets = new long[capacity][maxSge];
-    readLengths = new int[capacity][maxSge];
+    this.maxSge = maxSge;
     readSges = new int[capacity];
   }
 
@@ -74,11 +76,16 @@ final class SendQueue {
   }
 
   /** Records where the bytes of an RDMA READ in slot {@code i} land. */
-  void addReadTarget(int i, SoftMemoryRegion mr, long offset, int length) {
-    int n = readSges[i]++;
-    readRegions[i][n] = mr;
-    readOffsets[i][n] = offset;
-    readLengths[i][n] = length;
+  synchronized void addReadTarget(int i, SoftMemoryRegion mr, long offset, int length) {
+    if (readRegions == null) {
+      readRegions = new SoftMemoryRegion[capacity * maxSge];
+      readOffsets = new long[capacity * maxSge];
+      readLengths = new int[capacity * maxSge];
+    }
+    int n = i * maxSge + readSges[i]++;
+    readRegions[n] = mr;
+    readOffsets[n] = offset;
+    readLengths[n] = length;
   }
 
   int readSges(int i) {
@@ -86,15 +93,15 @@ final class SendQueue {
   }
 
   SoftMemoryRegion readRegion(int i, int sge) {
-    return readRegions[i][sge];
+    return readRegions[i * maxSge + sge];
   }
 
   long readOffset(int i, int sge) {
-    return readOffsets[i][sge];
+    return readOffsets[i * maxSge + sge];
   }
 
   int readLength(int i, int sge) {
-    return readLengths[i][sge];
+    return readLengths[i * maxSge + sge];
   }
 
   int byteLength(int i) {
@@ -217,7 +224,7 @@ final class SendQueue {
             qpn);
       }
       for (int k = 0; k < readSges[i]; k++) {
-        readRegions[i][k] = null;
+        readRegions[i * maxSge + k] = null;
       }
       head++;
     }

@@ -37,7 +37,8 @@ import org.slf4j.LoggerFactory;
  * (loopback by default) whose connections are served by a fixed pool of {@link ResponderLoop}
  * selector threads (each multiplexing many connections, so threads do not grow with queue pairs),
  * and a timer thread that enforces the transport timeout of every QP. Threads per context: one
- * acceptor, one timer and {@link #RESPONDER_THREADS} responder loops, whatever the number of QPs.
+ * acceptor, one timer and {@link #RESPONDER_THREADS} responder loops, whatever the number of QPs,
+ * and one {@link WriteWaiter} from the first time a requester's socket is full.
  */
 final class SoftDeviceContext implements DeviceContext {
   static final String PROTECTION_DOMAIN = "protection domain";
@@ -78,6 +79,9 @@ final class SoftDeviceContext implements DeviceContext {
   private final ResponderLoop[] loops;
   private int nextLoop;
   private final ScheduledExecutorService timer;
+  private final String tag;
+  private final Object writeWaiterLock = new Object();
+  private WriteWaiter writeWaiter; // opened by the first requester whose socket is full
   private volatile boolean closed;
 
   SoftDeviceContext(SoftDevice device, DeviceOptions options) {
@@ -108,7 +112,7 @@ final class SoftDeviceContext implements DeviceContext {
           VerbsException.Reason.IO, "open_device", "cannot read the responder address", e);
     }
     localAddress = encodeAddress(bound);
-    String tag = device.name() + "-" + bound.getPort();
+    tag = device.name() + "-" + bound.getPort();
     timer =
         Executors.newSingleThreadScheduledExecutor(
             r -> {
@@ -179,6 +183,24 @@ final class SoftDeviceContext implements DeviceContext {
 
   ScheduledFuture<?> schedule(Runnable task, Duration delay) {
     return timer.schedule(task, delay.toNanos(), TimeUnit.NANOSECONDS);
+  }
+
+  /**
+   * The context's shared wait for full sockets, started on first need (a context whose requesters
+   * never fill their socket, such as a host's, which only answers, has no such thread).
+   */
+  WriteWaiter writeWaiter() throws IOException {
+    synchronized (writeWaiterLock) {
+      if (closed) {
+        throw new ClosedChannelException();
+      }
+      if (writeWaiter == null) {
+        WriteWaiter w = new WriteWaiter("srdma-soft-wwait-" + tag);
+        w.start();
+        writeWaiter = w;
+      }
+      return writeWaiter;
+    }
   }
 
   void register(SoftQueuePair qp) {
@@ -345,6 +367,13 @@ final class SoftDeviceContext implements DeviceContext {
     }
     for (ResponderLoop loop : loops) {
       loop.shutdown();
+    }
+    WriteWaiter w;
+    synchronized (writeWaiterLock) {
+      w = writeWaiter;
+    }
+    if (w != null) {
+      w.shutdown();
     }
   }
 

@@ -96,6 +96,11 @@ final class SoftQueuePair implements QueuePair {
     return receiveQueue;
   }
 
+  /** The responder serving our peer's requests, once its connection arrived; else null. */
+  Responder responder() {
+    return responder;
+  }
+
   SendQueue sendQueue() {
     return sendQueue;
   }

@@ -1,0 +1,177 @@
+package io.srdma.verbs.soft;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.srdma.verbs.AccessFlags;
+import io.srdma.verbs.ConnectionInfo;
+import io.srdma.verbs.QpState;
+import io.srdma.verbs.QueuePairAttributes;
+import io.srdma.verbs.VerbsTestRig;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The responder's read-ahead is sized by traffic, never by a frame: small for small requests and
+ * idle connections, grown for a burst up to {@link Responder#RX_SIZE} and no further, back to small
+ * when idle; hostile length fields are refused or skipped without allocating beyond it. Frames are
+ * written by hand, as a peer's requester would (or a hostile one could).
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class ResponderReadAheadTest {
+  private static final int FAKE_QPN = 0x515151;
+  private static final int FAKE_PSN = 0x20;
+  private final RequestFlyweight frame = new RequestFlyweight();
+
+  /** A fresh QP of B in RTR whose peer is this test, and the connection to its responder. */
+  private static SoftQueuePair victim(VerbsTestRig rig) {
+    var cq = rig.track(rig.ctxB.createCompletionQueue(16));
+    SoftQueuePair qp =
+        (SoftQueuePair) rig.track(rig.pdB.createQueuePair(QueuePairAttributes.of(cq, 4, 1)));
+    qp.init(AccessFlags.REMOTE_WRITE);
+    qp.readyToReceive(new ConnectionInfo(FAKE_QPN, FAKE_PSN, rig.qpA.localInfo().address()));
+    return qp;
+  }
+
+  private SocketChannel connect(VerbsTestRig rig, SoftQueuePair qp) throws IOException {
+    SocketChannel ch = SocketChannel.open(((SoftDeviceContext) rig.ctxB).responderAddress());
+    ByteBuffer hello = ByteBuffer.allocateDirect(RequestFlyweight.LENGTH);
+    frame
+        .wrap(hello, 0)
+        .encode(
+            RequestFlyweight.OP_HELLO,
+            (byte) 0,
+            FAKE_PSN,
+            0,
+            FAKE_QPN,
+            RequestFlyweight.HELLO_MAGIC,
+            qp.qpn());
+    writeAll(ch, hello);
+    ByteBuffer answer = ByteBuffer.allocateDirect(ResponseFlyweight.LENGTH);
+    while (answer.hasRemaining() && ch.read(answer) >= 0) {
+      // the HELLO_ACK
+    }
+    assertEquals(ResponseFlyweight.TYPE_HELLO_ACK, new ResponseFlyweight().wrap(answer, 0).type());
+    return ch;
+  }
+
+  private static void writeAll(SocketChannel ch, ByteBuffer b) throws IOException {
+    while (b.hasRemaining()) {
+      ch.write(b);
+    }
+  }
+
+  private static boolean dropped(SocketChannel ch) throws IOException {
+    ByteBuffer sink = ByteBuffer.allocateDirect(256);
+    while (true) {
+      sink.clear();
+      if (ch.read(sink) < 0) {
+        return true;
+      }
+    }
+  }
+
+  private static void awaitCapacity(Responder r, int expected) {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    while (r.readAheadCapacity() != expected && System.nanoTime() < deadline) {
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
+    }
+    assertEquals(expected, r.readAheadCapacity(), "read-ahead capacity");
+  }
+
+  @Test
+  void shouldGrowForABurstUpToTheBoundAndShrinkWhenIdle() throws IOException {
+    try (VerbsTestRig rig = VerbsTestRig.open()) {
+      SoftQueuePair qp = victim(rig);
+      try (SocketChannel peer = connect(rig, qp)) {
+        Responder r = qp.responder();
+        assertEquals(Responder.SMALL_RX_SIZE, r.readAheadCapacity(), "a new connection is small");
+        // 64 Ki empty WRITEs (valid, touching no memory): 2 MiB of back-to-back small requests
+        int count = 64 * 1024;
+        ByteBuffer burst = ByteBuffer.allocateDirect(count * RequestFlyweight.LENGTH);
+        for (int i = 0; i < count; i++) {
+          frame
+              .wrap(burst, i * RequestFlyweight.LENGTH)
+              .encode(RequestFlyweight.OP_WRITE, (byte) 0, (FAKE_PSN + i) & 0xFFFFFF, 0, 0, 0, 0);
+        }
+        int most = 0;
+        while (burst.hasRemaining()) {
+          ByteBuffer chunk = burst.duplicate();
+          chunk.limit(Math.min(burst.limit(), burst.position() + 64 * 1024));
+          writeAll(peer, chunk);
+          burst.position(chunk.position());
+          most = Math.max(most, r.readAheadCapacity());
+          assertTrue(most <= Responder.RX_SIZE, "read-ahead above its bound: " + most);
+        }
+        awaitCapacity(r, Responder.SMALL_RX_SIZE); // idle: back to small
+        assertEquals(QpState.RTR, qp.state(), "the burst was served");
+        // the idle shrink happened after a grow: the burst did grow it, to the bound at most
+        assertEquals(Responder.RX_SIZE, most, "a burst of small requests grows the read-ahead");
+      }
+    }
+  }
+
+  @Test
+  void shouldSkipAPayloadOfTheLargestLengthThroughTheSmallReadAhead() throws IOException {
+    try (VerbsTestRig rig = VerbsTestRig.open()) {
+      SoftQueuePair qp = victim(rig);
+      ByteBuffer junk = ByteBuffer.allocateDirect(1 << 20);
+      ByteBuffer header = ByteBuffer.allocateDirect(RequestFlyweight.LENGTH);
+      try (SocketChannel peer = connect(rig, qp)) {
+        Responder r = qp.responder();
+        long before = QueuePairDescriptorsTest.direct();
+        // valid length, unknown rkey: the payload is discarded before the NAK
+        frame
+            .wrap(header, 0)
+            .encode(
+                RequestFlyweight.OP_WRITE,
+                (byte) 0,
+                FAKE_PSN,
+                (int) SoftDeviceContext.MAX_MESSAGE_SIZE,
+                0,
+                0x1000,
+                0x7777);
+        writeAll(peer, header);
+        for (int i = 0; i < 8; i++) {
+          junk.clear();
+          writeAll(peer, junk);
+        }
+        long added = QueuePairDescriptorsTest.direct() - before;
+        assertEquals(Responder.SMALL_RX_SIZE, r.readAheadCapacity(), "one request grows nothing");
+        assertTrue(added <= Responder.RX_SIZE, () -> "skipping allocated " + added + " B");
+      }
+      VerbsTestRig.awaitState(qp, QpState.ERROR);
+    }
+  }
+
+  @Test
+  void shouldRefuseHostileLengthsWithoutAllocating() throws IOException {
+    try (VerbsTestRig rig = VerbsTestRig.open()) {
+      int[] hostile = {-1, Integer.MIN_VALUE, (int) SoftDeviceContext.MAX_MESSAGE_SIZE + 1};
+      ByteBuffer header = ByteBuffer.allocateDirect(RequestFlyweight.LENGTH);
+      for (int length : hostile) {
+        SoftQueuePair qp = victim(rig);
+        try (SocketChannel peer = connect(rig, qp)) {
+          long before = QueuePairDescriptorsTest.direct();
+          header.clear();
+          frame
+              .wrap(header, 0)
+              .encode(RequestFlyweight.OP_SEND, (byte) 0, FAKE_PSN, length, 0, 0, 0);
+          writeAll(peer, header);
+          assertTrue(dropped(peer), "length " + length + " is refused");
+          long added = QueuePairDescriptorsTest.direct() - before;
+          assertTrue(
+              added < Responder.SMALL_RX_SIZE,
+              () -> "refusing length " + length + " allocated " + added + " B");
+          assertTrue(qp.responder().readAheadCapacity() <= Responder.SMALL_RX_SIZE);
+        }
+        VerbsTestRig.awaitState(qp, QpState.ERROR);
+      }
+    }
+  }
+}
