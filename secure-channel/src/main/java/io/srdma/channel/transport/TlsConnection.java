@@ -555,6 +555,32 @@ public final class TlsConnection {
     kick.run();
   }
 
+  /** Buffers held now: 0 for an idle connection (loop thread; tests). */
+  int heldBuffers() {
+    int n = netIn != null ? 1 : 0;
+    synchronized (inLock) {
+      n += appIn != null ? 1 : 0;
+    }
+    outLock.lock();
+    try {
+      return n + (netOut != null ? 1 : 0);
+    } finally {
+      outLock.unlock();
+    }
+  }
+
+  /** The sizes of its pooled buffers: one TLS record, then the decrypted bytes' (tests). */
+  int[] bufferSizes() {
+    return new int[] {netPool.size(), appPool.size()};
+  }
+
+  /** A copy of the whole decrypted bytes' buffer, or null while none is held (tests). */
+  byte[] decryptedBytes() {
+    synchronized (inLock) {
+      return appIn == null ? null : appIn.array().clone();
+    }
+  }
+
   /** The decrypted bytes, read only by {@link FrameReader} inside {@link #nextFrame}. */
   private final class AppInput extends InputStream {
     @Override
