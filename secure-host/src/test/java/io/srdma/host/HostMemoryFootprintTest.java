@@ -50,10 +50,10 @@ class HostMemoryFootprintTest {
 
   /**
    * The host's own heap per idle session, the provider's share excluded: half of issue 17's 64 KiB,
-   * the other half left to the provider's queue pair (measured 24.1 KiB after session 9's cuts, 202
+   * the other half left to the provider's queue pair (measured 24.2 KiB after session 9's cuts, 202
    * KiB before; docs/performance.md, "Session 9: host memory per session"). The soft provider takes
-   * ~96 KiB per session today (its responder's 64 KiB read buffer, its receive ring), which is what
-   * keeps the total over 64 KiB; that total is reported, not bounded, here.
+   * ~80 KiB per session today (its responder's 64 KiB read buffer above all), which is what keeps
+   * the total over 64 KiB; that total is reported, not bounded, here.
    */
   static final long HOST_OWN_BOUND = 32 * 1024;
 
