@@ -15,9 +15,9 @@ import java.util.List;
 
 /**
  * The client side of {@link HostMemoryFootprintTest}, in a JVM of its own so that the test's JVM
- * holds the host side only. Arguments: the CA directory, the host's port, the number of clients.
- * Connects one client, prints {@code WARM}, waits for a line, connects the rest, prints {@code
- * READY}, and closes them all when its standard input ends.
+ * holds the host side only. Arguments: the CA directory, the host's port, the number of clients,
+ * the provider. Connects one client, prints {@code WARM}, waits for a line, connects the rest,
+ * prints {@code READY}, and closes them all when its standard input ends.
  */
 final class FootprintClients {
   private FootprintClients() {}

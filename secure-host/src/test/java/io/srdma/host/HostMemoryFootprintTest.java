@@ -139,7 +139,8 @@ class HostMemoryFootprintTest {
                   FootprintClients.class.getName(),
                   dir.resolve("ca").toString(),
                   Integer.toString(rig.host.address().getPort()),
-                  Integer.toString(SESSIONS + 1))
+                  Integer.toString(SESSIONS + 1),
+                  ChannelRig.PROVIDER)
               .redirectError(log.toFile())
               .start();
       try (BufferedReader out =
