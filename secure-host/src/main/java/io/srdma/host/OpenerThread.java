@@ -1,5 +1,6 @@
 package io.srdma.host;
 
+import io.srdma.channel.record.RecordOpener;
 import io.srdma.verbs.CompletionQueue;
 import io.srdma.verbs.WorkCompletion;
 import java.nio.ByteBuffer;
@@ -16,7 +17,8 @@ import org.slf4j.LoggerFactory;
  * queues of its sessions report to, polls it, and opens and delivers each record on this same
  * thread (no hand-off between completion and opening). A session is assigned to one opener for its
  * whole life, so its records are opened and delivered in the order they completed. The plaintext
- * buffer and the {@link ReceivedRecord} handed to listeners are this thread's own.
+ * buffer, the record copy its sessions' openers share ({@link #workspace}) and the {@link
+ * ReceivedRecord} handed to listeners are this thread's own.
  *
  * <p>Idle: it spins on {@link CompletionQueue#poll} for {@link #SPIN_NANOS} after the last
  * completion, then waits on {@link CompletionQueue#await} at most {@link #PARK} at a time.
@@ -38,6 +40,7 @@ final class OpenerThread implements Runnable {
   private final Map<Integer, RecordReceiver> byQpn = new ConcurrentHashMap<>();
   private final WorkCompletion[] completions = new WorkCompletion[32];
   private final ByteBuffer plain;
+  private final RecordOpener.Workspace workspace;
   private final ReceivedRecord received = new ReceivedRecord();
   private final AtomicLong drained = new AtomicLong();
   private final AtomicInteger drainWaiters = new AtomicInteger();
@@ -51,6 +54,7 @@ final class OpenerThread implements Runnable {
   OpenerThread(String name, CompletionQueue queue, int maxRecordPayload) {
     this.queue = queue;
     this.plain = ByteBuffer.allocate(maxRecordPayload);
+    this.workspace = new RecordOpener.Workspace(maxRecordPayload);
     for (int i = 0; i < completions.length; i++) {
       completions[i] = new WorkCompletion();
     }
@@ -61,6 +65,14 @@ final class OpenerThread implements Runnable {
   /** The completion queue a session's queue pair reports receives to. */
   CompletionQueue queue() {
     return queue;
+  }
+
+  /**
+   * The record copy every session of this opener opens into ({@link RecordOpener#forSchedule(
+   * io.srdma.keys.KeySchedule, int, RecordOpener.Workspace)}): used on this thread only.
+   */
+  RecordOpener.Workspace workspace() {
+    return workspace;
   }
 
   Thread thread() {

@@ -154,7 +154,11 @@ final class SessionHandshake {
     schedule.current().verifyPeerConfirmation(confirm.keyConfirm().confirmation());
     RecordReceiver receiver =
         new RecordReceiver(
-            s, RecordOpener.forSchedule(schedule, ctx.options().maxRecordPayload()), schedule, qp);
+            s,
+            RecordOpener.forSchedule(
+                schedule, ctx.options().maxRecordPayload(), s.opener.workspace()),
+            schedule,
+            qp);
     s.receiver = receiver;
     s.opener.attach(qp.qpn(), receiver);
     qp.readyToReceive(clientInfo);

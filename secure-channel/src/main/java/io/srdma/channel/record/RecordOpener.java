@@ -24,8 +24,7 @@ public final class RecordOpener {
   private final Cipher cipher;
   private final int maxPayload;
   private final boolean replayProtection;
-  private final byte[] record;
-  private final byte[] plain;
+  private final Workspace workspace;
   private final byte[] nonce = new byte[DirectionKeys.NONCE_LENGTH];
   private final byte[] aad = new byte[RecordSealer.AAD_MAX];
   private final RecordFlyweight header = new RecordFlyweight();
@@ -75,16 +74,67 @@ public final class RecordOpener {
       int maxPayload,
       boolean replayProtection,
       AeadProvider aead) {
-    if (maxPayload < 1 || maxPayload > (1 << 24)) {
+    this(keysForEpoch, maxPayload, replayProtection, aead, new Workspace(maxPayload, false));
+  }
+
+  private RecordOpener(
+      IntFunction<DirectionKeys> keysForEpoch,
+      int maxPayload,
+      boolean replayProtection,
+      AeadProvider aead,
+      Workspace workspace) {
+    checkMaxPayload(maxPayload);
+    if (workspace.record.length < maxPayload + RecordSealer.OVERHEAD) {
       throw new RecordException(
-          RecordException.Reason.BAD_ARGUMENT, "maxPayload must be 1..16 MiB");
+          RecordException.Reason.BAD_ARGUMENT,
+          "workspace for payloads of "
+              + (workspace.record.length - RecordSealer.OVERHEAD)
+              + " bytes, opener for "
+              + maxPayload);
     }
     this.keysForEpoch = keysForEpoch;
     this.replayProtection = replayProtection;
     this.maxPayload = maxPayload;
-    this.record = new byte[maxPayload + RecordSealer.OVERHEAD];
-    this.plain = new byte[maxPayload];
+    this.workspace = workspace;
     this.cipher = aead.newCipher();
+  }
+
+  private static void checkMaxPayload(int maxPayload) {
+    if (maxPayload < 1 || maxPayload > (1 << 24)) {
+      throw new RecordException(
+          RecordException.Reason.BAD_ARGUMENT, "maxPayload must be 1..16 MiB");
+    }
+  }
+
+  /**
+   * The scratch space an opener copies a record into before checking it: as large as the largest
+   * record. Openers used on one thread only may share one (a host's opener thread opens the records
+   * of all its sessions), so that an idle session's opener holds no buffer of the record size. Not
+   * thread-safe: share it only among openers used by the same thread.
+   *
+   * <p>A shared workspace holds another session's ciphertext between records (never its plaintext:
+   * the second buffer, used only for a destination without an array, is zeroed after each record),
+   * and {@link #open} reads from it only the bytes it copied in for that record.
+   */
+  public static final class Workspace {
+    final byte[] record;
+    final boolean shared;
+    byte[] plain; // for a destination without an array only: made on first need
+
+    /**
+     * A workspace to share among the openers of one thread.
+     *
+     * @param maxPayload the largest payload any of them accepts
+     */
+    public Workspace(int maxPayload) {
+      this(maxPayload, true);
+    }
+
+    private Workspace(int maxPayload, boolean shared) {
+      checkMaxPayload(maxPayload);
+      this.record = new byte[maxPayload + RecordSealer.OVERHEAD];
+      this.shared = shared;
+    }
   }
 
   /** An opener taking receive keys from a session's key schedule. */
@@ -111,6 +161,26 @@ public final class RecordOpener {
   }
 
   /**
+   * An opener taking receive keys from a session's key schedule, with the replay check, that copies
+   * records into {@code workspace}, shared with other openers used on the same thread only.
+   */
+  public static RecordOpener forSchedule(
+      KeySchedule schedule, int maxPayload, Workspace workspace) {
+    return new RecordOpener(
+        epoch -> {
+          try {
+            return schedule.receiveKeys(epoch);
+          } catch (KeyExchangeException e) {
+            return null;
+          }
+        },
+        maxPayload,
+        true,
+        AeadSelection.current().provider(),
+        workspace);
+  }
+
+  /**
    * Opens the record at {@code offset} of {@code source}, which holds at most {@code available}
    * bytes for it (before its limit: a range past the limit is {@code MALFORMED}), and writes its
    * plaintext at {@code plaintext}'s position (advancing it).
@@ -130,6 +200,7 @@ public final class RecordOpener {
           ? OpenResult.TRUNCATED
           : OpenResult.MALFORMED;
     }
+    byte[] record = workspace.record;
     source.get(offset, record, 0, RecordFlyweight.HEADER_LENGTH);
     header.wrap(record, 0);
     int length = header.length();
@@ -179,7 +250,10 @@ public final class RecordOpener {
     // writes any plaintext; whatever a provider wrote before a bad tag is cleared here). Else via
     // our own array.
     boolean direct = plaintext.hasArray();
-    byte[] to = direct ? plaintext.array() : plain;
+    if (!direct && workspace.plain == null) {
+      workspace.plain = new byte[workspace.record.length - RecordSealer.OVERHEAD];
+    }
+    byte[] to = direct ? plaintext.array() : workspace.plain;
     int toOffset = direct ? plaintext.arrayOffset() + plaintext.position() : 0;
     try {
       cipher.init(Cipher.DECRYPT_MODE, keys.aesKey(), new GCMParameterSpec(128, nonce));
@@ -198,7 +272,10 @@ public final class RecordOpener {
     if (direct) {
       plaintext.position(plaintext.position() + length);
     } else {
-      plaintext.put(plain, 0, length);
+      plaintext.put(workspace.plain, 0, length);
+      if (workspace.shared) {
+        Arrays.fill(workspace.plain, 0, length, (byte) 0); // no session's plaintext for the next
+      }
     }
     lastLength = length;
     lastSequence = sequence;

@@ -41,8 +41,14 @@ import javax.net.ssl.SSLException;
  * <p>Thread safety: {@link #onReady} and {@link #register} run on the loop's thread; {@link
  * #nextFrame} on one consuming thread at a time; {@link #output} is thread-safe (each write is one
  * or more whole TLS records); {@link #close} and the state getters may be called from any thread.
- * Buffers: its own heap buffers, about one TLS record each for bytes in, decrypted bytes and bytes
- * out.
+ *
+ * <p>Buffers: three heap buffers of about one TLS record each (bytes in, decrypted bytes, bytes
+ * out), each held only while bytes wait in it: emptied, it is zeroed and given back to a {@link
+ * BufferPool} shared by every connection of the process, and taken again when bytes come. An idle
+ * connection holds none of them (about 50 KiB less per idle session); a busy one takes them from
+ * the pool without allocating. Nothing is read from a buffer once given back, and the zeroing keeps
+ * one connection's plaintext (the engine decrypts in place in the bytes read) from the next
+ * connection that takes the buffer.
  */
 public final class TlsConnection {
   /** TLS record content type of a handshake record (RFC 8446 §5.1): every ClientHello starts so. */
@@ -57,10 +63,13 @@ public final class TlsConnection {
   private final Executor tasks;
   private final Runnable kick;
   private final int appSize;
-  private final ByteBuffer netIn;
-  private final ByteBuffer appIn; // write mode; guarded by inLock
   private final int packetSize;
-  private ByteBuffer netOut; // write mode; guarded by outLock
+  private final BufferPool netPool; // netIn and netOut: one TLS record
+  private final BufferPool appPool; // appIn: one record's plaintext and the largest frame
+  private final ByteBuffer noInput = ByteBuffer.allocate(0); // unwrap's input while netIn is null
+  private ByteBuffer netIn; // loop thread; null while empty
+  private ByteBuffer appIn; // write mode; guarded by inLock; null while empty
+  private ByteBuffer netOut; // write mode; guarded by outLock; null while empty
   private final Object inLock = new Object();
   private final ReentrantLock outLock = new ReentrantLock();
   private final FrameReader reader;
@@ -94,9 +103,8 @@ public final class TlsConnection {
     this.kick = kick;
     this.packetSize = engine.getSession().getPacketBufferSize();
     this.appSize = engine.getSession().getApplicationBufferSize();
-    this.netIn = ByteBuffer.allocate(packetSize);
-    this.appIn = ByteBuffer.allocate(appSize + HEADER_LENGTH + MessageType.largestBodyLength());
-    this.netOut = ByteBuffer.allocate(packetSize);
+    this.netPool = BufferPool.of(packetSize);
+    this.appPool = BufferPool.of(appSize + HEADER_LENGTH + MessageType.largestBodyLength());
     this.reader = new FrameReader(new AppInput(), peer);
   }
 
@@ -176,6 +184,9 @@ public final class TlsConnection {
   }
 
   private void read() throws IOException {
+    if (netIn == null) {
+      netIn = netPool.acquire();
+    }
     int n = channel.read(netIn);
     if (n < 0) {
       fail(new EOFException("the peer closed the connection"));
@@ -193,8 +204,22 @@ public final class TlsConnection {
     process();
   }
 
-  /** Unwraps what was read and answers the handshake, as far as possible without blocking. */
+  /**
+   * Unwraps what was read and answers the handshake, as far as possible without blocking; gives
+   * back the input buffer once it holds no partial record (loop thread).
+   */
   private void process() throws IOException {
+    try {
+      unwrapAll();
+    } finally {
+      if (netIn != null && netIn.position() == 0) {
+        netPool.release(netIn);
+        netIn = null;
+      }
+    }
+  }
+
+  private void unwrapAll() throws IOException {
     while (!closed && !runningTasks) {
       SSLEngineResult.HandshakeStatus hs = engine.getHandshakeStatus();
       if (hs == SSLEngineResult.HandshakeStatus.NEED_TASK) {
@@ -207,15 +232,21 @@ public final class TlsConnection {
       }
       SSLEngineResult r;
       synchronized (inLock) {
+        if (appIn == null) {
+          appIn = appPool.acquire();
+        }
         if (appIn.remaining() < appSize) {
           pauseReads();
           return;
         }
-        netIn.flip();
+        ByteBuffer src = netIn != null ? netIn.flip() : noInput;
         try {
-          r = engine.unwrap(netIn, appIn);
+          r = engine.unwrap(src, appIn);
         } finally {
-          netIn.compact();
+          if (netIn != null) {
+            netIn.compact();
+          }
+          releaseEmptyAppIn();
         }
       }
       switch (r.getStatus()) {
@@ -306,9 +337,9 @@ public final class TlsConnection {
     if (closed) {
       throw new IOException("connection closed");
     }
-    if (netOut.remaining() < packetSize) {
+    if (netOut != null && netOut.remaining() < packetSize) {
       flushLocked();
-      if (netOut.remaining() < packetSize) {
+      if (netOut != null && netOut.remaining() < packetSize) {
         if (netOut.capacity() + packetSize > MAX_PENDING_RECORDS * packetSize) {
           int waiting = netOut.position();
           close();
@@ -321,6 +352,9 @@ public final class TlsConnection {
         netOut = bigger;
       }
     }
+    if (netOut == null) {
+      netOut = netPool.acquire();
+    }
     SSLEngineResult r = engine.wrap(src, netOut);
     if (r.getStatus() == SSLEngineResult.Status.CLOSED && src.hasRemaining()) {
       throw new IOException("TLS connection closed");
@@ -328,16 +362,21 @@ public final class TlsConnection {
     return r;
   }
 
-  /** Writes what the socket takes now; asks the loop to finish the rest. Caller holds outLock. */
+  /**
+   * Writes what the socket takes now; asks the loop to finish the rest, or gives the buffer back
+   * when all was written. Caller holds outLock.
+   */
   private void flushLocked() throws IOException {
-    if (netOut.position() == 0) {
+    if (netOut == null) {
       return;
     }
-    netOut.flip();
-    try {
-      channel.write(netOut);
-    } finally {
-      netOut.compact();
+    if (netOut.position() > 0) {
+      netOut.flip();
+      try {
+        channel.write(netOut);
+      } finally {
+        netOut.compact();
+      }
     }
     if (netOut.position() > 0) {
       if (loop.inLoop()) {
@@ -345,13 +384,34 @@ public final class TlsConnection {
       } else {
         loop.execute(() -> addInterest(SelectionKey.OP_WRITE));
       }
+    } else {
+      releaseNetOut();
+    }
+  }
+
+  /**
+   * Gives back the empty output buffer; a grown one (a slow reader caught up) is left to the
+   * collector: it held only ciphertext. Caller holds outLock.
+   */
+  private void releaseNetOut() {
+    if (netOut != null) {
+      netPool.release(netOut);
+      netOut = null;
+    }
+  }
+
+  /** Gives back the decrypted bytes' buffer once every byte was taken. Caller holds inLock. */
+  private void releaseEmptyAppIn() {
+    if (appIn != null && appIn.position() == 0) {
+      appPool.release(appIn);
+      appIn = null;
     }
   }
 
   private boolean netOutPending() {
     outLock.lock();
     try {
-      return netOut.position() > 0;
+      return netOut != null && netOut.position() > 0;
     } finally {
       outLock.unlock();
     }
@@ -360,17 +420,17 @@ public final class TlsConnection {
   private void flushFromLoop() throws IOException {
     outLock.lock();
     try {
-      netOut.flip();
-      try {
-        channel.write(netOut);
-      } finally {
-        netOut.compact();
-      }
-      if (netOut.position() == 0) {
-        key.interestOps(key.interestOps() & ~SelectionKey.OP_WRITE);
-        if (netOut.capacity() > packetSize) {
-          netOut = ByteBuffer.allocate(packetSize); // a slow reader caught up: give back the rest
+      if (netOut != null && netOut.position() > 0) {
+        netOut.flip();
+        try {
+          channel.write(netOut);
+        } finally {
+          netOut.compact();
         }
+      }
+      if (netOut == null || netOut.position() == 0) {
+        key.interestOps(key.interestOps() & ~SelectionKey.OP_WRITE);
+        releaseNetOut();
       }
     } finally {
       outLock.unlock();
@@ -385,7 +445,7 @@ public final class TlsConnection {
    */
   public Frame nextFrame() throws IOException {
     synchronized (inLock) {
-      int available = appIn.position();
+      int available = appIn == null ? 0 : appIn.position();
       if (available < HEADER_LENGTH) {
         return null;
       }
@@ -396,6 +456,9 @@ public final class TlsConnection {
       }
     }
     Frame f = reader.read(); // every byte it reads is here: never blocks
+    synchronized (inLock) {
+      releaseEmptyAppIn();
+    }
     if (readsPaused) {
       loop.execute(this::resumeReads);
     }
@@ -457,7 +520,10 @@ public final class TlsConnection {
     if (outLock.tryLock()) {
       try {
         engine.closeOutbound();
-        if (netOut.remaining() >= engine.getSession().getPacketBufferSize()) {
+        if (netOut == null) {
+          netOut = netPool.acquire();
+        }
+        if (netOut.remaining() >= packetSize) {
           engine.wrap(ByteBuffer.allocate(0), netOut);
         }
         netOut.flip();
@@ -465,7 +531,7 @@ public final class TlsConnection {
       } catch (IOException | RuntimeException e) {
         // closing anyway
       } finally {
-        netOut.clear();
+        releaseNetOut(); // nothing more is written: wrapLocked refuses once closed
         outLock.unlock();
       }
     }
@@ -489,12 +555,38 @@ public final class TlsConnection {
     kick.run();
   }
 
+  /** Buffers held now: 0 for an idle connection (loop thread; tests). */
+  int heldBuffers() {
+    int n = netIn != null ? 1 : 0;
+    synchronized (inLock) {
+      n += appIn != null ? 1 : 0;
+    }
+    outLock.lock();
+    try {
+      return n + (netOut != null ? 1 : 0);
+    } finally {
+      outLock.unlock();
+    }
+  }
+
+  /** The sizes of its pooled buffers: one TLS record, then the decrypted bytes' (tests). */
+  int[] bufferSizes() {
+    return new int[] {netPool.size(), appPool.size()};
+  }
+
+  /** A copy of the whole decrypted bytes' buffer, or null while none is held (tests). */
+  byte[] decryptedBytes() {
+    synchronized (inLock) {
+      return appIn == null ? null : appIn.array().clone();
+    }
+  }
+
   /** The decrypted bytes, read only by {@link FrameReader} inside {@link #nextFrame}. */
   private final class AppInput extends InputStream {
     @Override
     public int read() {
       synchronized (inLock) {
-        if (appIn.position() == 0) {
+        if (appIn == null || appIn.position() == 0) {
           return -1;
         }
         appIn.flip();
@@ -510,7 +602,7 @@ public final class TlsConnection {
         if (len == 0) {
           return 0;
         }
-        if (appIn.position() == 0) {
+        if (appIn == null || appIn.position() == 0) {
           return -1;
         }
         appIn.flip();
