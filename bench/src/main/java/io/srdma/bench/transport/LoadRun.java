@@ -199,6 +199,8 @@ public final class LoadRun implements AutoCloseable {
           child.handle().pid(),
           stderr,
           child.address());
+      // this process's baseline again: starting a process started the JDK's "process reaper"
+      beforeHost = ThreadCensus.ids();
       hostStart = Set.of();
       hostPorts = Set.of();
       afterHostStart.run();
