@@ -183,7 +183,9 @@ public record LoadFootprint(
             verdict(hostFdsPerSession() <= MAX_FDS_PER_SESSION)));
     t.add(
         new Target(
-            "client descriptors per session (unattributed counted here)",
+            hostProcess()
+                ? "client descriptors per session (the clients' process)"
+                : "client descriptors per session (unattributed counted here)",
             fmt("%.2f", clientFdsPerSession()),
             "<= " + (int) MAX_FDS_PER_SESSION,
             verdict(clientFdsPerSession() <= MAX_FDS_PER_SESSION)));
