@@ -72,9 +72,10 @@ import org.HdrHistogram.Recorder;
  *
  * <p>Split by job: {@link LoadConfig} (what to run), {@link LoadPolicy} (the generated policy),
  * {@link LoadRevoker}, {@link LoadSample} (resources and their thresholds), {@link LoadResult} (the
- * outcome and its report). What stays here, some 400 lines of code, is the set-up, the measuring
- * and the sessions' flow control, which share the run's counters and would only pass them around if
- * split further.
+ * outcome and its report), {@link LoadHost} (the host in this process, or in a child JVM with
+ * {@code hostProcess}: {@link LoadHostProcess}, {@link LoadHostMain}). What stays here, some 400
+ * lines of code, is the set-up, the measuring and the sessions' flow control, which share the run's
+ * counters and would only pass them around if split further.
  */
 public final class LoadRun implements AutoCloseable {
   static final long REGION_BYTES = 1L << 20;
