@@ -1,6 +1,5 @@
 package io.srdma.host;
 
-import io.srdma.keys.CertificateUsage;
 import io.srdma.keys.DeploymentTrust;
 import io.srdma.keys.KeyExchangeException;
 import java.security.cert.X509Certificate;
@@ -21,11 +20,16 @@ import org.slf4j.LoggerFactory;
  * notAfter, is revoked now (the deployment trust re-reads its CRL when the file changes) or whose
  * age passed the maximum session lifetime is ended by the host, and one idle past the idle timeout
  * is told so and ended ({@link HostSession#endByHost}), its grants revoked. Expiry and lifetime are
- * checked on every tick (they cost a comparison). The full trust check ({@link
- * DeploymentTrust#verify}: path, signature, revocation; about 0.1 ms) runs for each distinct
- * certificate once every {@link #VERIFY_EVERY} ticks, certificates spread over the ticks by hash,
- * so a revocation reaches a live session within {@code VERIFY_EVERY × PERIOD} (600 ms) and each
- * tick checks about a third of the certificates. Confined to the watchdog thread.
+ * checked on every tick (they cost a comparison). What can change of a certificate the handshake
+ * verified (its dates and its revocation status; {@link DeploymentTrust#checkStillValid}, no
+ * signature work, as the client's re-check of the host) is re-checked for each distinct certificate
+ * once every {@link #VERIFY_EVERY} ticks, certificates spread over the ticks by hash, so a
+ * revocation reaches a live session within {@code VERIFY_EVERY × PERIOD} (600 ms). The path,
+ * signature, usage and identity cannot change and are not checked again: the full {@link
+ * DeploymentTrust#verify} (an ECDSA verification, about 0.1 ms idle, more when loaded) for every
+ * peer's own certificate every 600 ms grows with the sessions: 5 % of the host's CPU samples at 300
+ * sessions in the load run's set-up profile, most of a core at 5,000 (docs/performance.md).
+ * Confined to the watchdog thread.
  */
 final class SessionWatchdog implements Runnable {
   private static final Logger LOG = LoggerFactory.getLogger(SessionWatchdog.class);
@@ -125,7 +129,7 @@ final class SessionWatchdog implements Runnable {
   /** The deployment trust's verdict on a certificate it accepted at the handshake. */
   private Optional<SessionEnd> check(X509Certificate cert) {
     try {
-      trust.verify(new X509Certificate[] {cert}, CertificateUsage.TLS_CLIENT);
+      trust.checkStillValid(cert);
       statusUnknownSince = 0;
       return Optional.empty();
     } catch (KeyExchangeException e) {

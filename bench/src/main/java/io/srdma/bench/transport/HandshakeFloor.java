@@ -28,7 +28,10 @@ import javax.net.ssl.SSLSocket;
  * MutualTls}, the project's settings: no session tickets, so every handshake is full) on loopback
  * with fresh connections, the load's host and client certificates, as many connecting at once as
  * the load connects sessions. A handshake counts when the client has read one byte the server wrote
- * after its side of the handshake completed, so both sides' work is in it.
+ * after its side of the handshake completed, so both sides' work is in it. The server side ({@link
+ * Server}) runs where the load's host runs: in the same process as the clients, or in the host's
+ * process with {@code --host-process} ({@link LoadHostMain}), so floor and sessions cross the same
+ * process boundary.
  */
 final class HandshakeFloor {
   private HandshakeFloor() {}
@@ -43,21 +46,26 @@ final class HandshakeFloor {
       int parallel,
       Duration timeout)
       throws Exception {
-    MutualTls server = MutualTls.server(host, trust);
+    try (Server server = Server.start(host, trust, parallel, timeout)) {
+      return connect(client, trust, hostIdentity, server.address(), handshakes, parallel, timeout);
+    }
+  }
+
+  /**
+   * The client side: {@code handshakes} connections to {@code address}, {@code parallel} at once.
+   */
+  static double connect(
+      Credential client,
+      DeploymentTrust trust,
+      PeerIdentity hostIdentity,
+      InetSocketAddress address,
+      int handshakes,
+      int parallel,
+      Duration timeout)
+      throws Exception {
     MutualTls connector = MutualTls.client(client, trust, hostIdentity);
-    AtomicInteger n = new AtomicInteger();
-    ExecutorService pool =
-        Executors.newFixedThreadPool(
-            2 * parallel + 1,
-            r -> {
-              Thread t = new Thread(r, LoadRun.BENCH_THREAD + "floor-" + n.incrementAndGet());
-              t.setDaemon(true);
-              return t;
-            });
-    try (SSLServerSocket listener =
-        server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 128)) {
-      InetSocketAddress address = (InetSocketAddress) listener.getLocalSocketAddress();
-      Future<?> acceptor = pool.submit(() -> accept(listener, server, pool, timeout));
+    ExecutorService pool = pool(parallel, "floor-");
+    try {
       AtomicInteger left = new AtomicInteger(handshakes);
       long start = System.nanoTime();
       List<Future<?>> clients = new ArrayList<>();
@@ -81,7 +89,6 @@ final class HandshakeFloor {
         f.get(timeout.toMillis() * Math.max(1, handshakes / parallel), TimeUnit.MILLISECONDS);
       }
       long nanos = System.nanoTime() - start;
-      acceptor.cancel(true);
       return handshakes / Math.max(1e-9, nanos / 1e9);
     } finally {
       pool.shutdownNow();
@@ -89,32 +96,89 @@ final class HandshakeFloor {
     }
   }
 
-  private static Void accept(
-      SSLServerSocket listener, MutualTls server, ExecutorService pool, Duration timeout) {
-    while (!Thread.currentThread().isInterrupted()) {
-      SSLSocket s;
-      try {
-        s = (SSLSocket) listener.accept();
-      } catch (SocketException e) {
-        return null; // closed at the end
-      } catch (IOException e) {
-        continue;
-      }
-      pool.execute(
-          () -> {
-            try (Socket done = server.handshake(s, timeout).socket();
-                OutputStream out = done.getOutputStream()) {
-              out.write(1);
-              out.flush();
-            } catch (IOException | RuntimeException e) {
-              try {
-                s.close();
-              } catch (IOException ignored) {
-                // closing after a failure
-              }
-            }
-          });
+  private static ExecutorService pool(int threads, String name) {
+    AtomicInteger n = new AtomicInteger();
+    return Executors.newFixedThreadPool(
+        threads,
+        r -> {
+          Thread t = new Thread(r, LoadRun.BENCH_THREAD + name + n.incrementAndGet());
+          t.setDaemon(true);
+          return t;
+        });
+  }
+
+  /** The server side: a loopback listener answering each handshake with one byte. */
+  static final class Server implements AutoCloseable {
+    private final SSLServerSocket listener;
+    private final ExecutorService pool;
+
+    private Server(SSLServerSocket listener, ExecutorService pool) {
+      this.listener = listener;
+      this.pool = pool;
     }
-    return null;
+
+    /** Listens on an ephemeral loopback port; {@code parallel} handshakes at once. */
+    static Server start(Credential host, DeploymentTrust trust, int parallel, Duration timeout)
+        throws IOException {
+      MutualTls server = MutualTls.server(host, trust);
+      SSLServerSocket listener =
+          server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 128);
+      ExecutorService pool = pool(parallel + 1, "floor-server-");
+      Server s = new Server(listener, pool);
+      pool.execute(() -> accept(listener, server, pool, timeout));
+      return s;
+    }
+
+    InetSocketAddress address() {
+      return (InetSocketAddress) listener.getLocalSocketAddress();
+    }
+
+    @Override
+    public void close() throws IOException, InterruptedException {
+      try {
+        listener.close();
+      } finally {
+        pool.shutdownNow();
+        pool.awaitTermination(10, TimeUnit.SECONDS);
+      }
+    }
+
+    private static void accept(
+        SSLServerSocket listener, MutualTls server, ExecutorService pool, Duration timeout) {
+      while (!Thread.currentThread().isInterrupted()) {
+        SSLSocket s;
+        try {
+          s = (SSLSocket) listener.accept();
+        } catch (SocketException e) {
+          return; // closed at the end
+        } catch (IOException e) {
+          continue;
+        }
+        try {
+          pool.execute(() -> answer(s, server, timeout));
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+          closeQuietly(s);
+          return;
+        }
+      }
+    }
+
+    private static void answer(SSLSocket s, MutualTls server, Duration timeout) {
+      try (Socket done = server.handshake(s, timeout).socket();
+          OutputStream out = done.getOutputStream()) {
+        out.write(1);
+        out.flush();
+      } catch (IOException | RuntimeException e) {
+        closeQuietly(s);
+      }
+    }
+
+    private static void closeQuietly(Socket s) {
+      try {
+        s.close();
+      } catch (IOException ignored) {
+        // closing after a failure
+      }
+    }
   }
 }

@@ -4,7 +4,8 @@ import io.srdma.channel.SealedLayout;
 import java.time.Duration;
 
 /**
- * What {@code srdma bench --load} runs (see {@link LoadRun}).
+ * What {@code srdma bench --load} runs (see {@link LoadRun}); {@code hostProcess}: the host in a
+ * child JVM ({@link LoadHostProcess}, {@code --host-process}) instead of the clients' JVM.
  *
  * <p>Thread safety: immutable.
  */
@@ -18,7 +19,50 @@ public record LoadConfig(
     int window,
     double revocationsPerSecond,
     long rekeyRecords,
-    String provider) {
+    String provider,
+    boolean hostProcess) {
+  /** Host and clients in one process. */
+  public LoadConfig(
+      int sessions,
+      int tenants,
+      int grants,
+      Duration duration,
+      Duration warmup,
+      int recordSize,
+      int window,
+      double revocationsPerSecond,
+      long rekeyRecords,
+      String provider) {
+    this(
+        sessions,
+        tenants,
+        grants,
+        duration,
+        warmup,
+        recordSize,
+        window,
+        revocationsPerSecond,
+        rekeyRecords,
+        provider,
+        false);
+  }
+
+  /** This configuration with the host in a child process or not. */
+  public LoadConfig withHostProcess(boolean inChild) {
+    return new LoadConfig(
+        sessions,
+        tenants,
+        grants,
+        duration,
+        warmup,
+        recordSize,
+        window,
+        revocationsPerSecond,
+        rekeyRecords,
+        provider,
+        inChild);
+  }
+
   public int grantsPerSession() {
     return (grants + sessions - 1) / sessions;
   }

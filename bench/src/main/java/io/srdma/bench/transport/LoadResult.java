@@ -110,7 +110,11 @@ public record LoadResult(
     if (f == null) {
       return;
     }
-    out.println("### Per side (host and clients in this JVM; docs/bench.md says how)");
+    boolean split = f.hostProcess();
+    out.println(
+        split
+            ? "### Per side (host in its own process, clients in this one; docs/bench.md says how)"
+            : "### Per side (host and clients in this JVM; docs/bench.md says how)");
     out.println();
     out.println("| figure | idle host | after warm-up | at end |");
     out.println("|---|---|---|---|");
@@ -138,14 +142,33 @@ public record LoadResult(
             + " | "
             + f.threadsEnd().bench()
             + " |");
+    if (split) {
+      out.println(
+          "| open descriptors host process / clients' process | "
+              + f.fdsIdle().host()
+              + " / "
+              + f.fdsIdle().client()
+              + " | "
+              + f.fdsLoaded().host()
+              + " / "
+              + f.fdsLoaded().client()
+              + " | |");
+      out.println(
+          "| heap + direct, host process (MiB) | "
+              + String.format(Locale.ROOT, "%.1f", total(f.hostIdle()) / 1048576.0)
+              + " | "
+              + String.format(Locale.ROOT, "%.1f", total(f.hostLoaded()) / 1048576.0)
+              + " | |");
+    } else {
+      out.println(
+          "| descriptors host / client / unattributed | "
+              + fds(f.fdsIdle())
+              + " | "
+              + fds(f.fdsLoaded())
+              + " | |");
+    }
     out.println(
-        "| descriptors host / client / unattributed | "
-            + fds(f.fdsIdle())
-            + " | "
-            + fds(f.fdsLoaded())
-            + " | |");
-    out.println(
-        "| heap + direct (MiB) | "
+        (split ? "| heap + direct, clients' process (MiB) | " : "| heap + direct (MiB) | ")
             + String.format(Locale.ROOT, "%.1f", total(f.idle()) / 1048576.0)
             + " | "
             + String.format(Locale.ROOT, "%.1f", total(f.loaded()) / 1048576.0)
@@ -154,8 +177,16 @@ public record LoadResult(
     row(out, "client-side threads by name", f.threadsLoaded().topClientNames(8));
     row(
         out,
-        "heap + direct per session, both sides (KiB)",
+        split
+            ? "heap + direct per session, clients' process (KiB)"
+            : "heap + direct per session, both sides (KiB)",
         String.format(Locale.ROOT, "%.1f", f.bytesPerSession() / 1024));
+    if (split) {
+      row(
+          out,
+          "heap + direct per session, host process (KiB)",
+          String.format(Locale.ROOT, "%.1f", f.hostBytesPerSession() / 1024));
+    }
     row(
         out,
         "clients' record buffers per session (KiB, excluded)",
@@ -242,10 +273,18 @@ public record LoadResult(
       p.put("fdsIdle", fdJson(f.fdsIdle()));
       p.put("fdsAfterWarmup", fdJson(f.fdsLoaded()));
       p.put("fdLimit", f.fdLimit());
+      p.put("hostProcess", f.hostProcess());
       p.put("idle", sample(f.idle()));
-      p.put("bytesPerSessionBothSides", f.bytesPerSession());
+      if (f.hostProcess()) {
+        p.put("hostIdle", sample(f.hostIdle()));
+        p.put("hostAfterWarmup", sample(f.hostLoaded()));
+        p.put("bytesPerSessionClientProcess", f.bytesPerSession());
+      } else {
+        p.put("bytesPerSessionBothSides", f.bytesPerSession());
+        p.put("hostBytesPerSessionBound", f.hostBytesPerSessionBound());
+      }
       p.put("recordBufferBytesPerSession", f.recordBufferBytesPerSession());
-      p.put("hostBytesPerSessionBound", f.hostBytesPerSessionBound());
+      p.put("hostBytesPerSession", f.hostBytesPerSession());
       p.put("connectSeconds", f.connectNanos() / 1e9);
       p.put("setupPerSecond", f.setupPerSecond());
       p.put("handshakeFloorPerSecond", f.handshakeFloorPerSecond());

@@ -13,6 +13,7 @@ import io.srdma.host.ReceivedRecord;
 import io.srdma.host.RegionHost;
 import io.srdma.keys.Credential;
 import io.srdma.keys.DeploymentCa;
+import io.srdma.keys.DeploymentTrust;
 import io.srdma.keys.PeerIdentity;
 import io.srdma.keys.RekeyPolicy;
 import io.srdma.policy.AuditLog;
@@ -20,6 +21,7 @@ import io.srdma.policy.AuditTrail;
 import io.srdma.policy.PolicyLoader;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -70,9 +72,10 @@ import org.HdrHistogram.Recorder;
  *
  * <p>Split by job: {@link LoadConfig} (what to run), {@link LoadPolicy} (the generated policy),
  * {@link LoadRevoker}, {@link LoadSample} (resources and their thresholds), {@link LoadResult} (the
- * outcome and its report). What stays here, some 400 lines of code, is the set-up, the measuring
- * and the sessions' flow control, which share the run's counters and would only pass them around if
- * split further.
+ * outcome and its report), {@link LoadHost} (the host in this process, or in a child JVM with
+ * {@code hostProcess}: {@link LoadHostProcess}, {@link LoadHostMain}). What stays here, some 400
+ * lines of code, is the set-up, the measuring and the sessions' flow control, which share the run's
+ * counters and would only pass them around if split further.
  */
 public final class LoadRun implements AutoCloseable {
   static final long REGION_BYTES = 1L << 20;
@@ -90,9 +93,9 @@ public final class LoadRun implements AutoCloseable {
   }
 
   /** Sessions set up at once; all come from one loopback address. */
-  private static final int CONNECTORS = 8;
+  static final int CONNECTORS = 8;
 
-  private static final Duration STEP_TIMEOUT = Duration.ofSeconds(20);
+  static final Duration STEP_TIMEOUT = Duration.ofSeconds(20);
 
   /** How long closing waits for the host's sessions to end after their clients closed. */
   private static final Duration CLOSE_DRAIN = Duration.ofMinutes(2);
@@ -113,8 +116,12 @@ public final class LoadRun implements AutoCloseable {
   private final ExecutorService driver;
   private Path dir;
   private AuditLog audit;
-  volatile RegionHost host;
+  volatile LoadHost host;
+  private volatile LoadHostProcess hostProcess;
   volatile Session[] sessions;
+
+  /** Called once the host runs (its process started, with --host-process): a test's seam. */
+  Runnable afterHostStart = () -> {};
 
   public LoadRun(LoadConfig config, PrintWriter log) {
     String problem = config.problem();
@@ -142,53 +149,104 @@ public final class LoadRun implements AutoCloseable {
     return "t" + t;
   }
 
+  /** The host's options of a load run (the host's process or this one). */
+  static HostOptions hostOptions(
+      LoadConfig config, Credential credential, DeploymentTrust trust, AuditLog audit) {
+    return new HostOptions()
+        .credential(credential)
+        .trust(trust)
+        .policy(new PolicyLoader().parse("load-policy.yaml", LoadPolicy.text(config)))
+        .audit(new AuditTrail(audit))
+        .provider(config.provider())
+        .maxSessions(config.sessions() + 8)
+        .maxSessionsPerTenant(config.sessionsPerTenant() + 4)
+        // every simulated peer connects from loopback, 8 at a time (the connector pool)
+        .maxPendingHandshakesPerAddress(CONNECTORS * 2)
+        .handshakeTimeout(STEP_TIMEOUT)
+        .requestTimeout(STEP_TIMEOUT)
+        .receiveDepth(Math.max(16, config.window() * 4));
+  }
+
+  /** The child process of the host with --host-process, or null. */
+  LoadHostProcess hostProcess() {
+    return hostProcess;
+  }
+
   /** Sets up, warms up, measures, drains and samples; closing is {@link #close}'s. */
   public LoadResult run() throws Exception {
     long setupStart = System.nanoTime();
     dir = Files.createTempDirectory("srdma-load");
     DeploymentCa ca = DeploymentCa.init(dir.resolve("ca"), null);
-    audit = AuditLog.open(dir.resolve("audit.jsonl"));
     Set<Long> beforeHost = ThreadCensus.ids();
     Set<Integer> neitherPorts = FdCensus.listeningPortsNow();
     PeerIdentity hostIdentity = PeerIdentity.of(RegionHost.HOST_TENANT, "load");
     Credential hostCredential = ca.issuePeer(hostIdentity, Duration.ofDays(1));
-    host =
-        RegionHost.start(
-            new HostOptions()
-                .credential(hostCredential)
-                .trust(ca.trust())
-                .policy(new PolicyLoader().parse("load-policy.yaml", LoadPolicy.text(config)))
-                .audit(new AuditTrail(audit))
-                .provider(config.provider())
-                .maxSessions(config.sessions() + 8)
-                .maxSessionsPerTenant(config.sessionsPerTenant() + 4)
-                // every simulated peer connects from loopback, 8 at a time (the connector pool)
-                .maxPendingHandshakesPerAddress(CONNECTORS * 2)
-                .handshakeTimeout(STEP_TIMEOUT)
-                .requestTimeout(STEP_TIMEOUT)
-                .receiveDepth(Math.max(16, config.window() * 4)));
-    for (int t = 0; t < config.tenants(); t++) {
-      HostedRegion r = host.registerRegion(tenant(t), "data", REGION_BYTES);
-      r.onRecord(this::onRecord);
-    }
-    Set<Long> hostStart = ThreadCensus.ids();
-    hostStart.removeAll(beforeHost);
-    Set<Integer> hostPorts = FdCensus.listeningPortsNow();
-    hostPorts.removeAll(neitherPorts);
+    Credential floorClient =
+        ca.issuePeer(PeerIdentity.of(tenant(0), "p-floor"), Duration.ofDays(1));
     int floorCount = floorHandshakes(config.sessions());
-    log.printf(
-        Locale.ROOT, "load: %d bare mutual TLS 1.3 handshakes (the set-up floor)%n", floorCount);
-    log.flush();
-    double floor =
-        HandshakeFloor.measure(
-            hostCredential,
-            ca.issuePeer(PeerIdentity.of(tenant(0), "p-floor"), Duration.ofDays(1)),
-            ca.trust(),
-            hostIdentity,
-            floorCount,
-            CONNECTORS,
-            STEP_TIMEOUT);
+    double floor;
+    Set<Long> hostStart;
+    Set<Integer> hostPorts;
+    if (config.hostProcess()) {
+      hostCredential.writeTo(
+          dir.resolve(LoadHostMain.HOST_CRT), dir.resolve(LoadHostMain.HOST_KEY), null);
+      Path stderr = Files.createTempFile("srdma-load-host-", ".log");
+      LoadHostProcess child = LoadHostProcess.start(dir, config, stderr, this::opened);
+      hostProcess = child;
+      host = child;
+      log.printf(
+          Locale.ROOT,
+          "load: host in process %d (its stderr: %s), listening at %s%n",
+          child.handle().pid(),
+          stderr,
+          child.address());
+      // this process's baseline again: starting a process started the JDK's "process reaper"
+      beforeHost = ThreadCensus.ids();
+      hostStart = Set.of();
+      hostPorts = Set.of();
+      afterHostStart.run();
+      logFloor(floorCount);
+      InetSocketAddress floorAt = child.floorStart();
+      try {
+        floor =
+            HandshakeFloor.connect(
+                floorClient,
+                ca.trust(),
+                hostIdentity,
+                floorAt,
+                floorCount,
+                CONNECTORS,
+                STEP_TIMEOUT);
+      } finally {
+        child.floorStop();
+      }
+    } else {
+      audit = AuditLog.open(dir.resolve("audit.jsonl"));
+      RegionHost inProcess =
+          RegionHost.start(hostOptions(config, hostCredential, ca.trust(), audit));
+      host = LoadHost.of(inProcess);
+      for (int t = 0; t < config.tenants(); t++) {
+        HostedRegion r = inProcess.registerRegion(tenant(t), "data", REGION_BYTES);
+        r.onRecord(this::onRecord);
+      }
+      hostStart = ThreadCensus.ids();
+      hostStart.removeAll(beforeHost);
+      hostPorts = FdCensus.listeningPortsNow();
+      hostPorts.removeAll(neitherPorts);
+      afterHostStart.run();
+      logFloor(floorCount);
+      floor =
+          HandshakeFloor.measure(
+              hostCredential,
+              floorClient,
+              ca.trust(),
+              hostIdentity,
+              floorCount,
+              CONNECTORS,
+              STEP_TIMEOUT);
+    }
     LoadSample idle = LoadSample.take();
+    LoadHostProcess.Sample hostIdle = hostProcess != null ? hostProcess.sample() : null;
     ThreadCensus threadsIdle = ThreadCensus.take(beforeHost, hostStart);
     FdCensus fdsIdle = FdCensus.take(hostPorts, neitherPorts);
     sessions = new Session[config.sessions()];
@@ -200,6 +258,9 @@ public final class LoadRun implements AutoCloseable {
             r -> new Thread(r, BENCH_THREAD + "connect-" + connectors.incrementAndGet()));
     long connectNanos;
     try {
+      // issuing a peer's credential (an EC key pair and a signed certificate) is the CA's work
+      // before a peer exists, not session set-up: issued before the clock starts, as the floor's
+      Credential[] credentials = issuePeers(ca, connector);
       long connectStart = System.nanoTime();
       List<Future<?>> done = new ArrayList<>();
       for (int i = 0; i < config.sessions(); i++) {
@@ -207,12 +268,9 @@ public final class LoadRun implements AutoCloseable {
         done.add(
             connector.submit(
                 () -> {
-                  int t = index % config.tenants();
                   ClientOptions o =
                       new ClientOptions()
-                          .credential(
-                              ca.issuePeer(
-                                  PeerIdentity.of(tenant(t), "p-" + index), Duration.ofDays(1)))
+                          .credential(credentials[index])
                           .trust(ca.trust())
                           .host(host.address())
                           .hostName("load")
@@ -271,6 +329,7 @@ public final class LoadRun implements AutoCloseable {
     sleepUntilOrFailed(System.nanoTime() + config.warmup().toNanos());
 
     LoadSample start = LoadSample.take();
+    LoadHostProcess.Sample hostLoaded = hostProcess != null ? hostProcess.sample() : null;
     ThreadCensus threadsLoaded = ThreadCensus.take(beforeHost, hostStart);
     FdCensus fdsLoaded = FdCensus.take(hostPorts, neitherPorts);
     HostStats atStart = host.stats();
@@ -301,23 +360,49 @@ public final class LoadRun implements AutoCloseable {
     }
     LoadSample end = LoadSample.take();
     ThreadCensus threadsEnd = ThreadCensus.take(beforeHost, hostStart);
-    LoadFootprint footprint =
-        new LoadFootprint(
-            config.sessions(),
-            idle,
-            start,
-            threadsIdle,
-            threadsLoaded,
-            threadsEnd,
-            fdsIdle,
-            fdsLoaded,
-            recordBufferBytes(config),
-            connectNanos,
-            floor,
-            floorCount,
-            LoadSample.fdLimit());
+    LoadFootprint footprint;
+    if (hostProcess != null) {
+      // each process is one side: the host's figures are its process's, the clients' this one's
+      LoadHostProcess.Sample hostEnd = hostProcess.sample();
+      footprint =
+          new LoadFootprint(
+              config.sessions(),
+              idle,
+              start,
+              sides(hostIdle, threadsIdle),
+              sides(hostLoaded, threadsLoaded),
+              sides(hostEnd, threadsEnd),
+              new FdCensus((int) hostIdle.process().fds(), (int) idle.fds(), 0),
+              new FdCensus((int) hostLoaded.process().fds(), (int) start.fds(), 0),
+              recordBufferBytes(config),
+              connectNanos,
+              floor,
+              floorCount,
+              LoadSample.fdLimit(),
+              hostIdle.process(),
+              hostLoaded.process());
+    } else {
+      footprint =
+          new LoadFootprint(
+              config.sessions(),
+              idle,
+              start,
+              threadsIdle,
+              threadsLoaded,
+              threadsEnd,
+              fdsIdle,
+              fdsLoaded,
+              recordBufferBytes(config),
+              connectNanos,
+              floor,
+              floorCount,
+              LoadSample.fdLimit());
+    }
     HostStats last = host.stats();
     hostErrors(base, last);
+    if (hostProcess != null) {
+      hostProcess.errors().forEach(this::count);
+    }
     List<String> violations = LoadSample.thresholds(start, end);
     Map<String, Long> byKind = new TreeMap<>();
     errors.forEach((k, v) -> byKind.put(k, v.sum()));
@@ -340,6 +425,55 @@ public final class LoadRun implements AutoCloseable {
         byKind,
         violations,
         footprint);
+  }
+
+  private void logFloor(int floorCount) {
+    log.printf(
+        Locale.ROOT, "load: %d bare mutual TLS 1.3 handshakes (the set-up floor)%n", floorCount);
+    log.flush();
+  }
+
+  /**
+   * Threads per side with the host in its own process: the host's are its process's host threads
+   * (those it started while starting and {@code srdma-host-*}; any other there counted with them),
+   * the clients' this process's non-bench threads; the bench's both processes' own.
+   */
+  private static ThreadCensus sides(LoadHostProcess.Sample h, ThreadCensus here) {
+    return new ThreadCensus(
+        h.hostThreads() + h.otherThreads(),
+        here.host() + here.client(),
+        here.bench() + h.benchThreads(),
+        here.clientByName());
+  }
+
+  /** With --host-process: the host process opened {@code count} records of session {@code i}. */
+  private void opened(int i, long count) {
+    Session[] all = sessions;
+    Session s = all != null && i >= 0 && i < all.length ? all[i] : null;
+    if (s != null && s.delivered.accumulateAndGet(count, Math::max) == count) {
+      s.kick();
+    }
+  }
+
+  /** Every session's credential ({@code srdma://t(i mod tenants)/p-i}), issued on the pool. */
+  private Credential[] issuePeers(DeploymentCa ca, ExecutorService pool)
+      throws InterruptedException {
+    Credential[] out = new Credential[config.sessions()];
+    List<Future<?>> done = new ArrayList<>();
+    for (int i = 0; i < out.length; i++) {
+      int index = i;
+      done.add(
+          pool.submit(
+              () -> {
+                out[index] =
+                    ca.issuePeer(
+                        PeerIdentity.of(tenant(index % config.tenants()), "p-" + index),
+                        Duration.ofDays(1));
+                return null;
+              }));
+    }
+    awaitAll(done, "credentials");
+    return out;
   }
 
   /** The clients' user-sized record buffers per session: staging slots and the read buffer. */
@@ -578,25 +712,25 @@ public final class LoadRun implements AutoCloseable {
     if (host != null) {
       // the clients are closed: let their sessions end on the host before closing it (its close
       // waits 10 s + 10 ms a session, which a loaded machine with thousands can still outlast)
-      long deadline = System.nanoTime() + CLOSE_DRAIN.toNanos();
-      while (host.stats().sessions() > 0 && System.nanoTime() < deadline) {
-        try {
-          Thread.sleep(50);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          break;
-        }
-      }
-      if (host.stats().sessions() > 0) {
-        log.println(
-            "load: "
-                + host.stats().sessions()
-                + " host sessions still open "
-                + CLOSE_DRAIN.toSeconds()
-                + " s after their clients closed; closing the host anyway");
+      try {
+        drainHost();
+      } catch (RuntimeException e) {
+        log.println("load: waiting for the host's sessions to end: " + e.getMessage());
       }
       host.close();
       host = null;
+    }
+    if (hostProcess != null) {
+      if (hostProcess.stoppedCleanly()) {
+        try {
+          Files.deleteIfExists(hostProcess.stderr());
+        } catch (IOException e) {
+          log.println("load: cannot delete " + hostProcess.stderr() + ": " + e.getMessage());
+        }
+      } else {
+        log.println(
+            "load: the host process did not stop cleanly; its stderr: " + hostProcess.stderr());
+      }
     }
     if (audit != null) {
       audit.close();
@@ -609,6 +743,27 @@ public final class LoadRun implements AutoCloseable {
         log.println("load: cannot delete " + dir + ": " + e.getMessage());
       }
       dir = null;
+    }
+  }
+
+  private void drainHost() {
+    long deadline = System.nanoTime() + CLOSE_DRAIN.toNanos();
+    while (host.stats().sessions() > 0 && System.nanoTime() < deadline) {
+      try {
+        Thread.sleep(50);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        break;
+      }
+    }
+    int left = host.stats().sessions();
+    if (left > 0) {
+      log.println(
+          "load: "
+              + left
+              + " host sessions still open "
+              + CLOSE_DRAIN.toSeconds()
+              + " s after their clients closed; closing the host anyway");
     }
   }
 

@@ -63,7 +63,8 @@ import picocli.CommandLine.Spec;
           + " after --warmup, default 5s) while grants are revoked and clients rekey; prints"
           + " throughput, write latency, memory, descriptors, threads and errors by kind, and per"
           + " side (host, clients) threads, descriptors and memory per session and the set-up rate"
-          + " against bare mutual TLS 1.3 handshakes, with a verdict per issue 17 target.",
+          + " against bare mutual TLS 1.3 handshakes, with a verdict per issue 17 target;"
+          + " --host-process runs the host in a child JVM, each side measured in its own process.",
       ""
     },
     footer = {
@@ -259,10 +260,21 @@ public final class BenchCommand implements Callable<Integer> {
               + " (default: ${DEFAULT-VALUE}).")
   long rekeyRecords;
 
+  @Option(
+      names = "--host-process",
+      description =
+          "--load: run the host in a child JVM (same Java and class path) so host and clients are"
+              + " each measured in their own process, with their own descriptor limit; the child"
+              + " is stopped (or killed) whatever way the run ends.")
+  boolean hostProcess;
+
   @Override
   public Integer call() throws Exception {
     if (load) {
       return runLoad();
+    }
+    if (hostProcess) {
+      throw new ParameterException(spec.commandLine(), "--host-process applies to --load only");
     }
     BenchRunner.Config config = validate();
     PrintWriter out = spec.commandLine().getOut();
@@ -370,7 +382,8 @@ public final class BenchCommand implements Callable<Integer> {
             window,
             revocationsPerSecond,
             rekeyRecords,
-            provider);
+            provider,
+            hostProcess);
     String problem = c.problem();
     if (problem != null) {
       throw new ParameterException(cl, "--load: " + problem);

@@ -23,7 +23,11 @@ class BenchLoadOptionsTest {
     BenchCommandTest.Run many = BenchCommandTest.bench("--load", "--sessions", "10001");
     assertEquals(2, many.exit(), many.err());
     assertTrue(many.err().contains("at most 10000 sessions"), many.err());
+    BenchCommandTest.Run alone = BenchCommandTest.bench("--host-process", "--quick");
+    assertEquals(2, alone.exit(), alone.err());
+    assertTrue(alone.err().contains("--host-process applies to --load only"), alone.err());
     BenchCommandTest.Run help = BenchCommandTest.bench("--help");
     assertTrue(help.out().contains("--load") && help.out().contains("--sessions"), help.out());
+    assertTrue(help.out().contains("--host-process"), help.out());
   }
 }
