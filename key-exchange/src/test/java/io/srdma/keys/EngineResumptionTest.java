@@ -42,7 +42,7 @@ class EngineResumptionTest {
     MutualTls client = pki.client(peer);
 
     Pair first = Pair.handshake(server, client);
-    assertNull(first.failure);
+    assertHandshook(first);
     AuthenticatedPeer seen = server.authenticated(first.server);
     assertEquals("alpha", seen.identity().peer());
     client.authenticated(first.client);
@@ -65,13 +65,13 @@ class EngineResumptionTest {
     client.sslContext().getClientSessionContext().setSessionTimeout(3600);
 
     Pair first = Pair.handshake(server, client);
-    assertNull(first.failure);
+    assertHandshook(first);
     server.authenticated(first.server);
     client.authenticated(first.client);
     first.exchangeAfterHandshake();
 
     Pair second = Pair.handshake(server, client);
-    assertNull(second.failure);
+    assertHandshook(second);
     // RESUMPTION_REFUSED is only thrown where the trust manager verified no certificate
     KeyExchangeException onServer =
         assertThrows(KeyExchangeException.class, () -> server.authenticated(second.server));
@@ -86,18 +86,19 @@ class EngineResumptionTest {
     MutualTls server = pki.server(pki.peer("host", "h"));
     MutualTls client = pki.client(pki.peer("acme", "gamma"));
     Pair first = Pair.handshake(server, client);
-    assertNull(first.failure);
+    assertHandshook(first);
     server.authenticated(first.server);
     first.exchangeAfterHandshake();
     Pair second = Pair.handshake(server, client);
-    assertNull(second.failure);
+    assertHandshook(second);
     // both accept: the trust manager verified a certificate on this very connection (a resumed
     // one would be RESUMPTION_REFUSED)
     server.authenticated(second.server);
     client.authenticated(second.client);
   }
 
-  private static void assertNull(Throwable failure) {
+  private static void assertHandshook(Pair p) {
+    SSLException failure = p.failure;
     if (failure != null) {
       throw new AssertionError("handshake failed: " + failure, failure);
     }
