@@ -89,6 +89,7 @@ final class Responder {
   private long shrinkAt = NO_DEADLINE;
   private long growNotBefore = System.nanoTime();
   private volatile int readAheadCapacity = SMALL_RX_SIZE; // for tests, which run on other threads
+  private volatile int readAheadPeak = SMALL_RX_SIZE; // the largest it has been (tests)
 
   /** Responses not yet written, in fill mode. */
   private final ByteBuffer tx = ByteBuffer.allocateDirect(TX_SIZE);
@@ -336,6 +337,9 @@ final class Responder {
     next.put(rx).flip();
     rx = next;
     readAheadCapacity = next.capacity();
+    if (next.capacity() > readAheadPeak) {
+      readAheadPeak = next.capacity();
+    }
     staged = next == small ? smallStaged : next.duplicate();
     quietReads = 0;
     shrinkAt = NO_DEADLINE;
@@ -361,6 +365,11 @@ final class Responder {
       shrinkAt = System.nanoTime() + SHRINK_IDLE_NANOS;
     }
     return shrinkAt;
+  }
+
+  /** The largest the read-ahead has been on this connection (any thread; tests). */
+  int readAheadPeak() {
+    return readAheadPeak;
   }
 
   /** The read-ahead's current size (any thread; tests). */
