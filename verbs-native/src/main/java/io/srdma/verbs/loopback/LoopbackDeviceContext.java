@@ -93,8 +93,9 @@ final class LoopbackDeviceContext implements DeviceContext {
   @Override
   public synchronized ProtectionDomain allocateProtectionDomain() {
     requireOpen("alloc_pd");
+    LoopbackProtectionDomain pd = new LoopbackProtectionDomain(this);
     children.add(PROTECTION_DOMAIN);
-    return new LoopbackProtectionDomain(this);
+    return pd;
   }
 
   @Override
@@ -104,8 +105,10 @@ final class LoopbackDeviceContext implements DeviceContext {
       throw new VerbsException(
           VerbsException.Reason.INVALID_ARGUMENT, "create_cq", "capacity must be 1.." + MAX_CQE);
     }
+    // built first: a CQ whose construction fails (no descriptor left) is no child to wait for
+    LoopbackCompletionQueue cq = new LoopbackCompletionQueue(this, capacity);
     children.add(COMPLETION_QUEUE);
-    return new LoopbackCompletionQueue(this, capacity);
+    return cq;
   }
 
   private void requireOpen(String verb) {

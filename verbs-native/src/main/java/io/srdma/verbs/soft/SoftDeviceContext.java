@@ -327,8 +327,9 @@ final class SoftDeviceContext implements DeviceContext {
   @Override
   public synchronized ProtectionDomain allocateProtectionDomain() {
     requireOpen("alloc_pd");
+    SoftProtectionDomain pd = new SoftProtectionDomain(this);
     children.add(PROTECTION_DOMAIN);
-    return new SoftProtectionDomain(this);
+    return pd;
   }
 
   @Override
@@ -338,8 +339,10 @@ final class SoftDeviceContext implements DeviceContext {
       throw new VerbsException(
           VerbsException.Reason.INVALID_ARGUMENT, "create_cq", "capacity must be 1.." + MAX_CQE);
     }
+    // built first: a CQ whose construction fails (no descriptor left) is no child to wait for
+    SoftCompletionQueue cq = new SoftCompletionQueue(this, capacity);
     children.add(COMPLETION_QUEUE);
-    return new SoftCompletionQueue(this, capacity);
+    return cq;
   }
 
   private void requireOpen(String verb) {
