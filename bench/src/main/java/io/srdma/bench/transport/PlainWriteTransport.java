@@ -38,7 +38,8 @@ import org.HdrHistogram.Histogram;
  * depth / 2} messages, so the sender never overwrites a slot the receiver has not delivered and
  * never runs a receive queue dry. At most {@code depth} work requests are outstanding; every {@code
  * depth / 2}-th (at most 16th) is signaled. Write completion = the sender's work completion (the
- * responder acknowledged the WRITE).
+ * responder acknowledged the WRITE). The sender posts every message the window has room for as one
+ * post list (doorbell batching), each its own WRITE_WITH_IMM.
  *
  * <p>Latency runs the same protocol with depth 1: each message is credited at once, and that credit
  * is the acknowledgement.
@@ -87,6 +88,7 @@ final class PlainWriteTransport implements BenchTransport {
   private ByteBuffer dstRead;
   private ByteBuffer creditOutView;
   private SendWorkRequest[] dataWrs;
+  private SendWorkRequest[] postList;
   private SendWorkRequest creditWr;
   private int dataReceivesPosted;
   private int creditReceivesPosted;
@@ -180,6 +182,7 @@ final class PlainWriteTransport implements BenchTransport {
     dstRead = dst.buffer();
     creditOutView = creditOut.buffer();
     dataWrs = new SendWorkRequest[slots];
+    postList = new SendWorkRequest[slots];
     for (int i = 0; i < slots; i++) {
       Payload.fill(src.buffer(), i * messageSize, messageSize);
       dataWrs[i] =
@@ -247,20 +250,35 @@ final class PlainWriteTransport implements BenchTransport {
         while (sent - consumed >= depth || sent - sendDone >= depth) {
           pollSender();
         }
-        int slot = (int) (sent % slots);
-        int offset = slot * size;
-        Payload.stamp(srcStamp, offset, sent);
-        if (verify) {
-          Payload.checksum(crc, srcView, offset, size);
+        // Every message the window has room for now goes out in one post list (one doorbell: one
+        // gathering write on soft); each is still its own WRITE_WITH_IMM, checked and completed
+        // on its own. Latency runs post one at a time.
+        int room = (int) Math.min(depth - (sent - consumed), depth - (sent - sendDone));
+        if (spec.maxMessages() > 0) {
+          room = (int) Math.min(room, spec.maxMessages() - sent);
         }
-        SendWorkRequest wr =
-            dataWrs[slot]
-                .wrId(sent)
-                .immData((int) sent)
-                .signaled(ack || sent % signalEvery == signalEvery - 1);
+        int count = ack ? 1 : Math.min(room, postList.length);
+        for (int k = 0; k < count; k++) {
+          long seq = sent + k;
+          int slot = (int) (seq % slots);
+          int offset = slot * size;
+          Payload.stamp(srcStamp, offset, seq);
+          if (verify) {
+            Payload.checksum(crc, srcView, offset, size);
+          }
+          postList[k] =
+              dataWrs[slot]
+                  .wrId(seq)
+                  .immData((int) seq)
+                  .signaled(ack || seq % signalEvery == signalEvery - 1);
+        }
         long t0 = System.nanoTime();
-        senderQp.postSend(wr);
-        sent++;
+        if (count == 1) {
+          senderQp.postSend(postList[0]);
+        } else {
+          senderQp.postSend(postList, count);
+        }
+        sent += count;
         if (ack) {
           while (consumed < sent) {
             pollSender();

@@ -34,9 +34,16 @@ final class SoftWriteTransport implements Transport {
   private final SendWorkRequest[] batch = new SendWorkRequest[BATCH];
   private final SendWorkRequest single = new SendWorkRequest(1);
   private final WorkCompletion[] wcs = {new WorkCompletion()};
+  private final boolean postList;
   private int outstanding;
 
   SoftWriteTransport(int size) {
+    this(size, true);
+  }
+
+  /** {@code postList}: a batch is one post (one doorbell), else one post per message. */
+  SoftWriteTransport(int size, boolean postList) {
+    this.postList = postList;
     var device = RdmaProviders.firstDevice("soft");
     ctxA = device.open(new DeviceOptions());
     ctxB = device.open(new DeviceOptions());
@@ -81,7 +88,13 @@ final class SoftWriteTransport implements Transport {
       awaitOne();
       outstanding--;
     }
-    qpA.postSend(batch, BATCH);
+    if (postList) {
+      qpA.postSend(batch, BATCH);
+    } else {
+      for (SendWorkRequest wr : batch) {
+        qpA.postSend(wr);
+      }
+    }
     outstanding++;
   }
 

@@ -16,10 +16,14 @@ interface Transport extends AutoCloseable {
   @Override
   void close() throws IOException;
 
-  /** Opens the transport called {@code name} for {@code size}-byte messages. */
+  /**
+   * Opens the transport called {@code name} for {@code size}-byte messages: {@code soft} (a batch
+   * is one post list), {@code soft-single} (the same, one post per message) or {@code socket}.
+   */
   static Transport open(String name, int size, boolean echo) throws Exception {
     return switch (name) {
       case "soft" -> new SoftWriteTransport(size);
+      case "soft-single" -> new SoftWriteTransport(size, false);
       case "socket" -> new SocketTransport(size, echo);
       default -> throw new IllegalArgumentException("unknown transport " + name);
     };

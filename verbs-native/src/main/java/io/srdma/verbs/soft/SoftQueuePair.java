@@ -23,8 +23,12 @@ import java.util.concurrent.TimeUnit;
  * read by the thread polling the send CQ (or the device's timer), which produces the completions.
  */
 final class SoftQueuePair implements QueuePair {
-  /** Unsignaled requests ask for an acknowledgement at least this often, to free send slots. */
-  private static final int ACK_EVERY = 16;
+  /**
+   * Unsignaled requests ask for an acknowledgement at least this often, to free send slots; a send
+   * queue of fewer than {@code 2 * ACK_EVERY} slots asks every {@code maxSendWr / 2} (at least
+   * every request), so at most half the queue waits for an ACK that nobody asked for.
+   */
+  static final int ACK_EVERY = 16;
 
   private final SoftProtectionDomain pd;
   private final SoftDeviceContext ctx;
@@ -47,6 +51,7 @@ final class SoftQueuePair implements QueuePair {
   private final SoftMemoryRegion[] resolved;
   private int nextPsn;
   private int sinceAck;
+  private final int ackEvery;
   private boolean closed;
 
   SoftQueuePair(
@@ -65,6 +70,7 @@ final class SoftQueuePair implements QueuePair {
     this.nextPsn = startPsn;
     this.resolved = new SoftMemoryRegion[attributes.maxSendSge()];
     this.sendQueue = new SendQueue(sendCq, qpn, attributes.maxSendWr(), attributes.maxSendSge());
+    this.ackEvery = ackEvery(attributes.maxSendWr());
     this.srq = srq;
     this.receiveQueue =
         srq == null
@@ -375,8 +381,9 @@ final class SoftQueuePair implements QueuePair {
     }
     int psn = nextPsn;
     nextPsn = (nextPsn + 1) & 0xFFFFFF;
-    boolean ackReq =
-        wr.signaled() || read || ++sinceAck >= ACK_EVERY || sendQueue.free() <= ACK_EVERY;
+    // Not every request of a nearly full queue: the responder acknowledges cumulatively, so an
+    // ACK every ackEvery requests frees slots as fast, with one response frame per ackEvery.
+    boolean ackReq = wr.signaled() || read || ++sinceAck >= ackEvery;
     if (ackReq) {
       sinceAck = 0;
     }
@@ -399,6 +406,11 @@ final class SoftQueuePair implements QueuePair {
         r.addPayload(mr, offset, sgl.length(k));
       }
     }
+  }
+
+  /** How many unsignaled requests may go without asking for an ACK, for a send queue of n. */
+  static int ackEvery(int sendQueueSlots) {
+    return Math.max(1, Math.min(ACK_EVERY, sendQueueSlots / 2));
   }
 
   private void flush() {
