@@ -5,7 +5,6 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketException;
 import java.security.GeneralSecurityException;
-import java.security.KeyStore;
 import java.security.SecureRandom;
 import java.security.cert.Certificate;
 import java.security.cert.X509Certificate;
@@ -13,7 +12,7 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
-import javax.net.ssl.KeyManagerFactory;
+import javax.net.ssl.KeyManager;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLException;
@@ -124,27 +123,20 @@ public final class MutualTls {
 
   private static SSLContext newContext(
       Credential credential, DeploymentTrust trust, DeploymentTrustManager trustManager) {
-    char[] password = new char[0];
     try {
-      // an in-memory key store only to hand the key to the JDK's key manager
-      KeyStore ks = KeyStore.getInstance("PKCS12");
-      ks.load(null, null);
-      ks.setKeyEntry(
-          "srdma",
-          credential.privateKey(),
-          password,
-          new Certificate[] {credential.certificate(), trust.caCertificate()});
-      KeyManagerFactory kmf = KeyManagerFactory.getInstance("SunX509", JSSE_PROVIDER);
-      kmf.init(ks, password);
+      // the key goes to the JDK's TLS as it is: a key store would wrap it with PBKDF2 for nothing
+      KeyManager keys =
+          new CredentialKeyManager(
+              credential.privateKey(), credential.certificate(), trust.caCertificate());
       SSLContext ctx = SSLContext.getInstance(PROTOCOL, JSSE_PROVIDER);
-      ctx.init(kmf.getKeyManagers(), new TrustManager[] {trustManager}, new SecureRandom());
+      ctx.init(new KeyManager[] {keys}, new TrustManager[] {trustManager}, new SecureRandom());
       for (SSLSessionContext sessions :
           List.of(ctx.getServerSessionContext(), ctx.getClientSessionContext())) {
         sessions.setSessionTimeout(NO_TICKET_SESSION_TIMEOUT_SECONDS);
         sessions.setSessionCacheSize(1); // 0 would mean unlimited
       }
       return ctx;
-    } catch (GeneralSecurityException | IOException e) {
+    } catch (GeneralSecurityException e) {
       throw new KeyExchangeException(
           KeyExchangeException.Reason.CRYPTO_FAILURE, "cannot build the TLS context", e);
     }
