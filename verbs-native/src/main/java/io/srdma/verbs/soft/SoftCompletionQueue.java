@@ -13,12 +13,18 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A completion queue: a ring of primitive fields, so pushing and polling allocate nothing (only
  * {@link #resize} replaces the ring). Many producers (requester and responder threads), one
  * consumer at a time.
+ *
+ * <p>Its selector, through which pollers read the responses of the queue pairs that send on it, is
+ * opened when the first of them posts a remote request ({@link #attach}): a queue of receives or of
+ * local operations only (a host's per-session send queue, which binds and invalidates windows)
+ * holds no descriptor. Until then a waiting poller parks and {@link #push} unparks it.
  */
 final class SoftCompletionQueue implements CompletionQueue {
 
@@ -38,8 +44,9 @@ final class SoftCompletionQueue implements CompletionQueue {
   private volatile long published;
   private boolean overrun;
   private volatile boolean waiting;
+  private volatile Thread waiter; // the poller in await, for a wake-up without a selector
   private boolean closed;
-  private final Selector selector;
+  private volatile Selector selector; // opened by the first attach, under this object's monitor
   private final ReentrantLock pollLock = new ReentrantLock();
 
   /** How {@link #await} waits: spins, then yields, then sleeps in the selector. */
@@ -48,20 +55,51 @@ final class SoftCompletionQueue implements CompletionQueue {
   SoftCompletionQueue(SoftDeviceContext ctx, int capacity) {
     this.ctx = ctx;
     allocate(capacity);
-    try {
-      selector = Selector.open();
-    } catch (IOException e) {
-      throw new VerbsException(VerbsException.Reason.IO, "create_cq", "cannot open a selector", e);
-    }
   }
 
-  /** Lets pollers of this CQ read the responses of {@code requester} (the QP's send CQ). */
+  /**
+   * Lets pollers of this CQ read the responses of {@code requester} (the QP's send CQ); called
+   * before the QP's first remote request. Opens the selector the first time.
+   *
+   * @throws VerbsException IO if no selector can be opened (no descriptor left) or the connection
+   *     cannot be watched; nothing changed then
+   */
   void attach(Requester requester) {
-    try {
-      requester.channel().register(selector, SelectionKey.OP_READ, requester);
-    } catch (IOException e) {
-      throw new VerbsException(
-          VerbsException.Reason.IO, "modify_qp(RTS)", "cannot watch the connection", e);
+    Selector s;
+    synchronized (this) {
+      if (closed) {
+        throw new VerbsException(
+            VerbsException.Reason.CLOSED, "post_send", "completion queue is closed");
+      }
+      s = selector;
+      if (s == null) {
+        try {
+          s = Selector.open();
+        } catch (IOException e) {
+          throw new VerbsException(
+              VerbsException.Reason.IO, "post_send", "cannot open the send CQ's selector", e);
+        }
+        selector = s;
+      }
+      try {
+        requester.channel().register(s, SelectionKey.OP_READ, requester);
+      } catch (IOException | ClosedSelectorException e) {
+        throw new VerbsException(
+            VerbsException.Reason.IO, "post_send", "cannot watch the connection", e);
+      }
+    }
+    wake(); // a poller parked without a selector waits on it from now on
+  }
+
+  /** Wakes the poller waiting in {@link #await}: in the selector if there is one, else parked. */
+  private void wake() {
+    Selector s = selector;
+    if (s != null) {
+      s.wakeup();
+    }
+    Thread t = waiter;
+    if (t != null) {
+      LockSupport.unpark(t);
     }
   }
 
@@ -99,7 +137,7 @@ final class SoftCompletionQueue implements CompletionQueue {
       published = tail;
     }
     if (waiting) {
-      selector.wakeup();
+      wake();
     }
   }
 
@@ -199,19 +237,26 @@ final class SoftCompletionQueue implements CompletionQueue {
           idle.idle();
           continue;
         }
+        waiter = Thread.currentThread();
         waiting = true;
         try {
           n = drain(out);
           if (n > 0) {
             return n;
           }
-          selector.select(
-              SoftCompletionQueue::progress, Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+          Selector s = selector;
+          if (s == null) {
+            LockSupport.parkNanos(this, left); // push and attach unpark
+          } else {
+            s.select(
+                SoftCompletionQueue::progress, Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+          }
         } catch (IOException | ClosedSelectorException e) {
           throw new VerbsException(
               VerbsException.Reason.IO, "poll_cq", "waiting for completions failed", e);
         } finally {
           waiting = false;
+          waiter = null;
         }
       }
     } finally {
@@ -226,8 +271,12 @@ final class SoftCompletionQueue implements CompletionQueue {
 
   /** Handles responses that arrived on attached connections; caller holds the poll lock. */
   private void selectNow() {
+    Selector s = selector;
+    if (s == null) {
+      return; // no queue pair has posted a remote request on this CQ: no responses to read
+    }
     try {
-      selector.selectNow(SoftCompletionQueue::progress);
+      s.selectNow(SoftCompletionQueue::progress);
     } catch (IOException | ClosedSelectorException e) {
       throw new VerbsException(
           VerbsException.Reason.IO, "poll_cq", "reading completions failed", e);
@@ -263,13 +312,21 @@ final class SoftCompletionQueue implements CompletionQueue {
     }
     users.requireNone("destroy_cq", "completion queue");
     closed = true;
+    Selector s = selector;
     try {
-      selector.close();
+      if (s != null) {
+        s.close();
+      }
     } catch (IOException e) {
       throw new VerbsException(
           VerbsException.Reason.IO, "destroy_cq", "closing the selector failed", e);
     }
     ctx.children().remove(SoftDeviceContext.COMPLETION_QUEUE);
+  }
+
+  /** Whether the selector is open: some queue pair posted a remote request on this CQ. */
+  boolean hasSelector() {
+    return selector != null;
   }
 
   synchronized boolean isClosed() {

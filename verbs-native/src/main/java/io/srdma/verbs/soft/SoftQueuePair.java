@@ -46,6 +46,7 @@ final class SoftQueuePair implements QueuePair {
   private volatile int access;
   private volatile ConnectionInfo remote;
   private volatile Requester requester;
+  private boolean attached; // the requester to the send CQ's selector; under sendLock
   private volatile Responder responder;
   private volatile long lastProgressNanos;
   private final SoftMemoryRegion[] resolved;
@@ -175,7 +176,6 @@ final class SoftQueuePair implements QueuePair {
       }
       requester = r;
       lastProgressNanos = System.nanoTime();
-      sendCq.attach(r);
       setState(QpState.RTS);
     }
   }
@@ -262,6 +262,7 @@ final class SoftQueuePair implements QueuePair {
     synchronized (sendLock) {
       validate(wr);
       if (prePost(1)) {
+        attachBeforeRemote(wr);
         post(wr);
         flush();
       } else {
@@ -281,6 +282,9 @@ final class SoftQueuePair implements QueuePair {
         validate(wrs[i]);
       }
       if (prePost(count)) {
+        for (int i = 0; i < count && !attached; i++) {
+          attachBeforeRemote(wrs[i]);
+        }
         for (int i = 0; i < count; i++) {
           post(wrs[i]);
         }
@@ -290,6 +294,18 @@ final class SoftQueuePair implements QueuePair {
           flushWr(wrs[i]);
         }
       }
+    }
+  }
+
+  /**
+   * Before the first remote request: the send CQ's pollers read this QP's responses from now on (it
+   * opens its selector then). Before anything of the post is queued, so a failure (no descriptor
+   * left) posts nothing. Caller holds the send lock.
+   */
+  private void attachBeforeRemote(SendWorkRequest wr) {
+    if (!attached && wr.opcode().isRemote()) {
+      sendCq.attach(requester);
+      attached = true;
     }
   }
 
