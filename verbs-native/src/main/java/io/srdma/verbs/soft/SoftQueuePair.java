@@ -15,6 +15,8 @@ import io.srdma.verbs.WcStatus;
 import io.srdma.verbs.WrOpcode;
 import java.io.IOException;
 import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * An RC queue pair of the soft provider. Requests go out on a TCP connection to the peer's
@@ -23,6 +25,8 @@ import java.util.concurrent.TimeUnit;
  * read by the thread polling the send CQ (or the device's timer), which produces the completions.
  */
 final class SoftQueuePair implements QueuePair {
+  private static final Logger LOG = LoggerFactory.getLogger(SoftQueuePair.class);
+
   /**
    * Unsignaled requests ask for an acknowledgement at least this often, to free send slots; a send
    * queue of fewer than {@code 2 * ACK_EVERY} slots asks every {@code maxSendWr / 2} (at least
@@ -195,6 +199,15 @@ final class SoftQueuePair implements QueuePair {
         return;
       }
       setState(QpState.ERROR);
+    }
+    if (LOG.isDebugEnabled()) {
+      // which path failed the QP (a NAK, a lost connection, a refused local operation, the
+      // watchdog): the caller's frames say it, on this rare path only
+      LOG.debug(
+          "QP 0x{} entered ERROR{}",
+          Integer.toHexString(qpn),
+          first == null ? "" : " (" + first + ")",
+          new Throwable("the failing path"));
     }
     Requester r = requester;
     if (r != null) {
