@@ -103,6 +103,9 @@ final class PlainWriteTransport implements BenchTransport {
   private long delivered;
   private long sequenceErrors;
   private long lastDeliveredNanos;
+  private long credited;
+  private long creditsPosted;
+  private long creditsDone;
   private final CRC32C receiverCrc = new CRC32C();
   private volatile long deliveredAtNanos;
 
@@ -346,11 +349,15 @@ final class PlainWriteTransport implements BenchTransport {
     }
   }
 
-  /** The receiver's loop: deliver messages, repost receives, return credits. */
+  /**
+   * The receiver's loop: deliver messages, repost receives, return credits: at most one credit per
+   * poll batch, once the batch brings the undelivered credit to {@code creditEvery} or more (a
+   * batch of 12 returns one credit of 12, not one of 8 and, later, another).
+   */
   private void receive(int creditEvery, boolean verify, boolean ack) throws TimeoutException {
-    long credited = 0;
-    long creditsPosted = 0;
-    long creditsDone = 0;
+    credited = 0;
+    creditsPosted = 0;
+    creditsDone = 0;
     boolean ended = false;
     boolean endCreditDone = false;
     while (!endCreditDone) {
@@ -373,6 +380,8 @@ final class PlainWriteTransport implements BenchTransport {
         long expected = delivered;
         if (wc.immData() == END_IMM && !ended) {
           ended = true;
+          // Every data credit before the end's: the sender stops reading credits at the end's.
+          creditIfDue(creditEvery);
           receiverQp.postReceive(dataReceive.wrId(0));
           dataReceivesPosted++;
           creditWr.wrId(creditsPosted++).immData(END_ACK_IMM).signaled(true);
@@ -394,21 +403,29 @@ final class PlainWriteTransport implements BenchTransport {
         }
         receiverQp.postReceive(dataReceive.wrId(0));
         dataReceivesPosted++;
-        if (delivered - credited >= creditEvery) {
-          while (creditsPosted - creditsDone >= CREDIT_SEND_QUEUE - 1) {
-            creditsDone = awaitCreditCompletion(creditsDone);
-          }
-          credited = delivered;
-          creditOutView.putLong(0, delivered);
-          creditWr
-              .wrId(creditsPosted)
-              .immData((int) delivered)
-              .signaled(creditsPosted % CREDIT_SIGNAL_EVERY == CREDIT_SIGNAL_EVERY - 1);
-          creditsPosted++;
-          receiverQp.postSend(creditWr);
-        }
+      }
+      if (!ended) {
+        creditIfDue(creditEvery);
       }
     }
+  }
+
+  /** Returns the credit for what was delivered, once it is {@code creditEvery} or more. */
+  private void creditIfDue(int creditEvery) throws TimeoutException {
+    if (delivered - credited < creditEvery) {
+      return;
+    }
+    while (creditsPosted - creditsDone >= CREDIT_SEND_QUEUE - 1) {
+      creditsDone = awaitCreditCompletion(creditsDone);
+    }
+    credited = delivered;
+    creditOutView.putLong(0, delivered);
+    creditWr
+        .wrId(creditsPosted)
+        .immData((int) delivered)
+        .signaled(creditsPosted % CREDIT_SIGNAL_EVERY == CREDIT_SIGNAL_EVERY - 1);
+    creditsPosted++;
+    receiverQp.postSend(creditWr);
   }
 
   /** Only while the credit send queue is full: nothing else can arrive before credits flow. */
