@@ -36,10 +36,12 @@ import org.HdrHistogram.Histogram;
  * (the bytes are in its memory by then) and the sequence number in the slot checks out. It returns
  * credits to the sender with a small WRITE_WITH_IMM carrying its delivered count, every {@code
  * depth / 2} messages, so the sender never overwrites a slot the receiver has not delivered and
- * never runs a receive queue dry. At most {@code depth} work requests are outstanding; every {@code
- * depth / 2}-th (at most 16th) is signaled. Write completion = the sender's work completion (the
- * responder acknowledged the WRITE). The sender posts every message the window has room for as one
- * post list (doorbell batching), each its own WRITE_WITH_IMM.
+ * never runs a receive queue dry. At most {@code depth} messages are outstanding (sent, not
+ * delivered) and {@code 2 * depth} work requests not completed (the send queue's size); every
+ * {@code depth}-th (at most 16th) is signaled, so the responder is asked for one ACK per {@code
+ * depth} requests (at most 16). Write completion = the sender's work completion (the responder
+ * acknowledged the WRITE). The sender posts every message the window has room for as one post list
+ * (doorbell batching), each its own WRITE_WITH_IMM.
  *
  * <p>Latency runs the same protocol with depth 1: each message is credited at once, and that credit
  * is the acknowledgement.
@@ -103,6 +105,9 @@ final class PlainWriteTransport implements BenchTransport {
   private long delivered;
   private long sequenceErrors;
   private long lastDeliveredNanos;
+  private long credited;
+  private long creditsPosted;
+  private long creditsDone;
   private final CRC32C receiverCrc = new CRC32C();
   private volatile long deliveredAtNanos;
 
@@ -154,7 +159,7 @@ final class PlainWriteTransport implements BenchTransport {
     receiverCq = receiverCtx.createCompletionQueue(4 * slots + 2 * CREDIT_SEND_QUEUE);
     senderQp =
         senderPd.createQueuePair(
-            new QueuePairAttributes(senderCq, senderCq, slots + 1, CREDIT_RECEIVES, 1, 1));
+            new QueuePairAttributes(senderCq, senderCq, 2 * slots + 1, CREDIT_RECEIVES, 1, 1));
     receiverQp =
         receiverPd.createQueuePair(
             new QueuePairAttributes(receiverCq, receiverCq, CREDIT_SEND_QUEUE, slots, 1, 1));
@@ -240,20 +245,23 @@ final class PlainWriteTransport implements BenchTransport {
               senderQp.toError();
               receiverQp.toError();
             });
-    int signalEvery = Math.max(1, Math.min(16, depth / 2));
+    // Credits bound what is outstanding (sent, not delivered) to depth; the send queue holds twice
+    // that, so a signal every depth-th WR (at most 16th) never stalls a window that has room.
+    int signalEvery = Math.max(1, Math.min(16, depth));
+    int inFlight = 2 * depth;
     CRC32C crc = new CRC32C();
     long start = System.nanoTime();
     lastSendCompletionNanos = start;
     long sent = 0;
     try {
       while (!spec.stop(start, sent) && !received.isDone()) {
-        while (sent - consumed >= depth || sent - sendDone >= depth) {
+        while (sent - consumed >= depth || sent - sendDone >= inFlight) {
           pollSender();
         }
         // Every message the window has room for now goes out in one post list (one doorbell: one
         // gathering write on soft); each is still its own WRITE_WITH_IMM, checked and completed
         // on its own. Latency runs post one at a time.
-        int room = (int) Math.min(depth - (sent - consumed), depth - (sent - sendDone));
+        int room = (int) Math.min(depth - (sent - consumed), inFlight - (sent - sendDone));
         if (spec.maxMessages() > 0) {
           room = (int) Math.min(room, spec.maxMessages() - sent);
         }
@@ -288,7 +296,7 @@ final class PlainWriteTransport implements BenchTransport {
       }
       long dataSent = sent;
       long dataCompletionNanos = 0;
-      while (sent - consumed >= depth || sent - sendDone >= depth) {
+      while (sent - consumed >= depth || sent - sendDone >= inFlight) {
         pollSender();
       }
       if (sendDone >= dataSent) {
@@ -346,11 +354,15 @@ final class PlainWriteTransport implements BenchTransport {
     }
   }
 
-  /** The receiver's loop: deliver messages, repost receives, return credits. */
+  /**
+   * The receiver's loop: deliver messages, repost receives, return credits: at most one credit per
+   * poll batch, once the batch brings the undelivered credit to {@code creditEvery} or more (a
+   * batch of 12 returns one credit of 12, not one of 8 and, later, another).
+   */
   private void receive(int creditEvery, boolean verify, boolean ack) throws TimeoutException {
-    long credited = 0;
-    long creditsPosted = 0;
-    long creditsDone = 0;
+    credited = 0;
+    creditsPosted = 0;
+    creditsDone = 0;
     boolean ended = false;
     boolean endCreditDone = false;
     while (!endCreditDone) {
@@ -373,6 +385,8 @@ final class PlainWriteTransport implements BenchTransport {
         long expected = delivered;
         if (wc.immData() == END_IMM && !ended) {
           ended = true;
+          // Every data credit before the end's: the sender stops reading credits at the end's.
+          creditIfDue(creditEvery);
           receiverQp.postReceive(dataReceive.wrId(0));
           dataReceivesPosted++;
           creditWr.wrId(creditsPosted++).immData(END_ACK_IMM).signaled(true);
@@ -394,21 +408,29 @@ final class PlainWriteTransport implements BenchTransport {
         }
         receiverQp.postReceive(dataReceive.wrId(0));
         dataReceivesPosted++;
-        if (delivered - credited >= creditEvery) {
-          while (creditsPosted - creditsDone >= CREDIT_SEND_QUEUE - 1) {
-            creditsDone = awaitCreditCompletion(creditsDone);
-          }
-          credited = delivered;
-          creditOutView.putLong(0, delivered);
-          creditWr
-              .wrId(creditsPosted)
-              .immData((int) delivered)
-              .signaled(creditsPosted % CREDIT_SIGNAL_EVERY == CREDIT_SIGNAL_EVERY - 1);
-          creditsPosted++;
-          receiverQp.postSend(creditWr);
-        }
+      }
+      if (!ended) {
+        creditIfDue(creditEvery);
       }
     }
+  }
+
+  /** Returns the credit for what was delivered, once it is {@code creditEvery} or more. */
+  private void creditIfDue(int creditEvery) throws TimeoutException {
+    if (delivered - credited < creditEvery) {
+      return;
+    }
+    while (creditsPosted - creditsDone >= CREDIT_SEND_QUEUE - 1) {
+      creditsDone = awaitCreditCompletion(creditsDone);
+    }
+    credited = delivered;
+    creditOutView.putLong(0, delivered);
+    creditWr
+        .wrId(creditsPosted)
+        .immData((int) delivered)
+        .signaled(creditsPosted % CREDIT_SIGNAL_EVERY == CREDIT_SIGNAL_EVERY - 1);
+    creditsPosted++;
+    receiverQp.postSend(creditWr);
   }
 
   /** Only while the credit send queue is full: nothing else can arrive before credits flow. */

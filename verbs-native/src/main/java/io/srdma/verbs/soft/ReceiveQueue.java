@@ -226,7 +226,10 @@ final class ReceiveQueue {
     return lkeys[i * maxSge + k];
   }
 
-  /** Removes the oldest receive and reports its completion. */
+  /**
+   * Removes the oldest receive and reports its completion without waking the CQ's poller: the
+   * responder (the only caller) calls {@link #wakePoller} once after a run of them.
+   */
   void complete(WcStatus status, WcOpcode opcode, int byteLength, boolean hasImm, int imm) {
     lock.lock();
     try {
@@ -235,10 +238,15 @@ final class ReceiveQueue {
       }
       int i = (int) (head % capacity);
       head++;
-      cq.push(wrIds[i], status, opcode, byteLength, hasImm, imm, qpn);
+      cq.pushQuietly(wrIds[i], status, opcode, byteLength, hasImm, imm, qpn);
     } finally {
       lock.unlock();
     }
+  }
+
+  /** Wakes a poller sleeping on this queue's CQ for what {@link #complete} reported. */
+  void wakePoller() {
+    cq.wakePoller();
   }
 
   /**

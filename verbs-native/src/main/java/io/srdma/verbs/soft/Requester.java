@@ -257,16 +257,20 @@ final class Requester {
         larger.put(rx).flip(); // what was read and not yet handled moves along
         rx = larger;
       }
+      boolean readAll = false;
       while (!closed) {
         int step = handleBuffered();
         if (step > 0) {
           handled += step;
           continue;
         }
-        if (step < 0) {
+        if (step < 0 || readAll) {
+          // readAll: the last read took all the socket had; the selector reports what comes next,
+          // so another read now would mostly find nothing (one system call less per call).
           break;
         }
         rx.compact();
+        int room = rx.remaining();
         int n;
         try {
           n = channel.read(rx);
@@ -279,6 +283,7 @@ final class Requester {
         if (n == 0) {
           break;
         }
+        readAll = n < room;
       }
     } catch (ProtocolException e) {
       LOG.warn(

@@ -59,6 +59,10 @@ final class Responder {
   private static final long SHRINK_IDLE_NANOS = TimeUnit.SECONDS.toNanos(1);
 
   private static final int TX_SIZE = 16 * ResponseFlyweight.LENGTH;
+
+  /** A run of receive completions wakes a sleeping poller at least this often. */
+  static final int WAKE_EVERY = 16;
+
   static final long NO_DEADLINE = Long.MAX_VALUE;
 
   /** {@link #moveChunk} result: the access is no longer valid; nothing was moved. */
@@ -84,6 +88,14 @@ final class Responder {
   private ByteBuffer rx = small;
   private ByteBuffer staged = smallStaged; // rx's duplicate, for copying a part of it
   private boolean lastReadFilled;
+
+  /**
+   * The last read took less than there was room for, i.e. all the socket had: the next look goes
+   * through the selector, not a read that would mostly find nothing (one system call less per
+   * wake-up).
+   */
+  private boolean lastReadShort;
+
   private int requestsSinceRead;
   private int quietReads;
   private long shrinkAt = NO_DEADLINE;
@@ -103,6 +115,7 @@ final class Responder {
   private SoftQueuePair qp;
   private int expectedPsn;
   private int pendingAckPsn = -1;
+  private int unwokenCompletions; // receive completions pushed since the last wakeReceiver()
   private int phase = HELLO;
   private boolean handshakePending = true;
 
@@ -235,6 +248,7 @@ final class Responder {
       }
       terminate();
     }
+    wakeReceiver(); // after a failure too: what was completed before it is reported
   }
 
   private void step() throws IOException {
@@ -320,6 +334,7 @@ final class Responder {
     if (n < 0) {
       throw new EOFException("peer closed the connection");
     }
+    lastReadShort = n > 0 && n < room;
     if (n > 0) {
       lastReadFilled = n == room;
       requestsSinceRead = 0;
@@ -459,11 +474,16 @@ final class Responder {
 
   private boolean header() throws IOException {
     if (rx.remaining() < RequestFlyweight.LENGTH) {
+      wakeReceiver(); // the read batch is executed: one wake-up for its receive completions
       if (pendingAckPsn >= 0) {
         // Everything read so far is executed: one cumulative ACK for it.
         stage(ResponseFlyweight.TYPE_ACK, (byte) 0, pendingAckPsn, 0);
         pendingAckPsn = -1;
         return true;
+      }
+      if (lastReadShort) {
+        lastReadShort = false;
+        return waitFor(SelectionKey.OP_READ, idleReadAhead());
       }
       if (readMore() > 0) {
         return true;
@@ -548,12 +568,12 @@ final class Responder {
       if (qp.resolveLocal(
               rq.address(slot, k), rq.length(slot, k), rq.lkey(slot, k), AccessFlags.LOCAL_WRITE)
           == null) {
-        rq.complete(WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, false, 0);
+        completeReceive(WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, false, 0);
         return beginSkip(length, WcStatus.REM_OP_ERR);
       }
     }
     if (length > room) {
-      rq.complete(WcStatus.LOC_LEN_ERR, WcOpcode.RECV, 0, false, 0);
+      completeReceive(WcStatus.LOC_LEN_ERR, WcOpcode.RECV, 0, false, 0);
       return beginSkip(length, WcStatus.REM_INV_REQ_ERR);
     }
     recvSlot = slot;
@@ -565,7 +585,8 @@ final class Responder {
   private boolean nextSendSge() {
     ReceiveQueue rq = qp.receiveQueue();
     if (recvSge >= rq.sges(recvSlot) || recvLeft == 0) {
-      rq.complete(WcStatus.SUCCESS, WcOpcode.RECV, length, op == RequestFlyweight.OP_SEND_IMM, imm);
+      completeReceive(
+          WcStatus.SUCCESS, WcOpcode.RECV, length, op == RequestFlyweight.OP_SEND_IMM, imm);
       return finish(WcStatus.SUCCESS);
     }
     int k = recvSge;
@@ -574,7 +595,7 @@ final class Responder {
         qp.resolveLocal(rq.address(recvSlot, k), n, rq.lkey(recvSlot, k), AccessFlags.LOCAL_WRITE);
     if (mr == null) {
       // The receive buffer was deregistered before its part of the payload.
-      rq.complete(WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, false, 0);
+      completeReceive(WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, false, 0);
       return beginSkip(recvLeft, WcStatus.REM_OP_ERR);
     }
     return beginPlace(1 + k, null, null, mr, mr.offsetOf(rq.address(recvSlot, k), n), n);
@@ -656,7 +677,7 @@ final class Responder {
       }
       // The receive buffer was deregistered during its part of the payload.
       int n = Math.min(recvLeft, qp.receiveQueue().length(recvSlot, recvSge));
-      qp.receiveQueue().complete(WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, false, 0);
+      completeReceive(WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, false, 0);
       return beginSkip(unread + recvLeft - n, WcStatus.REM_OP_ERR);
     }
     if (send) {
@@ -666,7 +687,7 @@ final class Responder {
       return nextSendSge();
     }
     if (op == RequestFlyweight.OP_WRITE_IMM) {
-      qp.receiveQueue().complete(WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, length, true, imm);
+      completeReceive(WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, length, true, imm);
     }
     return finish(WcStatus.SUCCESS);
   }
@@ -898,6 +919,29 @@ final class Responder {
       return false;
     }
     return mw == null || mw.binding() == b;
+  }
+
+  // ---- receive completions ----
+
+  /**
+   * Completes the oldest receive on the QP's CQ without waking its poller yet: a read batch's
+   * completions are pushed in order as each request is executed, and {@link #wakeReceiver} wakes a
+   * sleeping poller once for the run (at the end of the batch, before this thread reads or waits
+   * again, and at least every {@link #WAKE_EVERY} completions).
+   */
+  private void completeReceive(
+      WcStatus status, WcOpcode opcode, int byteLength, boolean hasImm, int imm) {
+    qp.receiveQueue().complete(status, opcode, byteLength, hasImm, imm);
+    if (++unwokenCompletions >= WAKE_EVERY) {
+      wakeReceiver();
+    }
+  }
+
+  private void wakeReceiver() {
+    if (unwokenCompletions > 0) {
+      unwokenCompletions = 0;
+      qp.receiveQueue().wakePoller();
+    }
   }
 
   // ---- responses ----

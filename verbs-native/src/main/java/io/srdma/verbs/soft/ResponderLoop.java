@@ -29,8 +29,11 @@ final class ResponderLoop implements Runnable {
   /** How often a parked responder (waiting for a receive or for RTR) is retried. */
   static final long PARK_POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
-  /** Non-blocking looks after a busy one before sleeping in the selector (fewer wake-ups). */
-  private static final int SPINS = 20;
+  /**
+   * At most this many non-blocking looks after a busy one before sleeping in the selector (fewer
+   * wake-ups when the next request is microseconds away).
+   */
+  static final int SPINS = 20;
 
   private static final long IDLE_SCAN_NANOS = TimeUnit.SECONDS.toNanos(1);
 
@@ -41,6 +44,14 @@ final class ResponderLoop implements Runnable {
   private final ArrayList<Responder> members = new ArrayList<>();
   private final Consumer<SelectionKey> onReady = ResponderLoop::ready;
   private long nextScanNanos;
+
+  /**
+   * The looks the next busy period may take. A look is a system call, and on a small machine it
+   * takes the CPU that the threads producing the next request need: once that request is further
+   * away than a few looks, spinning only delays it (session 11, docs/performance.md).
+   */
+  private int spinBudget = SPINS;
+
   private volatile boolean stopped;
 
   ResponderLoop(String name) throws IOException {
@@ -88,12 +99,8 @@ final class ResponderLoop implements Runnable {
         long now = System.nanoTime();
         long waitMs = Math.max(1, TimeUnit.NANOSECONDS.toMillis(nextScanNanos - now));
         int ready = selector.select(onReady, waitMs);
-        for (int spin = 0; ready > 0 && spin < SPINS; spin++) {
-          // Busy: the next request is likely microseconds away; look again before sleeping.
-          Thread.onSpinWait();
-          if (selector.selectNow(onReady) > 0) {
-            spin = 0;
-          }
+        if (ready > 0) {
+          spinAfterWork();
         }
         takeAdopted();
         takeClosing();
@@ -120,6 +127,31 @@ final class ResponderLoop implements Runnable {
         LOG.debug("closing a responder selector: {}", e.toString());
       }
     }
+  }
+
+  /**
+   * Busy: the next request may be microseconds away, so look again before sleeping, as many times
+   * as {@link #spinBudget} allows. Looking again paid off: the whole budget next time; it did not:
+   * half (at least one look, so it can pay off again).
+   */
+  void spinAfterWork() throws IOException {
+    boolean found = false;
+    for (int spin = 0; spin < spinBudget; spin++) {
+      Thread.onSpinWait();
+      if (selector.selectNow(onReady) > 0) {
+        found = true;
+        spinBudget = SPINS;
+        spin = -1;
+      }
+    }
+    if (!found) {
+      spinBudget = Math.max(1, spinBudget / 2);
+    }
+  }
+
+  /** The looks the next busy period may take (tests). */
+  int spinBudget() {
+    return spinBudget;
   }
 
   private static void ready(SelectionKey key) {

@@ -120,25 +120,8 @@ final class SoftCompletionQueue implements CompletionQueue {
       boolean hasImm,
       int imm,
       int qpn) {
-    synchronized (this) {
-      if (tail - head >= capacity) {
-        overrun = true;
-        return;
-      }
-      int i = (int) (tail % capacity);
-      wrIds[i] = wrId;
-      statuses[i] = status;
-      opcodes[i] = opcode;
-      byteLengths[i] = byteLength;
-      imms[i] = imm;
-      hasImms[i] = hasImm;
-      qpns[i] = qpn;
-      tail++;
-      published = tail;
-    }
-    if (waiting) {
-      wake();
-    }
+    pushQuietly(wrId, status, opcode, byteLength, hasImm, imm, qpn);
+    wakePoller();
   }
 
   @Override
@@ -331,5 +314,50 @@ final class SoftCompletionQueue implements CompletionQueue {
 
   synchronized boolean isClosed() {
     return closed;
+  }
+
+  // ---- a run of completions with one wake-up (a responder's read batch) ----
+
+  /**
+   * As {@link #push}, but wakes no poller: a responder pushes the receive completions of one read
+   * batch this way and then calls {@link #wakePoller} once, so a sleeping poller is woken once for
+   * the run (and drains it whole) instead of once per completion. A spinning poller sees each at
+   * once, as with {@link #push}.
+   */
+  void pushQuietly(
+      long wrId,
+      WcStatus status,
+      WcOpcode opcode,
+      int byteLength,
+      boolean hasImm,
+      int imm,
+      int qpn) {
+    synchronized (this) {
+      if (tail - head >= capacity) {
+        overrun = true;
+        return;
+      }
+      int i = (int) (tail % capacity);
+      wrIds[i] = wrId;
+      statuses[i] = status;
+      opcodes[i] = opcode;
+      byteLengths[i] = byteLength;
+      imms[i] = imm;
+      hasImms[i] = hasImm;
+      qpns[i] = qpn;
+      tail++;
+      published = tail;
+    }
+  }
+
+  /**
+   * Wakes a poller sleeping in {@link #await} for what {@link #pushQuietly} pushed. Both read and
+   * write {@code waiting} and {@code published} as volatiles, as {@link #push} does: either the
+   * poller sees the completion before it sleeps or this sees it waiting.
+   */
+  void wakePoller() {
+    if (waiting) {
+      wake();
+    }
   }
 }
