@@ -1,11 +1,14 @@
 package io.srdma.bench.transport;
 
 import io.srdma.channel.SealedLayout;
+import io.srdma.host.HostOptions;
 import java.time.Duration;
 
 /**
  * What {@code srdma bench --load} runs (see {@link LoadRun}); {@code hostProcess}: the host in a
- * child JVM ({@link LoadHostProcess}, {@code --host-process}) instead of the clients' JVM.
+ * child JVM ({@link LoadHostProcess}, {@code --host-process}) instead of the clients' JVM; {@code
+ * openerThreads}: the host's opener threads ({@code --opener-threads}), 0 for the host's default
+ * (the number of cores).
  *
  * <p>Thread safety: immutable.
  */
@@ -20,7 +23,8 @@ public record LoadConfig(
     double revocationsPerSecond,
     long rekeyRecords,
     String provider,
-    boolean hostProcess) {
+    boolean hostProcess,
+    int openerThreads) {
   /** Host and clients in one process. */
   public LoadConfig(
       int sessions,
@@ -44,7 +48,8 @@ public record LoadConfig(
         revocationsPerSecond,
         rekeyRecords,
         provider,
-        false);
+        false,
+        0);
   }
 
   /** This configuration with the host in a child process or not. */
@@ -60,7 +65,25 @@ public record LoadConfig(
         revocationsPerSecond,
         rekeyRecords,
         provider,
-        inChild);
+        inChild,
+        openerThreads);
+  }
+
+  /** This configuration with {@code n} opener threads on the host (0: the host's default). */
+  public LoadConfig withOpenerThreads(int n) {
+    return new LoadConfig(
+        sessions,
+        tenants,
+        grants,
+        duration,
+        warmup,
+        recordSize,
+        window,
+        revocationsPerSecond,
+        rekeyRecords,
+        provider,
+        hostProcess,
+        n);
   }
 
   public int grantsPerSession() {
@@ -109,6 +132,12 @@ public record LoadConfig(
     }
     if (revocationsPerSecond < 0 || rekeyRecords < 1) {
       return "revocation rate must be >= 0 and rekey records >= 1";
+    }
+    if (openerThreads < 0 || openerThreads > HostOptions.MAX_OPENER_THREADS) {
+      return "--opener-threads must be 1.."
+          + HostOptions.MAX_OPENER_THREADS
+          + " (or 0 for the host's default), got "
+          + openerThreads;
     }
     return null;
   }

@@ -96,16 +96,17 @@ public final class LoadHostMain {
 
   static LoadConfig config(String[] a) {
     return new LoadConfig(
-        Integer.parseInt(a[1]),
-        Integer.parseInt(a[2]),
-        Integer.parseInt(a[3]),
-        Duration.ofSeconds(1),
-        Duration.ZERO,
-        Integer.parseInt(a[4]),
-        Integer.parseInt(a[5]),
-        0,
-        1,
-        a[6]);
+            Integer.parseInt(a[1]),
+            Integer.parseInt(a[2]),
+            Integer.parseInt(a[3]),
+            Duration.ofSeconds(1),
+            Duration.ZERO,
+            Integer.parseInt(a[4]),
+            Integer.parseInt(a[5]),
+            0,
+            1,
+            a[6])
+        .withOpenerThreads(a.length > 7 ? Integer.parseInt(a[7]) : 0);
   }
 
   private static int run(String[] args, PrintStream out) throws Exception {

@@ -95,6 +95,7 @@ final class LoadHostProcess implements LoadHost {
     cmd.add(String.valueOf(c.recordSize()));
     cmd.add(String.valueOf(c.window()));
     cmd.add(c.provider());
+    cmd.add(String.valueOf(c.openerThreads()));
     Process p =
         new ProcessBuilder(cmd)
             .redirectError(ProcessBuilder.Redirect.to(stderr.toFile()))

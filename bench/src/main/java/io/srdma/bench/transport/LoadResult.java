@@ -55,7 +55,8 @@ public record LoadResult(
     out.printf(
         Locale.ROOT,
         "## Load: %d sessions, %d tenants, %d grants (%d per session, %d B each), %d B records,"
-            + " window %d, %.1f revocations/s target, rekey every %d records, provider %s%n%n",
+            + " window %d, %.1f revocations/s target, rekey every %d records, provider %s,"
+            + " %s%n%n",
         c.sessions(),
         c.tenants(),
         c.grantsPerSession() * c.sessions(),
@@ -65,7 +66,10 @@ public record LoadResult(
         c.window(),
         c.revocationsPerSecond(),
         c.rekeyRecords(),
-        c.provider());
+        c.provider(),
+        c.openerThreads() == 0
+            ? "the host's default opener threads"
+            : c.openerThreads() + " opener thread(s)");
     Histogram h = r.writeLatencyNanos();
     out.println("| figure | value |");
     out.println("|---|---|");
@@ -231,6 +235,7 @@ public record LoadResult(
     config.put("recordSize", c.recordSize());
     config.put("window", c.window());
     config.put("revocationsPerSecond", c.revocationsPerSecond());
+    config.put("openerThreads", c.openerThreads());
     config.put("rekeyRecords", c.rekeyRecords());
     config.put("provider", c.provider());
     config.put("warmupMs", c.warmup().toMillis());

@@ -152,7 +152,11 @@ public final class LoadRun implements AutoCloseable {
   /** The host's options of a load run (the host's process or this one). */
   static HostOptions hostOptions(
       LoadConfig config, Credential credential, DeploymentTrust trust, AuditLog audit) {
-    return new HostOptions()
+    HostOptions options = new HostOptions();
+    if (config.openerThreads() > 0) {
+      options.openerThreads(config.openerThreads());
+    }
+    return options
         .credential(credential)
         .trust(trust)
         .policy(new PolicyLoader().parse("load-policy.yaml", LoadPolicy.text(config)))

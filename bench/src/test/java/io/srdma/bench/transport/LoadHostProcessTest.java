@@ -29,7 +29,8 @@ class LoadHostProcessTest {
   private static LoadConfig tiny() {
     return new LoadConfig(
             4, 2, 16, Duration.ofSeconds(2), Duration.ofSeconds(1), 128, 2, 5, 50, "soft")
-        .withHostProcess(true);
+        .withHostProcess(true)
+        .withOpenerThreads(1); // passed to the child: its host opens on one thread
   }
 
   @Test

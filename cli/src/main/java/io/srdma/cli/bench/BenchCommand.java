@@ -16,6 +16,7 @@ import io.srdma.channel.record.AeadException;
 import io.srdma.channel.record.AeadRates;
 import io.srdma.channel.record.AeadSelection;
 import io.srdma.cli.SizeConverter;
+import io.srdma.host.HostOptions;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -268,6 +269,16 @@ public final class BenchCommand implements Callable<Integer> {
               + " is stopped (or killed) whatever way the run ends.")
   boolean hostProcess;
 
+  @Option(
+      names = "--opener-threads",
+      paramLabel = "N",
+      defaultValue = "0",
+      description =
+          "--load: the host's opener threads (1.."
+              + HostOptions.MAX_OPENER_THREADS
+              + "); default: the host's own, the number of cores.")
+  int openerThreads;
+
   @Override
   public Integer call() throws Exception {
     if (load) {
@@ -275,6 +286,9 @@ public final class BenchCommand implements Callable<Integer> {
     }
     if (hostProcess) {
       throw new ParameterException(spec.commandLine(), "--host-process applies to --load only");
+    }
+    if (openerThreads != 0) {
+      throw new ParameterException(spec.commandLine(), "--opener-threads applies to --load only");
     }
     BenchRunner.Config config = validate();
     PrintWriter out = spec.commandLine().getOut();
@@ -383,7 +397,8 @@ public final class BenchCommand implements Callable<Integer> {
             revocationsPerSecond,
             rekeyRecords,
             provider,
-            hostProcess);
+            hostProcess,
+            openerThreads);
     String problem = c.problem();
     if (problem != null) {
       throw new ParameterException(cl, "--load: " + problem);

@@ -26,8 +26,15 @@ class BenchLoadOptionsTest {
     BenchCommandTest.Run alone = BenchCommandTest.bench("--host-process", "--quick");
     assertEquals(2, alone.exit(), alone.err());
     assertTrue(alone.err().contains("--host-process applies to --load only"), alone.err());
+    BenchCommandTest.Run openers = BenchCommandTest.bench("--opener-threads", "2", "--quick");
+    assertEquals(2, openers.exit(), openers.err());
+    assertTrue(openers.err().contains("--opener-threads applies to --load only"), openers.err());
+    BenchCommandTest.Run negative = BenchCommandTest.bench("--load", "--opener-threads", "-1");
+    assertEquals(2, negative.exit(), negative.err());
+    assertTrue(negative.err().contains("--opener-threads must be 1..256"), negative.err());
     BenchCommandTest.Run help = BenchCommandTest.bench("--help");
     assertTrue(help.out().contains("--load") && help.out().contains("--sessions"), help.out());
     assertTrue(help.out().contains("--host-process"), help.out());
+    assertTrue(help.out().contains("--opener-threads"), help.out());
   }
 }
