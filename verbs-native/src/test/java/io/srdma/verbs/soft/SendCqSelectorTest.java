@@ -102,34 +102,8 @@ class SendCqSelectorTest {
     }
   }
 
-  /**
-   * A thread awaiting one completion of {@code cq}, returned once it waits (parked or selecting).
-   */
-  private static FutureTask<WorkCompletion> waitingPoller(VerbsTestRig rig, CompletionQueue cq)
-      throws InterruptedException {
-    FutureTask<WorkCompletion> task = new FutureTask<>(() -> rig.awaitOne(cq));
-    Thread t = new Thread(task, "send-cq-selector-test-poller");
-    t.setDaemon(true);
-    t.start();
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    // past its spins and yields it blocks: parked without a selector, in epoll_wait with one
-    while (System.nanoTime() < deadline) {
-      Thread.State state = t.getState();
-      if (state == Thread.State.TIMED_WAITING
-          || (state == Thread.State.RUNNABLE && isSelecting(t))) {
-        break;
-      }
-      Thread.onSpinWait();
-    }
-    return task;
-  }
-
-  private static boolean isSelecting(Thread t) {
-    for (StackTraceElement e : t.getStackTrace()) {
-      if (e.getMethodName().equals("select") || e.getMethodName().equals("doSelect")) {
-        return true;
-      }
-    }
-    return false;
+  /** A poller awaiting one completion of {@code cq}, returned once it waits. */
+  private static FutureTask<WorkCompletion> waitingPoller(VerbsTestRig rig, CompletionQueue cq) {
+    return WaitingPoller.start("send-cq-selector-test-poller", () -> rig.awaitOne(cq));
   }
 }

@@ -18,7 +18,7 @@ import io.srdma.verbs.WrOpcode;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.Arrays;
-import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -66,10 +66,9 @@ class SoftReceiveBatchTest {
         int count = 1 + round % DEPTH;
         long first = delivered;
         // The poller goes to sleep (past its spins and yields) before the batch is posted.
-        CompletableFuture<Long> polled =
-            CompletableFuture.supplyAsync(
-                () -> drain(rig, b, recv, out, dstMem, first, first + count));
-        Thread.sleep(30);
+        FutureTask<Long> polled =
+            WaitingPoller.start(
+                "batch-test-poller", () -> drain(rig, b, recv, out, dstMem, first, first + count));
         for (int k = 0; k < count; k++) {
           long seq = first + k;
           int slot = (int) (seq % DEPTH);
@@ -124,8 +123,9 @@ class SoftReceiveBatchTest {
         wrs[k].sgl().set(src, (long) k * SIZE, SIZE);
       }
       WorkCompletion[] out = newCompletions(2 * DEPTH);
-      CompletableFuture<int[]> polled =
-          CompletableFuture.supplyAsync(
+      FutureTask<int[]> polled =
+          WaitingPoller.start(
+              "batch-test-poller",
               () -> {
                 int[] statuses = new int[8];
                 int got = 0;
@@ -141,7 +141,6 @@ class SoftReceiveBatchTest {
                 }
                 return statuses;
               });
-      Thread.sleep(30);
       for (int k = 0; k < 8; k++) {
         b.postReceive(recv.wrId(k)); // wrIds 0..7 again: the queue holds 8 more, reported later
       }
