@@ -35,7 +35,7 @@ public final class ClientOptions {
   private int maxReadBytes = 4 << 20;
   private int sealingThreads = Math.max(1, Runtime.getRuntime().availableProcessors() - 1);
   private RekeyPolicy rekeyPolicy = RekeyPolicy.fromSystemProperties();
-  private int idleSpins = 64;
+  private int idleSpins = 8;
 
   /** The tenant peer's certificate and key: identity and tenant come from it. */
   public ClientOptions credential(Credential value) {
@@ -153,8 +153,11 @@ public final class ClientOptions {
   }
 
   /**
-   * Polls the completion poller spins through when it finds nothing, before it parks in the
-   * completion queue's wait (default 64; 0 parks at once: the least CPU, the most latency).
+   * Polls the completion poller spins through when it finds nothing, before it enters the
+   * completion queue's wait (default 8), which spins, yields and then blocks on its own. More helps
+   * only where a poll is a memory read and a core is free: on {@code soft} a poll is a system call,
+   * and on two cores the lane's spinning took the CPU the writer and the host needed (sealed 64 B
+   * p50 26 µs with 64, 14 µs with 8; docs/performance.md, session 12).
    */
   public ClientOptions idleSpins(int value) {
     idleSpins = value;

@@ -16,11 +16,20 @@ import java.util.concurrent.locks.ReentrantLock;
 /**
  * The client's sealed writer: seals records on the calling thread into registered staging slots (a
  * ring, freed in posting order as completions arrive) and posts them as WRITE_WITH_IMM with one
- * post list per call, the last request signaled (a signaled completion of an RC queue pair implies
- * every earlier one). Nothing is allocated and nothing handed to another thread per write.
+ * post list per call. Nothing is allocated and nothing handed to another thread per write.
+ *
+ * <p>Selective signaling: a signaled completion of an RC queue pair implies every earlier one, so
+ * only some writes ask for one (on soft, each costs an ACK frame, a read and a wake-up at both
+ * ends): a post is signaled when a stage waits for it, when no signaled write is outstanding, or
+ * when {@link #signalEvery} records went unsignaled. A burst's last writes are covered by a
+ * <em>fence</em>: when the last signaled write completes and unsignaled ones were posted after it,
+ * the polling thread posts one signaled zero-length RDMA WRITE (InfiniBand C9-88: it checks no
+ * R_Key, touches no memory and consumes no receive at the host), so every posted record completes
+ * within one more round trip and {@link #completedPosition} always reaches {@link #postedPosition}.
  *
  * <p>Thread-safe: writes of several threads are serialized by one lock held while sealing and
- * posting; {@link #onCompletion} is called by one polling thread at a time.
+ * posting (released through {@link #unlock}, which runs a fence the polling thread could not);
+ * {@link #onCompletion} is called by one polling thread at a time.
  */
 final class SealedWriter {
   private final SessionState state;
@@ -40,7 +49,12 @@ final class SealedWriter {
   private final ReentrantLock lock = new ReentrantLock();
   private final AtomicReferenceArray<CompletableFuture<Void>> waiters;
   private final KeyEpochs epochs;
+  private final SendWorkRequest fence;
+  private final int signalEvery;
   private long posted; // records posted; guarded by lock
+  private volatile long lastSignaled = -1; // sequence of the last signaled write; under lock
+  private volatile boolean fenceWanted; // the last signaled write completed; see tryFence
+  private long fences; // fences posted; guarded by lock
   private volatile long completed; // records completed; written by the polling thread
   private volatile long failedAt = Long.MAX_VALUE; // sequence of the first failed record
   private volatile WriteCompletionHandler handler;
@@ -73,6 +87,9 @@ final class SealedWriter {
     this.runFirst = new long[maxBatch];
     this.runEnd = new int[maxBatch];
     this.waiters = new AtomicReferenceArray<>(slots);
+    this.signalEvery = Math.max(1, slots / 4);
+    this.fence = new SendWorkRequest(1).opcode(WrOpcode.RDMA_WRITE).signaled(true).remote(0, 0);
+    fence.sgl().clear();
   }
 
   /** Records that can be in flight at once. */
@@ -84,13 +101,26 @@ final class SealedWriter {
     return maxPayload;
   }
 
-  /** Records posted so far (the position of the last posted write). */
+  /**
+   * Records posted so far (the position of the last posted write). Takes the lock: a post is
+   * counted once its postSend returned, so no completion is ever reported past this.
+   */
   long postedPosition() {
     lock.lock();
     try {
       return posted;
     } finally {
-      lock.unlock();
+      unlock();
+    }
+  }
+
+  /** Zero-length fences posted so far (tests, metrics). */
+  long fences() {
+    lock.lock();
+    try {
+      return fences;
+    } finally {
+      unlock();
     }
   }
 
@@ -144,7 +174,7 @@ final class SealedWriter {
       }
       return post(1, length, null);
     } finally {
-      lock.unlock();
+      unlock();
     }
   }
 
@@ -214,7 +244,7 @@ final class SealedWriter {
       }
       return post(runs, bytes, null);
     } finally {
-      lock.unlock();
+      unlock();
     }
   }
 
@@ -261,8 +291,17 @@ final class SealedWriter {
     return posted + k;
   }
 
-  ReentrantLock lock() {
-    return lock;
+  /** Takes the writer's lock; release it with {@link #unlock}. */
+  void lock() {
+    lock.lock();
+  }
+
+  /** Releases the writer's lock, then posts a fence the polling thread asked for meanwhile. */
+  void unlock() {
+    lock.unlock();
+    if (fenceWanted) {
+      tryFence();
+    }
   }
 
   boolean hasRoom(int records) {
@@ -277,9 +316,14 @@ final class SealedWriter {
    */
   long post(int count, long bytes, CompletableFuture<Void> waiter) {
     int first = (int) (posted % slots);
+    long lastSequence = posted + count - 1;
+    boolean signal =
+        waiter != null
+            || completed > lastSignaled // nothing signaled is outstanding
+            || lastSequence - lastSignaled >= signalEvery;
     for (int i = 0; i < count; i++) {
       SendWorkRequest wr = requests[(first + i) % slots];
-      wr.signaled(i == count - 1);
+      wr.signaled(signal && i == count - 1);
       postList[i] = wr;
     }
     int last = (first + count - 1) % slots;
@@ -297,9 +341,44 @@ final class SealedWriter {
       state.dataPathFailed(WcStatus.WR_FLUSH_ERR);
       return WriteResult.DATA_PATH_FAILED;
     }
-    posted += count;
+    if (signal) {
+      lastSignaled = lastSequence;
+    }
+    posted = lastSequence + 1;
     epochs.sealed(count, bytes);
-    return posted;
+    return lastSequence + 1;
+  }
+
+  /**
+   * Posts the fence if one is wanted and this thread gets the lock at once; whoever holds the lock
+   * instead sees {@link #fenceWanted} when it unlocks. Never blocks.
+   */
+  private void tryFence() {
+    while (fenceWanted && lock.tryLock()) {
+      try {
+        fenceWanted = false;
+        fenceLocked();
+      } finally {
+        lock.unlock();
+      }
+    }
+  }
+
+  /** The caller holds the lock: covers unsignaled writes posted after the last signaled one. */
+  private void fenceLocked() {
+    long tail = posted - 1;
+    if (tail <= lastSignaled || completed <= lastSignaled || state.dataPathFailure() != null) {
+      return; // nothing unsignaled, or a signaled write still to complete covers them
+    }
+    fence.wrId(tail);
+    try {
+      qp.postSend(fence);
+    } catch (VerbsException e) {
+      state.dataPathFailed(WcStatus.WR_FLUSH_ERR);
+      return;
+    }
+    lastSignaled = tail;
+    fences++;
   }
 
   /**
@@ -329,6 +408,12 @@ final class SealedWriter {
     }
     if (upTo > from) {
       completed = upTo;
+    }
+    if (status == WcStatus.SUCCESS && upTo > lastSignaled) {
+      // The last signaled write completed: unsignaled ones may follow it (checked under the lock,
+      // by this thread or, when a writer holds the lock, by that writer as it unlocks).
+      fenceWanted = true;
+      tryFence();
     }
     WriteCompletionHandler h = handler;
     if (h != null) {
@@ -361,7 +446,7 @@ final class SealedWriter {
         throw new ChannelException(ChannelException.Reason.INVALID_ARGUMENT, "seal refused: " + n);
       }
     } finally {
-      lock.unlock();
+      unlock();
     }
     return out.array();
   }

@@ -308,9 +308,19 @@ public final class SecureRdmaClient implements AutoCloseable {
     return writer.completedPosition();
   }
 
-  /** The position of the last posted write. */
+  /** The position of the last posted write. Thread-safe. */
   public long postedPosition() {
     return writer.postedPosition();
+  }
+
+  /**
+   * Zero-length signaled RDMA WRITEs this client posted so far to complete unsignaled writes (only
+   * some writes ask for a completion; when the last that did completes and unsignaled ones follow
+   * it, one such fence makes them complete: docs/data-plane.md). Thread-safe; for metrics and
+   * tests.
+   */
+  public long fencesPosted() {
+    return writer.fences();
   }
 
   /**

@@ -98,7 +98,7 @@ final class WriteStages {
         done.completeExceptionally(e);
         return done;
       } finally {
-        writer.lock().unlock();
+        writer.unlock();
       }
     }
     return done;
@@ -109,11 +109,11 @@ final class WriteStages {
    */
   private boolean awaitRoom(int count, long deadline) {
     for (int idle = 0; ; idle++) {
-      writer.lock().lock();
+      writer.lock();
       if (writer.hasRoom(count)) {
         return true;
       }
-      writer.lock().unlock();
+      writer.unlock();
       if (!state.isOpen() || System.nanoTime() - deadline > 0) {
         return false;
       }

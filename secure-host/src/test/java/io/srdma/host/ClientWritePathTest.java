@@ -128,6 +128,41 @@ class ClientWritePathTest {
     }
   }
 
+  /**
+   * Selective signaling: a burst's last writes ask for no completion, and nothing follows them; the
+   * fence the completion lane posts must still complete every one of them, with no write after.
+   */
+  @Test
+  void everyWriteOfABurstCompletesWithoutAnotherWriteAfterIt() throws Exception {
+    try (ChannelRig rig = new ChannelRig(dir)) {
+      SecureRdmaClient c = rig.client("acme", "trainer-1");
+      RemoteGrant g =
+          c.grant("kvcache", EnumSet.of(Access.WRITE), 0, 64 * 1024, Duration.ofMinutes(1));
+      ByteBuffer data = ByteBuffer.wrap(bytes(64, 7));
+      int bursts = 0;
+      int records = 0;
+      do {
+        for (int i = 0; i < 32; i++, records++) {
+          long at = (records % 256) * 256L; // each record its own range, reused after the host
+          long p;
+          while ((p = g.tryWrite(at, data, 0, 64)) == WriteResult.BACK_PRESSURED) {
+            Thread.onSpinWait(); // the lane's thread frees slots; this thread only writes
+          }
+          assertTrue(p > 0, WriteResult.name(p));
+        }
+        long posted = c.postedPosition();
+        ChannelRig.await(() -> c.completedPosition() == posted, "the burst's last write completed");
+        int opened = records;
+        ChannelRig.await(() -> rig.acmeRecords.size() == opened, "every record opened");
+        bursts++;
+      } while (c.fencesPosted() == 0 && bursts < 20);
+      assertTrue(c.fencesPosted() > 0, "no burst ended unsignaled in " + bursts);
+      assertEquals(null, c.dataPathFailure());
+      assertEquals(records, rig.host.stats().recordsOpened(), "a fence opens nothing at the host");
+      assertTrue(c.isOpen());
+    }
+  }
+
   @Test
   void tryWriteNamesEveryRefusalWithoutPosting() throws Exception {
     try (ChannelRig rig = new ChannelRig(dir)) {
