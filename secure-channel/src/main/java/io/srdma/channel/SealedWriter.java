@@ -367,8 +367,13 @@ final class SealedWriter {
   /** The caller holds the lock: covers unsignaled writes posted after the last signaled one. */
   private void fenceLocked() {
     long tail = posted - 1;
-    if (tail <= lastSignaled || completed <= lastSignaled || state.dataPathFailure() != null) {
-      return; // nothing unsignaled, or a signaled write still to complete covers them
+    if (tail <= lastSignaled
+        || completed <= lastSignaled
+        || state.dataPathFailure() != null
+        || state.isClosed()) {
+      // nothing unsignaled, a signaled write still to complete covers them, or closed here (a
+      // session the host ended still gets its fence: its writes complete, or fail, not hang)
+      return;
     }
     fence.wrId(tail);
     try {

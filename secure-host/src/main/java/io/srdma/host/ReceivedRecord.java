@@ -17,21 +17,31 @@ public final class ReceivedRecord {
   private String region;
   private long grantId;
   private long offset;
-  private ByteBuffer payload;
+  private ByteBuffer payload; // a read-only view of plain, made once per plaintext buffer
+  private ByteBuffer plain;
 
+  /**
+   * Fills this record for one delivery; {@code plaintext}'s position to limit is the payload. The
+   * read-only view handed out is made once per plaintext buffer and re-pointed per record (no
+   * allocation per record); a listener that moved its position or limit gets it reset.
+   */
   ReceivedRecord set(
       String identity,
       String tenant,
       String region,
       long grantId,
       long offset,
-      ByteBuffer payload) {
+      ByteBuffer plaintext) {
     this.identity = identity;
     this.tenant = tenant;
     this.region = region;
     this.grantId = grantId;
     this.offset = offset;
-    this.payload = payload;
+    if (plain != plaintext) {
+      plain = plaintext;
+      payload = plaintext.asReadOnlyBuffer();
+    }
+    payload.clear().limit(plaintext.limit()).position(plaintext.position());
     return this;
   }
 

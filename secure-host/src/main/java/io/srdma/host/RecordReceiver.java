@@ -121,9 +121,7 @@ final class RecordReceiver {
       RecordListener l = g.region.listener();
       if (l != null) {
         try {
-          l.onRecord(
-              received.set(
-                  s.identity, s.tenant, g.region.name(), g.id, offset, plain.asReadOnlyBuffer()));
+          l.onRecord(received.set(s.identity, s.tenant, g.region.name(), g.id, offset, plain));
         } catch (RuntimeException e) {
           LOG.warn("record listener of {}/{} failed", s.tenant, g.region.name(), e);
         }
