@@ -4,7 +4,9 @@ import io.srdma.verbs.CompletionQueue;
 import io.srdma.verbs.DeviceContext;
 import io.srdma.verbs.VerbsException;
 import io.srdma.verbs.WorkCompletion;
+import io.srdma.verbs.internal.QpnTable;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
@@ -51,7 +53,7 @@ final class CompletionLane {
   private final WorkCompletion[] wcs = new WorkCompletion[BATCH];
   private final CompletionTarget[] touched = new CompletionTarget[BATCH];
   private final Thread thread;
-  private volatile QpnTable table = QpnTable.EMPTY;
+  private volatile QpnTable<CompletionTarget> table = QpnTable.empty();
   private volatile int spins;
   private volatile boolean stopped;
   private volatile boolean failed;
@@ -210,7 +212,7 @@ final class CompletionLane {
     }
     dispatching++;
     try {
-      QpnTable t = table;
+      QpnTable<CompletionTarget> t = table;
       int k = 0;
       for (int i = 0; i < n; i++) {
         WorkCompletion wc = wcs[i];
@@ -265,9 +267,9 @@ final class CompletionLane {
 
   /** The queue failed: every client of the lane loses its data path, none silently. */
   private void fail(RuntimeException e) {
-    CompletionTarget[] victims;
+    List<CompletionTarget> victims;
     synchronized (this) {
-      victims = table.targets();
+      victims = table.values();
       for (CompletionTarget t : victims) {
         t.laneFailed();
       }
@@ -276,7 +278,7 @@ final class CompletionLane {
     LOG.error(
         "{}: completion queue failed; the data path of its {} client(s) is lost",
         name,
-        victims.length,
+        victims.size(),
         e);
   }
 

@@ -3,10 +3,9 @@ package io.srdma.host;
 import io.srdma.channel.record.RecordOpener;
 import io.srdma.verbs.CompletionQueue;
 import io.srdma.verbs.WorkCompletion;
+import io.srdma.verbs.internal.QpnTable;
 import java.nio.ByteBuffer;
 import java.time.Duration;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
@@ -42,7 +41,8 @@ final class OpenerThread implements Runnable {
 
   private final CompletionQueue queue;
   private final Thread thread;
-  private final Map<Integer, RecordReceiver> byQpn = new ConcurrentHashMap<>();
+  private volatile QpnTable<RecordReceiver> byQpn = QpnTable.empty(); // copy on write
+  private final Object attachLock = new Object();
   private final WorkCompletion[] completions = new WorkCompletion[32];
   private final ByteBuffer plain;
   private final RecordOpener.Workspace workspace;
@@ -90,12 +90,16 @@ final class OpenerThread implements Runnable {
 
   /** Routes completions of queue pair {@code qpn} to {@code receiver} from now on. */
   void attach(int qpn, RecordReceiver receiver) {
-    byQpn.put(qpn, receiver);
+    synchronized (attachLock) {
+      byQpn = byQpn.with(qpn, receiver);
+    }
   }
 
   /** Completions of {@code qpn} are dropped from now on. */
   void detach(int qpn) {
-    byQpn.remove(qpn);
+    synchronized (attachLock) {
+      byQpn = byQpn.without(qpn);
+    }
   }
 
   @Override
@@ -113,8 +117,9 @@ final class OpenerThread implements Runnable {
         }
         return;
       }
+      QpnTable<RecordReceiver> table = byQpn;
       for (int i = 0; i < n; i++) {
-        RecordReceiver r = byQpn.get(completions[i].qpNum());
+        RecordReceiver r = table.get(completions[i].qpNum());
         if (r != null) {
           try {
             r.onReceive(completions[i], plain, received);
