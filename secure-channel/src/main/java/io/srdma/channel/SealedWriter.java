@@ -163,6 +163,10 @@ final class SealedWriter {
     }
     lock.lock();
     try {
+      long gone = state.writeRefusal(); // again under the lock: see closeBarrier
+      if (gone != 0) {
+        return gone;
+      }
       if (posted - completed >= slots) {
         return WriteResult.BACK_PRESSURED;
       }
@@ -186,6 +190,10 @@ final class SealedWriter {
     }
     lock.lock();
     try {
+      long gone = state.writeRefusal(); // again under the lock: see closeBarrier
+      if (gone != 0) {
+        return gone;
+      }
       // pass 1: every piece checked and the runs found before anything is sealed
       int runs = 0;
       long runBytes = 0;
@@ -294,6 +302,17 @@ final class SealedWriter {
   /** Takes the writer's lock; release it with {@link #unlock}. */
   void lock() {
     lock.lock();
+  }
+
+  /**
+   * Called by close after the session is marked closed and before its keys and staging memory are
+   * freed: waits for a write inside the lock to finish; every later one sees the session closed
+   * under the lock and returns SESSION_CLOSED without sealing (no use of closed keys or freed
+   * memory, no exception out of tryWrite).
+   */
+  void closeBarrier() {
+    lock.lock();
+    lock.unlock();
   }
 
   /** Releases the writer's lock, then posts a fence the polling thread asked for meanwhile. */

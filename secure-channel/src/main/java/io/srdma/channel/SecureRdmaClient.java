@@ -387,6 +387,7 @@ public final class SecureRdmaClient implements AutoCloseable {
     if (!state.close()) {
       return;
     }
+    writer.closeBarrier(); // a write mid-seal ends before keys and staging go; later ones refuse
     ChannelException closing =
         new ChannelException(ChannelException.Reason.SESSION_CLOSED, "session closed");
     control.close(closing);

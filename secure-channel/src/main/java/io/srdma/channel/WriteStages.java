@@ -83,6 +83,11 @@ final class WriteStages {
         return done;
       }
       try {
+        ChannelException closedMeanwhile = state.unusable(); // under the lock: see closeBarrier
+        if (closedMeanwhile != null) {
+          done.completeExceptionally(closedMeanwhile);
+          return done;
+        }
         seal(t, rel, data, first, count, stride, max);
         long bytes = Math.min((long) count * max, payload - (long) first * max);
         long r = writer.post(count, bytes, first + count == records ? done : null);
