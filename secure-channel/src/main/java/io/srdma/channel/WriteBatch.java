@@ -9,10 +9,12 @@ import java.nio.ByteBuffer;
  * of their own; all of them are posted with one post list (one doorbell).
  *
  * <p>Contiguous means: piece {@code k + 1}'s relative offset equals piece {@code k}'s relative
- * offset plus its length, and the first piece of a run gives the record's offset. A run is cut into
- * several records where its bytes exceed the client's record size. A run's record takes {@link
- * SealedLayout#RECORD_OVERHEAD} bytes more than its pieces, placed at its first offset: the host
- * opens one record there holding every piece's bytes in order.
+ * offset plus its length, and the first piece of a run gives the record's offset. A run whose bytes
+ * exceed the client's record size ({@link ClientOptions#maxRecordPayload}) refuses the whole batch
+ * ({@link WriteResult#INVALID_ARGUMENT}, nothing posted): a record cannot be cut there, since the
+ * next one would overwrite its tag. A run's record takes {@link SealedLayout#RECORD_OVERHEAD} bytes
+ * more than its pieces, placed at its first offset: the host opens one record there holding every
+ * piece's bytes in order.
  *
  * <p>Thread safety: not thread-safe; one thread fills and writes a batch. Reusable: {@link
  * #clear()} and fill again; nothing is allocated after construction. Buffers: the batch holds

@@ -2,11 +2,13 @@ package io.srdma.bench.transport;
 
 /**
  * What transports may need from the command line, shared by all transports of one bench: the RDMA
- * provider, the pipeline depth, and a dev CA created on first use and deleted at the end.
+ * provider, the pipeline depth, how many messages throughput runs coalesce, and a dev CA created on
+ * first use and deleted at the end.
  */
 public final class BenchContext implements AutoCloseable {
   private final String provider;
   private final int depth;
+  private final int coalesce;
   private DevPki pki;
 
   /**
@@ -15,8 +17,22 @@ public final class BenchContext implements AutoCloseable {
    * @param depth outstanding messages for transports that bound them
    */
   public BenchContext(String provider, int depth) {
+    this(provider, depth, 1);
+  }
+
+  /**
+   * @param provider RDMA provider name for verbs-based transports
+   * @param depth outstanding messages for transports that bound them
+   * @param coalesce messages that follow each other sent as one unit in throughput runs (1: each on
+   *     its own); see {@code srdma bench --coalesce}
+   */
+  public BenchContext(String provider, int depth, int coalesce) {
+    if (coalesce < 1) {
+      throw new IllegalArgumentException("coalesce must be >= 1: " + coalesce);
+    }
     this.provider = provider;
     this.depth = depth;
+    this.coalesce = coalesce;
   }
 
   /** The RDMA provider name. */
@@ -27,6 +43,11 @@ public final class BenchContext implements AutoCloseable {
   /** The pipeline depth (outstanding work requests). */
   public int depth() {
     return depth;
+  }
+
+  /** Messages sent as one unit in throughput runs, at most; 1 = each on its own. */
+  public int coalesce() {
+    return coalesce;
   }
 
   /** The dev CA and both credentials, created on the first call. */

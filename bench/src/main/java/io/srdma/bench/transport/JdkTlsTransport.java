@@ -20,9 +20,10 @@ import org.HdrHistogram.Histogram;
 /**
  * {@code tls-jdk}: one TLS 1.3 connection on loopback through the JDK's {@code SSLSocket}, set up
  * by the project's {@link MutualTls} (mutual authentication with a dev CA). The sender writes each
- * message with one {@code write} call; the receiver reads into a 64 KiB array and delivers a
- * message when all its bytes are decrypted. Write completion = {@code write} returned (the bytes
- * are encrypted and in the kernel's socket buffer).
+ * message with one {@code write} call (with {@code --coalesce N}, throughput runs write up to N
+ * messages, at most 64 KiB, with one call: the JDK seals one TLS record per 16 KiB of it); the
+ * receiver reads into a 64 KiB array and delivers a message when all its bytes are decrypted. Write
+ * completion = {@code write} returned (the bytes are encrypted and in the kernel's socket buffer).
  */
 final class JdkTlsTransport implements BenchTransport {
   static final String NAME = "tls-jdk";
@@ -38,12 +39,16 @@ final class JdkTlsTransport implements BenchTransport {
   private InputStream receiverIn;
   private final byte[] readChunk = new byte[READ_CHUNK];
   private final ByteBuffer readView = ByteBuffer.wrap(readChunk);
+  private final int coalesce;
   private byte[] message;
+  private byte[] unit; // coalesce messages end to end, for throughput runs that coalesce
+  private int perUnit;
   private int size;
   private volatile long deliveredAtNanos;
 
-  JdkTlsTransport(DevPki pki) {
+  JdkTlsTransport(DevPki pki, int coalesce) {
     this.pki = pki;
+    this.coalesce = coalesce;
   }
 
   @Override
@@ -59,6 +64,14 @@ final class JdkTlsTransport implements BenchTransport {
     size = messageSize;
     message = new byte[messageSize];
     Payload.fill(message);
+    perUnit = Payload.coalesced(coalesce, messageSize);
+    unit = null;
+    if (perUnit > 1) {
+      unit = new byte[perUnit * messageSize];
+      for (int k = 0; k < perUnit; k++) {
+        System.arraycopy(message, 0, unit, k * messageSize, messageSize);
+      }
+    }
   }
 
   private void connect() throws Exception {
@@ -107,6 +120,18 @@ final class JdkTlsTransport implements BenchTransport {
     long sent = 0;
     long lastWrite = start;
     try {
+      while (!ack && unit != null && !spec.stop(start, sent) && !received.isDone()) {
+        int n = 0;
+        for (; n < perUnit && !spec.stop(start, sent + n); n++) {
+          Payload.stamp(unit, n * size, sent + n);
+        }
+        if (spec.verify()) {
+          crc.update(unit, 0, n * size);
+        }
+        senderOut.write(unit, 0, n * size);
+        lastWrite = System.nanoTime();
+        sent += n;
+      }
       while (!spec.stop(start, sent) && !received.isDone()) {
         Payload.stamp(message, sent);
         if (spec.verify()) {

@@ -287,7 +287,9 @@ final class NettyTlsTransport implements BenchTransport {
       }
       Channel ch = ctx.channel();
       int inBatch = 0;
-      while (ch.isWritable()) {
+      // A flush may drain the channel below its low water mark and run this again, nested (Netty
+      // fires the writability change inside the flush); after a nested run ended the run, stop.
+      while (ch.isWritable() && !r.ending) {
         if (r.spec.stop(r.start, r.sent)) {
           if (inBatch > 0) {
             endBatch(r);
@@ -303,7 +305,7 @@ final class NettyTlsTransport implements BenchTransport {
           inBatch = 0;
         }
       }
-      if (inBatch > 0) {
+      if (inBatch > 0 && !r.ending) {
         endBatch(r);
       }
     }
@@ -349,6 +351,9 @@ final class NettyTlsTransport implements BenchTransport {
     }
 
     private void sendEnd(Run r) {
+      if (r.ending) {
+        return; // sent once only, whichever (possibly nested) pump saw the stop first
+      }
       r.ending = true;
       ChannelPromise p = ctx.newPromise();
       p.addListener(

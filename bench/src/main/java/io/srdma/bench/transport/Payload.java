@@ -16,6 +16,17 @@ public final class Payload {
   /** Stamp of the message that ends a run; it is not counted. */
   static final long END = -1L;
 
+  /** Most bytes one coalesced unit (a sealed record, a plain WRITE, a TLS write) carries. */
+  public static final int COALESCED_BYTES = 64 * 1024;
+
+  /**
+   * Messages of {@code size} bytes sent as one unit when {@code coalesce} were asked for: at most
+   * {@link #COALESCED_BYTES} in all, and at least one.
+   */
+  public static int coalesced(int coalesce, int size) {
+    return Math.max(1, Math.min(coalesce, COALESCED_BYTES / size));
+  }
+
   private Payload() {}
 
   /** Fills {@code [offset, offset + size)} of {@code buffer} with the pattern for {@code size}. */
@@ -38,8 +49,13 @@ public final class Payload {
 
   /** Writes {@code sequence} into the first 8 bytes of {@code array}. */
   static void stamp(byte[] array, long sequence) {
+    stamp(array, 0, sequence);
+  }
+
+  /** Writes {@code sequence} into the 8 bytes of {@code array} from {@code offset}. */
+  static void stamp(byte[] array, int offset, long sequence) {
     for (int i = 7; i >= 0; i--) {
-      array[i] = (byte) sequence;
+      array[offset + i] = (byte) sequence;
       sequence >>>= 8;
     }
   }

@@ -41,7 +41,9 @@ import org.HdrHistogram.Histogram;
  * {@code depth}-th (at most 16th) is signaled, so the responder is asked for one ACK per {@code
  * depth} requests (at most 16). Write completion = the sender's work completion (the responder
  * acknowledged the WRITE). The sender posts every message the window has room for as one post list
- * (doorbell batching), each its own WRITE_WITH_IMM.
+ * (doorbell batching), each its own WRITE_WITH_IMM; with {@code --coalesce N}, up to N messages of
+ * adjacent slots (at most 64 KiB, never across the ring's end) go as one WRITE_WITH_IMM whose
+ * immediate names the last of them, and the receiver delivers and checks each message it covers.
  *
  * <p>Latency runs the same protocol with depth 1: each message is credited at once, and that credit
  * is the acknowledgement.
@@ -63,6 +65,8 @@ final class PlainWriteTransport implements BenchTransport {
 
   private final String provider;
   private final int slots;
+  private final int coalesce;
+  private int perUnit = 1;
   private final WorkCompletion[] senderWcs = newCompletions(32);
   private final WorkCompletion[] receiverWcs = newCompletions(32);
   private final ReceiveWorkRequest dataReceive = new ReceiveWorkRequest(1);
@@ -112,11 +116,17 @@ final class PlainWriteTransport implements BenchTransport {
   private volatile long deliveredAtNanos;
 
   PlainWriteTransport(String provider, int depth) {
-    if (depth < 1) {
-      throw new IllegalArgumentException("depth must be >= 1: " + depth);
+    this(provider, depth, 1);
+  }
+
+  PlainWriteTransport(String provider, int depth, int coalesce) {
+    if (depth < 1 || coalesce < 1) {
+      throw new IllegalArgumentException(
+          "depth and coalesce must be >= 1: " + depth + ", " + coalesce);
     }
     this.provider = provider;
     this.slots = depth;
+    this.coalesce = coalesce;
   }
 
   @Override
@@ -149,6 +159,7 @@ final class PlainWriteTransport implements BenchTransport {
   public void prepare(int messageSize) {
     closeResources();
     size = messageSize;
+    perUnit = Payload.coalesced(coalesce, messageSize);
     Device device = RdmaProviders.firstDevice(provider);
     deviceName = device.providerName() + "/" + device.name();
     senderCtx = device.open(new DeviceOptions());
@@ -266,25 +277,32 @@ final class PlainWriteTransport implements BenchTransport {
           room = (int) Math.min(room, spec.maxMessages() - sent);
         }
         int count = ack ? 1 : Math.min(room, postList.length);
-        for (int k = 0; k < count; k++) {
-          long seq = sent + k;
-          int slot = (int) (seq % slots);
-          int offset = slot * size;
-          Payload.stamp(srcStamp, offset, seq);
-          if (verify) {
-            Payload.checksum(crc, srcView, offset, size);
+        int wrs = 0;
+        for (int k = 0; k < count; ) {
+          long first = sent + k;
+          int slot = (int) (first % slots);
+          // coalesced: adjacent slots as one WRITE, never across the ring's end
+          int n = ack ? 1 : Math.min(Math.min(perUnit, count - k), slots - slot);
+          for (int j = 0; j < n; j++) {
+            int offset = (slot + j) * size;
+            Payload.stamp(srcStamp, offset, first + j);
+            if (verify) {
+              Payload.checksum(crc, srcView, offset, size);
+            }
           }
-          postList[k] =
-              dataWrs[slot]
-                  .wrId(seq)
-                  .immData((int) seq)
-                  .signaled(ack || seq % signalEvery == signalEvery - 1);
+          long last = first + n - 1;
+          postList[wrs++] =
+              unit(slot, n)
+                  .wrId(last)
+                  .immData((int) last)
+                  .signaled(ack || (last + 1) / signalEvery > first / signalEvery);
+          k += n;
         }
         long t0 = System.nanoTime();
-        if (count == 1) {
+        if (wrs == 1) {
           senderQp.postSend(postList[0]);
         } else {
-          senderQp.postSend(postList, count);
+          senderQp.postSend(postList, wrs);
         }
         sent += count;
         if (ack) {
@@ -304,7 +322,7 @@ final class PlainWriteTransport implements BenchTransport {
       }
       int slot = (int) (sent % slots);
       Payload.stamp(srcStamp, slot * size, Payload.END);
-      senderQp.postSend(dataWrs[slot].wrId(sent).immData(END_IMM).signaled(true));
+      senderQp.postSend(unit(slot, 1).wrId(sent).immData(END_IMM).signaled(true));
       while (sendDone <= dataSent || !endAcked) {
         pollSender();
       }
@@ -325,6 +343,15 @@ final class PlainWriteTransport implements BenchTransport {
     } catch (RuntimeException | TimeoutException e) {
       throw ReceiverThread.failureOr(received, e);
     }
+  }
+
+  /** The work request of slot {@code slot}, covering {@code n} adjacent slots. */
+  private SendWorkRequest unit(int slot, int n) {
+    SendWorkRequest wr = dataWrs[slot];
+    if (perUnit > 1) { // its length may have been set for another count
+      wr.sgl().set(src, (long) slot * size, n * size);
+    }
+    return wr;
   }
 
   /** Waits for and handles the sender's completions: its WRITEs and incoming credits. */
@@ -393,15 +420,23 @@ final class PlainWriteTransport implements BenchTransport {
           receiverQp.postSend(creditWr);
           continue;
         }
-        long seq = expected + (wc.immData() - (int) expected);
-        int offset = (int) Math.floorMod(seq, (long) slots) * size;
-        if (seq != expected || dstRead.getLong(offset) != seq) {
+        // the immediate names the last message the WRITE covers (the first is the one expected)
+        long last = expected + (wc.immData() - (int) expected);
+        long count = last - expected + 1;
+        if (count < 1 || count > perUnit) {
           sequenceErrors++;
+          count = 1;
         }
-        if (verify) {
-          Payload.checksum(receiverCrc, dstView, offset, size);
+        for (long seq = expected; seq < expected + count; seq++) {
+          int offset = (int) Math.floorMod(seq, (long) slots) * size;
+          if (dstRead.getLong(offset) != seq) {
+            sequenceErrors++;
+          }
+          if (verify) {
+            Payload.checksum(receiverCrc, dstView, offset, size);
+          }
         }
-        delivered++;
+        delivered += count;
         lastDeliveredNanos = System.nanoTime();
         if (ack) {
           deliveredAtNanos = lastDeliveredNanos;

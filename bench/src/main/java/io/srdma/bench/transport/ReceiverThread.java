@@ -65,7 +65,9 @@ final class ReceiverThread {
       } catch (RuntimeException e) {
         Throwable c = e.getCause() == null ? e : e.getCause();
         if (c instanceof Exception cause) {
-          cause.addSuppressed(fallback);
+          if (cause != fallback) { // one failure reported through both paths is not its own cause
+            cause.addSuppressed(fallback);
+          }
           return cause;
         }
       }

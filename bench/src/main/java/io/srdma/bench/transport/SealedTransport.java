@@ -44,6 +44,14 @@ import org.HdrHistogram.Histogram;
  * when message {@code s - depth} was delivered, so it never overwrites a record the host has not
  * opened. Write completion = every record's work completion at the sender.
  *
+ * <p>With {@code --coalesce N} (throughput runs of one-record messages), each slot holds up to N
+ * messages end to end (at most 64 KiB) and the sender gives them to {@link
+ * RemoteGrant#tryWriteBatch} as contiguous pieces, which the SDK seals as one record: one AES-GCM
+ * operation and one WRITE_WITH_IMM for N messages. The host delivers one record; the receiver here
+ * counts and checks each message in it. A slot holds fewer when the window has less room; every
+ * slot still holds at least one message, so the window of {@code depth} messages keeps a slot from
+ * being reused before the host opened its record.
+ *
  * <p>Per message nothing is allocated and no lock taken: {@link RemoteGrant#tryWrite} seals and
  * posts on the bench thread (in throughput runs of one-record messages, {@link
  * RemoteGrant#tryWriteBatch} posts every message the window has room for as one post list, each its
@@ -58,11 +66,17 @@ final class SealedTransport implements BenchTransport {
   private static final int RECORD = SealedLayout.DEFAULT_MAX_RECORD_PAYLOAD;
   private static final int SPINS = 100;
 
-  /** Most messages one post list carries in throughput runs (one record each). */
+  /** Most records one post list carries in throughput runs. */
   static final int BATCH = 32;
+
+  /** Most pieces (messages) one batch write carries. */
+  private static final int MAX_PIECES = 1024;
 
   private final String provider;
   private final int slots;
+  private final int coalesce;
+  private int perRecord = 1; // messages coalesced into one record in throughput runs
+  private long slotsUsed; // ring slots written in this run
   private Path dir;
   private AuditLog audit;
   private RegionHost host;
@@ -72,8 +86,9 @@ final class SealedTransport implements BenchTransport {
   private int size;
   private long slotBytes;
   private ByteBuffer message;
-  private final ByteBuffer[] batchMessages = new ByteBuffer[BATCH]; // one-record sizes only
-  private final WriteBatch batch = new WriteBatch(BATCH);
+  private ByteBuffer pieces; // messages end to end, for batch writes; one-record sizes only
+  private int maxPieces;
+  private final WriteBatch batch = new WriteBatch(MAX_PIECES);
 
   // receiver state (host's receiver thread), read after the run drained
   private final AtomicLong delivered = new AtomicLong();
@@ -81,18 +96,21 @@ final class SealedTransport implements BenchTransport {
   private long messageBytes;
   private long expected;
   private long sequenceErrors;
+  private long recordsOpened;
   private volatile long lastDeliveredNanos;
   private volatile Thread waiter;
   private volatile long wakeAt = Long.MAX_VALUE; // the delivered count the parked sender waits for
   private volatile long lastCompletionNanos;
   private boolean verify;
 
-  SealedTransport(String provider, int depth) {
-    if (depth < 1) {
-      throw new IllegalArgumentException("depth must be >= 1: " + depth);
+  SealedTransport(String provider, int depth, int coalesce) {
+    if (depth < 1 || coalesce < 1) {
+      throw new IllegalArgumentException(
+          "depth and coalesce must be >= 1: " + depth + ", " + coalesce);
     }
     this.provider = provider;
     this.slots = depth;
+    this.coalesce = coalesce;
   }
 
   @Override
@@ -107,15 +125,22 @@ final class SealedTransport implements BenchTransport {
 
   @Override
   public void prepare(int messageSize) throws Exception {
-    long need =
-        slots * SealedLayout.sealedLength(messageSize, SealedLayout.DEFAULT_MAX_RECORD_PAYLOAD);
-    if (need > REGION_BYTES) {
+    int together = messageSize <= RECORD ? Payload.coalesced(coalesce, messageSize) : 1;
+    long slotNeed =
+        together > 1
+            ? (long) together * messageSize + SealedLayout.RECORD_OVERHEAD
+            : SealedLayout.sealedLength(messageSize, SealedLayout.DEFAULT_MAX_RECORD_PAYLOAD);
+    if (slots * slotNeed > REGION_BYTES) {
       throw new IllegalArgumentException(
           "depth "
               + slots
               + " x "
+              + slotNeed
+              + " B (a slot of "
+              + together
+              + " message(s) of "
               + messageSize
-              + " B does not fit the "
+              + " B) does not fit the "
               + REGION_BYTES
               + "-byte bench region");
     }
@@ -126,16 +151,18 @@ final class SealedTransport implements BenchTransport {
       grant.release().toCompletableFuture().get(10, TimeUnit.SECONDS);
     }
     size = messageSize;
-    slotBytes = SealedLayout.sealedLength(messageSize, SealedLayout.DEFAULT_MAX_RECORD_PAYLOAD);
+    perRecord = together;
+    slotBytes = slotNeed;
     grant =
         client.grant("ring", EnumSet.of(Access.WRITE), 0, slots * slotBytes, Duration.ofHours(1));
     message = ByteBuffer.allocateDirect(messageSize);
     Payload.fill(message, 0, messageSize);
-    for (int i = 0; i < BATCH; i++) {
-      batchMessages[i] = null;
-      if (messageSize <= RECORD) {
-        batchMessages[i] = ByteBuffer.allocateDirect(messageSize);
-        Payload.fill(batchMessages[i], 0, messageSize);
+    pieces = null;
+    maxPieces = Math.min(MAX_PIECES, Math.min(slots, BATCH) * perRecord);
+    if (messageSize <= RECORD) {
+      pieces = ByteBuffer.allocateDirect(maxPieces * messageSize);
+      for (int i = 0; i < maxPieces; i++) {
+        Payload.fill(pieces, i * messageSize, messageSize);
       }
     }
   }
@@ -191,26 +218,48 @@ final class SealedTransport implements BenchTransport {
   /** Host's receiver thread: one opened record. */
   private void onRecord(ReceivedRecord r) {
     ByteBuffer p = r.payload();
-    if (messageBytes == 0) {
-      long seq = p.getLong(p.position());
-      if (seq != expected) {
+    int length = p.remaining();
+    recordsOpened++;
+    int messages;
+    if (messageBytes == 0 && length >= size) {
+      // one message, or (coalesced) several end to end: check each one's sequence number
+      messages = length / size;
+      if (length % size != 0) {
         sequenceErrors++;
+      }
+      for (int k = 0; k < messages; k++) {
+        if (p.getLong(p.position() + k * size) != expected + k) {
+          sequenceErrors++;
+        }
+      }
+    } else {
+      // a message of several records: its first record carries the sequence number
+      if (messageBytes == 0 && p.getLong(p.position()) != expected) {
+        sequenceErrors++;
+      }
+      messageBytes += length;
+      messages = messageBytes >= size ? 1 : 0;
+      if (messages == 1) {
+        messageBytes = 0;
       }
     }
     if (verify) {
       receiverCrc.update(p);
     }
-    messageBytes += r.payload().capacity();
-    if (messageBytes >= size) {
-      messageBytes = 0;
-      expected++;
+    if (messages > 0) {
+      expected += messages;
       lastDeliveredNanos = System.nanoTime();
-      long now = delivered.incrementAndGet();
+      long now = delivered.addAndGet(messages);
       Thread w = waiter;
       if (w != null && now >= wakeAt) {
         LockSupport.unpark(w); // once per wait, not once per message: an unpark is a syscall
       }
     }
+  }
+
+  /** Records the host opened in the last run (tests: coalescing makes fewer than messages). */
+  long recordsOpened() {
+    return recordsOpened;
   }
 
   @Override
@@ -230,6 +279,7 @@ final class SealedTransport implements BenchTransport {
     long base = delivered.get();
     expected = 0;
     sequenceErrors = 0;
+    recordsOpened = 0;
     messageBytes = 0;
     receiverCrc.reset();
     verify = spec.verify();
@@ -238,22 +288,28 @@ final class SealedTransport implements BenchTransport {
     long start = System.nanoTime();
     long sent = 0;
     long last = 0;
+    slotsUsed = 0;
+    ByteBuffer checked = pieces == null ? null : pieces.duplicate();
     while (latency == null && records == 1 && !spec.stop(start, sent)) {
-      // Throughput, one record per message: every message the window has room for now goes out
-      // as one post list (one doorbell, one gathering write on soft), as plain-write's sender does.
-      // wake for half the window, as plain-write's credits come: fewer wake-ups, fuller lists
+      // Throughput, one record per message (or per perRecord messages, coalesced): every message
+      // the window has room for now goes out as one post list (one doorbell, one gathering write
+      // on soft), as plain-write's sender does. Wake for half the window, as plain-write's credits
+      // come: fewer wake-ups, fuller lists.
       awaitDelivered(base + sent - depth + Math.max(1, depth / 2));
       long room = delivered.get() - base + depth - sent;
-      int n = (int) Math.min(room, BATCH);
+      int n = (int) Math.min(room, maxPieces);
       batch.clear();
       int k = 0;
+      long slotAt = 0;
       for (; k < n && !spec.stop(start, sent + k); k++) {
-        ByteBuffer m = batchMessages[k];
-        Payload.stamp(m, 0, sent + k);
-        if (verify) {
-          Payload.checksum(crc, m.duplicate(), 0, size);
+        if (k % perRecord == 0) {
+          slotAt = (slotsUsed++ % slots) * slotBytes; // a slot of its own for each record
         }
-        batch.add(((sent + k) % slots) * slotBytes, m, 0, size);
+        Payload.stamp(pieces, k * size, sent + k);
+        if (verify) {
+          Payload.checksum(crc, checked, k * size, size);
+        }
+        batch.add(slotAt + (long) (k % perRecord) * size, pieces, k * size, size);
       }
       if (k > 0) {
         last = writeBatch();
@@ -267,7 +323,7 @@ final class SealedTransport implements BenchTransport {
         Payload.checksum(crc, message.duplicate(), 0, size);
       }
       long t0 = System.nanoTime();
-      long at = (sent % slots) * slotBytes;
+      long at = (slotsUsed++ % slots) * slotBytes;
       for (int k = 0; k < records; k++) {
         int from = k * RECORD;
         last =

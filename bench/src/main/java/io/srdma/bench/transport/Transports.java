@@ -28,10 +28,14 @@ public final class Transports {
 
   private static Map<String, Factory> registry() {
     Map<String, Factory> m = new LinkedHashMap<>();
-    m.put(JdkTlsTransport.NAME, ctx -> new JdkTlsTransport(ctx.pki()));
+    m.put(JdkTlsTransport.NAME, ctx -> new JdkTlsTransport(ctx.pki(), ctx.coalesce()));
     m.put(NettyTlsTransport.NAME, ctx -> new NettyTlsTransport(ctx.pki()));
-    m.put(PlainWriteTransport.NAME, ctx -> new PlainWriteTransport(ctx.provider(), ctx.depth()));
-    m.put(SealedTransport.NAME, ctx -> new SealedTransport(ctx.provider(), ctx.depth()));
+    m.put(
+        PlainWriteTransport.NAME,
+        ctx -> new PlainWriteTransport(ctx.provider(), ctx.depth(), ctx.coalesce()));
+    m.put(
+        SealedTransport.NAME,
+        ctx -> new SealedTransport(ctx.provider(), ctx.depth(), ctx.coalesce()));
     return Collections.unmodifiableMap(m);
   }
 }

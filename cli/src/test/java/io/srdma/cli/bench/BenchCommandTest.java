@@ -152,6 +152,43 @@ class BenchCommandTest {
   }
 
   @Test
+  @SuppressWarnings("unchecked")
+  void shouldCoalesceAndSayItInTheHeadlineAndJson() throws Exception {
+    Path json = dir.resolve("coalesced.json");
+    Run r =
+        bench(
+            "--sizes",
+            "64",
+            "--duration",
+            "200ms",
+            "--warmup",
+            "0",
+            "--depth",
+            "64",
+            "--coalesce",
+            "16",
+            "--verify",
+            "--progress",
+            "none",
+            "--json",
+            json.toString());
+    assertEquals(0, r.exit(), r.out() + r.err());
+    String headline = r.out().lines().findFirst().orElseThrow();
+    assertTrue(headline.contains("coalescing up to 16 messages per unit"), headline);
+    // the sealed bound is taken at the record size sealed: 16 x 64 B
+    assertTrue(r.out().contains("| 64 B | 1 KiB |"), r.out());
+    Map<String, Object> root = (Map<String, Object>) MiniJson.parse(Files.readString(json));
+    assertEquals(16.0, ((Map<String, Object>) root.get("config")).get("coalesce"));
+    for (Object o : (List<Object>) root.get("results")) {
+      Map<String, Object> m = (Map<String, Object>) o;
+      assertTrue(List.of("ok", "unavailable").contains(m.get("status")), m.toString());
+      if ("ok".equals(m.get("status"))) {
+        assertEquals(m.get("messagesSent"), m.get("messagesDelivered"), m.toString());
+      }
+    }
+  }
+
+  @Test
   void shouldExplainEveryOptionInHelp() {
     Run r = bench("--help");
     assertEquals(0, r.exit());
@@ -163,6 +200,7 @@ class BenchCommandTest {
             "--transports",
             "--provider",
             "--depth",
+            "--coalesce",
             "--json",
             "--quick",
             "--verify",
@@ -188,6 +226,9 @@ class BenchCommandTest {
         "--transports tls-jdk,nope; unknown transport 'nope'",
         "--transports plain-write,plain-write; given twice",
         "--depth 0; --depth",
+        "--coalesce 0; --coalesce must be 1 to 1024, got 0",
+        "--coalesce 1025; --coalesce must be 1 to 1024",
+        "--load --coalesce 8; --coalesce does not apply",
         "--rounds 0; --rounds",
         "--rounds 101; --rounds",
         "--load --rounds 2; --rounds does not apply",
