@@ -89,6 +89,7 @@ final class SealedTransport implements BenchTransport {
   private ByteBuffer pieces; // messages end to end, for batch writes; one-record sizes only
   private int maxPieces;
   private final WriteBatch batch = new WriteBatch(MAX_PIECES);
+  private final BackPressure backPressure = new BackPressure();
 
   // receiver state (host's receiver thread), read after the run drained
   private final AtomicLong delivered = new AtomicLong();
@@ -352,53 +353,58 @@ final class SealedTransport implements BenchTransport {
         verify ? receiverCrc.getValue() : 0);
   }
 
-  /**
-   * One record through the non-allocating write; on back-pressure polls completions, then idles.
-   */
+  /** One record through the non-allocating write; on back-pressure see {@link BackPressure}. */
   private long write(long at, int from, int length) throws TimeoutException {
-    long deadline = 0;
-    for (int idle = 0; ; idle++) {
-      long r = grant.tryWrite(at, message, from, length);
-      if (r > 0) {
-        return r;
-      }
-      if (r != WriteResult.BACK_PRESSURED) {
-        throw new IllegalStateException("sealed: write refused: " + WriteResult.name(r));
-      }
+    long r;
+    backPressure.reset();
+    while ((r = grant.tryWrite(at, message, from, length)) == WriteResult.BACK_PRESSURED) {
+      backPressure.await();
+    }
+    return accepted(r, "write");
+  }
+
+  /** The batch through the non-allocating batch write; on back-pressure as {@link #write}. */
+  private long writeBatch() throws TimeoutException {
+    long r;
+    backPressure.reset();
+    while ((r = grant.tryWriteBatch(batch)) == WriteResult.BACK_PRESSURED) {
+      backPressure.await();
+    }
+    return accepted(r, "batch write");
+  }
+
+  private static long accepted(long result, String what) {
+    if (result <= 0) {
+      throw new IllegalStateException("sealed: " + what + " refused: " + WriteResult.name(result));
+    }
+    return result;
+  }
+
+  /**
+   * Waiting out back-pressure (every staging slot in flight), one instance reused: polls the
+   * client's completions itself, idles when there were none, and fails the run after {@link #STALL}
+   * without a slot freed.
+   */
+  private final class BackPressure {
+    private int idle;
+    private long deadline;
+
+    void reset() {
+      idle = 0;
+      deadline = 0;
+    }
+
+    void await() throws TimeoutException {
       if (client.pollCompletions() > 0) {
         idle = 0;
-        continue;
+        return;
       }
       if (deadline == 0) {
         deadline = System.nanoTime() + STALL.toNanos();
       } else if (System.nanoTime() - deadline > 0) {
         throw new TimeoutException("sealed: no staging slot freed for " + STALL);
       }
-      idle(idle);
-    }
-  }
-
-  /** The batch through the non-allocating batch write; on back-pressure as {@link #write}. */
-  private long writeBatch() throws TimeoutException {
-    long deadline = 0;
-    for (int idle = 0; ; idle++) {
-      long r = grant.tryWriteBatch(batch);
-      if (r > 0) {
-        return r;
-      }
-      if (r != WriteResult.BACK_PRESSURED) {
-        throw new IllegalStateException("sealed: batch write refused: " + WriteResult.name(r));
-      }
-      if (client.pollCompletions() > 0) {
-        idle = 0;
-        continue;
-      }
-      if (deadline == 0) {
-        deadline = System.nanoTime() + STALL.toNanos();
-      } else if (System.nanoTime() - deadline > 0) {
-        throw new TimeoutException("sealed: no staging slots freed for " + STALL);
-      }
-      idle(idle);
+      idle(idle++);
     }
   }
 
