@@ -205,10 +205,11 @@ public final class RemoteGrant {
   }
 
   /**
-   * Seals {@code length} bytes of {@code src} from index {@code from} (absolute; the buffer's
-   * position and limit are neither used nor moved) as one record at {@code relativeOffset} and
-   * posts it with WRITE_WITH_IMM; allocates nothing. The record takes {@code length + }{@link
-   * SealedLayout#RECORD_OVERHEAD} bytes of the grant. Thread-safe.
+   * Seals {@code length} bytes of {@code src} from index {@code from} (absolute, within the
+   * buffer's limit, else {@link WriteResult#INVALID_ARGUMENT}; its position is not used, neither is
+   * moved) as one record at {@code relativeOffset} and posts it with WRITE_WITH_IMM; allocates
+   * nothing. The record takes {@code length + }{@link SealedLayout#RECORD_OVERHEAD} bytes of the
+   * grant. Thread-safe.
    *
    * @param length 1 to the client's record size ({@link ClientOptions#maxRecordPayload})
    * @return the write's position (&gt; 0): it completed when {@link

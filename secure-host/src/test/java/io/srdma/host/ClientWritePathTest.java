@@ -17,8 +17,10 @@ import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.EnumSet;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The non-allocating write path: batches, result codes, and the shared device context. */
@@ -94,6 +96,35 @@ class ClientWritePathTest {
       ChannelRig.await(() -> rig.acmeRecords.size() == 1, "the good record opened");
       assertArrayEquals(good, rig.acmeRecords.get(0));
       assertEquals(1, rig.host.stats().recordsOpened());
+    }
+  }
+
+  @Test
+  @Timeout(value = 60, unit = TimeUnit.SECONDS)
+  void tryWriteSealsARangeOfAHeapDirectOrReadOnlyBufferStraightAndLeavesItAsItWas()
+      throws Exception {
+    try (ChannelRig rig = new ChannelRig(dir)) {
+      SecureRdmaClient c = rig.client("acme", "trainer-1");
+      RemoteGrant g =
+          c.grant("kvcache", EnumSet.of(Access.WRITE), 0, 64 * 1024, Duration.ofMinutes(1));
+      byte[] text = bytes(300, 11);
+      ByteBuffer heap = ByteBuffer.allocate(400).position(9).slice().put(20, text).position(3);
+      ByteBuffer readOnly = ByteBuffer.allocate(400).put(20, text).asReadOnlyBuffer().limit(330);
+      ByteBuffer direct = ByteBuffer.allocateDirect(400).put(20, text).position(399).limit(350);
+      ByteBuffer[] sources = {heap, readOnly, direct};
+      for (int i = 0; i < sources.length; i++) {
+        ByteBuffer src = sources[i];
+        int position = src.position();
+        int limit = src.limit();
+        long p = g.tryWrite(i * 1024L, src, 20, text.length);
+        assertTrue(p > 0, WriteResult.name(p));
+        assertEquals(position, src.position(), "position not moved: " + src);
+        assertEquals(limit, src.limit(), "limit not moved: " + src);
+      }
+      ChannelRig.await(() -> rig.acmeRecords.size() == 3, "three records opened");
+      for (int i = 0; i < sources.length; i++) {
+        assertArrayEquals(text, rig.acmeRecords.get(i), sources[i].toString());
+      }
     }
   }
 
@@ -175,6 +206,12 @@ class ClientWritePathTest {
       assertEquals(WriteResult.OUT_OF_BOUNDS, g.tryWrite(Long.MAX_VALUE, data, 0, 8));
       assertEquals(WriteResult.INVALID_ARGUMENT, g.tryWrite(0, data, 0, 0));
       assertEquals(WriteResult.INVALID_ARGUMENT, g.tryWrite(0, data, 60, 8));
+      ByteBuffer limited = ByteBuffer.allocateDirect(64).limit(32); // capacity 64, limit 32
+      assertEquals(WriteResult.INVALID_ARGUMENT, g.tryWrite(0, limited, 30, 8), "past the limit");
+      WriteBatch pastLimit = new WriteBatch(2);
+      pastLimit.add(0, limited, 16, 8);
+      pastLimit.add(8, limited, 28, 8);
+      assertEquals(WriteResult.INVALID_ARGUMENT, g.tryWriteBatch(pastLimit), "batch past limit");
       RemoteGrant readOnly =
           rig.client("acme", "dashboard")
               .grant("kvcache", EnumSet.of(Access.READ), 0, 4096, Duration.ofMinutes(1));

@@ -41,8 +41,10 @@ import org.openjdk.jmh.annotations.Warmup;
  * same JVM: {@link RemoteGrant#tryWrite} (seal into a registered staging slot, post one
  * WRITE_WITH_IMM) of one record into a ring in the grant, polling completions on the benchmark
  * thread when every slot is in flight; and {@link RemoteGrant#tryWriteBatch} of 8 contiguous pieces
- * sealed as one record. Run with {@code -prof gc}: {@code gc.alloc.rate.norm} is the bytes
- * allocated per operation by every thread of the JVM (client, soft provider and host alike).
+ * sealed as one record (gathered into one array first: one Cipher.update per piece measured slower,
+ * SealPathBenchmark), from a direct or a heap caller's buffer. Run with {@code -prof gc}: {@code
+ * gc.alloc.rate.norm} is the bytes allocated per operation by every thread of the JVM (client, soft
+ * provider and host alike).
  */
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
@@ -56,6 +58,13 @@ public class ClientWriteBenchmark {
   /** Payload bytes per record. */
   @Param({"64", "4096"})
   public int size;
+
+  /**
+   * The caller's buffer: {@code direct} (copied once into the sealer's array) or {@code heap}
+   * (sealed straight from its array).
+   */
+  @Param({"direct", "heap"})
+  public String payloadKind;
 
   private Path dir;
   private AuditLog audit;
@@ -112,7 +121,8 @@ public class ClientWriteBenchmark {
                 .host(host.address())
                 .hostName("bench"));
     grant = client.grant("ring", EnumSet.of(Access.WRITE), 0, RING, Duration.ofHours(1));
-    payload = ByteBuffer.allocateDirect(size);
+    payload =
+        payloadKind.equals("heap") ? ByteBuffer.allocate(size) : ByteBuffer.allocateDirect(size);
     batch = new WriteBatch(8);
     stride = size + 64L;
   }

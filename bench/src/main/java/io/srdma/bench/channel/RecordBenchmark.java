@@ -93,10 +93,10 @@ public class RecordBenchmark {
     receiver.close();
   }
 
-  /** One record sealed from the heap payload into registered memory. */
+  /** One record sealed from the heap payload into registered memory, as the writer seals it. */
   @Benchmark
   public int seal() {
-    return sealer.seal(payload, BINDING, 0, registered, 0);
+    return sealer.seal(payload, 0, size, BINDING, 0, registered, 0);
   }
 
   /** The record in registered memory opened into a heap buffer (replay check off: same record). */

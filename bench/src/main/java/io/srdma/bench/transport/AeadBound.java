@@ -18,7 +18,8 @@ import java.util.Arrays;
  * The single-core bound of a sealed transport: how fast one thread seals, and opens, messages of a
  * given size with the data path's AEAD (the process's {@link AeadSelection}) through the real
  * {@link RecordSealer} and {@link RecordOpener}: a heap payload sealed into a direct (registered)
- * buffer, records opened from it into a heap buffer, messages above {@value
+ * buffer as the sealed writer seals a caller's buffer (the range seal: straight from its array, no
+ * copy first, no view), records opened from it into a heap buffer, messages above {@value
  * SealedLayout#DEFAULT_MAX_RECORD_PAYLOAD} bytes cut into records of that size as the sealed
  * transport cuts them. A sealed message is sealed once by the writer's thread and opened once by
  * the host's, so {@code min(seal, open)} MB/s is the most one writer and one host thread can
@@ -73,8 +74,8 @@ public final class AeadBound {
       long now;
       do {
         for (int r = 0; r < records; r++) {
-          payload.limit(r < records - 1 ? record : size - r * RECORD);
-          if (sealer.seal(payload, BINDING, 0, registered, 0) < 0) {
+          int n = r < records - 1 ? record : size - r * RECORD;
+          if (sealer.seal(payload, 0, n, BINDING, 0, registered, 0) < 0) {
             throw new IllegalStateException("the bound's sealer refused a record");
           }
         }
@@ -82,8 +83,7 @@ public final class AeadBound {
         now = System.nanoTime();
       } while (now - start < sliceNanos);
       double seal = sealed * (double) size * 1e3 / (now - start);
-      payload.limit(record);
-      int length = sealer.seal(payload, BINDING, 0, registered, 0);
+      int length = sealer.seal(payload, 0, record, BINDING, 0, registered, 0);
       long openedMessages = 0;
       start = System.nanoTime();
       do {

@@ -17,7 +17,11 @@ import javax.crypto.spec.GCMParameterSpec;
  * writing. Rejects malformed, truncated, replayed, relocated and tampered records with a typed
  * {@link OpenResult}; the replay window of each epoch is moved only by authentic records.
  *
- * <p>One instance per reading thread; its {@link Cipher} comes from the {@link AeadSelection}.
+ * <p>One instance per reading thread; its {@link Cipher} comes from the {@link AeadSelection}. A
+ * direct destination is decrypted into an array and copied: {@code Cipher.doFinal(ByteBuffer,
+ * ByteBuffer)} from the copied record into it was measured slower at 4 and 64 KiB with both
+ * providers on JDK 17 and Java 25, and allocates (ACCP: an array of the record's size), {@code
+ * SealPathBenchmark}.
  */
 public final class RecordOpener {
   private final IntFunction<DirectionKeys> keysForEpoch;
