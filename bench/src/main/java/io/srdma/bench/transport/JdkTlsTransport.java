@@ -121,9 +121,12 @@ final class JdkTlsTransport implements BenchTransport {
     long lastWrite = start;
     try {
       while (!ack && unit != null && !spec.stop(start, sent) && !received.isDone()) {
-        int n = 0;
-        for (; n < perUnit && !spec.stop(start, sent + n); n++) {
-          Payload.stamp(unit, n * size, sent + n);
+        int n = (int) Math.min(perUnit, spec.allowed(start, sent));
+        if (n == 0) {
+          break;
+        }
+        for (int k = 0; k < n; k++) {
+          Payload.stamp(unit, k * size, sent + k);
         }
         if (spec.verify()) {
           crc.update(unit, 0, n * size);

@@ -36,6 +36,18 @@ public record RunSpec(Duration duration, long maxMessages, boolean verify, int d
     return Duration.ofSeconds(60);
   }
 
+  /**
+   * How many more messages a sender that started at {@code startNanos} and sent {@code sent} may
+   * start now: 0 once it should stop, else what {@code maxMessages} leaves (or {@link
+   * Long#MAX_VALUE}). One clock read, for senders that fill a batch at a time.
+   */
+  long allowed(long startNanos, long sent) {
+    if (stop(startNanos, sent)) {
+      return 0;
+    }
+    return maxMessages > 0 ? maxMessages - sent : Long.MAX_VALUE;
+  }
+
   /** Whether a sender that started at {@code startNanos} and sent {@code sent} should stop. */
   boolean stop(long startNanos, long sent) {
     return (maxMessages > 0 && sent >= maxMessages)

@@ -298,11 +298,11 @@ final class SealedTransport implements BenchTransport {
       // come: fewer wake-ups, fuller lists.
       awaitDelivered(base + sent - depth + Math.max(1, depth / 2));
       long room = delivered.get() - base + depth - sent;
-      int n = (int) Math.min(room, maxPieces);
+      int n = (int) Math.min(Math.min(room, maxPieces), spec.allowed(start, sent));
       batch.clear();
       int k = 0;
       long slotAt = 0;
-      for (; k < n && !spec.stop(start, sent + k); k++) {
+      for (; k < n; k++) {
         if (k % perRecord == 0) {
           slotAt = (slotsUsed++ % slots) * slotBytes; // a slot of its own for each record
         }
