@@ -47,6 +47,15 @@ final class GrantScoper {
   private final HostSession s;
   private final HostContext ctx;
   private final Object sendLock = new Object();
+
+  /**
+   * Held from a grant's end until its REVOKE notice is written (or, for an expiry, queued on the
+   * timer): a queue pair that fails because a write raced the invalidation ends the session only
+   * after that notice ({@link #afterNotices}), so the holder learns the grant was revoked rather
+   * than only that its session closed.
+   */
+  private final Object noticeLock = new Object();
+
   private final WorkCompletion[] sendCompletion = {new WorkCompletion()};
 
   GrantScoper(HostSession session) {
@@ -253,6 +262,24 @@ final class GrantScoper {
    * @return false when it had already ended
    */
   boolean end(HostGrant g, RevokeReason reason, String actor, boolean notify, int requestId) {
+    synchronized (noticeLock) {
+      return endLocked(g, reason, actor, notify, requestId);
+    }
+  }
+
+  /**
+   * Waits until no grant's end is between its invalidation and its REVOKE notice (bounded: an end
+   * waits at most for its invalidation's completion and the notice's write). The timer thread,
+   * before ending a session whose queue pair failed.
+   */
+  void afterNotices() {
+    synchronized (noticeLock) {
+      // a barrier: the notices of ends in progress are written (or queued) once this is entered
+    }
+  }
+
+  private boolean endLocked(
+      HostGrant g, RevokeReason reason, String actor, boolean notify, int requestId) {
     if (!s.slots.markEnded(g)) {
       return false;
     }
@@ -304,13 +331,15 @@ final class GrantScoper {
 
   /** A grant's TTL passed (watchdog thread): invalidate now, tell the holder from the timer. */
   private void expire(HostGrant grant) {
-    if (!end(grant, RevokeReason.EXPIRED, AuditTrail.SYSTEM, false, 0)) {
-      return;
-    }
-    try {
-      ctx.timer().execute(() -> tellRevoked(grant, RevokeReason.EXPIRED));
-    } catch (RejectedExecutionException e) {
-      // the host is closing: the session ends anyway
+    synchronized (noticeLock) { // the notice is queued before a queue-pair-error ending can be
+      if (!end(grant, RevokeReason.EXPIRED, AuditTrail.SYSTEM, false, 0)) {
+        return;
+      }
+      try {
+        ctx.timer().execute(() -> tellRevoked(grant, RevokeReason.EXPIRED));
+      } catch (RejectedExecutionException e) {
+        // the host is closing: the session ends anyway
+      }
     }
   }
 

@@ -65,7 +65,20 @@ final class RecordReceiver {
                 + wc.status()
                 + "): the RNIC refused an access by the peer, or the data path broke");
         try {
-          s.ctx.timer().execute(() -> s.terminate("queue pair in error"));
+          // A write that raced a grant's invalidation fails the queue pair: let that grant's
+          // REVOKE notice go out first (an expiry's is queued on this timer: end after it), so
+          // the holder hears "revoked", not only "session closed".
+          s.ctx
+              .timer()
+              .execute(
+                  () -> {
+                    s.grants.afterNotices();
+                    try {
+                      s.ctx.timer().execute(() -> s.terminate("queue pair in error"));
+                    } catch (RejectedExecutionException e) {
+                      s.closeConnection();
+                    }
+                  });
         } catch (RejectedExecutionException e) {
           s.closeConnection(); // the host is closing: its close() ends the session anyway
         }
