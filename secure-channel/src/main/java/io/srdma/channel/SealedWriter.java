@@ -236,19 +236,29 @@ final class SealedWriter {
       if (posted - completed > slots - runs) {
         return WriteResult.BACK_PRESSURED;
       }
-      // pass 2: each run copied together and sealed as one record (a Cipher.update per piece
-      // instead of the gather measured slower with both providers, and allocates:
-      // SealPathBenchmark)
+      // pass 2: each run sealed as one record. A run whose pieces follow each other in one
+      // buffer (one piece, say) is sealed straight from it, as tryWrite does; any other is
+      // gathered into scratch first (a Cipher.update per piece instead of the gather measured
+      // slower with both providers, and allocates: SealPathBenchmark)
       int piece = 0;
       for (int r = 0; r < runs; r++) {
-        int at = 0;
-        for (; piece < runEnd[r]; piece++) {
-          int len = batch.length(piece);
-          batch.buffer(piece).get(batch.from(piece), scratch, at, len);
-          at += len;
+        int first = piece;
+        long sealed;
+        int inOneBuffer = adjacentInOneBuffer(batch, first, runEnd[r]);
+        if (inOneBuffer > 0) {
+          sealed =
+              seal(g.target(), runFirst[r], batch.buffer(first), batch.from(first), inOneBuffer, r);
+          piece = runEnd[r];
+        } else {
+          int at = 0;
+          for (; piece < runEnd[r]; piece++) {
+            int len = batch.length(piece);
+            batch.buffer(piece).get(batch.from(piece), scratch, at, len);
+            at += len;
+          }
+          scratchBuffer.limit(at).position(0);
+          sealed = seal(g.target(), runFirst[r], scratchBuffer, r);
         }
-        scratchBuffer.limit(at).position(0);
-        long sealed = seal(g.target(), runFirst[r], scratchBuffer, r);
         if (sealed < 0) {
           return sealed; // nothing posted: the slots claimed are not counted
         }
@@ -257,6 +267,22 @@ final class SealedWriter {
     } finally {
       unlock();
     }
+  }
+
+  /**
+   * The bytes of pieces {@code first} to {@code end - 1} when each starts in the same buffer where
+   * the one before it ended (so the run is one range of that buffer), else 0.
+   */
+  private static int adjacentInOneBuffer(WriteBatch batch, int first, int end) {
+    ByteBuffer b = batch.buffer(first);
+    int next = batch.from(first);
+    for (int p = first; p < end; p++) {
+      if (batch.buffer(p) != b || batch.from(p) != next) {
+        return 0;
+      }
+      next += batch.length(p);
+    }
+    return next - batch.from(first);
   }
 
   private long checkRun(RemoteGrant g, long rel, long runBytes) {

@@ -16,6 +16,7 @@ import io.srdma.verbs.WcStatus;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -96,6 +97,53 @@ class ClientWritePathTest {
       ChannelRig.await(() -> rig.acmeRecords.size() == 1, "the good record opened");
       assertArrayEquals(good, rig.acmeRecords.get(0));
       assertEquals(1, rig.host.stats().recordsOpened());
+    }
+  }
+
+  @Test
+  @Timeout(value = 60, unit = TimeUnit.SECONDS)
+  void aBatchSealsRunsAdjacentInOneBufferStraightAndGathersTheOthers() throws Exception {
+    try (ChannelRig rig = new ChannelRig(dir)) {
+      SecureRdmaClient c = rig.client("acme", "trainer-1");
+      RemoteGrant g =
+          c.grant("kvcache", EnumSet.of(Access.WRITE), 0, 64 * 1024, Duration.ofMinutes(1));
+      byte[] text = bytes(600, 21);
+      // a slice (array offset 7), its position and limit elsewhere than the pieces
+      ByteBuffer heap = ByteBuffer.allocate(700).position(7).slice().put(50, text).position(5);
+      heap.limit(660);
+      ByteBuffer direct = ByteBuffer.allocateDirect(700).put(50, text).limit(650).position(649);
+      ByteBuffer readOnly = ByteBuffer.allocate(700).put(50, text).asReadOnlyBuffer();
+      WriteBatch batch = new WriteBatch(16);
+      // run 1: three pieces adjacent in the heap slice (sealed straight from its array)
+      batch.add(0, heap, 50, 100);
+      batch.add(100, heap, 150, 200);
+      batch.add(300, heap, 350, 300);
+      // run 2: two pieces adjacent in a direct buffer
+      batch.add(2048, direct, 50, 250);
+      batch.add(2298, direct, 300, 350);
+      // run 3: one piece of a read-only buffer
+      batch.add(4096, readOnly, 60, 500);
+      // run 4: contiguous remotely, but apart in their buffer (gathered): 50..150 then 250..350
+      batch.add(8192, heap, 50, 100);
+      batch.add(8292, heap, 250, 100);
+      // run 5: contiguous remotely, adjacent ranges of two different buffers (gathered)
+      batch.add(12288, heap, 50, 100);
+      batch.add(12388, direct, 150, 100);
+      long position = g.tryWriteBatch(batch);
+      assertEquals(c.postedPosition(), position);
+      ChannelRig.await(() -> rig.acmeRecords.size() == 5, "five records opened");
+      assertArrayEquals(text, rig.acmeRecords.get(0), "run 1");
+      assertArrayEquals(text, rig.acmeRecords.get(1), "run 2");
+      assertArrayEquals(Arrays.copyOfRange(text, 10, 510), rig.acmeRecords.get(2), "run 3");
+      byte[] apart = ByteBuffer.allocate(200).put(text, 0, 100).put(text, 200, 100).array();
+      assertArrayEquals(apart, rig.acmeRecords.get(3), "run 4");
+      byte[] two = ByteBuffer.allocate(200).put(text, 0, 100).put(text, 100, 100).array();
+      assertArrayEquals(two, rig.acmeRecords.get(4), "run 5");
+      assertEquals(5, heap.position());
+      assertEquals(660, heap.limit());
+      assertEquals(649, direct.position());
+      assertEquals(650, direct.limit());
+      assertEquals(0, readOnly.position());
     }
   }
 
