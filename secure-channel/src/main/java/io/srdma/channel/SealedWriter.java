@@ -42,10 +42,7 @@ final class SealedWriter {
   private final RecordSealer sealer;
   private final SendWorkRequest[] requests;
   private final SendWorkRequest[] postList;
-  private final byte[] scratch;
-  private final ByteBuffer scratchBuffer;
-  private final long[] runFirst;
-  private final int[] runEnd;
+  private final BatchRuns runs; // guarded by lock
   private final ReentrantLock lock = new ReentrantLock();
   private final AtomicReferenceArray<CompletableFuture<Void>> waiters;
   private final KeyEpochs epochs;
@@ -82,10 +79,7 @@ final class SealedWriter {
     for (int i = 0; i < slots; i++) {
       requests[i] = new SendWorkRequest(1).wrId(i).opcode(WrOpcode.RDMA_WRITE_WITH_IMM);
     }
-    this.scratch = new byte[maxPayload];
-    this.scratchBuffer = ByteBuffer.wrap(scratch);
-    this.runFirst = new long[maxBatch];
-    this.runEnd = new int[maxBatch];
+    this.runs = new BatchRuns(maxBatch, maxPayload);
     this.waiters = new AtomicReferenceArray<>(slots);
     this.signalEvery = Math.max(1, slots / 4);
     this.fence = new SendWorkRequest(1).opcode(WrOpcode.RDMA_WRITE).signaled(true).remote(0, 0);
@@ -185,8 +179,7 @@ final class SealedWriter {
 
   /** The pieces of a batch: contiguous runs as one record each, one post list; see WriteBatch. */
   long tryWriteBatch(RemoteGrant g, WriteBatch batch) {
-    int pieces = batch.size();
-    if (pieces < 1 || pieces > runFirst.length) {
+    if (batch.size() < 1 || batch.size() > runs.capacity()) {
       return WriteResult.INVALID_ARGUMENT;
     }
     lock.lock();
@@ -195,101 +188,25 @@ final class SealedWriter {
       if (gone != 0) {
         return gone;
       }
-      // pass 1: every piece checked and the runs found before anything is sealed
-      int runs = 0;
-      long runBytes = 0;
-      long bytes = 0;
-      for (int i = 0; i < pieces; i++) {
-        int len = batch.length(i);
-        ByteBuffer b = batch.buffer(i);
-        if (b == null || len < 1 || batch.from(i) < 0 || batch.from(i) > b.limit() - len) {
-          return WriteResult.INVALID_ARGUMENT;
-        }
-        long rel = batch.relativeOffset(i);
-        boolean contiguous = i > 0 && rel == batch.relativeOffset(i - 1) + batch.length(i - 1);
-        if (contiguous) {
-          runBytes += len;
-        } else {
-          if (i > 0) {
-            long previous = runFirst[runs - 1];
-            long refused = checkRun(g, previous, runBytes);
-            if (refused != 0) {
-              return refused;
-            }
-            if (rel > previous && rel - previous < runBytes + SealedLayout.RECORD_OVERHEAD) {
-              return WriteResult.INVALID_ARGUMENT; // would overwrite the previous record's tag
-            }
-          }
-          runFirst[runs++] = rel;
-          runBytes = len;
-        }
-        runEnd[runs - 1] = i + 1;
-        bytes += len;
-      }
-      long refused = checkRun(g, runFirst[runs - 1], runBytes);
+      long refused = runs.find(batch, g, this); // every piece checked before anything is sealed
       if (refused != 0) {
         return refused;
       }
-      if (runs > slots) {
+      int records = runs.count();
+      if (records > slots) {
         return WriteResult.INVALID_ARGUMENT;
       }
-      if (posted - completed > slots - runs) {
+      if (posted - completed > slots - records) {
         return WriteResult.BACK_PRESSURED;
       }
-      // pass 2: each run sealed as one record. A run whose pieces follow each other in one
-      // buffer (one piece, say) is sealed straight from it, as tryWrite does; any other is
-      // gathered into scratch first (a Cipher.update per piece instead of the gather measured
-      // slower with both providers, and allocates: SealPathBenchmark)
-      int piece = 0;
-      for (int r = 0; r < runs; r++) {
-        int first = piece;
-        long sealed;
-        int inOneBuffer = adjacentInOneBuffer(batch, first, runEnd[r]);
-        if (inOneBuffer > 0) {
-          sealed =
-              seal(g.target(), runFirst[r], batch.buffer(first), batch.from(first), inOneBuffer, r);
-          piece = runEnd[r];
-        } else {
-          int at = 0;
-          for (; piece < runEnd[r]; piece++) {
-            int len = batch.length(piece);
-            batch.buffer(piece).get(batch.from(piece), scratch, at, len);
-            at += len;
-          }
-          scratchBuffer.limit(at).position(0);
-          sealed = seal(g.target(), runFirst[r], scratchBuffer, r);
-        }
-        if (sealed < 0) {
-          return sealed; // nothing posted: the slots claimed are not counted
-        }
+      long sealed = runs.sealEach(batch, g.target(), this);
+      if (sealed < 0) {
+        return sealed; // nothing posted: the slots claimed are not counted
       }
-      return post(runs, bytes, null);
+      return post(records, runs.bytes(), null);
     } finally {
       unlock();
     }
-  }
-
-  /**
-   * The bytes of pieces {@code first} to {@code end - 1} when each starts in the same buffer where
-   * the one before it ended (so the run is one range of that buffer), else 0.
-   */
-  private static int adjacentInOneBuffer(WriteBatch batch, int first, int end) {
-    ByteBuffer b = batch.buffer(first);
-    int next = batch.from(first);
-    for (int p = first; p < end; p++) {
-      if (batch.buffer(p) != b || batch.from(p) != next) {
-        return 0;
-      }
-      next += batch.length(p);
-    }
-    return next - batch.from(first);
-  }
-
-  private long checkRun(RemoteGrant g, long rel, long runBytes) {
-    if (runBytes > maxPayload) {
-      return WriteResult.INVALID_ARGUMENT;
-    }
-    return check(g, rel, runBytes + SealedLayout.RECORD_OVERHEAD);
   }
 
   /**
@@ -306,7 +223,7 @@ final class SealedWriter {
    * As {@link #seal(GrantTarget, long, ByteBuffer, int)}, of {@code length} bytes from {@code
    * from}.
    */
-  private long seal(GrantTarget t, long rel, ByteBuffer src, int from, int length, int k) {
+  long seal(GrantTarget t, long rel, ByteBuffer src, int from, int length, int k) {
     int slot = (int) ((posted + k) % slots);
     int sealed =
         sealer.seal(

@@ -151,8 +151,9 @@ public final class RecordSealer {
 
   /**
    * Seals the {@code length} bytes of {@code plaintext} from index {@code from} (absolute, as
-   * {@link ByteBuffer#get(int, byte[], int, int)}: within its limit; its position and limit are
-   * neither used nor moved, so a caller's buffer needs no view) into {@code destination} at {@code
+   * {@link ByteBuffer#get(int, byte[], int, int)}: the range must end within its limit, which is
+   * the only bound used; its position is ignored, and neither is moved, so a caller's buffer needs
+   * no view) into {@code destination} at {@code
    * destinationOffset}. A heap plaintext is sealed straight from its array; any other is first
    * copied into this sealer's array, once.
    *

@@ -1,0 +1,144 @@
+package io.srdma.channel;
+
+import java.nio.ByteBuffer;
+
+/**
+ * The records of one {@link WriteBatch}: pieces whose remote ranges follow each other form a run,
+ * and each run is sealed as one record. {@link #find} checks every piece and every run before
+ * anything is sealed (all or nothing); {@link #sealEach} then seals the runs into the writer's next
+ * staging slots. A run whose pieces also follow each other in one buffer (a single piece, say) is
+ * sealed straight from it; any other is gathered into a scratch array first (a {@code
+ * Cipher.update} per piece instead measured slower with both providers, and it allocates:
+ * SealPathBenchmark).
+ *
+ * <p>Not thread-safe: one per {@link SealedWriter}, used under its lock. Allocates nothing after
+ * construction.
+ */
+final class BatchRuns {
+  private final long[] first; // relative offset of each run
+  private final int[] end; // index after each run's last piece
+  private final byte[] scratch;
+  private final ByteBuffer scratchBuffer;
+  private final int maxPayload;
+  private int runs;
+  private long bytes;
+
+  BatchRuns(int maxPieces, int maxPayload) {
+    this.first = new long[maxPieces];
+    this.end = new int[maxPieces];
+    this.scratch = new byte[maxPayload];
+    this.scratchBuffer = ByteBuffer.wrap(scratch);
+    this.maxPayload = maxPayload;
+  }
+
+  /** Most pieces a batch may have. */
+  int capacity() {
+    return first.length;
+  }
+
+  /** Records (runs) the last {@link #find} found. */
+  int count() {
+    return runs;
+  }
+
+  /** Plaintext bytes of the last {@link #find}'s pieces. */
+  long bytes() {
+    return bytes;
+  }
+
+  /**
+   * Checks every piece (a buffer, a length of at least 1, a range within the buffer's limit) and
+   * every run (at most one record's payload, allowed by the grant, not overwriting the tag of the
+   * run before it) and remembers the runs.
+   *
+   * @return 0, or the {@link WriteResult} that refuses the whole batch
+   */
+  long find(WriteBatch batch, RemoteGrant g, SealedWriter writer) {
+    runs = 0;
+    bytes = 0;
+    long runBytes = 0;
+    for (int i = 0; i < batch.size(); i++) {
+      int len = batch.length(i);
+      ByteBuffer b = batch.buffer(i);
+      if (b == null || len < 1 || batch.from(i) < 0 || batch.from(i) > b.limit() - len) {
+        return WriteResult.INVALID_ARGUMENT;
+      }
+      long rel = batch.relativeOffset(i);
+      boolean contiguous = i > 0 && rel == batch.relativeOffset(i - 1) + batch.length(i - 1);
+      if (contiguous) {
+        runBytes += len;
+      } else {
+        if (i > 0) {
+          long previous = first[runs - 1];
+          long refused = checkRun(g, writer, previous, runBytes);
+          if (refused != 0) {
+            return refused;
+          }
+          if (rel > previous && rel - previous < runBytes + SealedLayout.RECORD_OVERHEAD) {
+            return WriteResult.INVALID_ARGUMENT; // would overwrite the previous record's tag
+          }
+        }
+        first[runs++] = rel;
+        runBytes = len;
+      }
+      end[runs - 1] = i + 1;
+      bytes += len;
+    }
+    return checkRun(g, writer, first[runs - 1], runBytes);
+  }
+
+  private long checkRun(RemoteGrant g, SealedWriter writer, long rel, long runBytes) {
+    if (runBytes > maxPayload) {
+      return WriteResult.INVALID_ARGUMENT;
+    }
+    return writer.check(g, rel, runBytes + SealedLayout.RECORD_OVERHEAD);
+  }
+
+  /**
+   * Seals the runs {@link #find} found into the writer's next {@link #count} slots; the caller
+   * holds the writer's lock and checked there is room.
+   *
+   * @return 0, or the negative {@link WriteResult} of the first run the sealer refused (nothing is
+   *     posted then)
+   */
+  long sealEach(WriteBatch batch, GrantTarget t, SealedWriter writer) {
+    int piece = 0;
+    for (int r = 0; r < runs; r++) {
+      long sealed;
+      int adjacent = adjacentInOneBuffer(batch, piece, end[r]);
+      if (adjacent > 0) {
+        sealed = writer.seal(t, first[r], batch.buffer(piece), batch.from(piece), adjacent, r);
+        piece = end[r];
+      } else {
+        int at = 0;
+        for (; piece < end[r]; piece++) {
+          int len = batch.length(piece);
+          batch.buffer(piece).get(batch.from(piece), scratch, at, len);
+          at += len;
+        }
+        scratchBuffer.limit(at).position(0);
+        sealed = writer.seal(t, first[r], scratchBuffer, r);
+      }
+      if (sealed < 0) {
+        return sealed;
+      }
+    }
+    return 0;
+  }
+
+  /**
+   * The bytes of pieces {@code from} to {@code to - 1} when each starts in the same buffer where
+   * the one before it ended (so the run is one range of that buffer), else 0.
+   */
+  private static int adjacentInOneBuffer(WriteBatch batch, int from, int to) {
+    ByteBuffer b = batch.buffer(from);
+    int next = batch.from(from);
+    for (int p = from; p < to; p++) {
+      if (batch.buffer(p) != b || batch.from(p) != next) {
+        return 0;
+      }
+      next += batch.length(p);
+    }
+    return next - batch.from(from);
+  }
+}
