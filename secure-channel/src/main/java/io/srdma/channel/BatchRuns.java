@@ -47,17 +47,21 @@ final class BatchRuns {
   }
 
   /**
-   * Checks every piece (a buffer, a length of at least 1, a range within the buffer's limit) and
-   * every run (at most one record's payload, allowed by the grant, not overwriting the tag of the
-   * run before it) and remembers the runs.
+   * Checks the batch (1 to {@link #capacity} pieces), every piece (a buffer, a length of at least
+   * 1, a range within the buffer's limit) and every run (at most one record's payload, allowed by
+   * the grant, not overwriting the tag of the run before it) and remembers the runs.
    *
    * @return 0, or the {@link WriteResult} that refuses the whole batch
    */
   long find(WriteBatch batch, RemoteGrant g, SealedWriter writer) {
     runs = 0;
     bytes = 0;
+    int pieces = batch.size(); // read once: a batch changed meanwhile cannot overrun the runs
+    if (pieces < 1 || pieces > first.length) {
+      return WriteResult.INVALID_ARGUMENT;
+    }
     long runBytes = 0;
-    for (int i = 0; i < batch.size(); i++) {
+    for (int i = 0; i < pieces; i++) {
       int len = batch.length(i);
       ByteBuffer b = batch.buffer(i);
       if (b == null || len < 1 || batch.from(i) < 0 || batch.from(i) > b.limit() - len) {

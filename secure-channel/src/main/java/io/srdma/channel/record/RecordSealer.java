@@ -153,9 +153,8 @@ public final class RecordSealer {
    * Seals the {@code length} bytes of {@code plaintext} from index {@code from} (absolute, as
    * {@link ByteBuffer#get(int, byte[], int, int)}: the range must end within its limit, which is
    * the only bound used; its position is ignored, and neither is moved, so a caller's buffer needs
-   * no view) into {@code destination} at {@code
-   * destinationOffset}. A heap plaintext is sealed straight from its array; any other is first
-   * copied into this sealer's array, once.
+   * no view) into {@code destination} at {@code destinationOffset}. A heap plaintext is sealed
+   * straight from its array; any other is first copied into this sealer's array, once.
    *
    * @param binding grant, tenant and region of the destination
    * @param remoteOffset the offset in the remote region the record will be written to
