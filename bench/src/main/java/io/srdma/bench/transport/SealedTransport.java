@@ -325,7 +325,6 @@ final class SealedTransport implements BenchTransport {
       if (verify) {
         Payload.checksum(crc, message.duplicate(), 0, size);
       }
-      long t0 = System.nanoTime();
       long at = (slotsUsed++ % slots) * slotBytes;
       if (latency == null) {
         // throughput, a message of several records: its records as post lists of up to BATCH
@@ -344,6 +343,7 @@ final class SealedTransport implements BenchTransport {
         sent++;
         continue;
       }
+      long t0 = System.nanoTime();
       for (int k = 0; k < records; k++) {
         int from = k * RECORD;
         last =
