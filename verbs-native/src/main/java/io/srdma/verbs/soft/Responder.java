@@ -38,26 +38,6 @@ import org.slf4j.LoggerFactory;
 final class Responder {
   private static final Logger LOG = LoggerFactory.getLogger(Responder.class);
 
-  /**
-   * The read-ahead of a connection that carries small requests: headers and inline payloads. A
-   * payload that does not fit is read straight into its region, so no request needs more.
-   */
-  static final int SMALL_RX_SIZE = 4 * 1024;
-
-  /** The read-ahead during a burst of small requests (fewer reads), and the bound on it. */
-  static final int RX_SIZE = 64 * 1024;
-
-  /** A read that filled the read-ahead and held this many requests is a burst: grow. */
-  private static final int GROW_REQUESTS = 2;
-
-  /** Reads in a row that the small read-ahead would have held: back to small when next idle. */
-  private static final int SHRINK_READS = 64;
-
-  /**
-   * An idle connection gives the large read-ahead back after this long, and grows again no sooner.
-   */
-  private static final long SHRINK_IDLE_NANOS = TimeUnit.SECONDS.toNanos(1);
-
   private static final int TX_SIZE = 16 * ResponseFlyweight.LENGTH;
 
   /** A run of receive completions wakes a sleeping poller at least this often. */
@@ -80,28 +60,7 @@ final class Responder {
   private final SoftDeviceContext ctx;
   private final SocketChannel channel;
   private final ResponderLoop loop;
-  // The read-ahead: small, or large (allocated for a burst of small requests, dropped when the
-  // connection is idle or quiet again). Growing and shrinking are rare by design (hysteresis), so
-  // a stable stream allocates nothing; no frame field ever sizes it.
-  private final ByteBuffer small = ByteBuffer.allocateDirect(SMALL_RX_SIZE);
-  private final ByteBuffer smallStaged = small.duplicate();
-  private ByteBuffer rx = small;
-  private ByteBuffer staged = smallStaged; // rx's duplicate, for copying a part of it
-  private boolean lastReadFilled;
-
-  /**
-   * The last read took less than there was room for, i.e. all the socket had: the next look goes
-   * through the selector, not a read that would mostly find nothing (one system call less per
-   * wake-up).
-   */
-  private boolean lastReadShort;
-
-  private int requestsSinceRead;
-  private int quietReads;
-  private long shrinkAt = NO_DEADLINE;
-  private long growNotBefore = System.nanoTime();
-  private volatile int readAheadCapacity = SMALL_RX_SIZE; // for tests, which run on other threads
-  private volatile int readAheadPeak = SMALL_RX_SIZE; // the largest it has been (tests)
+  private final ReadAhead readAhead = new ReadAhead();
 
   /** Responses not yet written, in fill mode. */
   private final ByteBuffer tx = ByteBuffer.allocateDirect(TX_SIZE);
@@ -172,7 +131,6 @@ final class Responder {
     this.channel = channel;
     this.loop = loop;
     this.views = new ViewCache(1 + SoftDeviceContext.MAX_SGE);
-    rx.limit(0);
     deadline = System.nanoTime() + ctx.options().transportTimeout().toNanos();
   }
 
@@ -311,92 +269,21 @@ final class Responder {
     return System.nanoTime() - until >= 0;
   }
 
-  /**
-   * Reads more bytes into {@link #rx}.
-   *
-   * @return bytes read, 0 when none were ready
-   */
-  private int readMore() throws IOException {
-    if (lastReadFilled
-        && requestsSinceRead >= GROW_REQUESTS
-        && rx == small
-        && passed(growNotBefore)) {
-      resize(ByteBuffer.allocateDirect(RX_SIZE));
-    }
-    rx.compact();
-    int room = rx.remaining();
-    int n;
-    try {
-      n = channel.read(rx);
-    } finally {
-      rx.flip();
-    }
-    if (n < 0) {
-      throw new EOFException("peer closed the connection");
-    }
-    lastReadShort = n > 0 && n < room;
-    if (n > 0) {
-      lastReadFilled = n == room;
-      requestsSinceRead = 0;
-      quietReads = n > SMALL_RX_SIZE ? 0 : quietReads + 1;
-      shrinkAt = NO_DEADLINE;
-    }
-    return n;
-  }
-
-  /**
-   * Moves what {@link #rx} holds into {@code next} (large, or {@link #small}), which it becomes.
-   */
-  private void resize(ByteBuffer next) {
-    next.clear();
-    next.put(rx).flip();
-    rx = next;
-    readAheadCapacity = next.capacity();
-    if (next.capacity() > readAheadPeak) {
-      readAheadPeak = next.capacity();
-    }
-    staged = next == small ? smallStaged : next.duplicate();
-    quietReads = 0;
-    shrinkAt = NO_DEADLINE;
-  }
-
-  /**
-   * Nothing buffered, nothing to read: a large read-ahead goes back to small once the connection
-   * has been quiet for {@link #SHRINK_READS} reads or idle for {@link #SHRINK_IDLE_NANOS}.
-   *
-   * @return when to look again for that, or {@link #NO_DEADLINE}
-   */
-  private long idleReadAhead() {
-    if (rx == small) {
-      return NO_DEADLINE;
-    }
-    if (quietReads >= SHRINK_READS || (shrinkAt != NO_DEADLINE && passed(shrinkAt))) {
-      resize(small); // what is left is less than a header
-      // A peer alternating bursts and pauses gets at most one allocation a second from us.
-      growNotBefore = System.nanoTime() + SHRINK_IDLE_NANOS;
-      return NO_DEADLINE;
-    }
-    if (shrinkAt == NO_DEADLINE) {
-      shrinkAt = System.nanoTime() + SHRINK_IDLE_NANOS;
-    }
-    return shrinkAt;
-  }
-
   /** The largest the read-ahead has been on this connection (any thread; tests). */
   int readAheadPeak() {
-    return readAheadPeak;
+    return readAhead.peak();
   }
 
   /** The read-ahead's current size (any thread; tests). */
   int readAheadCapacity() {
-    return readAheadCapacity;
+    return readAhead.capacity();
   }
 
   // ---- HELLO ----
 
   private boolean hello() throws IOException {
-    if (rx.remaining() < RequestFlyweight.LENGTH) {
-      if (readMore() > 0) {
+    if (readAhead.remaining() < RequestFlyweight.LENGTH) {
+      if (readAhead.read(channel) > 0) {
         return true;
       }
       if (passed(deadline)) {
@@ -407,7 +294,7 @@ final class Responder {
       return waitFor(SelectionKey.OP_READ, deadline);
     }
     handshakeFinished();
-    request.wrap(rx, rx.position());
+    request.wrap(readAhead.buffer(), readAhead.buffer().position());
     if (request.version() != RequestFlyweight.VERSION
         || request.opcode() != RequestFlyweight.OP_HELLO
         || request.address() != RequestFlyweight.HELLO_MAGIC
@@ -418,7 +305,7 @@ final class Responder {
     int src = request.imm();
     psn = request.psn();
     imm = src;
-    rx.position(rx.position() + RequestFlyweight.LENGTH);
+    readAhead.consume(RequestFlyweight.LENGTH);
     SoftQueuePair found = ctx.qps().get(dst);
     if (found == null || !found.attachResponder(this)) {
       stage(
@@ -473,7 +360,7 @@ final class Responder {
   // ---- requests ----
 
   private boolean header() throws IOException {
-    if (rx.remaining() < RequestFlyweight.LENGTH) {
+    if (readAhead.remaining() < RequestFlyweight.LENGTH) {
       wakeReceiver(); // the read batch is executed: one wake-up for its receive completions
       if (pendingAckPsn >= 0) {
         // Everything read so far is executed: one cumulative ACK for it.
@@ -481,16 +368,15 @@ final class Responder {
         pendingAckPsn = -1;
         return true;
       }
-      if (lastReadShort) {
-        lastReadShort = false;
-        return waitFor(SelectionKey.OP_READ, idleReadAhead());
+      if (readAhead.takeShortRead()) {
+        return waitFor(SelectionKey.OP_READ, readAhead.idle());
       }
-      if (readMore() > 0) {
+      if (readAhead.read(channel) > 0) {
         return true;
       }
-      return waitFor(SelectionKey.OP_READ, idleReadAhead());
+      return waitFor(SelectionKey.OP_READ, readAhead.idle());
     }
-    request.wrap(rx, rx.position());
+    request.wrap(readAhead.buffer(), readAhead.buffer().position());
     op = request.opcode();
     psn = request.psn();
     length = request.length();
@@ -508,12 +394,12 @@ final class Responder {
       throw new MalformedException("PSN " + psn + " but expected " + expectedPsn);
     }
     expectedPsn = (expectedPsn + 1) & 0xFFFFFF;
-    requestsSinceRead++;
+    readAhead.requestTaken();
     ackReq = (request.flags() & RequestFlyweight.FLAG_ACK_REQ) != 0;
     imm = request.imm();
     long address = request.address();
     int rkey = request.rkey();
-    rx.position(rx.position() + RequestFlyweight.LENGTH);
+    readAhead.consume(RequestFlyweight.LENGTH);
     switch (op) {
       case RequestFlyweight.OP_WRITE, RequestFlyweight.OP_WRITE_IMM -> {
         if (!resolveRemote(rkey, address, length, AccessFlags.REMOTE_WRITE)) {
@@ -628,13 +514,12 @@ final class Responder {
     ByteBuffer view = placeView;
     while (view.hasRemaining()) {
       long moved;
-      if (rx.hasRemaining()) {
+      if (readAhead.remaining() > 0) {
         // Bytes already read with a header: nothing to wait for, copied under the locks.
-        int n = Math.min(rx.remaining(), view.remaining());
-        staged.limit(rx.position() + n).position(rx.position());
-        moved = moveChunk(placeWindow, placeBinding, placeRegion, staged, view, null);
+        int n = Math.min(readAhead.remaining(), view.remaining());
+        moved = moveChunk(placeWindow, placeBinding, placeRegion, readAhead.slice(n), view, null);
         if (moved != REVOKED) {
-          rx.position(rx.position() + n);
+          readAhead.consume(n);
         }
       } else {
         moved = moveChunk(placeWindow, placeBinding, placeRegion, null, view, null);
@@ -703,11 +588,11 @@ final class Responder {
 
   private boolean skip() throws IOException {
     while (skipLeft > 0) {
-      if (rx.hasRemaining()) {
-        int n = Math.min(skipLeft, rx.remaining());
-        rx.position(rx.position() + n);
+      if (readAhead.remaining() > 0) {
+        int n = Math.min(skipLeft, readAhead.remaining());
+        readAhead.consume(n);
         skipLeft -= n;
-      } else if (readMore() > 0) {
+      } else if (readAhead.read(channel) > 0) {
         deadline = payloadDeadline();
       } else if (passed(deadline)) {
         // A refused payload that stalls still gets its NAK.

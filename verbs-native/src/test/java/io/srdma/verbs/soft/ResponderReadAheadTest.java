@@ -18,9 +18,9 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * The responder's read-ahead is sized by traffic, never by a frame: small for small requests and
- * idle connections, grown for a burst up to {@link Responder#RX_SIZE} and no further, back to small
- * when idle; hostile length fields are refused or skipped without allocating beyond it. Frames are
- * written by hand, as a peer's requester would (or a hostile one could).
+ * idle connections, grown for a burst up to {@link ReadAhead#LARGE_SIZE} and no further, back to
+ * small when idle; hostile length fields are refused or skipped without allocating beyond it.
+ * Frames are written by hand, as a peer's requester would (or a hostile one could).
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class ResponderReadAheadTest {
@@ -111,7 +111,7 @@ class ResponderReadAheadTest {
       SoftQueuePair qp = victim(rig);
       try (SocketChannel peer = connect(rig, qp)) {
         Responder r = qp.responder();
-        assertEquals(Responder.SMALL_RX_SIZE, r.readAheadCapacity(), "a new connection is small");
+        assertEquals(ReadAhead.SMALL_SIZE, r.readAheadCapacity(), "a new connection is small");
         // 64 Ki empty WRITEs (valid, touching no memory): 2 MiB of back-to-back small requests
         int count = 64 * 1024;
         ByteBuffer burst = ByteBuffer.allocateDirect(count * RequestFlyweight.LENGTH);
@@ -129,7 +129,7 @@ class ResponderReadAheadTest {
           writeAll(peer, chunk);
           burst.position(chunk.position());
           int now = r.readAheadCapacity();
-          assertTrue(now <= Responder.RX_SIZE, "read-ahead above its bound: " + now);
+          assertTrue(now <= ReadAhead.LARGE_SIZE, "read-ahead above its bound: " + now);
         }
         // the burst is written when the socket took it, not when the responder read it (loopback
         // buffers can hold all 2 MiB): one more WRITE asks for an ACK, which comes only after every
@@ -141,11 +141,13 @@ class ResponderReadAheadTest {
             .encode(RequestFlyweight.OP_WRITE, RequestFlyweight.FLAG_ACK_REQ, last, 0, 0, 0, 0);
         writeAll(peer, tail);
         awaitAck(peer, last);
-        awaitCapacity(r, Responder.SMALL_RX_SIZE); // idle: back to small
+        awaitCapacity(r, ReadAhead.SMALL_SIZE); // idle: back to small
         assertEquals(QpState.RTR, qp.state(), "the burst was served");
         // the idle shrink happened after a grow: the burst did grow it, to the bound at most
         assertEquals(
-            Responder.RX_SIZE, r.readAheadPeak(), "a burst of small requests grows the read-ahead");
+            ReadAhead.LARGE_SIZE,
+            r.readAheadPeak(),
+            "a burst of small requests grows the read-ahead");
       }
     }
   }
@@ -176,8 +178,8 @@ class ResponderReadAheadTest {
           writeAll(peer, junk);
         }
         long added = QueuePairDescriptorsTest.direct() - before;
-        assertEquals(Responder.SMALL_RX_SIZE, r.readAheadCapacity(), "one request grows nothing");
-        assertTrue(added <= Responder.RX_SIZE, () -> "skipping allocated " + added + " B");
+        assertEquals(ReadAhead.SMALL_SIZE, r.readAheadCapacity(), "one request grows nothing");
+        assertTrue(added <= ReadAhead.LARGE_SIZE, () -> "skipping allocated " + added + " B");
       }
       VerbsTestRig.awaitState(qp, QpState.ERROR);
     }
@@ -200,9 +202,9 @@ class ResponderReadAheadTest {
           assertTrue(dropped(peer), "length " + length + " is refused");
           long added = QueuePairDescriptorsTest.direct() - before;
           assertTrue(
-              added < Responder.SMALL_RX_SIZE,
+              added < ReadAhead.SMALL_SIZE,
               () -> "refusing length " + length + " allocated " + added + " B");
-          assertTrue(qp.responder().readAheadCapacity() <= Responder.SMALL_RX_SIZE);
+          assertTrue(qp.responder().readAheadCapacity() <= ReadAhead.SMALL_SIZE);
         }
         VerbsTestRig.awaitState(qp, QpState.ERROR);
       }
