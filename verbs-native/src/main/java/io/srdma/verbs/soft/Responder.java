@@ -19,8 +19,9 @@ import org.slf4j.LoggerFactory;
  * requests on registered memory. It, and never the target application, checks every access as an
  * RNIC does: rkey exists, PD of the region or window equals the QP's, a type-2 window is bound to
  * this QP, the rights allow the operation, and {@code [addr, addr+len)} lies inside the window and
- * the region (unsigned, overflow-safe). A violation answers a NAK, and both QPs go to ERROR;
- * nothing outside the region is ever touched. A malformed frame drops this connection only.
+ * the region (unsigned, overflow-safe; {@link RemoteAccess}). A violation answers a NAK, and both
+ * QPs go to ERROR; nothing outside the region is ever touched. A malformed frame drops this
+ * connection only.
  *
  * <p>The check is repeated before every chunk of a payload is placed (or of READ data is sent),
  * under the window's and the region's access locks, the locks that {@code LOCAL_INV}, window close
@@ -70,6 +71,7 @@ final class Responder {
   private final RequestFlyweight request = new RequestFlyweight();
   private final ResponseFlyweight response = new ResponseFlyweight();
   private final ViewCache views;
+  private final RemoteAccess access;
   private SelectionKey key;
   private SoftQueuePair qp;
   private int expectedPsn;
@@ -101,10 +103,6 @@ final class Responder {
   private int length;
   private int imm;
   private boolean ackReq;
-  private SoftMemoryRegion target;
-  private long targetOffset;
-  private SoftMemoryWindow targetWindow;
-  private SoftMemoryWindow.Binding<SoftMemoryRegion> targetBinding;
 
   // The placement in progress: its window, binding and region; view.remaining() is still unread.
   private SoftMemoryWindow placeWindow;
@@ -131,6 +129,7 @@ final class Responder {
     this.channel = channel;
     this.loop = loop;
     this.views = new ViewCache(1 + SoftDeviceContext.MAX_SGE);
+    this.access = new RemoteAccess(ctx.rkeys());
     deadline = System.nanoTime() + ctx.options().transportTimeout().toNanos();
   }
 
@@ -402,13 +401,14 @@ final class Responder {
     readAhead.consume(RequestFlyweight.LENGTH);
     switch (op) {
       case RequestFlyweight.OP_WRITE, RequestFlyweight.OP_WRITE_IMM -> {
-        if (!resolveRemote(rkey, address, length, AccessFlags.REMOTE_WRITE)) {
+        if (!access.resolve(qp, rkey, address, length, AccessFlags.REMOTE_WRITE)) {
           return beginSkip(length, WcStatus.REM_ACCESS_ERR);
         }
         if (op == RequestFlyweight.OP_WRITE_IMM) {
           return enterAwaitReceive();
         }
-        return beginPlace(0, targetWindow, targetBinding, target, targetOffset, length);
+        return beginPlace(
+            0, access.window(), access.binding(), access.region(), access.offset(), length);
       }
       case RequestFlyweight.OP_SEND, RequestFlyweight.OP_SEND_IMM -> {
         return enterAwaitReceive();
@@ -441,7 +441,8 @@ final class Responder {
       return park(deadline);
     }
     if (op == RequestFlyweight.OP_WRITE_IMM) {
-      return beginPlace(0, targetWindow, targetBinding, target, targetOffset, length);
+      return beginPlace(
+          0, access.window(), access.binding(), access.region(), access.offset(), length);
     }
     return beginSend(slot);
   }
@@ -606,13 +607,13 @@ final class Responder {
   }
 
   private boolean beginRead(long address, int rkey) {
-    if (!resolveRemote(rkey, address, length, AccessFlags.REMOTE_READ)) {
+    if (!access.resolve(qp, rkey, address, length, AccessFlags.REMOTE_READ)) {
       return finish(WcStatus.REM_ACCESS_ERR);
     }
     response.wrap(readHeader, 0).encode(ResponseFlyweight.TYPE_READ_RESP, (byte) 0, psn, length);
     readHeader.clear();
     txGather[0] = readHeader;
-    txGather[1] = length == 0 ? null : views.view(0, target, targetOffset, length);
+    txGather[1] = length == 0 ? null : views.view(0, access.region(), access.offset(), length);
     phase = READ_OUT;
     deadline = writeDeadline();
     return true;
@@ -634,7 +635,7 @@ final class Responder {
       return finish(WcStatus.SUCCESS);
     }
     while (txGather[1].hasRemaining()) {
-      long n = moveChunk(targetWindow, targetBinding, target, null, null, txGather);
+      long n = moveChunk(access.window(), access.binding(), access.region(), null, null, txGather);
       if (n == REVOKED && readHeader.position() == 0) {
         releaseRead();
         return finish(WcStatus.REM_ACCESS_ERR); // invalidated before a byte of the response left
@@ -665,9 +666,7 @@ final class Responder {
 
   /** The current request is done: on to the next header, or NAK and fail the QP. */
   private boolean finish(WcStatus result) {
-    target = null;
-    targetWindow = null;
-    targetBinding = null;
+    access.clear();
     if (result != WcStatus.SUCCESS) {
       pendingAckPsn = -1;
       stage(ResponseFlyweight.TYPE_NAK, (byte) result.code(), psn, 0);
@@ -686,62 +685,6 @@ final class Responder {
     if (key.interestOps() != SelectionKey.OP_READ) {
       key.interestOps(SelectionKey.OP_READ);
     }
-    return true;
-  }
-
-  /**
-   * The RNIC access check. On success {@link #target} and {@link #targetOffset} name the bytes. A
-   * zero-length RDMA READ or WRITE touches no memory, so its R_Key and address are not validated
-   * (InfiniBand C9-88), as rxe does; a WRITE_WITH_IMM of zero bytes still consumes a receive. The
-   * QP's own remote access rights are checked whatever the length, as rxe does: a QP that does not
-   * allow remote writes takes no WRITE_WITH_IMM, not even an empty one (its immediate would reach
-   * the application).
-   */
-  private boolean resolveRemote(int rkey, long address, int len, int right) {
-    target = null;
-    targetOffset = 0;
-    targetWindow = null;
-    targetBinding = null;
-    if (!AccessFlags.has(qp.accessFlags(), right)) {
-      return false;
-    }
-    if (len == 0) {
-      return true;
-    }
-    Object o = ctx.rkeys().get(rkey);
-    if (o instanceof SoftMemoryRegion mr) {
-      if (mr.pd() != qp.pd() || mr.isClosed() || !AccessFlags.has(mr.access(), right)) {
-        return false;
-      }
-      return resolved(mr, mr.offsetOf(address, len));
-    }
-    if (o instanceof SoftMemoryWindow mw) {
-      SoftMemoryWindow.Binding<SoftMemoryRegion> b = mw.binding();
-      if (b == null
-          || b.rkey() != rkey
-          || mw.pd() != qp.pd()
-          || b.qpn() != qp.qpn()
-          || !AccessFlags.has(b.access(), right)
-          || b.region().isClosed()
-          || SoftMemoryRegion.rangeOffset(b.address(), b.length(), address, len) < 0) {
-        return false;
-      }
-      if (!resolved(b.region(), b.region().offsetOf(address, len))) {
-        return false;
-      }
-      targetWindow = mw;
-      targetBinding = b;
-      return true;
-    }
-    return false;
-  }
-
-  private boolean resolved(SoftMemoryRegion mr, long offset) {
-    if (offset < 0) {
-      return false;
-    }
-    target = mr;
-    targetOffset = offset;
     return true;
   }
 
