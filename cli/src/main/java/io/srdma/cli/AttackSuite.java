@@ -490,11 +490,16 @@ final class AttackSuite {
         c.close();
       }
     }
+    boolean quota = refusal != null && refusal.reason() == ChannelException.Reason.QUOTA_EXCEEDED;
+    String got =
+        refusal == null
+            ? "none refused"
+            : quota ? refusal.reason().name() : refusal.getMessage(); // names its reason first
     row(
         "sessions beyond the tenant's quota",
         "QUOTA_EXCEEDED",
-        (refusal == null ? "none refused" : refusal.reason().name()) + " after " + opened + " more",
-        refusal != null && refusal.reason() == ChannelException.Reason.QUOTA_EXCEEDED);
+        got + " after " + opened + " more",
+        quota);
   }
 
   private void malformedFrame() {

@@ -72,7 +72,11 @@ final class ClientHandshake {
     SecureRandom random = new SecureRandom();
     try (X25519KeyPair local = X25519KeyPair.generate(random)) {
       int announced = Capabilities.local();
-      proxy.hello(requestId, VERSION, announced, local.publicKey(), qp.localInfo());
+      try {
+        proxy.hello(requestId, VERSION, announced, local.publicKey(), qp.localInfo());
+      } catch (IOException e) {
+        throw refusalOr(e, frames);
+      }
       Frame f = frames.next();
       if (f.type() == MessageType.ERROR) {
         throw refusal(f);
@@ -100,7 +104,11 @@ final class ClientHandshake {
                 .establish();
       }
       try {
-        proxy.keyConfirm(0, 0, schedule.current().confirmation());
+        try {
+          proxy.keyConfirm(0, 0, schedule.current().confirmation());
+        } catch (IOException e) {
+          throw refusalOr(e, frames);
+        }
         Frame confirm = frames.next();
         if (confirm.type() == MessageType.ERROR) {
           throw refusal(confirm);
@@ -117,6 +125,26 @@ final class ClientHandshake {
       }
       return new Established(schedule, HexFormat.of().formatHex(sessionIdBytes), kind);
     }
+  }
+
+  /**
+   * A write to the host failed: a host that refuses (quota, rate limit) sends its ERROR and closes
+   * without reading what this client sent meanwhile, so the write may fail on the reset connection
+   * while the host's reason already arrived. That reason is what the caller sees; else the write's
+   * failure.
+   */
+  private static IOException refusalOr(IOException writeFailure, Frames frames) {
+    Frame f;
+    try {
+      f = frames.next(); // bounded: the failed connection closes, or the frame is here
+    } catch (IOException | RuntimeException e) {
+      writeFailure.addSuppressed(e);
+      return writeFailure;
+    }
+    if (f.type() == MessageType.ERROR) {
+      throw refusal(f);
+    }
+    return writeFailure;
   }
 
   /** The host's ERROR frame as the exception a caller of connect sees. */
