@@ -11,6 +11,7 @@ import io.srdma.verbs.SendWorkRequest;
 import io.srdma.verbs.VerbsException;
 import io.srdma.verbs.WcStatus;
 import io.srdma.verbs.WrOpcode;
+import io.srdma.verbs.internal.RemoteAccess;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -32,7 +33,7 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <p>Thread-safe.
  */
-final class LoopbackQueuePair implements QueuePair {
+final class LoopbackQueuePair implements QueuePair, RemoteAccess.Target<LoopbackProtectionDomain> {
   private final LoopbackProtectionDomain pd;
   private final LoopbackDeviceContext ctx;
   private final LoopbackCompletionQueue sendCq;
@@ -79,7 +80,8 @@ final class LoopbackQueuePair implements QueuePair {
     recvCq.users().add(LoopbackProtectionDomain.QUEUE_PAIR);
   }
 
-  LoopbackProtectionDomain pd() {
+  @Override
+  public LoopbackProtectionDomain pd() {
     return pd;
   }
 
@@ -87,7 +89,8 @@ final class LoopbackQueuePair implements QueuePair {
     return ctx;
   }
 
-  int accessFlags() {
+  @Override
+  public int accessFlags() {
     return access;
   }
 

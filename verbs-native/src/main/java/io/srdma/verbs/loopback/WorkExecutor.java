@@ -7,16 +7,17 @@ import io.srdma.verbs.SendWorkRequest;
 import io.srdma.verbs.WcOpcode;
 import io.srdma.verbs.WcStatus;
 import io.srdma.verbs.WrOpcode;
+import io.srdma.verbs.internal.RemoteAccess;
 import java.nio.ByteBuffer;
 
 /**
  * The loopback RNIC of one queue pair: executes a send work request on the posting thread. Local
  * SGEs are checked as the requester's RNIC does (lkey, PD, rights, bounds); a remote access is
- * checked as the soft provider's responder does, against the peer's key table: rkey exists, PD of
- * the region or window equals the peer QP's, a type-2 window is bound to the peer QP, the rights
- * allow the operation, and {@code [addr, addr+len)} lies inside the window and the region
- * (unsigned, overflow-safe). A refused access completes with REM_ACCESS_ERR and both QPs enter
- * ERROR; nothing is copied.
+ * checked by the same {@link RemoteAccess} as the soft provider's responder, against the peer's key
+ * table: rkey exists, PD of the region or window equals the peer QP's, a type-2 window is bound to
+ * the peer QP, the rights allow the operation, and {@code [addr, addr+len)} lies inside the window
+ * and the region (unsigned, overflow-safe). A refused access completes with REM_ACCESS_ERR and both
+ * QPs enter ERROR; nothing is copied.
  *
  * <p>Bytes move in chunks of at most {@link #CHUNK}, each under the window's and the region's
  * access locks (the locks LOCAL_INV, window close and deregistration take) after re-checking that
@@ -40,10 +41,8 @@ final class WorkExecutor {
   private final LoopbackQueuePair qp;
   private final LoopbackMemoryRegion[] local;
   private final int[] localOffsets;
-  private LoopbackMemoryRegion target;
-  private int targetOffset;
-  private LoopbackMemoryWindow window;
-  private LoopbackMemoryWindow.Binding<LoopbackMemoryRegion> binding;
+  private final RemoteAccess<LoopbackProtectionDomain, LoopbackMemoryRegion, LoopbackMemoryWindow>
+      access = new RemoteAccess<>(LoopbackMemoryRegion.class, LoopbackMemoryWindow.class);
 
   WorkExecutor(LoopbackQueuePair qp, int maxSge) {
     this.qp = qp;
@@ -107,9 +106,7 @@ final class WorkExecutor {
       };
     } finally {
       clearLocal(sgl.count());
-      target = null;
-      window = null;
-      binding = null;
+      access.clear();
     }
   }
 
@@ -138,7 +135,7 @@ final class WorkExecutor {
 
   private int write(SendWorkRequest wr, LoopbackQueuePair peer, int total) {
     boolean withImm = wr.opcode() == WrOpcode.RDMA_WRITE_WITH_IMM;
-    if (!resolveRemote(peer, wr.rkey(), wr.remoteAddress(), total, AccessFlags.REMOTE_WRITE)) {
+    if (!resolveRemote(peer, wr, total, AccessFlags.REMOTE_WRITE)) {
       return remoteError(wr, peer, WcStatus.REM_ACCESS_ERR);
     }
     LoopbackReceiveQueue rq = peer.receiveQueue();
@@ -162,7 +159,7 @@ final class WorkExecutor {
   }
 
   private int read(SendWorkRequest wr, LoopbackQueuePair peer, int total) {
-    if (!resolveRemote(peer, wr.rkey(), wr.remoteAddress(), total, AccessFlags.REMOTE_READ)) {
+    if (!resolveRemote(peer, wr, total, AccessFlags.REMOTE_READ)) {
       return remoteError(wr, peer, WcStatus.REM_ACCESS_ERR);
     }
     if (total > 0 && !scatterFromTarget(wr.sgl())) {
@@ -239,14 +236,15 @@ final class WorkExecutor {
 
   /** WRITE: the local SGEs, in order, into the resolved target range. */
   private boolean gatherIntoTarget(ScatterGatherList sgl) {
-    int dst = targetOffset;
+    LoopbackMemoryRegion target = access.region();
+    int dst = (int) access.offset();
     for (int k = 0; k < sgl.count(); k++) {
       ByteBuffer src = local[k].memory();
       int from = localOffsets[k];
       int len = sgl.length(k);
       while (len > 0) {
         int n = Math.min(len, CHUNK);
-        if (!move(src, from, target, dst, n, window, binding, target)) {
+        if (!move(src, from, target, dst, n, access.window(), access.binding(), target)) {
           return false;
         }
         from += n;
@@ -259,7 +257,8 @@ final class WorkExecutor {
 
   /** READ: the resolved target range into the local SGEs, in order. */
   private boolean scatterFromTarget(ScatterGatherList sgl) {
-    int from = targetOffset;
+    LoopbackMemoryRegion target = access.region();
+    int from = (int) access.offset();
     for (int k = 0; k < sgl.count(); k++) {
       ByteBuffer dst = local[k].memory();
       int to = localOffsets[k];
@@ -313,7 +312,7 @@ final class WorkExecutor {
   /** One chunk of the target out into {@code dst}, under the access locks. */
   private boolean moveOut(
       LoopbackMemoryRegion src, int srcOffset, ByteBuffer dst, int dstOffset, int length) {
-    LoopbackMemoryWindow mw = window;
+    LoopbackMemoryWindow mw = access.window();
     if (mw == null) {
       synchronized (src.accessLock()) {
         if (src.isClosed()) {
@@ -325,7 +324,7 @@ final class WorkExecutor {
     }
     synchronized (mw.accessLock()) {
       synchronized (src.accessLock()) {
-        if (src.isClosed() || mw.binding() != binding) {
+        if (src.isClosed() || mw.binding() != access.binding()) {
           return false;
         }
         dst.put(dstOffset, src.memory(), srcOffset, length);
@@ -335,58 +334,12 @@ final class WorkExecutor {
   }
 
   /**
-   * The responder's access check, against the peer. On success {@link #target} and {@link
-   * #targetOffset} name the bytes. A zero-length RDMA READ or WRITE touches no memory, so its R_Key
-   * and address are not validated (InfiniBand C9-88), as the soft provider and rxe do; the peer
-   * QP's own remote access rights are checked whatever the length, as rxe does.
+   * The responder's access check ({@link RemoteAccess}, the soft provider's too), against the peer
+   * and its context's rkeys; on success {@link #access} names the bytes.
    */
-  private boolean resolveRemote(
-      LoopbackQueuePair peer, int rkey, long address, int length, int right) {
-    target = null;
-    targetOffset = 0;
-    window = null;
-    binding = null;
-    if (!AccessFlags.has(peer.accessFlags(), right)) {
-      return false;
-    }
-    if (length == 0) {
-      return true;
-    }
-    Object o = peer.loopbackContext().rkeys().get(rkey);
-    if (o instanceof LoopbackMemoryRegion mr) {
-      if (mr.pd() != peer.pd() || mr.isClosed() || !AccessFlags.has(mr.access(), right)) {
-        return false;
-      }
-      return resolved(mr, mr.offsetOf(address, length));
-    }
-    if (o instanceof LoopbackMemoryWindow mw) {
-      LoopbackMemoryWindow.Binding<LoopbackMemoryRegion> b = mw.binding();
-      if (b == null
-          || b.rkey() != rkey
-          || mw.pd() != peer.pd()
-          || b.qpn() != peer.qpn()
-          || !AccessFlags.has(b.access(), right)
-          || b.region().isClosed()
-          || LoopbackMemoryRegion.rangeOffset(b.address(), b.length(), address, length) < 0) {
-        return false;
-      }
-      if (!resolved(b.region(), b.region().offsetOf(address, length))) {
-        return false;
-      }
-      window = mw;
-      binding = b;
-      return true;
-    }
-    return false;
-  }
-
-  private boolean resolved(LoopbackMemoryRegion mr, long offset) {
-    if (offset < 0) {
-      return false;
-    }
-    target = mr;
-    targetOffset = (int) offset;
-    return true;
+  private boolean resolveRemote(LoopbackQueuePair peer, SendWorkRequest wr, int length, int right) {
+    return access.resolve(
+        peer.loopbackContext().rkeys(), peer, wr.rkey(), wr.remoteAddress(), length, right);
   }
 
   private WcStatus bind(SendWorkRequest wr) {

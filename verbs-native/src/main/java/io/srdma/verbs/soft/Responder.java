@@ -5,6 +5,8 @@ import io.srdma.verbs.ConnectionInfo;
 import io.srdma.verbs.QpState;
 import io.srdma.verbs.WcOpcode;
 import io.srdma.verbs.WcStatus;
+import io.srdma.verbs.internal.KeyTable;
+import io.srdma.verbs.internal.RemoteAccess;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -71,7 +73,9 @@ final class Responder {
   private final RequestFlyweight request = new RequestFlyweight();
   private final ResponseFlyweight response = new ResponseFlyweight();
   private final ViewCache views;
-  private final RemoteAccess access;
+  private final KeyTable<Object> rkeys;
+  private final RemoteAccess<SoftProtectionDomain, SoftMemoryRegion, SoftMemoryWindow> access =
+      new RemoteAccess<>(SoftMemoryRegion.class, SoftMemoryWindow.class);
   private SelectionKey key;
   private SoftQueuePair qp;
   private int expectedPsn;
@@ -129,7 +133,7 @@ final class Responder {
     this.channel = channel;
     this.loop = loop;
     this.views = new ViewCache(1 + SoftDeviceContext.MAX_SGE);
-    this.access = new RemoteAccess(ctx.rkeys());
+    this.rkeys = ctx.rkeys();
     deadline = System.nanoTime() + ctx.options().transportTimeout().toNanos();
   }
 
@@ -401,7 +405,7 @@ final class Responder {
     readAhead.consume(RequestFlyweight.LENGTH);
     switch (op) {
       case RequestFlyweight.OP_WRITE, RequestFlyweight.OP_WRITE_IMM -> {
-        if (!access.resolve(qp, rkey, address, length, AccessFlags.REMOTE_WRITE)) {
+        if (!access.resolve(rkeys, qp, rkey, address, length, AccessFlags.REMOTE_WRITE)) {
           return beginSkip(length, WcStatus.REM_ACCESS_ERR);
         }
         if (op == RequestFlyweight.OP_WRITE_IMM) {
@@ -607,7 +611,7 @@ final class Responder {
   }
 
   private boolean beginRead(long address, int rkey) {
-    if (!access.resolve(qp, rkey, address, length, AccessFlags.REMOTE_READ)) {
+    if (!access.resolve(rkeys, qp, rkey, address, length, AccessFlags.REMOTE_READ)) {
       return finish(WcStatus.REM_ACCESS_ERR);
     }
     response.wrap(readHeader, 0).encode(ResponseFlyweight.TYPE_READ_RESP, (byte) 0, psn, length);

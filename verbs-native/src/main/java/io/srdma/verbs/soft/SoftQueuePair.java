@@ -13,6 +13,7 @@ import io.srdma.verbs.VerbsException;
 import io.srdma.verbs.WcOpcode;
 import io.srdma.verbs.WcStatus;
 import io.srdma.verbs.WrOpcode;
+import io.srdma.verbs.internal.RemoteAccess;
 import java.io.IOException;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -24,7 +25,7 @@ import org.slf4j.LoggerFactory;
  * accepted ({@link Responder}). Posting writes to the socket on the caller's thread; responses are
  * read by the thread polling the send CQ (or the device's timer), which produces the completions.
  */
-final class SoftQueuePair implements QueuePair {
+final class SoftQueuePair implements QueuePair, RemoteAccess.Target<SoftProtectionDomain> {
   private static final Logger LOG = LoggerFactory.getLogger(SoftQueuePair.class);
 
   /**
@@ -86,7 +87,8 @@ final class SoftQueuePair implements QueuePair {
     ctx.register(this);
   }
 
-  SoftProtectionDomain pd() {
+  @Override
+  public SoftProtectionDomain pd() {
     return pd;
   }
 
@@ -94,7 +96,8 @@ final class SoftQueuePair implements QueuePair {
     return ctx;
   }
 
-  int accessFlags() {
+  @Override
+  public int accessFlags() {
     return access;
   }
 
