@@ -7,7 +7,6 @@ import io.srdma.verbs.WcOpcode;
 import io.srdma.verbs.WcStatus;
 import io.srdma.verbs.internal.KeyTable;
 import io.srdma.verbs.internal.RemoteAccess;
-import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
@@ -27,9 +26,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The check is repeated before every chunk of a payload is placed (or of READ data is sent),
  * under the window's and the region's access locks, the locks that {@code LOCAL_INV}, window close
- * and region close take to change them: once those return, no further byte of that key is moved.
- * The socket is non-blocking, so the locks are held only for one non-blocking copy, never while
- * waiting for the peer. A payload that brings no new byte for {@link
+ * and region close take to change them ({@link LockedMove}): once those return, no further byte of
+ * that key is moved. The socket is non-blocking, so the locks are held only for one non-blocking
+ * copy, never while waiting for the peer. A payload that brings no new byte for {@link
  * io.srdma.verbs.DeviceOptions#payloadTimeout()} is answered with a NAK ({@code REM_OP_ERR}).
  *
  * <p>A responder is a state machine driven by one {@link ResponderLoop} thread, which multiplexes
@@ -47,9 +46,6 @@ final class Responder {
   static final int WAKE_EVERY = 16;
 
   static final long NO_DEADLINE = Long.MAX_VALUE;
-
-  /** {@link #moveChunk} result: the access is no longer valid; nothing was moved. */
-  private static final int REVOKED = -2;
 
   private static final int HELLO = 0;
   private static final int AWAIT_RTR = 1;
@@ -73,6 +69,7 @@ final class Responder {
   private final RequestFlyweight request = new RequestFlyweight();
   private final ResponseFlyweight response = new ResponseFlyweight();
   private final ViewCache views;
+  private final LockedMove move;
   private final KeyTable<Object> rkeys;
   private final RemoteAccess<SoftProtectionDomain, SoftMemoryRegion, SoftMemoryWindow> access =
       new RemoteAccess<>(SoftMemoryRegion.class, SoftMemoryWindow.class);
@@ -123,7 +120,6 @@ final class Responder {
   private int skipLeft;
   private WcStatus skipStatus;
 
-  private volatile boolean closed;
   private boolean terminated;
   private final Object released = new Object();
   private boolean isReleased;
@@ -132,6 +128,7 @@ final class Responder {
     this.ctx = ctx;
     this.channel = channel;
     this.loop = loop;
+    this.move = new LockedMove(channel);
     this.views = new ViewCache(1 + SoftDeviceContext.MAX_SGE);
     this.rkeys = ctx.rkeys();
     deadline = System.nanoTime() + ctx.options().transportTimeout().toNanos();
@@ -139,7 +136,7 @@ final class Responder {
 
   /** Registers with the loop's selector (loop thread). */
   void attach(ResponderLoop owner) {
-    if (closed) {
+    if (move.isClosed()) {
       terminate();
       return;
     }
@@ -157,7 +154,7 @@ final class Responder {
 
   /** When the loop must look at this responder without an I/O event, or {@link #NO_DEADLINE}. */
   long dueNanos() {
-    if (closed || terminated) {
+    if (move.isClosed() || terminated) {
       return terminated ? NO_DEADLINE : System.nanoTime();
     }
     if (parked) {
@@ -196,7 +193,7 @@ final class Responder {
     } catch (IOException e) {
       // In RTS our own requester connection sees the peer's failure too, and in order after any
       // NAK it sent; failing here would race that NAK. Before RTS nothing else would notice.
-      if (!closed && qp != null && qp.state() != QpState.RTS) {
+      if (!move.isClosed() && qp != null && qp.state() != QpState.RTS) {
         LOG.debug(
             "QP 0x{}: incoming connection lost: {}", Integer.toHexString(qp.qpn()), e.toString());
         qp.fail(WcStatus.RETRY_EXC_ERR);
@@ -213,7 +210,7 @@ final class Responder {
   }
 
   private void step() throws IOException {
-    while (!closed) {
+    while (!move.isClosed()) {
       if (tx.position() > 0) {
         if (!flushTx()) {
           return;
@@ -494,7 +491,7 @@ final class Responder {
 
   /**
    * Starts moving {@code n} payload bytes from the connection into {@code mr} at {@code offset},
-   * chunk by chunk, each chunk only after {@link #stillValid} under the access locks.
+   * chunk by chunk, each chunk only after the re-check under the access locks ({@link LockedMove}).
    */
   private boolean beginPlace(
       int viewSlot,
@@ -522,14 +519,14 @@ final class Responder {
       if (readAhead.remaining() > 0) {
         // Bytes already read with a header: nothing to wait for, copied under the locks.
         int n = Math.min(readAhead.remaining(), view.remaining());
-        moved = moveChunk(placeWindow, placeBinding, placeRegion, readAhead.slice(n), view, null);
-        if (moved != REVOKED) {
+        moved = move.chunk(placeWindow, placeBinding, placeRegion, readAhead.slice(n), view, null);
+        if (moved != LockedMove.REVOKED) {
           readAhead.consume(n);
         }
       } else {
-        moved = moveChunk(placeWindow, placeBinding, placeRegion, null, view, null);
+        moved = move.chunk(placeWindow, placeBinding, placeRegion, null, view, null);
       }
-      if (moved == REVOKED) {
+      if (moved == LockedMove.REVOKED) {
         return placed(WcStatus.REM_ACCESS_ERR);
       }
       if (moved > 0) {
@@ -639,12 +636,12 @@ final class Responder {
       return finish(WcStatus.SUCCESS);
     }
     while (txGather[1].hasRemaining()) {
-      long n = moveChunk(access.window(), access.binding(), access.region(), null, null, txGather);
-      if (n == REVOKED && readHeader.position() == 0) {
+      long n = move.chunk(access.window(), access.binding(), access.region(), null, null, txGather);
+      if (n == LockedMove.REVOKED && readHeader.position() == 0) {
         releaseRead();
         return finish(WcStatus.REM_ACCESS_ERR); // invalidated before a byte of the response left
       }
-      if (n == REVOKED) {
+      if (n == LockedMove.REVOKED) {
         // The READ_RESP header promised more bytes: the connection cannot be resynchronised, so
         // it is dropped and the QP fails (the requester sees its READ fail).
         releaseRead();
@@ -690,67 +687,6 @@ final class Responder {
       key.interestOps(SelectionKey.OP_READ);
     }
     return true;
-  }
-
-  /**
-   * One non-blocking move under the access locks (window's, then region's), after re-checking that
-   * the access resolved at the header is still valid: from {@code from} (or the connection, when
-   * null) into {@code dst}; or, for READ data, {@code gather} (header, data view) to the
-   * connection.
-   *
-   * @return bytes moved (0 when the socket was not ready), or {@link #REVOKED}
-   */
-  private long moveChunk(
-      SoftMemoryWindow mw,
-      SoftMemoryWindow.Binding<SoftMemoryRegion> b,
-      SoftMemoryRegion mr,
-      ByteBuffer from,
-      ByteBuffer dst,
-      ByteBuffer[] gather)
-      throws IOException {
-    if (mw == null) {
-      return moveLocked(null, null, mr, from, dst, gather);
-    }
-    synchronized (mw.accessLock()) {
-      return moveLocked(mw, b, mr, from, dst, gather);
-    }
-  }
-
-  private long moveLocked(
-      SoftMemoryWindow mw,
-      SoftMemoryWindow.Binding<SoftMemoryRegion> b,
-      SoftMemoryRegion mr,
-      ByteBuffer from,
-      ByteBuffer dst,
-      ByteBuffer[] gather)
-      throws IOException {
-    synchronized (mr.accessLock()) {
-      if (!stillValid(mw, b, mr)) {
-        return REVOKED;
-      }
-      if (gather != null) {
-        return channel.write(gather);
-      }
-      if (from != null) {
-        int n = from.remaining();
-        dst.put(from);
-        return n;
-      }
-      int n = channel.read(dst);
-      if (n < 0) {
-        throw new EOFException("peer closed mid-payload");
-      }
-      return n;
-    }
-  }
-
-  /** Under the access locks: the access resolved at the header may still move bytes. */
-  private boolean stillValid(
-      SoftMemoryWindow mw, SoftMemoryWindow.Binding<SoftMemoryRegion> b, SoftMemoryRegion mr) {
-    if (closed || mr.isClosed()) {
-      return false;
-    }
-    return mw == null || mw.binding() == b;
   }
 
   // ---- receive completions ----
@@ -830,7 +766,7 @@ final class Responder {
 
   /** Stops this responder (any thread): no byte is moved after this returns. */
   void close() {
-    closed = true;
+    move.close();
     Requester.closeQuietly(channel);
     if (loop.inLoop()) {
       terminate();
@@ -845,7 +781,7 @@ final class Responder {
       return;
     }
     terminated = true;
-    closed = true;
+    move.close();
     phase = DONE;
     handshakeFinished();
     if (key != null) {
