@@ -1,5 +1,6 @@
 package io.srdma.verbs.internal;
 
+import io.srdma.verbs.AccessFlags;
 import io.srdma.verbs.MemoryWindow;
 import io.srdma.verbs.ProtectionDomain;
 
@@ -54,13 +55,42 @@ public abstract class EmulatedMemoryWindow<
     return accessLock;
   }
 
-  /** Publishes a new binding under a fresh random rkey; the caller checked the window is free. */
-  public final int bind(R region, long address, long length, int access, int qpn) {
+  /**
+   * A type-2 bind of {@code [address, address+length)} of {@code region} with {@code rights},
+   * posted on queue pair {@code qpn} of {@code qpPd}; checked as an RNIC does: the window and the
+   * region belong to the QP's PD, neither is closed, the window is not bound, the region allows
+   * MW_BIND, the rights are remote read/write only (remote write only over a locally writable
+   * region), and the range lies inside the region. Checked and published under the window's and
+   * then the region's access lock (the order a request's move takes), so a concurrent {@link
+   * #close} or the region's close either refuses the bind or ends the binding it made: a closed
+   * window or region never keeps a live rkey.
+   *
+   * @return true when bound under a fresh random rkey ({@link #rkey()}); false: MW_BIND_ERR
+   */
+  public final boolean bind(R region, P qpPd, long address, long length, int rights, int qpn) {
+    if (region.pd() != qpPd || pd != qpPd) {
+      return false;
+    }
     synchronized (accessLock) {
-      int key = pd.rkeys().allocate(this);
-      binding = new Binding<>(region, address, length, access, qpn, key);
-      rkey = key;
-      return key;
+      synchronized (region.accessLock()) {
+        boolean ok =
+            !closed
+                && !region.isClosed()
+                && binding == null
+                && AccessFlags.has(region.access(), AccessFlags.MW_BIND)
+                && (rights & ~(AccessFlags.REMOTE_READ | AccessFlags.REMOTE_WRITE)) == 0
+                && (!AccessFlags.has(rights, AccessFlags.REMOTE_WRITE)
+                    || AccessFlags.has(region.access(), AccessFlags.LOCAL_WRITE))
+                && length >= 0
+                && region.offsetOf(address, length) >= 0;
+        if (!ok) {
+          return false;
+        }
+        int key = pd.rkeys().allocate(this);
+        binding = new Binding<>(region, address, length, rights, qpn, key);
+        rkey = key;
+        return true;
+      }
     }
   }
 

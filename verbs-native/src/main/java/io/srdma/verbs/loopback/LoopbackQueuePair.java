@@ -11,6 +11,7 @@ import io.srdma.verbs.SendWorkRequest;
 import io.srdma.verbs.VerbsException;
 import io.srdma.verbs.WcStatus;
 import io.srdma.verbs.WrOpcode;
+import io.srdma.verbs.internal.LocalAccess;
 import io.srdma.verbs.internal.RemoteAccess;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -380,17 +381,7 @@ final class LoopbackQueuePair implements QueuePair, RemoteAccess.Target<Loopback
    * rights}.
    */
   LoopbackMemoryRegion resolveLocal(long addr, int len, int lkey, int rights) {
-    Object o = ctx.lkeys().get(lkey);
-    if (!(o instanceof LoopbackMemoryRegion mr)) {
-      return null;
-    }
-    if (mr.pd() != pd
-        || mr.isClosed()
-        || !AccessFlags.has(mr.access(), rights)
-        || mr.offsetOf(addr, len) < 0) {
-      return null;
-    }
-    return mr;
+    return LocalAccess.region(ctx.lkeys(), LoopbackMemoryRegion.class, pd, lkey, addr, len, rights);
   }
 
   @Override

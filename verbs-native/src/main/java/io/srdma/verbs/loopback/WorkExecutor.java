@@ -7,6 +7,7 @@ import io.srdma.verbs.SendWorkRequest;
 import io.srdma.verbs.WcOpcode;
 import io.srdma.verbs.WcStatus;
 import io.srdma.verbs.WrOpcode;
+import io.srdma.verbs.internal.LocalAccess;
 import io.srdma.verbs.internal.RemoteAccess;
 import java.nio.ByteBuffer;
 
@@ -345,34 +346,15 @@ final class WorkExecutor {
   private WcStatus bind(SendWorkRequest wr) {
     LoopbackMemoryWindow mw = (LoopbackMemoryWindow) wr.window();
     LoopbackMemoryRegion mr = (LoopbackMemoryRegion) wr.bindRegion();
-    LoopbackProtectionDomain pd = qp.pd();
-    int rights = wr.bindAccess();
-    boolean ok =
-        mw.pd() == pd
-            && mr.pd() == pd
-            && !mw.isClosed()
-            && !mr.isClosed()
-            && mw.binding() == null
-            && AccessFlags.has(mr.access(), AccessFlags.MW_BIND)
-            && (rights & ~(AccessFlags.REMOTE_READ | AccessFlags.REMOTE_WRITE)) == 0
-            && (!AccessFlags.has(rights, AccessFlags.REMOTE_WRITE)
-                || AccessFlags.has(mr.access(), AccessFlags.LOCAL_WRITE))
-            && wr.bindLength() >= 0
-            && mr.offsetOf(wr.bindAddress(), wr.bindLength()) >= 0;
-    if (!ok) {
-      return WcStatus.MW_BIND_ERR;
-    }
-    mw.bind(mr, wr.bindAddress(), wr.bindLength(), rights, qp.qpn());
-    return WcStatus.SUCCESS;
+    return mw.bind(mr, qp.pd(), wr.bindAddress(), wr.bindLength(), wr.bindAccess(), qp.qpn())
+        ? WcStatus.SUCCESS
+        : WcStatus.MW_BIND_ERR;
   }
 
   private WcStatus invalidate(int rkey) {
-    Object o = qp.loopbackContext().rkeys().get(rkey);
-    if (o instanceof LoopbackMemoryWindow mw
-        && mw.pd() == qp.pd()
-        && mw.invalidate(rkey, qp.qpn())) {
-      return WcStatus.SUCCESS;
-    }
-    return WcStatus.LOC_QP_OP_ERR;
+    return LocalAccess.invalidate(
+            qp.loopbackContext().rkeys(), LoopbackMemoryWindow.class, qp.pd(), qp.qpn(), rkey)
+        ? WcStatus.SUCCESS
+        : WcStatus.LOC_QP_OP_ERR;
   }
 }

@@ -13,6 +13,7 @@ import io.srdma.verbs.VerbsException;
 import io.srdma.verbs.WcOpcode;
 import io.srdma.verbs.WcStatus;
 import io.srdma.verbs.WrOpcode;
+import io.srdma.verbs.internal.LocalAccess;
 import io.srdma.verbs.internal.RemoteAccess;
 import java.io.IOException;
 import java.util.concurrent.TimeUnit;
@@ -474,48 +475,21 @@ final class SoftQueuePair implements QueuePair, RemoteAccess.Target<SoftProtecti
    * rights}.
    */
   SoftMemoryRegion resolveLocal(long addr, int len, int lkey, int rights) {
-    Object o = ctx.lkeys().get(lkey);
-    if (!(o instanceof SoftMemoryRegion mr)) {
-      return null;
-    }
-    if (mr.pd() != pd
-        || mr.isClosed()
-        || !AccessFlags.has(mr.access(), rights)
-        || mr.offsetOf(addr, len) < 0) {
-      return null;
-    }
-    return mr;
+    return LocalAccess.region(ctx.lkeys(), SoftMemoryRegion.class, pd, lkey, addr, len, rights);
   }
 
   private WcStatus bind(SendWorkRequest wr) {
     SoftMemoryWindow mw = (SoftMemoryWindow) wr.window();
     SoftMemoryRegion mr = (SoftMemoryRegion) wr.bindRegion();
-    int rights = wr.bindAccess();
-    boolean ok =
-        mw.pd() == pd
-            && mr.pd() == pd
-            && !mw.isClosed()
-            && !mr.isClosed()
-            && mw.binding() == null
-            && AccessFlags.has(mr.access(), AccessFlags.MW_BIND)
-            && (rights & ~(AccessFlags.REMOTE_READ | AccessFlags.REMOTE_WRITE)) == 0
-            && (!AccessFlags.has(rights, AccessFlags.REMOTE_WRITE)
-                || AccessFlags.has(mr.access(), AccessFlags.LOCAL_WRITE))
-            && wr.bindLength() >= 0
-            && mr.offsetOf(wr.bindAddress(), wr.bindLength()) >= 0;
-    if (!ok) {
-      return WcStatus.MW_BIND_ERR;
-    }
-    mw.bind(mr, wr.bindAddress(), wr.bindLength(), rights, qpn);
-    return WcStatus.SUCCESS;
+    return mw.bind(mr, pd, wr.bindAddress(), wr.bindLength(), wr.bindAccess(), qpn)
+        ? WcStatus.SUCCESS
+        : WcStatus.MW_BIND_ERR;
   }
 
   private WcStatus invalidate(int rkey) {
-    Object o = ctx.rkeys().get(rkey);
-    if (o instanceof SoftMemoryWindow mw && mw.pd() == pd && mw.invalidate(rkey, qpn)) {
-      return WcStatus.SUCCESS;
-    }
-    return WcStatus.LOC_QP_OP_ERR;
+    return LocalAccess.invalidate(ctx.rkeys(), SoftMemoryWindow.class, pd, qpn, rkey)
+        ? WcStatus.SUCCESS
+        : WcStatus.LOC_QP_OP_ERR;
   }
 
   private static byte wireOpcode(WrOpcode op) {
