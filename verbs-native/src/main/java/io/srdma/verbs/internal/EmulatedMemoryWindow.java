@@ -24,7 +24,7 @@ public abstract class EmulatedMemoryWindow<
    *
    * @param <R> the provider's memory region
    */
-  public record Binding<R>(R region, long address, long length, int access, int qpn, int rkey) {}
+  public record Binding<R>(R region, long address, long length, int access, Object qp, int rkey) {}
 
   private final Object accessLock = new Object();
   private final P pd;
@@ -57,7 +57,7 @@ public abstract class EmulatedMemoryWindow<
 
   /**
    * A type-2 bind of {@code [address, address+length)} of {@code region} with {@code rights},
-   * posted on queue pair {@code qpn} of {@code qpPd}; checked as an RNIC does: the window and the
+   * posted on queue pair {@code qp} of {@code qpPd}; checked as an RNIC does: the window and the
    * region belong to the QP's PD, neither is closed, the window is not bound, the region allows
    * MW_BIND, the rights are remote read/write only (remote write only over a locally writable
    * region), and the range lies inside the region. Checked and published under the window's and
@@ -65,9 +65,12 @@ public abstract class EmulatedMemoryWindow<
    * #close} or the region's close either refuses the bind or ends the binding it made: a closed
    * window or region never keeps a live rkey.
    *
+   * <p>The binding names the queue pair object itself, not its number (as rxe does): a QP number
+   * reused after its QP closed never inherits a binding.
+   *
    * @return true when bound under a fresh random rkey ({@link #rkey()}); false: MW_BIND_ERR
    */
-  public final boolean bind(R region, P qpPd, long address, long length, int rights, int qpn) {
+  public final boolean bind(R region, P qpPd, long address, long length, int rights, Object qp) {
     if (region.pd() != qpPd || pd != qpPd) {
       return false;
     }
@@ -87,7 +90,7 @@ public abstract class EmulatedMemoryWindow<
           return false;
         }
         int key = pd.rkeys().allocate(this);
-        binding = new Binding<>(region, address, length, rights, qpn, key);
+        binding = new Binding<>(region, address, length, rights, qp, key);
         rkey = key;
         return true;
       }
@@ -95,10 +98,10 @@ public abstract class EmulatedMemoryWindow<
   }
 
   /** Invalidates the binding with {@code key}; false when that is not the live binding. */
-  public final boolean invalidate(int key, int qpn) {
+  public final boolean invalidate(int key, Object qp) {
     synchronized (accessLock) {
       Binding<R> b = binding;
-      if (b == null || b.rkey() != key || b.qpn() != qpn) {
+      if (b == null || b.rkey() != key || b.qp() != qp) {
         return false;
       }
       binding = null;

@@ -32,14 +32,14 @@ public final class LocalAccess {
   }
 
   /**
-   * {@code LOCAL_INV} of {@code rkey} posted on queue pair {@code qpn} of {@code pd}: true when it
+   * {@code LOCAL_INV} of {@code rkey} posted on queue pair {@code qp} of {@code pd}: true when it
    * named a window of that PD whose live binding that QP made under that rkey, now invalidated.
    */
   public static <P extends EmulatedProtectionDomain, W extends EmulatedMemoryWindow<P, ?>>
-      boolean invalidate(KeyTable<?> rkeys, Class<W> windowType, P pd, int qpn, int rkey) {
+      boolean invalidate(KeyTable<?> rkeys, Class<W> windowType, P pd, Object qp, int rkey) {
     Object o = rkeys.get(rkey);
     return windowType.isInstance(o)
         && windowType.cast(o).pd() == pd
-        && windowType.cast(o).invalidate(rkey, qpn);
+        && windowType.cast(o).invalidate(rkey, qp);
   }
 }

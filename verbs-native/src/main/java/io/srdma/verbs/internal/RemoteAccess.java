@@ -7,9 +7,9 @@ import io.srdma.verbs.AccessFlags;
  * loopback provider so the rule is written once; and what it resolved for the request being
  * executed: the region and offset of the bytes, and the type-2 window (with the binding it was
  * checked against) when the rkey named one. The check: the QP allows the operation; the rkey
- * exists; the region's or window's PD is the QP's; a window is bound to this QP under this rkey;
- * the rights allow the operation; the region is open; {@code [addr, addr+len)} lies inside the
- * window and the region (unsigned, overflow-safe).
+ * exists; the region's or window's PD is the QP's; a window is bound to this very QP (the object,
+ * not its number) under this rkey; the rights allow the operation; the region is open; {@code
+ * [addr, addr+len)} lies inside the window and the region (unsigned, overflow-safe).
  *
  * <p>A zero-length RDMA READ or WRITE touches no memory, so its R_Key and address are not validated
  * (InfiniBand C9-88), as rxe does; a WRITE_WITH_IMM of zero bytes still consumes a receive. The
@@ -38,9 +38,6 @@ public final class RemoteAccess<
   public interface Target<P> {
     /** The QP's protection domain. */
     P pd();
-
-    /** The QP's number. */
-    int qpn();
 
     /** The QP's remote access rights ({@link AccessFlags}). */
     int accessFlags();
@@ -90,7 +87,7 @@ public final class RemoteAccess<
       if (b == null
           || b.rkey() != rkey
           || mw.pd() != qp.pd()
-          || b.qpn() != qp.qpn()
+          || b.qp() != qp
           || !AccessFlags.has(b.access(), right)
           || b.region().isClosed()
           || EmulatedMemoryRegion.rangeOffset(b.address(), b.length(), address, len) < 0) {

@@ -346,14 +346,14 @@ final class WorkExecutor {
   private WcStatus bind(SendWorkRequest wr) {
     LoopbackMemoryWindow mw = (LoopbackMemoryWindow) wr.window();
     LoopbackMemoryRegion mr = (LoopbackMemoryRegion) wr.bindRegion();
-    return mw.bind(mr, qp.pd(), wr.bindAddress(), wr.bindLength(), wr.bindAccess(), qp.qpn())
+    return mw.bind(mr, qp.pd(), wr.bindAddress(), wr.bindLength(), wr.bindAccess(), qp)
         ? WcStatus.SUCCESS
         : WcStatus.MW_BIND_ERR;
   }
 
   private WcStatus invalidate(int rkey) {
     return LocalAccess.invalidate(
-            qp.loopbackContext().rkeys(), LoopbackMemoryWindow.class, qp.pd(), qp.qpn(), rkey)
+            qp.loopbackContext().rkeys(), LoopbackMemoryWindow.class, qp.pd(), qp, rkey)
         ? WcStatus.SUCCESS
         : WcStatus.LOC_QP_OP_ERR;
   }

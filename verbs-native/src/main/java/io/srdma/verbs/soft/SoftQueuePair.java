@@ -481,13 +481,13 @@ final class SoftQueuePair implements QueuePair, RemoteAccess.Target<SoftProtecti
   private WcStatus bind(SendWorkRequest wr) {
     SoftMemoryWindow mw = (SoftMemoryWindow) wr.window();
     SoftMemoryRegion mr = (SoftMemoryRegion) wr.bindRegion();
-    return mw.bind(mr, pd, wr.bindAddress(), wr.bindLength(), wr.bindAccess(), qpn)
+    return mw.bind(mr, pd, wr.bindAddress(), wr.bindLength(), wr.bindAccess(), this)
         ? WcStatus.SUCCESS
         : WcStatus.MW_BIND_ERR;
   }
 
   private WcStatus invalidate(int rkey) {
-    return LocalAccess.invalidate(ctx.rkeys(), SoftMemoryWindow.class, pd, qpn, rkey)
+    return LocalAccess.invalidate(ctx.rkeys(), SoftMemoryWindow.class, pd, this, rkey)
         ? WcStatus.SUCCESS
         : WcStatus.LOC_QP_OP_ERR;
   }

@@ -31,7 +31,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 @SuppressWarnings({"rawtypes", "unchecked"}) // the providers' own types are package-private
 class WindowBindRaceTest {
   private static final int ROUNDS = 5_000;
-  private static final int QPN = 0x42;
+  private static final Object QP = new Object(); // the binding queue pair (its identity)
 
   @ParameterizedTest
   @ValueSource(strings = {"soft", "loopback"})
@@ -57,7 +57,7 @@ class WindowBindRaceTest {
         start.await(5, TimeUnit.SECONDS);
         boolean bound =
             w.bind(
-                (EmulatedMemoryRegion) mr, epd, mr.address(), 4096, AccessFlags.REMOTE_WRITE, QPN);
+                (EmulatedMemoryRegion) mr, epd, mr.address(), 4096, AccessFlags.REMOTE_WRITE, QP);
         closed.get(5, TimeUnit.SECONDS);
         int round = i;
         assertNull(w.binding(), () -> "round " + round + ": the closed window kept its binding");
@@ -94,27 +94,76 @@ class WindowBindRaceTest {
       long a = bindable.address();
       int rw = AccessFlags.REMOTE_WRITE;
       assertFalse(
-          w.bind(bindable, (EmulatedProtectionDomain) other, a, 16, rw, QPN), "QP of another PD");
-      assertFalse(w.bind(noBind, epd, noBind.address(), 16, rw, QPN), "region without MW_BIND");
-      assertFalse(w.bind(readOnly, epd, readOnly.address(), 16, rw, QPN), "remote write, no local");
-      assertFalse(w.bind(bindable, epd, a, 16, rw | AccessFlags.LOCAL_WRITE, QPN), "local rights");
-      assertFalse(w.bind(bindable, epd, a + 4090, 16, rw, QPN), "past the region");
-      assertFalse(w.bind(bindable, epd, a, -1, rw, QPN), "negative length");
-      assertFalse(w.bind(bindable, epd, a - 1, 16, rw, QPN), "below the region");
-      assertTrue(w.bind(bindable, epd, a, 16, rw, QPN));
-      assertFalse(w.bind(bindable, epd, a, 16, rw, QPN), "already bound");
+          w.bind(bindable, (EmulatedProtectionDomain) other, a, 16, rw, QP), "QP of another PD");
+      assertFalse(w.bind(noBind, epd, noBind.address(), 16, rw, QP), "region without MW_BIND");
+      assertFalse(w.bind(readOnly, epd, readOnly.address(), 16, rw, QP), "remote write, no local");
+      assertFalse(w.bind(bindable, epd, a, 16, rw | AccessFlags.LOCAL_WRITE, QP), "local rights");
+      assertFalse(w.bind(bindable, epd, a + 4090, 16, rw, QP), "past the region");
+      assertFalse(w.bind(bindable, epd, a, -1, rw, QP), "negative length");
+      assertFalse(w.bind(bindable, epd, a - 1, 16, rw, QP), "below the region");
+      assertTrue(w.bind(bindable, epd, a, 16, rw, QP));
+      assertFalse(w.bind(bindable, epd, a, 16, rw, QP), "already bound");
       assertTrue(
-          LocalAccess.invalidate(epd.rkeys(), EmulatedMemoryWindow.class, epd, QPN, w.rkey()));
+          LocalAccess.invalidate(epd.rkeys(), EmulatedMemoryWindow.class, epd, QP, w.rkey()));
       bindable.close();
-      assertFalse(w.bind(bindable, epd, a, 16, rw, QPN), "closed region");
+      assertFalse(w.bind(bindable, epd, a, 16, rw, QP), "closed region");
       EmulatedMemoryWindow closed = (EmulatedMemoryWindow) pd.allocateMemoryWindow();
       closed.close();
-      assertFalse(closed.bind(readOnly, epd, readOnly.address(), 16, AccessFlags.REMOTE_READ, QPN));
+      assertFalse(closed.bind(readOnly, epd, readOnly.address(), 16, AccessFlags.REMOTE_READ, QP));
       w.close();
       readOnly.close();
       noBind.close();
       pd.close();
       other.close();
     }
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"soft", "loopback"})
+  void aBindingServesTheQueuePairThatMadeItNotItsNumber(String provider) {
+    try (DeviceContext ctx = RdmaProviders.firstDevice(provider).open(new DeviceOptions())) {
+      ProtectionDomain pd = ctx.allocateProtectionDomain();
+      EmulatedProtectionDomain epd = (EmulatedProtectionDomain) pd;
+      EmulatedMemoryRegion mr =
+          (EmulatedMemoryRegion)
+              pd.registerMemory(
+                  ByteBuffer.allocateDirect(4096), AccessFlags.LOCAL_WRITE | AccessFlags.MW_BIND);
+      EmulatedMemoryWindow w = (EmulatedMemoryWindow) pd.allocateMemoryWindow();
+      RemoteAccess.Target owner = target(epd);
+      RemoteAccess.Target sameNumberLater = target(epd); // a QP that reused the owner's number
+      assertTrue(w.bind(mr, epd, mr.address(), 64, AccessFlags.REMOTE_WRITE, owner));
+      RemoteAccess access =
+          new RemoteAccess(EmulatedMemoryRegion.class, EmulatedMemoryWindow.class);
+      int rkey = w.rkey();
+      assertTrue(
+          access.resolve(epd.rkeys(), owner, rkey, mr.address(), 64, AccessFlags.REMOTE_WRITE));
+      assertFalse(
+          access.resolve(
+              epd.rkeys(), sameNumberLater, rkey, mr.address(), 64, AccessFlags.REMOTE_WRITE));
+      assertFalse(
+          LocalAccess.invalidate(
+              epd.rkeys(), EmulatedMemoryWindow.class, epd, sameNumberLater, rkey),
+          "only the binding QP invalidates");
+      assertTrue(LocalAccess.invalidate(epd.rkeys(), EmulatedMemoryWindow.class, epd, owner, rkey));
+      access.clear();
+      w.close();
+      mr.close();
+      pd.close();
+    }
+  }
+
+  /** A queue pair as the access check sees it: its PD and rights (all remote ones). */
+  private static RemoteAccess.Target target(EmulatedProtectionDomain pd) {
+    return new RemoteAccess.Target() {
+      @Override
+      public Object pd() {
+        return pd;
+      }
+
+      @Override
+      public int accessFlags() {
+        return AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ;
+      }
+    };
   }
 }
