@@ -38,8 +38,10 @@ public final class LocalAccess {
   public static <P extends EmulatedProtectionDomain, W extends EmulatedMemoryWindow<P, ?>>
       boolean invalidate(KeyTable<?> rkeys, Class<W> windowType, P pd, Object qp, int rkey) {
     Object o = rkeys.get(rkey);
-    return windowType.isInstance(o)
-        && windowType.cast(o).pd() == pd
-        && windowType.cast(o).invalidate(rkey, qp);
+    if (!windowType.isInstance(o)) {
+      return false;
+    }
+    W mw = windowType.cast(o);
+    return mw.pd() == pd && mw.invalidate(rkey, qp);
   }
 }

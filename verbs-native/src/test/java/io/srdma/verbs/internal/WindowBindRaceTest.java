@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.srdma.verbs.AccessFlags;
 import io.srdma.verbs.DeviceContext;
 import io.srdma.verbs.DeviceOptions;
-import io.srdma.verbs.MemoryRegion;
 import io.srdma.verbs.MemoryWindow;
 import io.srdma.verbs.ProtectionDomain;
 import io.srdma.verbs.RdmaProviders;
@@ -39,9 +38,7 @@ class WindowBindRaceTest {
     ExecutorService closer = Executors.newSingleThreadExecutor(r -> new Thread(r, "window-closer"));
     try (DeviceContext ctx = RdmaProviders.firstDevice(provider).open(new DeviceOptions())) {
       ProtectionDomain pd = ctx.allocateProtectionDomain();
-      MemoryRegion mr =
-          pd.registerMemory(
-              ByteBuffer.allocateDirect(4096), AccessFlags.LOCAL_WRITE | AccessFlags.MW_BIND);
+      EmulatedMemoryRegion mr = bindable(pd);
       EmulatedProtectionDomain epd = (EmulatedProtectionDomain) pd;
       for (int i = 0; i < ROUNDS; i++) {
         MemoryWindow mw = pd.allocateMemoryWindow();
@@ -55,9 +52,7 @@ class WindowBindRaceTest {
                   return null;
                 });
         start.await(5, TimeUnit.SECONDS);
-        boolean bound =
-            w.bind(
-                (EmulatedMemoryRegion) mr, epd, mr.address(), 4096, AccessFlags.REMOTE_WRITE, QP);
+        boolean bound = w.bind(mr, epd, mr.address(), 4096, AccessFlags.REMOTE_WRITE, QP);
         closed.get(5, TimeUnit.SECONDS);
         int round = i;
         assertNull(w.binding(), () -> "round " + round + ": the closed window kept its binding");
@@ -80,10 +75,7 @@ class WindowBindRaceTest {
       ProtectionDomain pd = ctx.allocateProtectionDomain();
       ProtectionDomain other = ctx.allocateProtectionDomain();
       EmulatedProtectionDomain epd = (EmulatedProtectionDomain) pd;
-      EmulatedMemoryRegion bindable =
-          (EmulatedMemoryRegion)
-              pd.registerMemory(
-                  ByteBuffer.allocateDirect(4096), AccessFlags.LOCAL_WRITE | AccessFlags.MW_BIND);
+      EmulatedMemoryRegion bindable = bindable(pd);
       EmulatedMemoryRegion readOnly =
           (EmulatedMemoryRegion)
               pd.registerMemory(ByteBuffer.allocateDirect(4096), AccessFlags.MW_BIND);
@@ -124,10 +116,7 @@ class WindowBindRaceTest {
     try (DeviceContext ctx = RdmaProviders.firstDevice(provider).open(new DeviceOptions())) {
       ProtectionDomain pd = ctx.allocateProtectionDomain();
       EmulatedProtectionDomain epd = (EmulatedProtectionDomain) pd;
-      EmulatedMemoryRegion mr =
-          (EmulatedMemoryRegion)
-              pd.registerMemory(
-                  ByteBuffer.allocateDirect(4096), AccessFlags.LOCAL_WRITE | AccessFlags.MW_BIND);
+      EmulatedMemoryRegion mr = bindable(pd);
       EmulatedMemoryWindow w = (EmulatedMemoryWindow) pd.allocateMemoryWindow();
       RemoteAccess.Target owner = target(epd);
       RemoteAccess.Target sameNumberLater = target(epd); // a QP that reused the owner's number
@@ -165,5 +154,12 @@ class WindowBindRaceTest {
         return AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ;
       }
     };
+  }
+
+  /** 4 KiB of {@code pd} that windows may be bound over (LOCAL_WRITE, MW_BIND). */
+  private static EmulatedMemoryRegion bindable(ProtectionDomain pd) {
+    return (EmulatedMemoryRegion)
+        pd.registerMemory(
+            ByteBuffer.allocateDirect(4096), AccessFlags.LOCAL_WRITE | AccessFlags.MW_BIND);
   }
 }
