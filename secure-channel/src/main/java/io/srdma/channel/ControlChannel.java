@@ -21,6 +21,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -37,6 +38,9 @@ import org.slf4j.LoggerFactory;
 final class ControlChannel {
   private static final Logger LOG = LoggerFactory.getLogger(ControlChannel.class);
 
+  /** How long a connection whose write failed may stay open for the host's last frames. */
+  static final Duration WRITE_FAILURE_GRACE = Duration.ofMillis(250);
+
   private final ClientOptions options;
   private final SessionState state;
   private final ClientConnection connection;
@@ -52,6 +56,7 @@ final class ControlChannel {
   private final Map<Integer, CompletableFuture<Object>> pending = new ConcurrentHashMap<>();
   private final Map<Long, RemoteGrant> grants = new ConcurrentHashMap<>();
   private final AtomicInteger requestIds;
+  private final AtomicReference<IOException> writeFailure = new AtomicReference<>();
   private final ScheduledThreadPoolExecutor timer;
   private volatile ScheduledFuture<?> keepaliveTask;
   private volatile ScheduledFuture<?> recheckTask;
@@ -158,7 +163,7 @@ final class ControlChannel {
 
   CompletableFuture<Object> request(Sender sender) {
     if (!state.isOpen()) {
-      return RemoteGrant.failed(ChannelException.Reason.SESSION_CLOSED, "session is over");
+      return CompletableFuture.failedFuture(state.unusable()); // names why the session was lost
     }
     int id = nextRequestId();
     CompletableFuture<Object> f = new CompletableFuture<>();
@@ -166,13 +171,12 @@ final class ControlChannel {
     try {
       sender.send(id);
     } catch (IOException e) {
-      pending.remove(id);
-      fail(
-          new ChannelException(
-              ChannelException.Reason.SESSION_CLOSED, null, "control connection failed", e),
-          true);
-      return RemoteGrant.failed(
-          ChannelException.Reason.SESSION_CLOSED, "control connection failed");
+      writeFailed(e); // f stays pending: the session's end answers it, with the host's reason
+    }
+    if (!state.isOpen() && pending.remove(id) == f) {
+      // the session ended meanwhile, perhaps before f was pending: fail() did not see it
+      f.completeExceptionally(state.unusable());
+      return f;
     }
     long ms = options.requestTimeout().toMillis();
     try {
@@ -185,6 +189,27 @@ final class ControlChannel {
       // closing: fail() answers every pending request
     }
     return f;
+  }
+
+  /**
+   * A write to the host failed. A host that ends the session with a reason (its shutdown, a
+   * deadline, a protocol error) sends ERROR and closes without reading what this client wrote
+   * meanwhile, so the write can fail on the reset connection while the host's reason already
+   * arrived. The session is not failed here: the strand reads what arrived first and ends it with
+   * the host's ERROR, or, once the connection is closed, with this failure. The event loop closes a
+   * reset connection when it reads the reset; a connection still open after {@link
+   * #WRITE_FAILURE_GRACE} (a failed TLS engine) is closed here, so the session always ends.
+   */
+  private void writeFailed(IOException e) {
+    if (!writeFailure.compareAndSet(null, e) || connection.isClosed()) {
+      return; // the strand was kicked when the connection closed
+    }
+    try {
+      var unused =
+          timer.schedule(connection::close, WRITE_FAILURE_GRACE.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (RejectedExecutionException closing) {
+      connection.close();
+    }
   }
 
   private void deadline(int id, CompletableFuture<Object> f, long ms) {
@@ -235,9 +260,12 @@ final class ControlChannel {
       }
       if (state.lost() == null && !state.isClosed() && connection.isClosed()) {
         IOException failure = connection.failure();
+        IOException written = writeFailure.get();
         throw failure != null
             ? failure
-            : new java.io.EOFException("the peer closed the connection");
+            : written != null
+                ? written
+                : new java.io.EOFException("the peer closed the connection");
       }
     } catch (ProtocolException e) {
       try {
@@ -276,7 +304,13 @@ final class ControlChannel {
       case REKEY -> epochs.acknowledged(f.rekey().epoch());
       case REGION_KEY -> regionKeyRotated(f);
       case PONG -> answer(f.requestId(), true);
-      case PING -> proxy.pong(f.requestId(), f.ping().payload());
+      case PING -> {
+        try {
+          proxy.pong(f.requestId(), f.ping().payload());
+        } catch (IOException e) {
+          writeFailed(e); // read on: the host's ERROR may be next
+        }
+      }
       case ERROR -> {
         fail(ClientHandshake.refusal(f), true);
         return false;

@@ -76,7 +76,9 @@ final class SessionState {
     if (closed.get() || gone != null) {
       return new ChannelException(
           ChannelException.Reason.SESSION_CLOSED,
-          "session is over" + (gone == null ? "" : ": " + gone.getMessage()));
+          gone == null ? null : gone.detail(),
+          "session is over" + (gone == null ? "" : ": " + gone.getMessage()),
+          gone);
     }
     WcStatus failure = dataPathFailure;
     if (failure != null) {

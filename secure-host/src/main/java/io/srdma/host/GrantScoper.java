@@ -160,8 +160,16 @@ final class GrantScoper {
     long delay = Duration.between(Instant.now(), live.expiresAt()).toMillis();
     // on the watchdog thread, which never writes to a peer: a peer that stops reading blocks the
     // REVOKE write (sent from the timer), never another grant's invalidation at its expiry
-    grant.expiry =
-        ctx.watchdog().schedule(() -> expire(grant), Math.max(0, delay), TimeUnit.MILLISECONDS);
+    try {
+      grant.expiry =
+          ctx.watchdog().schedule(() -> expire(grant), Math.max(0, delay), TimeUnit.MILLISECONDS);
+    } catch (RejectedExecutionException closing) {
+      // the host is closing (its watchdog stopped before it ends the sessions): nothing new now;
+      // the R_Key was never sent
+      end(grant, RevokeReason.SESSION_ENDING, AuditTrail.SYSTEM, false, 0);
+      deny(f, DenyReason.NOT_PERMITTED, "the host is shutting down");
+      return;
+    }
     boolean reader = operations.contains(Operation.READ);
     byte[] key = reader ? hosted.regionKeyMaterial() : new byte[0];
     int keyGeneration = reader ? RegionKeyMaterial.generation(key) : 0;
