@@ -7,26 +7,35 @@ package io.srdma.bench.transport;
  */
 public final class BenchContext implements AutoCloseable {
   private final String provider;
-  private final int depth;
+  private final PipelineDepth depth;
   private final int coalesce;
   private DevPki pki;
 
   /**
    * @param provider RDMA provider name for verbs-based transports ({@code soft}, {@code ibv},
    *     {@code auto})
-   * @param depth outstanding messages for transports that bound them
+   * @param depth outstanding messages for transports that bound them, at every size
    */
   public BenchContext(String provider, int depth) {
-    this(provider, depth, 1);
+    this(provider, PipelineDepth.of(depth), 1);
   }
 
   /**
    * @param provider RDMA provider name for verbs-based transports
-   * @param depth outstanding messages for transports that bound them
+   * @param depth outstanding messages at every size
+   * @param coalesce messages sent as one unit in throughput runs (1: each on its own)
+   */
+  public BenchContext(String provider, int depth, int coalesce) {
+    this(provider, PipelineDepth.of(depth), coalesce);
+  }
+
+  /**
+   * @param provider RDMA provider name for verbs-based transports
+   * @param depth outstanding messages for transports that bound them, by message size
    * @param coalesce messages that follow each other sent as one unit in throughput runs (1: each on
    *     its own); see {@code srdma bench --coalesce}
    */
-  public BenchContext(String provider, int depth, int coalesce) {
+  public BenchContext(String provider, PipelineDepth depth, int coalesce) {
     if (coalesce < 1) {
       throw new IllegalArgumentException("coalesce must be >= 1: " + coalesce);
     }
@@ -40,8 +49,8 @@ public final class BenchContext implements AutoCloseable {
     return provider;
   }
 
-  /** The pipeline depth (outstanding work requests). */
-  public int depth() {
+  /** The pipeline depth (outstanding messages) by message size. */
+  public PipelineDepth depth() {
     return depth;
   }
 

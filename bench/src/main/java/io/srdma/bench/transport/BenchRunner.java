@@ -19,7 +19,7 @@ public final class BenchRunner {
    * @param duration length of each measured run (throughput, and latency, separately)
    * @param warmup length of each warm-up run (throughput, then latency); zero skips warm-up
    * @param transports names from {@link Transports#REGISTRY}, in table order
-   * @param depth pipeline depth for transports that bound outstanding messages
+   * @param depth pipeline depth, by message size, for transports that bound outstanding messages
    * @param verify checksum every message in the measured runs too (costs CPU)
    */
   public record Config(
@@ -27,7 +27,7 @@ public final class BenchRunner {
       Duration duration,
       Duration warmup,
       List<String> transports,
-      int depth,
+      PipelineDepth depth,
       boolean verify) {}
 
   private final Config config;
@@ -106,13 +106,14 @@ public final class BenchRunner {
       t.prepare(size);
       if (!config.warmup().isZero()) {
         progress.phase(name, size, "warm-up");
-        t.throughput(new RunSpec(config.warmup(), 0, false, config.depth()));
+        t.throughput(new RunSpec(config.warmup(), 0, false, config.depth().forSize(size)));
         t.latency(new RunSpec(config.warmup(), 0, false, 1), new Histogram(3));
       }
       progress.phase(name, size, "throughput");
       long cpu0 = processCpuNanos();
       ThroughputResult tr =
-          t.throughput(new RunSpec(config.duration(), 0, config.verify(), config.depth()));
+          t.throughput(
+              new RunSpec(config.duration(), 0, config.verify(), config.depth().forSize(size)));
       long cpu1 = processCpuNanos();
       if (!tr.intact()) {
         return failed(name, size, "the receiver did not get every message intact: " + tr);

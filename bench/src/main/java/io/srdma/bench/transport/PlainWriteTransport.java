@@ -64,7 +64,8 @@ final class PlainWriteTransport implements BenchTransport {
   private static final int END_ACK_IMM = (int) Payload.END;
 
   private final String provider;
-  private final int slots;
+  private final PipelineDepth depth;
+  private int slots; // ring slots at the prepared size
   private final int coalesce;
   private int perUnit = 1;
   private final WorkCompletion[] senderWcs = newCompletions(32);
@@ -116,16 +117,15 @@ final class PlainWriteTransport implements BenchTransport {
   private volatile long deliveredAtNanos;
 
   PlainWriteTransport(String provider, int depth) {
-    this(provider, depth, 1);
+    this(provider, PipelineDepth.of(depth), 1);
   }
 
-  PlainWriteTransport(String provider, int depth, int coalesce) {
-    if (depth < 1 || coalesce < 1) {
-      throw new IllegalArgumentException(
-          "depth and coalesce must be >= 1: " + depth + ", " + coalesce);
+  PlainWriteTransport(String provider, PipelineDepth depth, int coalesce) {
+    if (coalesce < 1) {
+      throw new IllegalArgumentException("coalesce must be >= 1: " + coalesce);
     }
     this.provider = provider;
-    this.slots = depth;
+    this.depth = depth;
     this.coalesce = coalesce;
   }
 
@@ -159,6 +159,7 @@ final class PlainWriteTransport implements BenchTransport {
   public void prepare(int messageSize) {
     closeResources();
     size = messageSize;
+    slots = depth.forSize(messageSize);
     perUnit = Payload.coalesced(coalesce, messageSize);
     Device device = RdmaProviders.firstDevice(provider);
     deviceName = device.providerName() + "/" + device.name();

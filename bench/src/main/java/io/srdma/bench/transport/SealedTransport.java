@@ -73,7 +73,8 @@ final class SealedTransport implements BenchTransport {
   private static final int MAX_PIECES = 1024;
 
   private final String provider;
-  private final int slots;
+  private final PipelineDepth depth;
+  private int slots; // ring slots at the prepared size
   private final int coalesce;
   private int perRecord = 1; // messages coalesced into one record in throughput runs
   private long slotsUsed; // ring slots written in this run
@@ -105,12 +106,15 @@ final class SealedTransport implements BenchTransport {
   private boolean verify;
 
   SealedTransport(String provider, int depth, int coalesce) {
-    if (depth < 1 || coalesce < 1) {
-      throw new IllegalArgumentException(
-          "depth and coalesce must be >= 1: " + depth + ", " + coalesce);
+    this(provider, PipelineDepth.of(depth), coalesce);
+  }
+
+  SealedTransport(String provider, PipelineDepth depth, int coalesce) {
+    if (coalesce < 1) {
+      throw new IllegalArgumentException("coalesce must be >= 1: " + coalesce);
     }
     this.provider = provider;
-    this.slots = depth;
+    this.depth = depth;
     this.coalesce = coalesce;
   }
 
@@ -126,6 +130,7 @@ final class SealedTransport implements BenchTransport {
 
   @Override
   public void prepare(int messageSize) throws Exception {
+    int slots = depth.forSize(messageSize);
     int together = messageSize <= RECORD ? Payload.coalesced(coalesce, messageSize) : 1;
     long slotNeed =
         together > 1
@@ -152,6 +157,7 @@ final class SealedTransport implements BenchTransport {
       grant.release().toCompletableFuture().get(10, TimeUnit.SECONDS);
     }
     size = messageSize;
+    this.slots = slots;
     perRecord = together;
     slotBytes = slotNeed;
     grant =

@@ -85,7 +85,7 @@ class BenchRunnerTest {
             Duration.ofMillis(10),
             Duration.ZERO,
             List.of("fake-unavailable", "fake-lossy"),
-            4,
+            PipelineDepth.of(4),
             false);
     List<Measurement> results;
     try (BenchContext ctx = new BenchContext("soft", 4)) {

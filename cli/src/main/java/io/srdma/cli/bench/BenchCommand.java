@@ -8,6 +8,7 @@ import io.srdma.bench.transport.LoadResult;
 import io.srdma.bench.transport.LoadRun;
 import io.srdma.bench.transport.Measurement;
 import io.srdma.bench.transport.Payload;
+import io.srdma.bench.transport.PipelineDepth;
 import io.srdma.bench.transport.Progress;
 import io.srdma.bench.transport.Report;
 import io.srdma.bench.transport.RoundSummary;
@@ -149,12 +150,17 @@ public final class BenchCommand implements Callable<Integer> {
 
   @Option(
       names = "--depth",
-      paramLabel = "N",
-      defaultValue = "16",
+      paramLabel = "N|auto",
+      defaultValue = "auto",
       description =
-          "Pipeline depth: messages (work requests) outstanding at once for plain-write"
-              + " (default: ${DEFAULT-VALUE}). 1 to 1024.")
-  int depth;
+          "Pipeline depth: messages outstanding (sent, not yet delivered) at once in throughput"
+              + " runs of plain-write and sealed: 1 to 1024 at every size, or auto: up to 256 KiB"
+              + " of messages in flight, 16 to 256 messages (256 up to 1 KiB, 64 at 4 KiB, 16 from"
+              + " 16 KiB), as TLS's stream keeps its socket buffers in flight (default:"
+              + " ${DEFAULT-VALUE}). Latency runs use 1.")
+  String depthText;
+
+  private PipelineDepth depth;
 
   @Option(
       names = "--coalesce",
@@ -319,7 +325,7 @@ public final class BenchCommand implements Callable<Integer> {
     List<List<Measurement>> byRound = new ArrayList<>();
     List<Map<Integer, AeadBound.Rate>> bounds = new ArrayList<>();
     boolean sealed = config.transports().stream().anyMatch(Report::sealed);
-    try (BenchContext context = new BenchContext(provider, depth, coalesce)) {
+    try (BenchContext context = new BenchContext(provider, config.depth(), coalesce)) {
       Progress progress =
           new Progress(
               err, progressMode, rounds * config.transports().size() * config.sizes().size());
@@ -491,8 +497,10 @@ public final class BenchCommand implements Callable<Integer> {
             String.valueOf(s));
       }
     }
-    if (depth < 1 || depth > 1024) {
-      throw new ParameterException(cl, "--depth must be 1 to 1024, got " + depth);
+    try {
+      depth = PipelineDepth.parse(depthText);
+    } catch (IllegalArgumentException e) {
+      throw new ParameterException(cl, e.getMessage());
     }
     if (coalesce < 1 || coalesce > 1024) {
       throw new ParameterException(cl, "--coalesce must be 1 to 1024, got " + coalesce);
@@ -500,15 +508,16 @@ public final class BenchCommand implements Callable<Integer> {
     if (rounds < 1 || rounds > 100) {
       throw new ParameterException(cl, "--rounds must be 1 to 100, got " + rounds);
     }
-    int largest = sizes.stream().mapToInt(Integer::intValue).max().orElseThrow();
-    if ((long) largest * depth > MAX_RING_BYTES) {
-      throw new ParameterException(
-          cl,
-          "--depth "
-              + depth
-              + " x largest size "
-              + largest
-              + " needs more than 1 GiB of registered memory for plain-write; lower one of them");
+    for (int size : sizes) {
+      if ((long) size * depth.forSize(size) > MAX_RING_BYTES) {
+        throw new ParameterException(
+            cl,
+            "--depth "
+                + depth.forSize(size)
+                + " x size "
+                + size
+                + " needs more than 1 GiB of registered memory for plain-write; lower one of them");
+      }
     }
     List<String> names =
         transports == null ? new ArrayList<>(Transports.REGISTRY.keySet()) : transports;
@@ -551,11 +560,11 @@ public final class BenchCommand implements Callable<Integer> {
   private String headline(BenchRunner.Config c, AeadSelection.Choice cipher) {
     return String.format(
         Locale.ROOT,
-        "srdma bench: %s per run after %s warm-up, depth %d%s, provider %s, AEAD %s (%s)%s; JDK %s,"
+        "srdma bench: %s per run after %s warm-up, depth %s%s, provider %s, AEAD %s (%s)%s; JDK %s,"
             + " %d CPUs, load average %.2f",
         Report.duration(c.duration()),
         Report.duration(c.warmup()),
-        c.depth(),
+        depthLine(c),
         coalesce > 1 ? ", coalescing up to " + coalesce + " messages per unit" : "",
         provider,
         cipher.provider().name(),
@@ -564,6 +573,18 @@ public final class BenchCommand implements Callable<Integer> {
         Runtime.version(),
         Runtime.getRuntime().availableProcessors(),
         java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
+  }
+
+  /** "16", or "auto (256 at 64 B, 16 at 4 KiB)". */
+  private static String depthLine(BenchRunner.Config c) {
+    if (!c.depth().isAuto()) {
+      return c.depth().toString();
+    }
+    List<String> each = new ArrayList<>();
+    for (int size : c.sizes()) {
+      each.add(c.depth().forSize(size) + " at " + io.srdma.policy.Units.formatSize(size));
+    }
+    return "auto (" + String.join(", ", each) + ")";
   }
 
   private Map<String, Object> header(Instant started, AeadSelection.Choice cipher) {
@@ -618,7 +639,12 @@ public final class BenchCommand implements Callable<Integer> {
     m.put("warmupMs", c.warmup().toMillis());
     m.put("transports", new ArrayList<Object>(c.transports()));
     m.put("provider", provider);
-    m.put("depth", c.depth());
+    m.put("depth", c.depth().toString());
+    Map<String, Object> bySize = new LinkedHashMap<>();
+    for (int size : c.sizes()) {
+      bySize.put(Integer.toString(size), c.depth().forSize(size));
+    }
+    m.put("depthBySize", bySize);
     m.put("coalesce", coalesce);
     m.put("rounds", rounds);
     m.put("verify", c.verify());

@@ -104,6 +104,39 @@ class BenchCommandTest {
   }
 
   @Test
+  @SuppressWarnings("unchecked")
+  void shouldKeepTheSameBytesInFlightByDefaultAndSayTheDepthOfEachSize() throws Exception {
+    Path json = dir.resolve("auto.json");
+    Run r =
+        bench(
+            "--sizes",
+            "64,4KiB",
+            "--transports",
+            "plain-write,sealed",
+            "--duration",
+            "200ms",
+            "--warmup",
+            "0",
+            "--verify",
+            "--progress",
+            "none",
+            "--json",
+            json.toString());
+    assertEquals(0, r.exit(), r.out() + r.err());
+    String headline = r.out().lines().findFirst().orElseThrow();
+    assertTrue(headline.contains("depth auto (256 at 64 B, 64 at 4 KiB)"), headline);
+    Map<String, Object> root = (Map<String, Object>) MiniJson.parse(Files.readString(json));
+    Map<String, Object> config = (Map<String, Object>) root.get("config");
+    assertEquals("auto", config.get("depth"));
+    assertEquals(Map.of("64", 256.0, "4096", 64.0), config.get("depthBySize"));
+    for (Object o : (List<Object>) root.get("results")) {
+      Map<String, Object> m = (Map<String, Object>) o;
+      assertEquals("ok", m.get("status"), m.toString());
+      assertEquals(m.get("messagesSent"), m.get("messagesDelivered"), m.toString());
+    }
+  }
+
+  @Test
   void shouldRefuseAnUnknownAeadBeforeMeasuringAnything() {
     Run r =
         bench("--aead", "fastest", "--sizes", "64", "--duration", "100ms", "--progress", "none");
@@ -225,7 +258,9 @@ class BenchCommandTest {
         "--sizes 1.5KiB; '1.5KiB' is not a size",
         "--transports tls-jdk,nope; unknown transport 'nope'",
         "--transports plain-write,plain-write; given twice",
-        "--depth 0; --depth",
+        "--depth 0; --depth must be 1 to 1024, got 0",
+        "--depth 1025; --depth must be 1 to 1024, got 1025",
+        "--depth deep; --depth must be auto or 1 to 1024, got 'deep'",
         "--coalesce 0; --coalesce must be 1 to 1024, got 0",
         "--coalesce 1025; --coalesce must be 1 to 1024",
         "--load --coalesce 8; --coalesce does not apply",

@@ -1,0 +1,65 @@
+package io.srdma.bench.transport;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+class PipelineDepthTest {
+
+  @ParameterizedTest(name = "{0} B -> {1}")
+  @CsvSource({
+    "8, 256",
+    "64, 256",
+    "1024, 256",
+    "1025, 255",
+    "4096, 64",
+    "16384, 16",
+    "65536, 16",
+    "1048576, 16",
+    "2097152, 16",
+    "4194304, 8",
+    "67108864, 1"
+  })
+  void autoKeeps256KiBInFlightWithin16To256MessagesAnd32MiBOfRing(int size, int expected) {
+    PipelineDepth auto = PipelineDepth.auto();
+    assertEquals(expected, auto.forSize(size));
+    assertTrue((long) auto.forSize(size) * size <= Math.max(size, PipelineDepth.AUTO_RING_BYTES));
+  }
+
+  @Test
+  void aFixedDepthIsTheSameAtEverySize() {
+    PipelineDepth d = PipelineDepth.parse(" 48 ");
+    assertEquals(48, d.forSize(64));
+    assertEquals(48, d.forSize(1 << 20));
+    assertEquals("48", d.toString());
+    assertEquals(48, d.max(List.of(64, 4096)));
+  }
+
+  @Test
+  void autoParsesInAnyCaseAndTheDeepestRingIsTheSmallestSizes() {
+    PipelineDepth d = PipelineDepth.parse("AUTO");
+    assertTrue(d.isAuto());
+    assertEquals("auto", d.toString());
+    assertEquals(256, d.max(List.of(4096, 64, 1 << 20)));
+    assertEquals(64, d.max(List.of(4096, 1 << 20)));
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"0", "-3", "1025", "deep", "", "1.5"})
+  void refusesWhatIsNotADepthNamingIt(String text) {
+    IllegalArgumentException e =
+        assertThrows(IllegalArgumentException.class, () -> PipelineDepth.parse(text));
+    assertTrue(e.getMessage().startsWith("--depth must be"), e.getMessage());
+  }
+
+  @Test
+  void refusesASizeThatIsNotPositive() {
+    assertThrows(IllegalArgumentException.class, () -> PipelineDepth.auto().forSize(0));
+  }
+}
