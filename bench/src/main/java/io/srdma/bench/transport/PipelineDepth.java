@@ -1,6 +1,5 @@
 package io.srdma.bench.transport;
 
-import java.util.List;
 import java.util.Locale;
 
 /**
@@ -94,11 +93,6 @@ public record PipelineDepth(int fixed) {
     }
     int byWindow = Math.max(AUTO_MIN, Math.min(AUTO_MAX, AUTO_WINDOW_BYTES / size));
     return Math.max(1, Math.min(byWindow, AUTO_RING_BYTES / size));
-  }
-
-  /** The deepest ring any of {@code sizes} needs: the slots a transport sets up. */
-  public int max(List<Integer> sizes) {
-    return sizes.stream().mapToInt(this::forSize).max().orElse(isAuto() ? AUTO_MIN : fixed);
   }
 
   /** "auto" or the number, as the headline and JSON give it. */
