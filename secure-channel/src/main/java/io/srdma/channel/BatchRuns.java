@@ -61,6 +61,7 @@ final class BatchRuns {
       return WriteResult.INVALID_ARGUMENT;
     }
     long runBytes = 0;
+    long now = System.currentTimeMillis(); // every run is checked at one instant
     for (int i = 0; i < pieces; i++) {
       int len = batch.length(i);
       ByteBuffer b = batch.buffer(i);
@@ -74,7 +75,7 @@ final class BatchRuns {
       } else {
         if (i > 0) {
           long previous = first[runs - 1];
-          long refused = checkRun(g, writer, previous, runBytes);
+          long refused = checkRun(g, writer, previous, runBytes, now);
           if (refused != 0) {
             return refused;
           }
@@ -88,14 +89,15 @@ final class BatchRuns {
       end[runs - 1] = i + 1;
       bytes += len;
     }
-    return checkRun(g, writer, first[runs - 1], runBytes);
+    return checkRun(g, writer, first[runs - 1], runBytes, now);
   }
 
-  private long checkRun(RemoteGrant g, SealedWriter writer, long rel, long runBytes) {
+  private long checkRun(
+      RemoteGrant g, SealedWriter writer, long rel, long runBytes, long nowMillis) {
     if (runBytes > maxPayload) {
       return WriteResult.INVALID_ARGUMENT;
     }
-    return writer.check(g, rel, runBytes + SealedLayout.RECORD_OVERHEAD);
+    return writer.check(g, rel, runBytes + SealedLayout.RECORD_OVERHEAD, nowMillis);
   }
 
   /**

@@ -95,6 +95,11 @@ public record PipelineDepth(int fixed) {
     return Math.max(1, Math.min(byWindow, AUTO_RING_BYTES / size));
   }
 
+  /** The most messages outstanding at any size: {@value #AUTO_MAX} for auto, else the number. */
+  public int max() {
+    return isAuto() ? AUTO_MAX : fixed;
+  }
+
   /** "auto" or the number, as the headline and JSON give it. */
   @Override
   public String toString() {

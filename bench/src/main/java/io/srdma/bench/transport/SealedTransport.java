@@ -42,7 +42,9 @@ import org.HdrHistogram.Histogram;
  *
  * <p>The region is a ring of {@code depth} message slots; the sender starts message {@code s} only
  * when message {@code s - depth} was delivered, so it never overwrites a record the host has not
- * opened. Write completion = every record's work completion at the sender.
+ * opened. Write completion = every record's work completion at the sender. The client's staging
+ * ring ({@link #stagingSlots}) holds twice the most messages the window keeps outstanding, so its
+ * back-pressure does not cap the window.
  *
  * <p>With {@code --coalesce N} (throughput runs of one-record messages), each slot holds up to N
  * messages end to end (at most 64 KiB) and the sender gives them to {@link
@@ -220,8 +222,19 @@ final class SealedTransport implements BenchTransport {
                 .host(host.address())
                 .hostName("bench")
                 .provider(provider)
+                .stagingSlots(stagingSlots(depth))
                 .requestTimeout(Duration.ofSeconds(10)));
     client.onWritesCompleted((position, status) -> lastCompletionNanos = System.nanoTime());
+  }
+
+  /**
+   * Records the client may have in flight: twice the most messages the window keeps outstanding, as
+   * plain-write's send queue holds twice its window of work requests. A write completes when its
+   * acknowledgement comes back, which may be after the host opened it (signaled writes are spaced
+   * out), so a staging ring only as deep as the window would cap the run below it.
+   */
+  static int stagingSlots(PipelineDepth depth) {
+    return Math.max(64, 2 * depth.max());
   }
 
   /** Host's receiver thread: one opened record. */

@@ -10,9 +10,11 @@ import java.util.concurrent.TimeUnit;
  * The read-ahead of one {@link Responder}'s connection: the bytes read from the socket and not yet
  * consumed (request headers, inline payloads). It is small ({@link #SMALL_SIZE}) on a connection
  * that carries few requests, grows to {@link #LARGE_SIZE} for a burst of small requests (fewer
- * reads), and goes back to small when the connection is quiet or idle again. Growing and shrinking
- * are rare by design (hysteresis), so a stable stream allocates nothing; no frame field ever sizes
- * it. A payload that does not fit is read straight into its region, so no request needs more.
+ * reads), and goes back to small when the connection is quiet or idle again. After a large payload
+ * it reads no more than a small one would, so the next large payload is not copied through it.
+ * Growing and shrinking are rare by design (hysteresis), so a stable stream allocates nothing; no
+ * frame field ever sizes it. A payload that does not fit is read straight into its region, so no
+ * request needs more.
  *
  * <p>Confined to the responder's loop thread, except {@link #capacity} and {@link #peak}, which any
  * thread may read (tests).
@@ -41,6 +43,7 @@ final class ReadAhead {
   private ByteBuffer staged = smallStaged; // rx's duplicate, for copying a part of it
   private boolean lastReadFilled;
   private boolean lastReadShort;
+  private boolean afterLargePayload; // the last request taken carries more than SMALL_SIZE bytes
   private int requestsSinceRead;
   private int quietReads;
   private long shrinkAt = Responder.NO_DEADLINE;
@@ -82,6 +85,17 @@ final class ReadAhead {
   /** One request was taken from the buffer (counts towards a burst). */
   void requestTaken() {
     requestsSinceRead++;
+    afterLargePayload = false;
+  }
+
+  /**
+   * The request just taken places {@code n} payload bytes. After one of more than {@link
+   * #SMALL_SIZE}, the next read takes at most a small read-ahead's worth, whatever the size: the
+   * next request is likely large too, and its payload then goes from the socket straight into its
+   * region instead of through the read-ahead and a second copy.
+   */
+  void payloadFollows(int n) {
+    afterLargePayload = n > SMALL_SIZE;
   }
 
   /**
@@ -109,6 +123,9 @@ final class ReadAhead {
       resize(ByteBuffer.allocateDirect(LARGE_SIZE));
     }
     rx.compact();
+    if (afterLargePayload && rx.position() < SMALL_SIZE) {
+      rx.limit(SMALL_SIZE);
+    }
     int room = rx.remaining();
     int n;
     try {

@@ -152,6 +152,65 @@ class ResponderReadAheadTest {
     }
   }
 
+  /**
+   * Once the read-ahead grew for a burst of small requests, a stream of large WRITEs still lands
+   * from the socket straight into the region: after a large payload the read-ahead reads no more
+   * than a small one's worth, so at most that much of each later payload is copied through it.
+   * Every byte still lands where it was written.
+   */
+  @Test
+  void shouldPlaceLargePayloadsStraightIntoTheRegionAfterABurst() throws IOException {
+    try (VerbsTestRig rig = VerbsTestRig.open()) {
+      SoftQueuePair qp = victim(rig);
+      int record = 64 * 1024;
+      int records = 32;
+      var mr =
+          rig.register(
+              rig.pdB, record * records, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
+      try (SocketChannel peer = connect(rig, qp)) {
+        Responder r = qp.responder();
+        int psn = FAKE_PSN;
+        int small = 8 * 1024; // empty WRITEs, valid and touching no memory: a burst
+        ByteBuffer burst = ByteBuffer.allocateDirect(small * RequestFlyweight.LENGTH);
+        for (int i = 0; i < small; i++) {
+          frame
+              .wrap(burst, i * RequestFlyweight.LENGTH)
+              .encode(RequestFlyweight.OP_WRITE, (byte) 0, psn++ & 0xFFFFFF, 0, 0, 0, 0);
+        }
+        writeAll(peer, burst);
+        ByteBuffer request = ByteBuffer.allocateDirect(RequestFlyweight.LENGTH + record);
+        for (int k = 0; k < records; k++) {
+          request.clear();
+          frame
+              .wrap(request, 0)
+              .encode(
+                  RequestFlyweight.OP_WRITE,
+                  k == records - 1 ? RequestFlyweight.FLAG_ACK_REQ : (byte) 0,
+                  psn++ & 0xFFFFFF,
+                  record,
+                  0,
+                  mr.address() + (long) k * record,
+                  mr.rkey());
+          for (int i = RequestFlyweight.LENGTH; i < request.capacity(); i++) {
+            request.put(i, (byte) (k + 1));
+          }
+          writeAll(peer, request);
+        }
+        awaitAck(peer, (psn - 1) & 0xFFFFFF);
+        assertEquals(ReadAhead.LARGE_SIZE, r.readAheadPeak(), "the burst grew the read-ahead");
+        long copied = r.payloadCopiedFromReadAhead();
+        assertTrue(
+            // the first payload may come in a read of the grown read-ahead (the request before it
+            // was small); each later one brings at most a small read-ahead's worth with its header
+            copied <= ReadAhead.LARGE_SIZE + (long) records * ReadAhead.SMALL_SIZE,
+            () -> copied + " of " + records * record + " payload bytes copied via the read-ahead");
+        for (int k = 0; k < records; k++) {
+          VerbsTestRig.assertAll(mr, k * record, (k + 1) * record, (byte) (k + 1));
+        }
+      }
+    }
+  }
+
   @Test
   void shouldSkipAPayloadOfTheLargestLengthThroughTheSmallReadAhead() throws IOException {
     try (VerbsTestRig rig = VerbsTestRig.open()) {
