@@ -55,6 +55,19 @@ class PipelineDepthTest {
   }
 
   @Test
+  void theSealedClientStagesTwiceTheDeepestWindowSoItsBackPressureNeverCapsIt() {
+    // every size's window fits, with room for writes acknowledged after the host opened them
+    for (int size : new int[] {8, 64, 1024, 4096, 65536}) {
+      int window = PipelineDepth.auto().forSize(size);
+      assertTrue(SealedTransport.stagingSlots(PipelineDepth.auto()) >= 2 * window, "at " + size);
+    }
+    assertEquals(512, SealedTransport.stagingSlots(PipelineDepth.auto()));
+    assertEquals(64, SealedTransport.stagingSlots(PipelineDepth.of(16)), "the SDK's default floor");
+    assertEquals(2048, SealedTransport.stagingSlots(PipelineDepth.of(PipelineDepth.MAX)));
+    assertEquals(PipelineDepth.MAX, PipelineDepth.of(PipelineDepth.MAX).max());
+  }
+
+  @Test
   void refusesASizeThatIsNotPositive() {
     assertThrows(IllegalArgumentException.class, () -> PipelineDepth.auto().forSize(0));
   }
