@@ -20,18 +20,22 @@ import java.util.Objects;
  * Buffers: none (the credential and trust are shared, not copied).
  */
 public final class ClientOptions {
+  /** Records that may be in flight at once unless {@link #stagingSlots(int)} says otherwise. */
+  public static final int DEFAULT_STAGING_SLOTS = 64;
+
   private Credential credential;
   private DeploymentTrust trust;
   private InetSocketAddress host;
   private PeerIdentity hostIdentity;
   private boolean anyHost;
+
   private String provider = "soft";
   private DeviceOptions device = new DeviceOptions();
   private Duration connectTimeout = Duration.ofSeconds(5);
   private Duration requestTimeout = Duration.ofSeconds(5);
   private Duration keepalive = Duration.ofSeconds(20);
   private int maxRecordPayload = SealedLayout.DEFAULT_MAX_RECORD_PAYLOAD;
-  private int stagingSlots = 64;
+  private int stagingSlots = DEFAULT_STAGING_SLOTS;
   private int maxReadBytes = 4 << 20;
   private int sealingThreads = Math.max(1, Runtime.getRuntime().availableProcessors() - 1);
   private RekeyPolicy rekeyPolicy = RekeyPolicy.fromSystemProperties();
@@ -128,7 +132,10 @@ public final class ClientOptions {
     return this;
   }
 
-  /** Records that may be in flight at once (registered staging slots, default 64). */
+  /**
+   * Records that may be in flight at once (registered staging slots, default {@value
+   * #DEFAULT_STAGING_SLOTS}).
+   */
   public ClientOptions stagingSlots(int value) {
     stagingSlots = value;
     return this;

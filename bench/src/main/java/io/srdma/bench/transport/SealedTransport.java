@@ -234,7 +234,7 @@ final class SealedTransport implements BenchTransport {
    * out), so a staging ring only as deep as the window would cap the run below it.
    */
   static int stagingSlots(PipelineDepth depth) {
-    return Math.max(64, 2 * depth.max());
+    return Math.max(ClientOptions.DEFAULT_STAGING_SLOTS, 2 * depth.max());
   }
 
   /** Host's receiver thread: one opened record. */
