@@ -78,9 +78,14 @@ class InFlightRevocationTest {
     }
 
     void writeHeader(long address, int rkey, int length) throws IOException {
-      ByteBuffer header = ByteBuffer.allocate(RequestFlyweight.LENGTH);
+      writeHeaderWith(address, rkey, length, ByteBuffer.allocate(0));
+    }
+
+    /** A WRITE header and the first bytes of its payload, in one socket write. */
+    void writeHeaderWith(long address, int rkey, int length, ByteBuffer first) throws IOException {
+      ByteBuffer b = ByteBuffer.allocate(RequestFlyweight.LENGTH + first.remaining());
       request
-          .wrap(header, 0)
+          .wrap(b, 0)
           .encode(
               RequestFlyweight.OP_WRITE,
               RequestFlyweight.FLAG_ACK_REQ,
@@ -90,7 +95,8 @@ class InFlightRevocationTest {
               address,
               rkey);
       psn = (psn + 1) & 0xFFFFFF;
-      writeAll(header);
+      b.position(RequestFlyweight.LENGTH).put(first).flip();
+      writeAll(b);
     }
 
     void writeAll(ByteBuffer b) throws IOException {
@@ -165,6 +171,47 @@ class InFlightRevocationTest {
       assertEquals(WcStatus.REM_ACCESS_ERR.code(), answer.syndrome());
       assertArrayEquals(atInvalidation, snapshot(owner), "bytes placed after LOCAL_INV completed");
       VerbsTestRig.assertAll(owner, SIZE - 4096, SIZE, (byte) 0);
+      VerbsTestRig.awaitState(peer.victim, QpState.ERROR);
+    }
+  }
+
+  /**
+   * As above, for a write that follows a large one on the same connection: its header and the first
+   * bytes of its payload arrive in one segment (the read-ahead holds them, limited to a small read
+   * after the large payload), the rest goes from the socket straight into the region. Neither path
+   * places a byte once the invalidation completed.
+   */
+  @Test
+  void shouldPlaceNothingAfterInvalidationOfAWriteThatFollowsALargeOne() throws IOException {
+    try (VerbsTestRig rig = VerbsTestRig.open();
+        RawPeer peer = new RawPeer(rig)) {
+      MemoryRegion owner = rig.register(rig.pdB, SIZE, OWNER_MR);
+      MemoryWindow mw = rig.track(rig.pdB.allocateMemoryWindow());
+      peer.victim.postSend(
+          new SendWorkRequest(1)
+              .wrId(1)
+              .bind(mw, owner, owner.address(), SIZE, AccessFlags.REMOTE_WRITE));
+      rig.expect(peer.cqV, WcStatus.SUCCESS, 1);
+      int rkey = mw.rkey();
+      int large = 64 * 1024;
+      peer.writeHeader(owner.address(), rkey, large);
+      peer.writeAll(payload(0, large));
+      assertEquals(ResponseFlyweight.TYPE_ACK, peer.readResponse().type());
+
+      int second = HALF - large;
+      peer.writeHeaderWith(owner.address() + large, rkey, second, payload(large, large + 1024));
+      peer.writeAll(payload(large + 1024, large + second / 2));
+      awaitPlaced(owner, large + second / 2 - 1);
+      peer.victim.postSend(new SendWorkRequest(1).wrId(2).localInvalidate(rkey));
+      rig.expect(peer.cqV, WcStatus.SUCCESS, 2);
+      byte[] atInvalidation = snapshot(owner);
+
+      peer.writeAll(payload(large + second / 2, large + second));
+      ResponseFlyweight answer = peer.readResponse();
+      assertEquals(ResponseFlyweight.TYPE_NAK, answer.type());
+      assertEquals(WcStatus.REM_ACCESS_ERR.code(), answer.syndrome());
+      assertArrayEquals(atInvalidation, snapshot(owner), "bytes placed after LOCAL_INV completed");
+      VerbsTestRig.assertAll(owner, large + second - 4096, SIZE, (byte) 0);
       VerbsTestRig.awaitState(peer.victim, QpState.ERROR);
     }
   }
