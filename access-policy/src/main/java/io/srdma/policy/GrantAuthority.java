@@ -38,6 +38,8 @@ public final class GrantAuthority {
   private final Map<String, LiveGrant> byId = new HashMap<>();
   private final Map<String, LinkedHashMap<String, LiveGrant>> byPeer = new LinkedHashMap<>();
   private final ConcurrentHashMap<String, Integer> counts = new ConcurrentHashMap<>();
+  // guarded by lock: live grants a reload found forbidden, until released (see forbidden(String))
+  private final Map<String, ReloadResult.ForbiddenGrant> forbidden = new HashMap<>();
 
   /**
    * An authority using the system clock.
@@ -160,6 +162,7 @@ public final class GrantAuthority {
     lock.lock();
     try {
       LiveGrant g = byId.remove(grantId);
+      forbidden.remove(grantId);
       if (g != null) {
         Map<String, LiveGrant> peer = byPeer.get(g.identity());
         peer.remove(grantId);
@@ -169,6 +172,24 @@ public final class GrantAuthority {
         counts.computeIfPresent(g.identity(), (k, n) -> n <= 1 ? null : n - 1);
       }
       return Optional.ofNullable(g);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Why a reload found live grant {@code grantId} forbidden, if it did and the grant has not been
+   * {@link #release released} since. A caller that scopes a grant after {@link #issue} and only
+   * then makes it findable for revocation (as the host does) asks this once it is findable: a
+   * reload that ran in between reported the grant but could not revoke it, so the caller must.
+   *
+   * @param grantId the grant id
+   * @return the reload's finding when the policy in force forbids the grant, else empty
+   */
+  public Optional<ReloadResult.ForbiddenGrant> forbidden(String grantId) {
+    lock.lock();
+    try {
+      return Optional.ofNullable(forbidden.get(grantId));
     } finally {
       lock.unlock();
     }
@@ -199,8 +220,8 @@ public final class GrantAuthority {
   /**
    * Installs a new policy atomically and reviews every live grant against it: a grant the new
    * policy would not issue (including over a narrowed quota, judged in issue order, or with a
-   * lifetime over the new max TTL) is reported as forbidden. The caller revokes those and then
-   * {@link #release releases} them.
+   * lifetime over the new max TTL) is reported as forbidden, and {@link #forbidden(String)} says so
+   * until it is released. The caller revokes those and then {@link #release releases} them.
    *
    * @param next the validated policy to put in force
    * @return the previous and new policy and the forbidden grants
@@ -211,7 +232,7 @@ public final class GrantAuthority {
     try {
       Policy previous = policy;
       policy = next;
-      List<ReloadResult.ForbiddenGrant> forbidden = new ArrayList<>();
+      List<ReloadResult.ForbiddenGrant> found = new ArrayList<>();
       for (Map<String, LiveGrant> grants : byPeer.values()) {
         int kept = 0;
         for (LiveGrant g : grants.values()) {
@@ -227,9 +248,9 @@ public final class GrantAuthority {
                   g.ttl(),
                   kept);
           if (!d.allowed()) {
-            forbidden.add(new ReloadResult.ForbiddenGrant(g, d.reason(), d.detail()));
+            found.add(new ReloadResult.ForbiddenGrant(g, d.reason(), d.detail()));
           } else if (d.effectiveTtl().compareTo(g.ttl()) < 0) {
-            forbidden.add(
+            found.add(
                 new ReloadResult.ForbiddenGrant(
                     g,
                     DecisionReason.TTL_EXCEEDS_MAX,
@@ -244,10 +265,11 @@ public final class GrantAuthority {
           }
         }
       }
-      forbidden.sort(
+      found.sort(
           Comparator.comparing((ReloadResult.ForbiddenGrant f) -> f.grant().issuedAt())
               .thenComparing(f -> f.grant().id()));
-      return new ReloadResult(previous, next, forbidden);
+      found.forEach(f -> forbidden.put(f.grant().id(), f));
+      return new ReloadResult(previous, next, found);
     } finally {
       lock.unlock();
     }
@@ -263,6 +285,7 @@ public final class GrantAuthority {
       if (!g.expiresAt().isAfter(now)) {
         it.remove();
         byId.remove(g.id());
+        forbidden.remove(g.id());
         counts.computeIfPresent(identity, (k, n) -> n <= 1 ? null : n - 1);
       }
     }

@@ -197,6 +197,31 @@ class GrantAuthorityTest {
   }
 
   @Test
+  void shouldMarkWhatAReloadForbadeUntilItIsReleasedOrExpires() {
+    MutableClock clock = new MutableClock();
+    GrantAuthority a = new GrantAuthority(sample, clock);
+    String id = "srdma://acme/trainer-1";
+    assertTrue(a.issue("big", id, "acme", "kvcache", W, 0, 8 << 20, MIN).allowed());
+    assertTrue(a.issue("gone", id, "acme", "kvcache", W, 0, 8 << 20, MIN).allowed());
+    assertTrue(a.issue("small", id, "acme", "kvcache", W, 0, 1, MIN).allowed());
+    String narrowed =
+        new String(sampleBytes(), java.nio.charset.StandardCharsets.UTF_8)
+            .replace("max-bytes-per-grant: 16MiB", "max-bytes-per-grant: 4MiB");
+    a.reload(new PolicyLoader().parse("narrowed", narrowed));
+
+    assertEquals(DecisionReason.TOO_LARGE, a.forbidden("big").orElseThrow().reason());
+    assertTrue(a.forbidden("gone").isPresent());
+    assertFalse(a.forbidden("small").isPresent(), "allowed by the new policy");
+    assertFalse(a.forbidden("unknown").isPresent());
+
+    a.release("big");
+    assertFalse(a.forbidden("big").isPresent(), "released: the mark goes with the grant");
+    clock.now = clock.now.plus(MIN).plusSeconds(1);
+    assertTrue(a.issue("next", id, "acme", "kvcache", W, 0, 1, MIN).allowed()); // prunes expired
+    assertFalse(a.forbidden("gone").isPresent(), "expired: the mark goes with the grant");
+  }
+
+  @Test
   void shouldReportGrantsOverANarrowedTtlOrQuota() {
     String id = "srdma://acme/trainer-1";
     for (int i = 0; i < 3; i++) {

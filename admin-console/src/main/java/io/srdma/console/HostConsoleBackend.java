@@ -170,9 +170,16 @@ public final class HostConsoleBackend implements ConsoleBackend {
 
   @Override
   public synchronized ReloadResult reload(Policy next, String text, String actor) {
-    ReloadResult r = host.reloadPolicy(next, actor);
-    policyText = text;
-    return r;
+    try {
+      ReloadResult r = host.reloadPolicy(next, actor);
+      policyText = text;
+      return r;
+    } catch (RuntimeException e) {
+      if (host.policy() == next) {
+        policyText = text; // in force although its audit failed: show what is in force
+      }
+      throw e;
+    }
   }
 
   private volatile ClusterView cluster;

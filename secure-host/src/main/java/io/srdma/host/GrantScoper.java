@@ -11,6 +11,7 @@ import io.srdma.policy.AuditTrail;
 import io.srdma.policy.Decision;
 import io.srdma.policy.LiveGrant;
 import io.srdma.policy.Operation;
+import io.srdma.policy.ReloadResult;
 import io.srdma.verbs.AccessFlags;
 import io.srdma.verbs.MemoryRegion;
 import io.srdma.verbs.MemoryWindow;
@@ -25,6 +26,7 @@ import java.time.Instant;
 import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -41,12 +43,16 @@ import org.slf4j.LoggerFactory;
  */
 final class GrantScoper {
   private static final Logger LOG = LoggerFactory.getLogger(GrantScoper.class);
-  private static final long BIND_WR_ID = 1;
-  private static final long INVALIDATE_WR_ID = 2;
 
   private final HostSession s;
   private final HostContext ctx;
   private final Object sendLock = new Object();
+
+  /**
+   * The work-request id of the last BIND or LOCAL_INV (guarded by sendLock): each gets its own, so
+   * a completion that arrives after its wait timed out is never taken for a later one's.
+   */
+  private long lastWrId;
 
   /**
    * Held from a grant's end until its REVOKE notice is written (or, for an expiry, queued on the
@@ -157,6 +163,19 @@ final class GrantScoper {
     hosted.liveGrants.incrementAndGet();
     ctx.tables().grantIssued(grant);
     s.audit.granted(d, grantId);
+    // A reload that ran since issue() reviewed this grant but could not find it here to revoke it
+    // (grantIssued had not run): the authority still marks it forbidden, so it ends now, before its
+    // R_Key is ever sent. A reload after grantIssued finds it in the tables and ends it itself.
+    Optional<ReloadResult.ForbiddenGrant> forbidden = ctx.authority().forbidden(grantId);
+    if (forbidden.isPresent()) {
+      end(grant, RevokeReason.POLICY_CHANGED, AuditTrail.SYSTEM, false, 0);
+      deny(
+          f,
+          DenyReason.NOT_PERMITTED,
+          "the policy reloaded while the grant was being issued forbids it: "
+              + forbidden.get().detail());
+      return;
+    }
     long delay = Duration.between(Instant.now(), live.expiresAt()).toMillis();
     // on the watchdog thread, which never writes to a peer: a peer that stops reading blocks the
     // REVOKE write (sent from the timer), never another grant's invalidation at its expiry
@@ -175,24 +194,29 @@ final class GrantScoper {
     int keyGeneration = reader ? RegionKeyMaterial.generation(key) : 0;
     // end() marks the grant ended before it rotates the region key: a grant revoked (or expired)
     // before the key was taken is seen here, so its GRANT never carries a key that was made after
-    // its end; one revoked after this point gets the key its end then replaces
-    if (s.slots.hasEnded(grant)) {
-      Arrays.fill(key, (byte) 0);
-      deny(f, DenyReason.NOT_PERMITTED, "the grant was revoked before it was issued");
-      return;
-    }
+    // its end; one revoked after this point gets the key its end then replaces. The check and the
+    // GRANT are one step on the proxy (whose writes are serialized on it): an end marked after the
+    // check writes its REVOKE after the GRANT, so the holder never gets a REVOKE for a grant it
+    // does not know yet and then the grant as if it were live.
+    ControlProxy proxy = s.proxy;
     try {
-      s.proxy.grant(
-          f.requestId(),
-          id,
-          region,
-          ops,
-          offset,
-          length,
-          live.expiresAt().toEpochMilli(),
-          grant.remoteAddress,
-          grant.rkey,
-          key);
+      synchronized (proxy) {
+        if (s.slots.hasEnded(grant)) {
+          deny(f, DenyReason.NOT_PERMITTED, "the grant was revoked before it was issued");
+          return;
+        }
+        proxy.grant(
+            f.requestId(),
+            id,
+            region,
+            ops,
+            offset,
+            length,
+            live.expiresAt().toEpochMilli(),
+            grant.remoteAddress,
+            grant.rkey,
+            key);
+      }
     } finally {
       Arrays.fill(key, (byte) 0);
     }
@@ -231,11 +255,12 @@ final class GrantScoper {
     try {
       WcStatus status;
       synchronized (sendLock) {
+        long wrId = ++lastWrId;
         s.qp.postSend(
             new SendWorkRequest(1)
-                .wrId(BIND_WR_ID)
+                .wrId(wrId)
                 .bind(window, hosted.registration(), address, live.length(), rights));
-        status = awaitSend(BIND_WR_ID);
+        status = awaitSend(wrId);
       }
       if (status != WcStatus.SUCCESS) {
         throw new VerbsException(
@@ -299,8 +324,9 @@ final class GrantScoper {
         synchronized (sendLock) {
           try {
             if (!s.qpFailed) {
-              s.qp.postSend(new SendWorkRequest(1).wrId(INVALIDATE_WR_ID).localInvalidate(g.rkey));
-              awaitSend(INVALIDATE_WR_ID);
+              long wrId = ++lastWrId;
+              s.qp.postSend(new SendWorkRequest(1).wrId(wrId).localInvalidate(g.rkey));
+              awaitSend(wrId);
             }
           } catch (VerbsException e) {
             LOG.debug("LOCAL_INV of grant {}: {}", g.id, e.getMessage());

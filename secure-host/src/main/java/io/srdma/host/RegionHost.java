@@ -356,28 +356,59 @@ public final class RegionHost implements AutoCloseable {
 
   /**
    * Replaces the policy atomically; live grants the new policy forbids are revoked (and their
-   * holders told).
+   * holders told). Once the new policy is in force, what it forbids is revoked whatever happens to
+   * the audit log: an audit line that cannot be written (the reload's, or a revocation's) fails the
+   * call afterwards, never leaves a forbidden grant usable.
    *
    * @throws io.srdma.policy.PolicyException when the new policy is refused; the old one stays
+   * @throws io.srdma.policy.AuditException when the audit log failed: the new policy is in force
+   *     and every grant it forbids was revoked (their windows invalidated, holders told), but not
+   *     every line of it could be audited
    */
   public ReloadResult reloadPolicy(Policy next, String actor) {
     ReloadResult r = authority.reload(next);
-    audit.reloaded(r, actor);
+    RuntimeException auditFailure = null;
+    try {
+      audit.reloaded(r, actor);
+    } catch (RuntimeException e) {
+      auditFailure = e;
+    }
     // every forbidden grant is invalidated before any holder is told: telling one that stopped
     // reading blocks until the watchdog closes it, and must not keep another's grant usable
     List<HostGrant> ended = new ArrayList<>();
     for (ReloadResult.ForbiddenGrant f : r.forbidden()) {
+      HostGrant g;
       try {
-        HostGrant g = tables.grants.get(Long.parseLong(f.grant().id()));
-        if (g != null && g.session.grants.end(g, RevokeReason.POLICY_CHANGED, actor, false, 0)) {
-          ended.add(g);
-        }
+        g = tables.grants.get(Long.parseLong(f.grant().id()));
       } catch (NumberFormatException e) {
         LOG.warn("forbidden grant with foreign id {}", f.grant().id());
+        continue;
+      }
+      // not found: still being issued, and its issuer ends it (GrantAuthority.forbidden)
+      if (g == null) {
+        continue;
+      }
+      try {
+        if (g.session.grants.end(g, RevokeReason.POLICY_CHANGED, actor, false, 0)) {
+          ended.add(g);
+        }
+      } catch (RuntimeException e) {
+        // the end invalidated the window before its audit line failed: the grant is dead
+        if (g.session.slots.hasEnded(g)) {
+          ended.add(g);
+        }
+        if (auditFailure == null) {
+          auditFailure = e;
+        } else {
+          auditFailure.addSuppressed(e);
+        }
       }
     }
     for (HostGrant g : ended) {
       g.session.grants.tellRevoked(g, RevokeReason.POLICY_CHANGED);
+    }
+    if (auditFailure != null) {
+      throw auditFailure;
     }
     return r;
   }

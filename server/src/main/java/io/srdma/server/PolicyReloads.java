@@ -2,6 +2,7 @@ package io.srdma.server;
 
 import io.srdma.console.HostConsoleBackend;
 import io.srdma.host.RegionHost;
+import io.srdma.policy.AuditException;
 import io.srdma.policy.AuditTrail;
 import io.srdma.policy.GrantAuthority;
 import io.srdma.policy.PolicyException;
@@ -69,9 +70,25 @@ final class PolicyReloads {
           if (backend != null && file != null) {
             consoleText(file, backend);
           }
+        } catch (AuditException e) {
+          // in force, and what it forbids revoked, but not every line of it audited
+          mirror.reload(host.policy());
+          if (backend != null && file != null) {
+            consoleText(file, backend);
+          }
+          LOG.error(
+              "policy {} is in force (sha256 {}) and the grants it forbids were revoked, but the"
+                  + " audit log failed: {}",
+              source,
+              host.policy().sha256(),
+              e.getMessage());
         } catch (RuntimeException e) {
           mirror.reload(host.policy());
-          LOG.error("policy {} could not be put in force; the old one stays", source, e);
+          LOG.error(
+              "policy {} could not be put in force; the policy in force is sha256 {}",
+              source,
+              host.policy().sha256(),
+              e);
         }
       }
 
