@@ -22,7 +22,8 @@ import org.slf4j.LoggerFactory;
  * <p>Idle: it spins on {@link CompletionQueue#poll} for {@link #SPIN_NANOS} after the last
  * completion (reading the clock once every {@link #CLOCK_EVERY} empty polls: on a VM's kvm-clock a
  * read costs as much as a poll), then waits on {@link CompletionQueue#await} at most {@link #PARK}
- * at a time.
+ * at a time; while a {@link #drain} waits it polls without waiting, so a drain of an idle opener
+ * takes at most one {@link #PARK}.
  *
  * <p>{@link #attach}, {@link #detach}, {@link #drain} and {@link #stop} are thread-safe; the rest
  * runs on the opener thread.
@@ -36,8 +37,11 @@ final class OpenerThread implements Runnable {
   /** Empty polls between two looks at the clock while spinning (a power of two). */
   static final int CLOCK_EVERY = 64;
 
-  /** Longest single wait of an idle opener. */
-  static final Duration PARK = Duration.ofMillis(100);
+  /**
+   * Longest single wait of an idle opener: also the longest a {@link #drain} (a RELEASE of a WRITE
+   * grant, a session's end, on a shared worker) waits for an idle opener to look again.
+   */
+  static final Duration PARK = Duration.ofMillis(10);
 
   private final CompletionQueue queue;
   private final Thread thread;
@@ -110,7 +114,11 @@ final class OpenerThread implements Runnable {
     while (!stopped) {
       int n;
       try {
-        n = spinning ? queue.poll(completions) : queue.await(completions, PARK);
+        // a drain waits for two looks that started after it: poll, do not park, while one waits
+        n =
+            spinning || drainWaiters.get() > 0
+                ? queue.poll(completions)
+                : queue.await(completions, PARK);
       } catch (RuntimeException e) {
         if (!stopped) {
           LOG.error("{}: completion queue failed", thread.getName(), e);
