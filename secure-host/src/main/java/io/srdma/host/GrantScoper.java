@@ -64,6 +64,8 @@ final class GrantScoper {
 
   private final WorkCompletion[] sendCompletion = {new WorkCompletion()};
 
+  private final GrantRequestBudget budget = new GrantRequestBudget(System.nanoTime());
+
   GrantScoper(HostSession session) {
     this.s = session;
     this.ctx = session.ctx;
@@ -91,6 +93,17 @@ final class GrantScoper {
       deny(f, DenyReason.NOT_PERMITTED, "the session is ending: " + because.token());
       return;
     }
+    if (!budget.tryTake(System.nanoTime())) {
+      deny(
+          f,
+          DenyReason.RATE_LIMITED,
+          "more than "
+              + GrantRequestBudget.PER_SECOND
+              + " grant requests a second (bursts of "
+              + GrantRequestBudget.BURST
+              + ") on this session");
+      return;
+    }
     int slot = s.slots.reserve();
     if (slot < 0) {
       deny(
@@ -106,7 +119,9 @@ final class GrantScoper {
             .issue(grantId, s.identity, s.tenant, region, operations, offset, length, ttl);
     if (!d.allowed()) {
       s.slots.free(slot);
-      s.audit.decided(d);
+      if (budget.auditDenial()) {
+        s.audit.decided(d);
+      }
       deny(f, DenyReason.valueOf(d.reason().name()), d.detail());
       return;
     }
@@ -122,7 +137,9 @@ final class GrantScoper {
                   + ", past the "
                   + hosted.size()
                   + " bytes registered";
-      s.audit.decided(denied(d, why));
+      if (budget.auditDenial()) {
+        s.audit.decided(denied(d, why));
+      }
       deny(f, hosted == null ? DenyReason.REGION_UNAVAILABLE : DenyReason.OUT_OF_BOUNDS, why);
       return;
     }
