@@ -1,6 +1,7 @@
 package io.srdma.host;
 
 import java.nio.ByteBuffer;
+import java.util.Arrays;
 
 /**
  * One opened record as the host application sees it. Each opener thread reuses one instance (and
@@ -9,7 +10,8 @@ import java.nio.ByteBuffer;
  *
  * <p>Thread safety: not thread-safe; each opener thread fills and reuses its own instance. Buffers:
  * {@link #payload} is a read-only view of the opener's plaintext buffer, valid during the
- * listener's call only; copy what must outlive it.
+ * listener's call only; copy what must outlive it. Past the record's limit the buffer holds zeros,
+ * never an earlier record's bytes (the opener thread serves many sessions and tenants).
  */
 public final class ReceivedRecord {
   private String identity;
@@ -19,6 +21,27 @@ public final class ReceivedRecord {
   private long offset;
   private ByteBuffer payload; // a read-only view of plain, made once per plaintext buffer
   private ByteBuffer plain;
+  private ByteBuffer opened; // the buffer records were last opened into
+  private int dirty; // bytes of it that may still hold an earlier record's plaintext
+
+  /**
+   * Called after every record opened into {@code plaintext} (flipped: position 0, limit its
+   * length), delivered or not: wipes what is left past it of a longer earlier record, which may
+   * have been another session's or tenant's, so that no view of the buffer (a listener that clears
+   * its view) reaches bytes of any record but this one.
+   */
+  void opened(ByteBuffer plaintext) {
+    if (opened != plaintext) {
+      opened = plaintext;
+      dirty = plaintext.capacity(); // unknown history: wipe it all once
+    }
+    int end = plaintext.limit();
+    if (dirty > end) {
+      int base = plaintext.arrayOffset();
+      Arrays.fill(plaintext.array(), base + end, base + dirty, (byte) 0);
+    }
+    dirty = end;
+  }
 
   /**
    * Fills this record for one delivery; {@code plaintext}'s position to limit is the payload. The

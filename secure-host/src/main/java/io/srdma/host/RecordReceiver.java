@@ -124,6 +124,7 @@ final class RecordReceiver {
         return;
       }
       plain.flip();
+      received.opened(plain);
       if (opener.lastEpoch() > schedule.epoch()) {
         schedule.rekey();
       }
