@@ -1,5 +1,6 @@
 package io.srdma.policy;
 
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.NoSuchElementException;
@@ -33,9 +34,11 @@ import org.snakeyaml.engine.v2.scanner.StreamReader;
  *       embedding, override or isolate controls;
  *   <li>the event stream, read iteratively (the parser keeps explicit stacks): at most {@link
  *       #MAX_DEPTH} nested mappings and lists, at most {@link #MAX_NODES} nodes (or a given
- *       number), no anchors, no aliases (so an alias bomb is never expanded) and no explicit tags.
- *       Reading stops at the first limit, so a 1,500-deep {@code [[[...} is refused after 65
- *       events;
+ *       number), no anchors, no aliases (so an alias bomb is never expanded), no explicit tags, and
+ *       no scalar, key or value, holding a character the first check refuses: a double-quoted
+ *       scalar's escapes ({@code "\e"}, {@code "\x07"}, <code>"&#92;u202E"</code>) spell characters
+ *       the raw text does not contain. Reading stops at the first limit, so a 1,500-deep {@code
+ *       [[[...} is refused after 65 events;
  *   <li>only then are nodes composed, from the events already read (the composer recurses, but only
  *       {@link #MAX_DEPTH} deep).
  * </ol>
@@ -145,10 +148,18 @@ public final class BoundedYaml {
           new ParserImpl(settings, new ScannerImpl(settings, new StreamReader(settings, text)));
       int depth = 0;
       int nodes = 0;
+      // the open collections, innermost first, to tell a mapping's keys from its values
+      ArrayDeque<Collection> open = new ArrayDeque<>();
       while (parser.hasNext()) {
         Event e = parser.next();
         switch (e.getEventId()) {
-          case Alias -> problems.add(at(e, "aliases are not allowed", true));
+          case Alias -> {
+            problems.add(at(e, "aliases are not allowed", true));
+            Collection parent = open.peek();
+            if (parent != null) {
+              parent.place(null);
+            }
+          }
           case SequenceStart, MappingStart, Scalar -> {
             if (++nodes > maxNodes) {
               problems.add(at(e, "more than " + maxNodes + " nodes", true));
@@ -165,8 +176,27 @@ public final class BoundedYaml {
             if (tagged(e)) {
               problems.add(at(e, "explicit tags are not allowed", true));
             }
+            Collection parent = open.peek();
+            String where = parent == null ? "in the document" : parent.where();
+            String value = e instanceof ScalarEvent s ? s.getValue() : null;
+            if (value != null) {
+              String refused = checkScalar(value);
+              if (refused != null) {
+                problems.add(at(e, refused + " " + where + " (written as an escape)", true));
+                throw new RejectedException(problems);
+              }
+            }
+            if (parent != null) {
+              parent.place(value);
+            }
+            if (value == null) {
+              open.push(new Collection(e.getEventId() == Event.ID.MappingStart));
+            }
           }
-          case SequenceEnd, MappingEnd -> depth--;
+          case SequenceEnd, MappingEnd -> {
+            depth--;
+            open.pop();
+          }
           default -> {
             // stream and document boundaries
           }
@@ -196,6 +226,27 @@ public final class BoundedYaml {
   }
 
   /**
+   * Why a parsed scalar is refused, {@code character U+XXXX (why) is not allowed}, or null if every
+   * character in it is one the raw text may hold. Names the code point, never echoes it.
+   */
+  static String checkScalar(String value) {
+    for (int i = 0; i < value.length(); ) {
+      int cp = value.codePointAt(i);
+      // inside a scalar a byte-order mark is never at the start of the text
+      String why = forbidden(cp, 1);
+      if (why != null) {
+        return notAllowed(cp, why);
+      }
+      i += Character.charCount(cp);
+    }
+    return null;
+  }
+
+  private static String notAllowed(int cp, String why) {
+    return String.format("character U+%04X (%s) is not allowed", cp, why);
+  }
+
+  /**
    * The first code point that is not allowed, or the one past the limit; null if the text is clean.
    */
   static Problem checkCodePoints(String text, int maxCodePoints) {
@@ -209,8 +260,7 @@ public final class BoundedYaml {
       }
       String why = forbidden(cp, i);
       if (why != null) {
-        return new Problem(
-            line, column, String.format("character U+%04X (%s) is not allowed", cp, why), true);
+        return new Problem(line, column, notAllowed(cp, why), true);
       }
       i += Character.charCount(cp);
       if (cp == '\n' || (cp == '\r' && (i >= text.length() || text.charAt(i) != '\n'))) {
@@ -253,6 +303,49 @@ public final class BoundedYaml {
     return m == null
         ? new Problem(1, 1, reason, limit)
         : new Problem(m.getLine() + 1, m.getColumn() + 1, reason, limit);
+  }
+
+  /** An open mapping or list, as far as telling keys from values needs. */
+  private static final class Collection {
+    /** Longest key quoted in a reason; a longer one is cut. */
+    private static final int MAX_KEY_CHARS = 64;
+
+    private final boolean mapping;
+    private int children;
+    private String key;
+
+    Collection(boolean mapping) {
+      this.mapping = mapping;
+    }
+
+    /** Where the next node placed here stands, for a reason. */
+    String where() {
+      if (!mapping) {
+        return "in a list item";
+      }
+      if (children % 2 == 0) {
+        return "in a key";
+      }
+      if (key == null) {
+        return "in a value";
+      }
+      if (key.length() <= MAX_KEY_CHARS) {
+        return "in the value of '" + key + "'";
+      }
+      int end =
+          Character.isHighSurrogate(key.charAt(MAX_KEY_CHARS - 1))
+              ? MAX_KEY_CHARS - 1
+              : MAX_KEY_CHARS;
+      return "in the value of '" + key.substring(0, end) + "...'";
+    }
+
+    /** Counts the next node; {@code scalar} is its text if it is a scalar, else null. */
+    void place(String scalar) {
+      if (mapping && children % 2 == 0) {
+        key = scalar;
+      }
+      children++;
+    }
   }
 
   /** Hands already checked events to the composer, so the text is parsed once. */
