@@ -64,7 +64,16 @@ public final class BoundedYaml {
    * @param limit whether it broke a limit meant for hostile input, as opposed to a plain syntax
    *     error
    */
-  public record Problem(int line, int column, String reason, boolean limit) {}
+  public record Problem(int line, int column, String reason, boolean limit) {
+    /**
+     * Keeps the reason printable: it may quote the text, and problems are printed to terminals and
+     * logs, so a character that does not print as itself is stored as a backslash, {@code u} and
+     * four hex digits.
+     */
+    public Problem {
+      reason = reason == null ? null : Printable.escape(reason);
+    }
+  }
 
   /** The text was refused; nothing was composed. */
   public static final class RejectedException extends Exception {

@@ -621,9 +621,15 @@ final class PolicyReader {
   }
 
   private void error(Mark mark, String reason) {
-    // values are echoed in reasons; a hostile megabyte scalar must not become a megabyte message
+    // values are echoed in reasons; a hostile megabyte scalar must not become a megabyte message.
+    // Escaped first (PolicyError would anyway), so that the cut bounds what is printed.
+    reason = Printable.escape(reason);
     if (reason.length() > MAX_REASON_CHARS) {
-      reason = reason.substring(0, MAX_REASON_CHARS) + "...";
+      int end = MAX_REASON_CHARS;
+      if (Character.isHighSurrogate(reason.charAt(end - 1))) {
+        end--; // never half a pair
+      }
+      reason = reason.substring(0, end) + "...";
     }
     int line = mark == null ? 1 : mark.getLine() + 1;
     int column = mark == null ? 1 : mark.getColumn() + 1;

@@ -12,8 +12,10 @@ import org.junit.jupiter.api.Test;
 /**
  * A double-quoted scalar's escapes ({@code "\e"}, {@code "\n"}, <code>"&#92;u202E"</code>) spell
  * characters the raw text does not hold. Those the raw text may not hold are refused in keys and
- * values as a hostile-input limit, naming the code point and where it is, never the character;
- * printable text, non-ASCII included, is read as before.
+ * values as a hostile-input limit, naming the code point and where it is, never the character; the
+ * rest (line feed, carriage return, tab) meet the ordinary name and value rules, and every error
+ * reason that quotes them prints them escaped. No message carries a control or bidirectional
+ * character.
  */
 class EscapedCharactersTest {
   private static final String HEAD = "version: 1\ntenants:\n";
@@ -85,6 +87,43 @@ class EscapedCharactersTest {
   }
 
   @Test
+  void shouldPrintLineBreaksAndTabsFromEscapesEscaped() {
+    // the raw text may hold LF, CR and tab, so escapes may too; no name or value accepts them,
+    // and the reasons that quote them print them as \\u000A, \\u000D and \\u0009
+    PolicyRejectedException key = reject(HEAD + "  acme: {}\n\"x\\nINFO forged\\r\": 1\n");
+    assertFalse(key.limitExceeded(), key.getMessage());
+    assertEquals(
+        "p:4:1: unknown key 'x\\u000AINFO forged\\u000D' in the policy"
+            + " (expected version, tenants, console)",
+        only(key).toString());
+    assertPrintable(key);
+
+    PolicyRejectedException tenant = reject(HEAD + "  \"ac\\tme\\r\\n\": {}\n");
+    assertTrue(
+        only(tenant).reason().startsWith("tenant name 'ac\\u0009me\\u000D\\u000A' must be 1-63"),
+        tenant.getMessage());
+    assertPrintable(tenant);
+
+    String id = "\"srdma://acme/w-*\\nINFO granted\"";
+    PolicyRejectedException value =
+        reject(PolicyLoaderTest.MINIMAL.replace("srdma://acme/w-*", id));
+    assertEquals(
+        "p:14:19: peer identity 'srdma://acme/w-*\\u000AINFO granted'"
+            + " is not srdma://<tenant>/<peer>",
+        only(value).toString());
+    assertPrintable(value);
+
+    // a literal block scalar holds line feeds without any escape
+    PolicyRejectedException block =
+        reject(
+            PolicyLoaderTest.MINIMAL.replace(
+                "[region:write:kv]", "\n          - |\n            a\n            b"));
+    assertTrue(
+        only(block).reason().startsWith("permission 'a\\u000Ab\\u000A' may hold"),
+        block.getMessage());
+  }
+
+  @Test
   void shouldKeepPrintableNonAsciiTextAsItIs() {
     // no policy name accepts non-ASCII, before or now: the same ordinary error, quoted verbatim,
     // whether the name is written raw or as an escape
@@ -133,6 +172,20 @@ class EscapedCharactersTest {
             .get(0)
             .reason();
     assertTrue(reason.contains("'" + "k".repeat(63) + "...'"), reason);
+  }
+
+  @Test
+  void shouldBoundAReasonQuotingManyEscapedCharacters() {
+    String yaml = "version: \"" + "\\n".repeat(100_000) + "\"\ntenants: {}\n";
+    PolicyRejectedException e = reject(yaml);
+    assertTrue(e.getMessage().length() < 1000, "message of " + e.getMessage().length());
+    assertPrintable(e);
+    // the cut never leaves half a surrogate pair (one of the two lands on a pair's middle)
+    for (String pad : List.of("", "x")) {
+      String pairs = "version: \"" + pad + "\uD83D\uDE00".repeat(200) + "\"\ntenants: {}\n";
+      String reason = only(reject(pairs)).reason();
+      assertTrue(reason.endsWith("\uD83D\uDE00..."), reason);
+    }
   }
 
   private static PolicyRejectedException reject(String yaml) {
