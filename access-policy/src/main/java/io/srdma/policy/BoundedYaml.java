@@ -1,9 +1,11 @@
 package io.srdma.policy;
 
+import java.io.Reader;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.NoSuchElementException;
+import java.util.Objects;
 import org.snakeyaml.engine.v2.api.LoadSettings;
 import org.snakeyaml.engine.v2.composer.Composer;
 import org.snakeyaml.engine.v2.events.CollectionStartEvent;
@@ -154,7 +156,9 @@ public final class BoundedYaml {
     List<Event> events = new ArrayList<>();
     try {
       Parser parser =
-          new ParserImpl(settings, new ScannerImpl(settings, new StreamReader(settings, text)));
+          new ParserImpl(
+              settings,
+              new ScannerImpl(settings, new StreamReader(settings, new PairKeepingReader(text))));
       int depth = 0;
       int nodes = 0;
       // the open collections, innermost first, to tell a mapping's keys from its values
@@ -354,6 +358,45 @@ public final class BoundedYaml {
         key = scalar;
       }
       children++;
+    }
+  }
+
+  /**
+   * Hands the text to snakeyaml-engine without ever ending a read on the first half of a surrogate
+   * pair. Its StreamReader (2.10) fills its whole buffer and, when the last char is a high
+   * surrogate, reads the low one past the buffer's end: an IndexOutOfBoundsException, not a syntax
+   * error, for any text with an emoji astride a 1,025-char boundary (fixed upstream in 3.1.1).
+   */
+  private static final class PairKeepingReader extends Reader {
+    private final String text;
+    private int next;
+
+    PairKeepingReader(String text) {
+      this.text = text;
+    }
+
+    @Override
+    public int read(char[] into, int offset, int length) {
+      Objects.checkFromIndexSize(offset, length, into.length);
+      if (length == 0) {
+        return 0;
+      }
+      if (next >= text.length()) {
+        return -1;
+      }
+      int end = Math.min(text.length(), next + length);
+      if (end - next > 1 && Character.isHighSurrogate(text.charAt(end - 1))) {
+        end--; // its low half comes with the next read
+      }
+      text.getChars(next, end, into, offset);
+      int n = end - next;
+      next = end;
+      return n;
+    }
+
+    @Override
+    public void close() {
+      // nothing to release
     }
   }
 

@@ -155,6 +155,21 @@ class HostilePolicyTest {
   }
 
   @Test
+  void shouldReadCharactersOutsideTheBmpAtAnyOffset() {
+    // snakeyaml-engine 2.10 reads past its 1,025-char buffer when a surrogate pair straddles it
+    String emoji = new String(Character.toChars(0x1F600));
+    for (int pad = 0; pad < 1100; pad++) {
+      String yaml = "#" + "x".repeat(pad) + emoji.repeat(3) + "\n" + PolicyLoaderTest.MINIMAL;
+      assertEquals(1, new PolicyLoader().parse("p", yaml).tenants().size(), "pad " + pad);
+    }
+    // and in a value: an ordinary error, not an IndexOutOfBoundsException
+    String version = "version: " + "9".repeat(1014) + emoji + "\ntenants: {}\n";
+    PolicyRejectedException e =
+        assertThrows(PolicyRejectedException.class, () -> new PolicyLoader().parse("p", version));
+    assertFalse(e.limitExceeded(), e.getMessage());
+  }
+
+  @Test
   void shouldRefuseExplicitTags() {
     assertOneLimitError(
         assertThrows(
