@@ -6,8 +6,9 @@ import java.util.Objects;
  * Writes the audit lines of this module's events in one consistent shape: the calls the channel and
  * the console make at each security-relevant step. Each method returns the new chain head.
  *
- * <p>Order matters: call {@link #granted} before the memory window is bound and {@link #revoked}
- * before it is invalidated; both are forced to disk before they return.
+ * <p>Order matters: call {@link #granted} before the grant takes effect (before its R_Key is sent)
+ * and {@link #revoked} once it stopped taking effect (after its window is invalidated: a revocation
+ * is never delayed or prevented by the audit log); both are forced to disk before they return.
  */
 public final class AuditTrail {
   /** The actor of events nobody in particular caused (expiry, file watch). */
@@ -88,7 +89,7 @@ public final class AuditTrail {
   }
 
   /**
-   * A grant about to be revoked; forced to disk before this returns.
+   * A grant revoked (its window already invalidated); forced to disk before this returns.
    *
    * @param grant the grant
    * @param actor who revokes: a console user, {@link #SYSTEM}
