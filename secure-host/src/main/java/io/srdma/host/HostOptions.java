@@ -66,6 +66,8 @@ public final class HostOptions {
       Math.min(MAX_OPENER_THREADS, Runtime.getRuntime().availableProcessors());
   private int controlThreads = Math.min(2, Runtime.getRuntime().availableProcessors());
   private int workerThreads = 8;
+  private int connectThreads = 8;
+  private int maxConnectsPerTenant = 2;
 
   /** The host's certificate and key (a server certificate of the deployment CA). */
   public HostOptions credential(Credential value) {
@@ -270,8 +272,39 @@ public final class HostOptions {
     return this;
   }
 
+  /**
+   * Threads that connect sessions' queue pairs (default 8; at most {@link #MAX_CONTROL_THREADS}).
+   * On the soft provider the host's queue pair connects to the responder the peer named in its
+   * HELLO when its KEY_CONFIRM arrives, and that peer decides how long the connect takes (up to the
+   * device's transport timeout): these threads take that wait, never the workers. Each runs one
+   * connect at a time; made on demand, they end after 10 s idle.
+   */
+  public HostOptions connectThreads(int value) {
+    connectThreads = value;
+    return this;
+  }
+
+  /**
+   * Most queue-pair connects of one tenant at once (default 2; at most {@link #connectThreads}).
+   * More of its sessions wait for their turn, within their handshake deadline, so one tenant's
+   * peers that stall their connects keep {@code connectThreads - maxConnectsPerTenant} threads free
+   * for the other tenants.
+   */
+  public HostOptions maxConnectsPerTenant(int value) {
+    maxConnectsPerTenant = value;
+    return this;
+  }
+
   int controlThreads() {
     return controlThreads;
+  }
+
+  int connectThreads() {
+    return connectThreads;
+  }
+
+  int maxConnectsPerTenant() {
+    return maxConnectsPerTenant;
   }
 
   int workerThreads() {
@@ -426,6 +459,16 @@ public final class HostOptions {
     }
     if (workerThreads < 1 || workerThreads > MAX_CONTROL_THREADS) {
       throw invalid("workerThreads must be 1.." + MAX_CONTROL_THREADS + ", got " + workerThreads);
+    }
+    if (connectThreads < 1 || connectThreads > MAX_CONTROL_THREADS) {
+      throw invalid("connectThreads must be 1.." + MAX_CONTROL_THREADS + ", got " + connectThreads);
+    }
+    if (maxConnectsPerTenant < 1 || maxConnectsPerTenant > connectThreads) {
+      throw invalid(
+          "maxConnectsPerTenant must be 1..connectThreads ("
+              + connectThreads
+              + "), got "
+              + maxConnectsPerTenant);
     }
   }
 
