@@ -10,9 +10,10 @@ import java.util.concurrent.ScheduledExecutorService;
 
 /**
  * What a host gives each of its sessions, fixed at start: settings, the policy authority, the audit
- * trail, the counters, the device, the host's shared tables, its opener pool and its two scheduled
- * threads. Passed to a session instead of the session asking the {@link RegionHost} for each; every
- * reference is immutable, and every object it names is thread-safe.
+ * trail, the counters, the device, the host's shared tables, its opener pool, its two scheduled
+ * threads, its workers and its queue-pair connector. Passed to a session instead of the session
+ * asking the {@link RegionHost} for each; every reference is immutable, and every object it names
+ * is thread-safe.
  *
  * @param name the host's name, the prefix of its threads' names
  * @param options the host's settings
@@ -32,6 +33,7 @@ import java.util.concurrent.ScheduledExecutorService;
  * @param timer REVOKE notices of expiries, key rotations, queue-pair-error endings
  * @param watchdog host-decided session ends and grant expiries (never writes to a peer)
  * @param workers the sessions' strands and the TLS engines' delegated tasks (a bounded pool)
+ * @param connector the queue pairs' connects (a wait the peer controls: never on the workers)
  */
 record HostContext(
     String name,
@@ -51,4 +53,54 @@ record HostContext(
     OpenerPool openers,
     ScheduledExecutorService timer,
     ScheduledExecutorService watchdog,
-    ExecutorService workers) {}
+    ExecutorService workers,
+    QueuePairConnector connector) {
+
+  /**
+   * A context whose connector ({@code <name>-connect-<i>} threads, {@link
+   * HostOptions#connectThreads}, {@link HostOptions#maxConnectsPerTenant}) is made here and closed
+   * with the tables, when the host closes ({@link HostTables#close}).
+   */
+  HostContext(
+      String name,
+      HostOptions options,
+      MutualTls tls,
+      GrantAuthority authority,
+      AuditTrail audit,
+      HostCounters counters,
+      AuthFailureLimiter limiter,
+      PendingHandshakes handshakes,
+      ResponderAddresses responderAddresses,
+      SecureRandom random,
+      DeviceContext device,
+      boolean scopedByRegion,
+      int receiveDepth,
+      HostTables tables,
+      OpenerPool openers,
+      ScheduledExecutorService timer,
+      ScheduledExecutorService watchdog,
+      ExecutorService workers) {
+    this(
+        name,
+        options,
+        tls,
+        authority,
+        audit,
+        counters,
+        limiter,
+        handshakes,
+        responderAddresses,
+        random,
+        device,
+        scopedByRegion,
+        receiveDepth,
+        tables,
+        openers,
+        timer,
+        watchdog,
+        workers,
+        tables.closeWithHost(
+            new QueuePairConnector(
+                name + "-connect-", options.connectThreads(), options.maxConnectsPerTenant())));
+  }
+}

@@ -37,7 +37,8 @@ import org.slf4j.LoggerFactory;
  * thread of its own. Its {@link TlsConnection} (TLS on the host's event loops) tells it of progress
  * through {@link #kick}; the session then handles what is ready on its strand, a run on one of the
  * host's workers, never two at once, in order. The jobs are done by its parts: {@link
- * SessionHandshake} (authentication, HELLO/KEY exchange, queue pair), {@link ControlDispatch} (one
+ * SessionHandshake} (authentication, HELLO/KEY exchange, queue pair; its connect runs on the host's
+ * {@link QueuePairConnector}, which resumes the strand when it ended), {@link ControlDispatch} (one
  * control frame at a time), {@link GrantScoper} (issuing and ending grants) and {@link
  * RecordReceiver} (opening records, on the session's {@link OpenerThread}). {@link #kick}, {@link
  * #endByHost}, {@link #terminate}, {@link #closeConnection}, {@link #awaitEnd} and the accessors
@@ -53,6 +54,8 @@ final class HostSession {
     TLS,
     HELLO,
     KEY_CONFIRM,
+    /** KEY_CONFIRM checked; the queue pair's connect runs on the connector, frames wait. */
+    CONNECTING,
     ESTABLISHED
   }
 
@@ -66,14 +69,22 @@ final class HostSession {
   final GrantScoper grants;
   private final TlsConnection connection;
   private final long acceptedNanos = System.nanoTime();
+  // the deadlines before authentication, from accept: before and after the first byte
+  private final long firstRecordDeadline;
+  private final long tlsDeadline;
   private final AtomicBoolean watchdogClosed = new AtomicBoolean();
   private final AtomicInteger kicks = new AtomicInteger();
   private final CountDownLatch done = new CountDownLatch(1);
   private volatile boolean timedOut;
+  private volatile boolean preAuth = true; // until authenticated: the watchdog's deadlines
+  // the watchdog closed this connection at its deadline while the TLS handshake waited for the
+  // host (delegated tasks queued or running, the strand not run yet): not the peer's fault
+  private volatile boolean hostBehind;
+  private volatile QueuePairConnector.Connect connect; // while the queue pair connects
   private volatile long lastFrameNanos;
 
   // written on the strand during the handshake (SessionHandshake), read by others
-  volatile long deadlineNanos;
+  private volatile long deadlineNanos; // once authenticated
   volatile long establishedNanos;
   volatile X509Certificate certificate;
   volatile WatchedOutputStream output;
@@ -89,7 +100,7 @@ final class HostSession {
 
   // the strand's only
   private Phase phase = Phase.TLS;
-  private boolean tlsStarted;
+  private String endAfterConnect; // why the session ends, once its running connect returned
   private boolean preAuthHeld = true;
   private SessionHandshake handshake;
   private ControlDispatch dispatch;
@@ -106,7 +117,8 @@ final class HostSession {
     this.remote = remote;
     this.audit = ctx.audit();
     this.rejections = new RejectionBudget(ctx.options().maxRejectedRecords());
-    this.deadlineNanos = acceptedNanos + ctx.options().firstRecordTimeout().toNanos();
+    this.firstRecordDeadline = acceptedNanos + ctx.options().firstRecordTimeout().toNanos();
+    this.tlsDeadline = acceptedNanos + ctx.options().handshakeTimeout().toNanos();
     this.grants = new GrantScoper(this);
     int port = ((InetSocketAddress) channel.getRemoteAddress()).getPort();
     SSLEngine engine = ctx.tls().newEngine(remote.getHostAddress(), port);
@@ -129,9 +141,32 @@ final class HostSession {
     return certificate;
   }
 
-  /** When the session handshake must be done ({@link System#nanoTime}); 0 once established. */
+  /**
+   * When the handshake must be done ({@link System#nanoTime}); 0 once established. Before
+   * authentication it is computed here, on the caller's thread (the watchdog's), from the
+   * connection's first byte: {@code firstRecordTimeout} after accept until it arrived, then {@code
+   * handshakeTimeout} after accept, whether or not a worker has run the strand since.
+   */
   long deadlineNanos() {
+    if (preAuth) {
+      return connection.firstByte() < 0 ? firstRecordDeadline : tlsDeadline;
+    }
     return deadlineNanos;
+  }
+
+  /**
+   * The peer's certificate is verified: the session handshake (HELLO … KEY_CONFIRM) must end within
+   * {@code handshakeTimeout} from now (strand).
+   */
+  void authenticated(X509Certificate cert) {
+    deadlineNanos = System.nanoTime() + ctx.options().handshakeTimeout().toNanos();
+    certificate = cert;
+    preAuth = false; // after both: the watchdog that reads false sees them
+  }
+
+  /** The session is established: no handshake deadline any more (strand). */
+  void established() {
+    deadlineNanos = 0;
   }
 
   /** When the session was established ({@link System#nanoTime}); meaningful once established. */
@@ -198,6 +233,12 @@ final class HostSession {
     if (ended.get()) {
       return;
     }
+    if (endAfterConnect != null) {
+      if (connect.finished()) {
+        end(endAfterConnect);
+      }
+      return; // the connect was cancelled: its end runs the strand again
+    }
     String why;
     try {
       why = advance();
@@ -230,6 +271,14 @@ final class HostSession {
       sendError(ErrorCode.INTERNAL_ERROR, "internal error");
     }
     if (why != null) {
+      QueuePairConnector.Connect c = connect;
+      if (c != null && !c.finished()) {
+        // the queue pair is closed only once readyToSend returned (ibv: never under a running
+        // modify_qp); cancelled, it returns at once
+        endAfterConnect = why;
+        c.cancel();
+        return;
+      }
       end(why);
     }
   }
@@ -257,19 +306,25 @@ final class HostSession {
       lastFrameNanos = System.nanoTime();
       phase = Phase.HELLO;
     }
+    if (phase == Phase.CONNECTING) {
+      connected();
+    }
     Frame f;
-    while (!ended.get() && (f = connection.nextFrame()) != null) {
+    // while connecting, frames wait in the connection (bounded: it stops reading from the socket)
+    while (!ended.get() && phase != Phase.CONNECTING && (f = connection.nextFrame()) != null) {
       lastFrameNanos = System.nanoTime();
       switch (phase) {
         case HELLO -> {
+          inTime(); // frames buffered while the strand waited for a worker are not served late
           handshake.hello(f);
           phase = Phase.KEY_CONFIRM;
         }
         case KEY_CONFIRM -> {
+          inTime();
           handshake.confirm(f);
-          handshake = null;
-          dispatch = new ControlDispatch(this);
-          phase = Phase.ESTABLISHED;
+          phase = Phase.CONNECTING;
+          // the connect waits for the responder the peer named: never on a worker
+          connect = ctx.connector().connect(tenant, qp, deadlineNanos, this::kick);
         }
         default -> {
           String why = dispatch.onFrame(f);
@@ -289,6 +344,34 @@ final class HostSession {
     return null;
   }
 
+  /** The session handshake's deadline passed: it ends (TIMEOUT) instead of going on (strand). */
+  private void inTime() throws SocketTimeoutException {
+    if (timedOut || System.nanoTime() - deadlineNanos > 0) {
+      throw new SocketTimeoutException("session handshake deadline passed");
+    }
+  }
+
+  /**
+   * The queue pair's connect ended: established, or the connect's failure is thrown; does nothing
+   * while it runs (strand).
+   */
+  private void connected() throws IOException {
+    QueuePairConnector.Connect c = connect;
+    if (!c.finished()) {
+      return;
+    }
+    connect = null;
+    inTime(); // cancelled at the deadline, or connected just after it: TIMEOUT either way
+    RuntimeException failure = c.failure();
+    if (failure != null) {
+      throw failure;
+    }
+    handshake.established();
+    handshake = null;
+    dispatch = new ControlDispatch(this);
+    phase = Phase.ESTABLISHED;
+  }
+
   /**
    * Before the TLS handshake finished: a first byte that is not TLS, an idle connection past the
    * first-record deadline and a failed handshake are refused and counted against the address; a
@@ -303,17 +386,22 @@ final class HostSession {
       return REFUSED;
     }
     if (!connection.isClosed()) {
-      if (first >= 0 && !tlsStarted) {
-        tlsStarted = true; // now the whole handshake's deadline, counted from accept
-        deadlineNanos = acceptedNanos + ctx.options().handshakeTimeout().toNanos();
-      }
-      return null;
+      return null; // (the first byte moved the deadline: deadlineNanos)
     }
     releasePreAuth();
     if (first < 0) {
       if (watchdogClosed.get()) {
         ctx.limiter().failed(remote); // idle: the watchdog counted the deadline
       }
+      return REFUSED;
+    }
+    if (watchdogClosed.get() && hostBehind) {
+      // the host was the slow party (its workers busy): the peer did its part in time
+      LOG.info(
+          "{}: closed a TLS handshake from {} at its deadline while it waited for the host's"
+              + " workers; not counted against the address",
+          ctx.name(),
+          remote.getHostAddress());
       return REFUSED;
     }
     IOException cause = connection.failure();
@@ -379,9 +467,14 @@ final class HostSession {
     }
     if (certificate != null) {
       timedOut = true; // authenticated: the strand tells the peer (TIMEOUT) and ends the session
+      QueuePairConnector.Connect c = connect;
+      if (c != null) {
+        c.cancel(); // a connect waiting for the peer's responder ends now, not at its own timeout
+      }
       kick();
       return true;
     }
+    hostBehind = connection.tasksPending() || kicks.get() != 0;
     LOG.debug("closing connection from {}: handshake deadline passed", remote);
     closeConnection();
     return true;
@@ -457,8 +550,9 @@ final class HostSession {
     }
     QueuePair q = qp;
     if (q != null) {
-      if (ending.get() == null) {
+      if (ending.get() == null && since != null) {
         // records the peer wrote before its CLOSE may still sit in the receive queue: open them
+        // (a session never established had no grant, so nothing to open: no wait on the worker)
         opener.drain(ctx.options().requestTimeout());
       }
       opener.detach(q.qpn());

@@ -30,9 +30,10 @@ import org.slf4j.LoggerFactory;
 /**
  * A session's way in, on its strand: the verified TLS 1.3 peer and the session quota ({@link
  * #authenticate}), then HELLO ({@link #hello}: the X25519 key schedule bound to the TLS session and
- * the queue pair connected to the session's opener thread) and KEY_CONFIRM ({@link #confirm}). The
- * first-record and handshake deadlines are the watchdog's ({@link HostSession#deadlineNanos}). What
- * it makes is stored in the {@link HostSession}, which frees it at its end.
+ * the queue pair connected to the session's opener thread) and KEY_CONFIRM ({@link #confirm}, then
+ * {@link #established} once the queue pair connected off the workers). The first-record and
+ * handshake deadlines are the watchdog's ({@link HostSession#deadlineNanos}). What it makes is
+ * stored in the {@link HostSession}, which frees it at its end.
  */
 final class SessionHandshake {
   private static final Logger LOG = LoggerFactory.getLogger(SessionHandshake.class);
@@ -63,8 +64,7 @@ final class SessionHandshake {
           null, null, false, e.reason() + " from " + s.remote.getHostAddress());
       return false;
     }
-    s.certificate = peer.certificate();
-    s.deadlineNanos = System.nanoTime() + ctx.options().handshakeTimeout().toNanos();
+    s.authenticated(peer.certificate());
     s.identity = peer.identity().toUri();
     s.tenant = peer.identity().tenant();
     s.proxy = new ControlProxy(new FrameWriter(watched()));
@@ -142,7 +142,12 @@ final class SessionHandshake {
     }
   }
 
-  /** KEY_CONFIRM: checks the peer's confirmation, connects the queue pair, confirms in turn. */
+  /**
+   * KEY_CONFIRM: checks the peer's confirmation and readies the queue pair to receive; the session
+   * then connects it ({@link QueuePair#readyToSend}, on the host's {@link QueuePairConnector}: on
+   * the soft provider a TCP connect to the responder the peer named) and calls {@link
+   * #established}.
+   */
   void confirm(Frame confirm) throws IOException {
     confirm.expect(MessageType.KEY_CONFIRM);
     KeySchedule schedule = s.schedule;
@@ -162,11 +167,16 @@ final class SessionHandshake {
     s.receiver = receiver;
     s.opener.attach(qp.qpn(), receiver);
     qp.readyToReceive(clientInfo);
-    qp.readyToSend();
+  }
+
+  /** The queue pair is ready to send: confirms in turn; the session is established. */
+  void established() throws IOException {
+    KeySchedule schedule = s.schedule;
+    QueuePair qp = s.qp;
     s.proxy.keyConfirm(0, 0, schedule.current().confirmation());
     s.since = Instant.now();
     s.establishedNanos = System.nanoTime();
-    s.deadlineNanos = 0;
+    s.established();
     ctx.counters().sessionsOpened.increment();
     s.audit.peerAuthenticated(s.identity, s.tenant, true, "session " + s.hexId);
     LOG.info(

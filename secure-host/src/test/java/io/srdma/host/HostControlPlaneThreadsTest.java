@@ -55,8 +55,9 @@ class HostControlPlaneThreadsTest {
       ChannelRig.await(() -> rig.acmeRecords.size() == 48, "48 records");
       int withMany = hostThreads();
       assertEquals(withFew, withMany, "host threads with 4 and with 48 sessions");
-      // 2 loops + 4 workers + 2 openers + timer + watchdog
-      assertTrue(withMany <= 10, "host threads: " + withMany);
+      // 2 loops + 4 workers + 2 openers + timer + watchdog + the connector's one (the clients
+      // connect one after another: one thread serves them all)
+      assertTrue(withMany <= 11, "host threads: " + withMany);
     }
   }
 }

@@ -75,7 +75,7 @@ public final class TlsConnection {
   private final FrameReader reader;
   private final OutputStream output = new Output();
   private SelectionKey key; // loop thread
-  private boolean runningTasks; // loop thread
+  private volatile boolean runningTasks; // written on the loop thread
   private volatile boolean readsPaused;
   private volatile int firstByte = -1;
   private volatile boolean handshakeFinished;
@@ -116,6 +116,14 @@ public final class TlsConnection {
   /** The first byte the peer sent, or -1 before it arrived. */
   public int firstByte() {
     return firstByte;
+  }
+
+  /**
+   * Whether the handshake waits for the owner's executor: its delegated tasks (certificate checks,
+   * signatures) are queued or running there, so the peer is not the one it waits for. Any thread.
+   */
+  public boolean tasksPending() {
+    return runningTasks;
   }
 
   /** Whether the TLS handshake finished (the peer is not verified yet: the session does that). */
