@@ -25,8 +25,6 @@ final class HostTables {
   private final Map<String, AtomicInteger> sessionsPerTenant = new ConcurrentHashMap<>();
   private final AtomicInteger sessionCount = new AtomicInteger();
   private volatile boolean closed;
-  private final java.util.List<AutoCloseable> closeWithHost =
-      new java.util.concurrent.CopyOnWriteArrayList<>();
 
   HostTables(DeviceContext device, HostOptions options, HostCounters counters) {
     this.device = device;
@@ -35,25 +33,9 @@ final class HostTables {
     this.counters = counters;
   }
 
-  /**
-   * No session is reserved from now on (the host is closing); what {@link #closeWithHost} was given
-   * is closed.
-   */
+  /** No session is reserved from now on (the host is closing). */
   void close() {
     closed = true;
-    for (AutoCloseable c : closeWithHost) {
-      try {
-        c.close();
-      } catch (Exception e) {
-        throw new IllegalStateException("closing " + c, e);
-      }
-    }
-  }
-
-  /** Closes {@code c} when the host closes (the first thing {@link RegionHost#close} does). */
-  <T extends AutoCloseable> T closeWithHost(T c) {
-    closeWithHost.add(c);
-    return c;
   }
 
   /** Takes one session of the host's and the tenant's quota; false when either is spent. */

@@ -53,9 +53,12 @@ import org.slf4j.LoggerFactory;
  * srdma-host-<n>-opener-<i>}: each polls its own completion queue and opens and delivers the
  * records of the sessions assigned to it; see {@link RecordListener} for what that means for
  * listeners), one timer (REVOKE notices of expiries, key rotations, endings), one watchdog ({@link
- * SessionWatchdog}: trust, lifetime, deadlines, grant expiries; never writes to a peer). All are
- * named {@code srdma-host-*} and stopped by {@link #close}. Sessions get what they need from the
- * host in one {@link HostContext}.
+ * SessionWatchdog}: trust, lifetime, deadlines, grant expiries; never writes to a peer), and up to
+ * {@link HostOptions#connectThreads} connectors ({@code srdma-host-<n>-connect-<i>}, made on
+ * demand, ended when idle: the queue pairs' connects to the responder a peer named, a wait the peer
+ * controls, so never on the workers; {@link HostOptions#maxConnectsPerTenant} at a time per
+ * tenant). All are named {@code srdma-host-*} and stopped by {@link #close}. Sessions get what they
+ * need from the host in one {@link HostContext}.
  *
  * <p>Thread safety: thread-safe; any thread may register regions, query, revoke or close. Buffers:
  * the host allocates and owns every region's memory ({@link HostedRegion}) and frees it when it
@@ -85,6 +88,7 @@ public final class RegionHost implements AutoCloseable {
   private final SessionAcceptor acceptor;
   private final EventLoop[] loops;
   private final ExecutorService workers;
+  private final QueuePairConnector connector;
 
   /** Every session from accept to its end (read by tests by this name). */
   private final Map<HostSession, HostSession> sessions;
@@ -153,6 +157,8 @@ public final class RegionHost implements AutoCloseable {
       timer = singleThread(name + "-timer");
       watchdog = singleThread(name + "-watchdog");
       workers = workerPool(name + "-worker-", o.workerThreads());
+      connector =
+          new QueuePairConnector(name + "-connect-", o.connectThreads(), o.maxConnectsPerTenant());
       loops = new EventLoop[o.controlThreads()];
       for (int i = 0; i < loops.length; i++) {
         loops[i] = new EventLoop(name + "-control-" + i);
@@ -176,7 +182,8 @@ public final class RegionHost implements AutoCloseable {
               pool,
               timer,
               watchdog,
-              workers);
+              workers,
+              connector);
       acceptor = new SessionAcceptor(ctx, server, loops);
       LOG.info(
           "{}: {} opener thread(s), completion queues of {} entries, receive depth {}",
@@ -446,6 +453,7 @@ public final class RegionHost implements AutoCloseable {
     for (HostSession s : sessions.keySet()) {
       s.terminate("host shutting down");
     }
+    connector.close(); // after the terminations: a session still connecting ends as shutting down
     // one deadline for all of them: 10 s, plus 10 ms a session for a host with many (each end
     // revokes grants and writes the audit log on a worker), at most 5 minutes
     int count = sessions.size();
