@@ -3,14 +3,18 @@ package io.srdma.console;
 import io.srdma.policy.AuditTrail;
 import io.srdma.policy.ConsoleAuthResult;
 import io.srdma.policy.ConsoleRole;
+import io.srdma.policy.ConsoleUser;
 import io.srdma.policy.ConsoleUsers;
+import io.srdma.policy.Policy;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.concurrent.Semaphore;
+import java.util.function.Supplier;
 
 /**
  * Login, logout, and the guards every API route passes: logged in (else 401), CSRF token on state
@@ -25,6 +29,12 @@ import java.util.concurrent.Semaphore;
  * <p>Login cost: {@link LoginLimiter} limits attempts per user and address and per address, and at
  * most {@value #MAX_CONCURRENT_HASHES} password checks run at once; another attempt meanwhile is
  * answered 429 {@code login_busy} with {@code Retry-After: 1} at once, and not counted.
+ *
+ * <p>A session is bound to the credential it logged in with: it keeps the SHA-256 of the user's
+ * {@code password-hash} string ({@link #credentialOf}), and every request checks it against the
+ * policy in force. A changed password (a new hash), a removed user, or one removed and added again
+ * with a new hash ends the session (401): rotating a leaked password also locks out whoever holds a
+ * session made with it.
  */
 final class AuthRoutes {
   static final String USER = "srdma.user";
@@ -39,19 +49,27 @@ final class AuthRoutes {
   private final Semaphore hashPermits = new Semaphore(MAX_CONCURRENT_HASHES);
 
   private final ConsoleUsers users;
+  private final Supplier<Policy> policy;
   private final AuditTrail trail;
   private final LoginLimiter limiter;
   private final ConsoleMetrics metrics;
   private final ConsoleSessions sessions;
 
+  /**
+   * @param users checks passwords and roles
+   * @param policy the policy in force, the same one {@code users} reads (its users' hashes bind the
+   *     sessions)
+   */
   AuthRoutes(
       ConsoleUsers users,
+      Supplier<Policy> policy,
       AuditTrail trail,
       LoginLimiter limiter,
       ConsoleMetrics metrics,
       ConsoleSessions sessions) {
     this.sessions = sessions;
     this.users = users;
+    this.policy = policy;
     this.trail = trail;
     this.limiter = limiter;
     this.metrics = metrics;
@@ -99,24 +117,37 @@ final class AuthRoutes {
         ctx,
         () -> {
           try {
+            // taken before the check: a hash changed meanwhile ends the session on its first use
+            byte[] credential = credentialOf(policy.get(), user);
             ConsoleAuthResult r = users.authenticate(user, pw); // wipes pw
             trail.consoleLogin(r, remote); // fails closed: no audit line, no session
-            return r;
+            return new Checked(r, credential);
           } finally {
             hashPermits.release();
           }
         },
-        r -> {
-          if (!r.succeeded()) {
+        c -> {
+          if (!c.result.succeeded()) {
             metrics.loginFailure.increment();
             throw new ApiException(401, "bad_credentials", "wrong user name or password");
           }
+          if (!holdsCredential(user, c.credential)) {
+            // the policy changed between reading the hash and checking the password
+            metrics.loginFailure.increment();
+            throw new ApiException(
+                401,
+                "not_authenticated",
+                "user '" + user + "' changed in the policy during the login; log in again");
+          }
           metrics.loginSuccess.increment();
           limiter.succeeded(user, remote);
-          ConsoleSessions.Session s = sessions.start(ctx, user); // always a new id
+          ConsoleSessions.Session s = sessions.start(ctx, user, c.credential); // always a new id
           Http.json(ctx, 200, me(user, s.csrf));
         });
   }
+
+  /** A password check and the credential it was made against (null: no such user then). */
+  private record Checked(ConsoleAuthResult result, byte[] credential) {}
 
   long loginFailures() {
     return (long) metrics.loginFailure.count();
@@ -131,13 +162,25 @@ final class AuthRoutes {
     Http.json(ctx, 200, me(user(ctx), ConsoleSessions.of(ctx).csrf));
   }
 
-  /** API guard: a logged-in user who still holds a console role in the policy in force. */
+  /**
+   * API guard: a logged-in user who still has, in the policy in force, the credential the session
+   * logged in with and a console role.
+   */
   void requireLogin(RoutingContext ctx) {
     ConsoleSessions.Session s = ConsoleSessions.of(ctx);
     if (s == null) {
       throw new ApiException(401, "not_authenticated", "log in first (POST /api/login)");
     }
     String user = s.user;
+    if (!holdsCredential(user, s.credential)) {
+      sessions.end(ctx);
+      throw new ApiException(
+          401,
+          "not_authenticated",
+          "the password of user '"
+              + user
+              + "' changed, or the user was removed, since this login; log in again");
+    }
     if (!hasConsoleRole(user)) {
       sessions.end(ctx); // removed from the policy since login
       throw new ApiException(
@@ -194,6 +237,38 @@ final class AuthRoutes {
   /** Whether a user holds a console role in the policy in force. */
   boolean hasConsoleRole(String user) {
     return users.hasRole(user, ConsoleRole.ADMIN) || users.hasRole(user, ConsoleRole.AUDITOR);
+  }
+
+  /**
+   * Whether a session is still good: its user has the same credential and a console role in the
+   * policy in force.
+   */
+  boolean stillValid(ConsoleSessions.Session s) {
+    return holdsCredential(s.user, s.credential) && hasConsoleRole(s.user);
+  }
+
+  /** Whether the policy in force has the user with this credential fingerprint. */
+  private boolean holdsCredential(String user, byte[] credential) {
+    byte[] now = credentialOf(policy.get(), user);
+    return credential != null && now != null && MessageDigest.isEqual(credential, now);
+  }
+
+  /**
+   * The fingerprint of a user's credential in a policy: the SHA-256 of its {@code password-hash}
+   * string (salted, so a new password, or the same one hashed again, gives a new fingerprint), or
+   * null if the policy has no such user. Sessions keep this, never the hash.
+   */
+  static byte[] credentialOf(Policy p, String user) {
+    ConsoleUser u = p.consoleUsers().get(user);
+    if (u == null) {
+      return null;
+    }
+    try {
+      return MessageDigest.getInstance("SHA-256")
+          .digest(u.passwordHash().getBytes(StandardCharsets.UTF_8));
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is required of every JVM", e);
+    }
   }
 
   private void checkOrigin(RoutingContext ctx) {

@@ -56,7 +56,8 @@ public final class ConsoleServer implements AutoCloseable {
    * @param config the settings; {@link ConsoleConfig#conclude()} is called here
    * @param backend the running host
    * @param users the console users of the policy in force, e.g. {@code new
-   *     ConsoleUsers(authority::policy)}
+   *     ConsoleUsers(authority::policy)}: the same policy as {@code backend.policy()}, whose users'
+   *     password hashes bind the login sessions (a changed hash ends them)
    * @param trail where the console audits logins, revocations and reloads
    * @return the running console
    * @throws ConsoleException if the settings are invalid or the server cannot listen

@@ -26,16 +26,21 @@ final class ConsoleSessions {
   static final int MAX_SESSIONS = 1024;
   private static final String KEY = "srdma.session";
 
-  /** One login: the user and the CSRF token of its state changes. */
+  /**
+   * One login: the user, the fingerprint of the credential it logged in with (see {@link
+   * AuthRoutes#credentialOf}; never the hash itself) and the CSRF token of its state changes.
+   */
   static final class Session {
     final String id;
     final String user;
+    final byte[] credential;
     final String csrf;
     long lastSeen;
 
-    Session(String id, String user, String csrf, long now) {
+    Session(String id, String user, byte[] credential, String csrf, long now) {
       this.id = id;
       this.user = user;
+      this.credential = credential.clone();
       this.csrf = csrf;
       this.lastSeen = now;
     }
@@ -72,8 +77,10 @@ final class ConsoleSessions {
   /**
    * Starts a session for a user who just logged in (ending the request's old one) and sets its
    * cookie.
+   *
+   * @param credential the fingerprint of the credential the user logged in with
    */
-  synchronized Session start(RoutingContext ctx, String user) {
+  synchronized Session start(RoutingContext ctx, String user, byte[] credential) {
     Session old = of(ctx);
     if (old != null) {
       sessions.remove(old.id);
@@ -85,7 +92,7 @@ final class ConsoleSessions {
       lru.next();
       lru.remove();
     }
-    Session s = new Session(token(), user, token(), now);
+    Session s = new Session(token(), user, credential, token(), now);
     sessions.put(s.id, s);
     ctx.put(KEY, s);
     ctx.response().addCookie(cookie(s.id));

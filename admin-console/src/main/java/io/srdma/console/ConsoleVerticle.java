@@ -63,7 +63,7 @@ final class ConsoleVerticle extends VerticleBase {
     LoginLimiter limiter =
         new LoginLimiter(config.loginAttempts(), config.loginWindow(), Clock.systemUTC());
     sessions = new ConsoleSessions(config.sessionTimeout(), Clock.systemUTC());
-    auth = new AuthRoutes(users, trail, limiter, metrics, sessions);
+    auth = new AuthRoutes(users, backend::policy, trail, limiter, metrics, sessions);
     HostRoutes host =
         new HostRoutes(vertx, backend, metrics, auth::loginFailures, config.streamInterval());
     PolicyRoutes policy = new PolicyRoutes(backend, trail, metrics);
@@ -157,7 +157,7 @@ final class ConsoleVerticle extends VerticleBase {
   /** Prometheus text; needs a console login or {@code Authorization: Bearer <metrics token>}. */
   private void metrics(RoutingContext ctx) {
     ConsoleSessions.Session s = ConsoleSessions.of(ctx);
-    boolean loggedIn = s != null && auth.hasConsoleRole(s.user);
+    boolean loggedIn = s != null && auth.stillValid(s);
     if (!loggedIn && !bearerOk(ctx.request().getHeader("Authorization"))) {
       throw new ApiException(
           401, "not_authenticated", "log in, or send Authorization: Bearer <metrics token>");
