@@ -17,6 +17,7 @@ import java.security.MessageDigest;
 import java.time.Clock;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The console's one verticle: security headers and sessions on every route, {@code /api/*} behind
@@ -30,7 +31,18 @@ final class ConsoleVerticle extends VerticleBase {
           + " 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors"
           + " 'none'";
 
+  /** Body limit of logged-in requests (a policy file, an upload). */
   static final long MAX_BODY_BYTES = 16L << 20;
+
+  /**
+   * Body limit of the login, the one route without a session: a user name of at most 128 and a
+   * password of at most 1024 characters, even written as JSON escapes, fit.
+   */
+  static final long LOGIN_BODY_BYTES = 8L << 10;
+
+  /** A connection that sends and receives nothing this long is closed (slow or stuck clients). */
+  static final int IDLE_TIMEOUT_SECONDS = 60;
+
   static final String WEBROOT = "io/srdma/console/webroot";
 
   private final ConsoleConfig config;
@@ -79,9 +91,13 @@ final class ConsoleVerticle extends VerticleBase {
     router.get("/metrics").handler(this::metrics);
 
     Router api = Router.router(vertx);
-    api.route().handler(BodyHandler.create(false).setBodyLimit(MAX_BODY_BYTES));
-    api.post("/login").handler(auth::login);
+    // no body is read before it is known whose it is: the login's is small, and anyone else's is
+    // read only after the session check (an anonymous body is dropped, never buffered)
+    api.post("/login")
+        .handler(BodyHandler.create(false).setBodyLimit(LOGIN_BODY_BYTES))
+        .handler(auth::login);
     api.route().handler(auth::requireLogin);
+    api.route().handler(BodyHandler.create(false).setBodyLimit(MAX_BODY_BYTES));
     api.route().handler(auth::requireCsrf);
     api.get("/me").handler(auth::me);
     api.post("/logout").handler(auth::logout);
@@ -121,7 +137,9 @@ final class ConsoleVerticle extends VerticleBase {
             .setPort(config.port())
             .setSsl(true)
             .setKeyCertOptions(Tls.keyCertOptions(config))
-            .setEnabledSecureTransportProtocols(Set.of("TLSv1.3"));
+            .setEnabledSecureTransportProtocols(Set.of("TLSv1.3"))
+            .setIdleTimeout(IDLE_TIMEOUT_SECONDS)
+            .setIdleTimeoutUnit(TimeUnit.SECONDS);
     return vertx
         .createHttpServer(options)
         .requestHandler(router)
