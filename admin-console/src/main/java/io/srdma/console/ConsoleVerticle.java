@@ -1,6 +1,7 @@
 package io.srdma.console;
 
 import io.srdma.policy.AuditTrail;
+import io.srdma.policy.ConsoleRole;
 import io.srdma.policy.ConsoleUsers;
 import io.srdma.verbs.doctor.DeviceCounter;
 import io.vertx.core.Future;
@@ -78,7 +79,8 @@ final class ConsoleVerticle extends VerticleBase {
     auth = new AuthRoutes(users, backend::policy, trail, limiter, metrics, sessions);
     HostRoutes host =
         new HostRoutes(vertx, backend, metrics, auth::loginFailures, config.streamInterval());
-    PolicyRoutes policy = new PolicyRoutes(backend, trail, metrics);
+    PolicyRoutes policy =
+        new PolicyRoutes(backend, trail, metrics, u -> users.hasRole(u, ConsoleRole.ADMIN));
     AuditRoutes audit = new AuditRoutes(backend);
     ClusterRoutes cluster = new ClusterRoutes(backend, metrics);
     if (backend.cluster() != null) {

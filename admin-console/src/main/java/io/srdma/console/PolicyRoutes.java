@@ -11,21 +11,54 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
 import java.util.List;
+import java.util.function.Predicate;
+import java.util.regex.Pattern;
 
-/** The running policy, validation of an edited one with a diff, and atomic reload. */
+/**
+ * The running policy, validation of an edited one with a diff, and atomic reload.
+ *
+ * <p>Users who may not apply a policy (auditors) see every console user's {@code password-hash} as
+ * {@value #REDACTED}, in the text and in the diff: a hash is an offline guessing target. Admins see
+ * the text as it is, so what they apply never holds a placeholder.
+ */
 final class PolicyRoutes {
   /** The name edited text has in error positions: {@code edited:12:5: reason}. */
   static final String LABEL = "edited";
 
+  /** What a hidden {@code password-hash} value reads. */
+  static final String REDACTED = "\"<redacted>\"";
+
+  // a password-hash value in block or flow style: quoted, or plain up to a separator
+  private static final Pattern HASH =
+      Pattern.compile("(password-hash\\s*:[ \\t]*)(\"[^\"\\n]*\"|'[^'\\n]*'|[^\\s,}#]+)");
+
   private final ConsoleBackend backend;
   private final AuditTrail trail;
   private final ConsoleMetrics metrics;
+  private final Predicate<String> seesHashes;
   private final PolicyLoader loader = new PolicyLoader();
 
-  PolicyRoutes(ConsoleBackend backend, AuditTrail trail, ConsoleMetrics metrics) {
+  /**
+   * @param seesHashes whether a console user sees password hashes: those who may apply a policy
+   */
+  PolicyRoutes(
+      ConsoleBackend backend,
+      AuditTrail trail,
+      ConsoleMetrics metrics,
+      Predicate<String> seesHashes) {
     this.backend = backend;
     this.trail = trail;
     this.metrics = metrics;
+    this.seesHashes = seesHashes;
+  }
+
+  /** The text with every {@code password-hash} value replaced by {@value #REDACTED}. */
+  static String redact(String text) {
+    return HASH.matcher(text).replaceAll("$1" + java.util.regex.Matcher.quoteReplacement(REDACTED));
+  }
+
+  private String shown(RoutingContext ctx, String text) {
+    return seesHashes.test(AuthRoutes.user(ctx)) ? text : redact(text);
   }
 
   void get(RoutingContext ctx) {
@@ -37,7 +70,7 @@ final class PolicyRoutes {
               .put("source", p.source())
               .put("sha256", p.sha256())
               .put("tenants", new JsonArray(List.copyOf(p.tenants().keySet())))
-              .put("text", backend.policyText());
+              .put("text", shown(ctx, backend.policyText()));
         },
         body -> Http.json(ctx, 200, body));
   }
@@ -63,7 +96,8 @@ final class PolicyRoutes {
             }
             out.put("valid", false).put("errors", Views.errors(e.errors()));
           }
-          List<LineDiff.Line> diff = LineDiff.diff(running, text);
+          // an auditor's diff hides hashes on both sides (the text it got had them hidden)
+          List<LineDiff.Line> diff = LineDiff.diff(shown(ctx, running), shown(ctx, text));
           return out.put("changed", diff.stream().anyMatch(l -> l.op() != ' '))
               .put("diff", Views.diff(diff));
         },
