@@ -1,9 +1,16 @@
 package io.srdma.console;
 
+import io.srdma.policy.AuditTrail;
+import io.srdma.policy.LiveGrant;
+import io.srdma.policy.Operation;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.EnumSet;
 import java.util.List;
+import java.util.Set;
 
 /**
  * {@code /api/cluster}: the fleet view of a clustered deployment (docs/cluster.md). A single host
@@ -11,10 +18,12 @@ import java.util.List;
  */
 final class ClusterRoutes {
   private final ConsoleBackend backend;
+  private final AuditTrail trail;
   private final ConsoleMetrics metrics;
 
-  ClusterRoutes(ConsoleBackend backend, ConsoleMetrics metrics) {
+  ClusterRoutes(ConsoleBackend backend, AuditTrail trail, ConsoleMetrics metrics) {
     this.backend = backend;
+    this.trail = trail;
     this.metrics = metrics;
   }
 
@@ -83,7 +92,11 @@ final class ClusterRoutes {
         body -> Http.json(ctx, 200, body));
   }
 
-  /** Revokes a grant on any host (admin): its key is deleted, its host revokes it. */
+  /**
+   * Revokes a grant on any host (admin): its key is deleted, its host revokes it. The {@code
+   * revoke} line with the console user as actor (grant {@code <host>/<id>}, reason {@code console})
+   * is written first; if it cannot be, nothing is revoked and the request fails.
+   */
   void revoke(RoutingContext ctx) {
     ClusterView view = requireCluster(ctx);
     if (view == null) {
@@ -97,9 +110,18 @@ final class ClusterRoutes {
       ctx.fail(ApiException.notFound("no live grant with id '" + ctx.pathParam("id") + "'"));
       return;
     }
+    String user = AuthRoutes.user(ctx);
     Blocking.run(
         ctx,
         () -> {
+          ClusterView.FleetGrant g =
+              view.grants().stream()
+                  .filter(x -> x.host().equals(host) && x.grantId() == id)
+                  .findFirst()
+                  .orElseThrow(
+                      () ->
+                          ApiException.notFound("no live grant " + id + " of host '" + host + "'"));
+          trail.revoked(audited(g), user, "console"); // fails closed: no line, no revocation
           if (!view.revoke(host, id)) {
             throw ApiException.notFound("no live grant " + id + " of host '" + host + "'");
           }
@@ -110,6 +132,28 @@ final class ClusterRoutes {
               .put("id", Long.toString(id));
         },
         body -> Http.json(ctx, 200, body));
+  }
+
+  /** A fleet grant as the audit line describes it; its id names the host: {@code <host>/<id>}. */
+  private static LiveGrant audited(ClusterView.FleetGrant g) {
+    Set<Operation> ops = EnumSet.noneOf(Operation.class);
+    for (String t : g.ops().split("[^a-z]+")) {
+      Operation.fromToken(t).ifPresent(ops::add);
+    }
+    Instant now = Instant.now();
+    Duration left =
+        g.expiresAt().isAfter(now) ? Duration.between(now, g.expiresAt()) : Duration.ZERO;
+    return new LiveGrant(
+        g.host() + "/" + g.grantId(),
+        g.peer(),
+        g.tenant(),
+        g.region(),
+        ops,
+        g.offset(),
+        g.length(),
+        left,
+        now,
+        null);
   }
 
   private ClusterView requireCluster(RoutingContext ctx) {

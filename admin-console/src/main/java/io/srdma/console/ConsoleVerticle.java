@@ -82,7 +82,7 @@ final class ConsoleVerticle extends VerticleBase {
     PolicyRoutes policy =
         new PolicyRoutes(backend, trail, metrics, u -> users.hasRole(u, ConsoleRole.ADMIN));
     AuditRoutes audit = new AuditRoutes(backend);
-    ClusterRoutes cluster = new ClusterRoutes(backend, metrics);
+    ClusterRoutes cluster = new ClusterRoutes(backend, trail, metrics);
     if (backend.cluster() != null) {
       metrics.cluster(backend.cluster());
     }

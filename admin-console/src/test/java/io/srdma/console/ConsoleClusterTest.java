@@ -169,6 +169,16 @@ class ConsoleClusterTest {
           send(admin, HttpMethod.DELETE, "/api/cluster/grants/h2/9", null, csrf);
       assertEquals(200, r.statusCode(), r.bodyAsString());
       assertTrue(!cluster.grants.containsKey("h2/9"));
+      JsonObject revokeLine =
+          java.nio.file.Files.readAllLines(console.log.file()).stream()
+              .map(JsonObject::new)
+              .filter(l -> "revoke".equals(l.getString("action")))
+              .filter(l -> "h2/9".equals(l.getString("grant")))
+              .findFirst()
+              .orElseThrow(() -> new AssertionError("no revoke line for h2/9"));
+      assertEquals("admin", revokeLine.getString("actor"));
+      assertEquals("console", revokeLine.getString("reason"));
+      assertEquals("srdma://acme/u", revokeLine.getString("peer"));
       assertError(
           send(admin, HttpMethod.DELETE, "/api/cluster/grants/h2/9", null, csrf), 404, "not_found");
 
@@ -193,6 +203,29 @@ class ConsoleClusterTest {
           await(c.get("/metrics").putHeader("Authorization", "Bearer " + TOKEN).send())
               .bodyAsString();
       assertTrue(metrics.lines().anyMatch("srdma_cluster_connected 1.0"::equals), metrics);
+    }
+  }
+
+  @Test
+  void shouldRevokeNothingOnTheFleetWhenTheAuditLineCannotBeWritten(Vertx vertx) throws Exception {
+    FakeCluster cluster = new FakeCluster();
+    try (ConsoleFixture console =
+        new ConsoleFixture(dir, new ConsoleConfig(), b -> b.cluster = cluster)) {
+      WebClientSession admin = WebClientSession.create(client(vertx, console));
+      String csrf = csrfLogin(admin, "admin", ConsoleFixture.ADMIN_PASSWORD);
+      // a full disk: the audit log has failed and refuses appends
+      java.lang.reflect.Field failed = io.srdma.policy.AuditLog.class.getDeclaredField("failed");
+      failed.setAccessible(true);
+      failed.set(console.log, true);
+      try {
+        assertError(
+            send(admin, HttpMethod.DELETE, "/api/cluster/grants/h1/1", null, csrf),
+            500,
+            "internal");
+      } finally {
+        failed.set(console.log, false);
+      }
+      assertTrue(cluster.grants.containsKey("h1/1"), "revoked without an audit line");
     }
   }
 
