@@ -10,8 +10,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -61,19 +61,23 @@ final class QueuePairConnector implements AutoCloseable {
     this.threads = threads;
     this.perTenant = perTenant;
     AtomicInteger n = new AtomicInteger();
-    // no queue of its own: a task is handed only when one of the threads is free for it (dispatch)
+    // The slots (runningTotal) decide what starts; the executor only lends threads. A thread that
+    // released its slot still runs its connect's done before it can take the next task, so a task
+    // handed over then must wait in the executor's queue for it, never be refused: at most
+    // `threads` threads, and at most `threads` tasks queued or running (one per slot).
     this.executor =
         new ThreadPoolExecutor(
-            0,
+            threads,
             threads,
             IDLE_SECONDS,
             TimeUnit.SECONDS,
-            new SynchronousQueue<>(),
+            new LinkedBlockingQueue<>(),
             r -> {
               Thread t = new Thread(r, threadPrefix + n.getAndIncrement());
               t.setDaemon(true);
               return t;
             });
+    executor.allowCoreThreadTimeOut(true);
   }
 
   /**

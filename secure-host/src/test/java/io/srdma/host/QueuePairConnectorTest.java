@@ -136,6 +136,41 @@ class QueuePairConnectorTest {
     assertNull(c.failure());
   }
 
+  /**
+   * A connect handed over while the only thread, its slot already released, still runs the last
+   * connect's done: it must wait for that thread, not be refused as if the host were closing.
+   */
+  @Test
+  void shouldStartAConnectQueuedWhileTheFreedThreadStillRunsItsDone() throws Exception {
+    connector = new QueuePairConnector("test-connect-", 1, 1);
+    open.countDown();
+    CountDownLatch inDone = new CountDownLatch(1);
+    CountDownLatch leaveDone = new CountDownLatch(1);
+    connector.connect(
+        "acme",
+        stalling("first"),
+        System.nanoTime() + FAR,
+        () -> {
+          inDone.countDown();
+          try {
+            leaveDone.await(10, TimeUnit.SECONDS);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        });
+    assertTrue(inDone.await(5, TimeUnit.SECONDS));
+    assertEquals(0, connector.running(), "the slot is free while done runs");
+    CountDownLatch secondDone = new CountDownLatch(1);
+    QueuePairConnector.Connect second =
+        connector.connect(
+            "globex", stalling("second"), System.nanoTime() + FAR, secondDone::countDown);
+    assertTrue(!second.finished() || second.failure() == null, String.valueOf(second.failure()));
+    leaveDone.countDown();
+    assertTrue(secondDone.await(5, TimeUnit.SECONDS), "the second ran once the thread was back");
+    assertNull(second.failure());
+    assertEquals(List.of("first", "second"), started);
+  }
+
   @Test
   void shouldRefuseAfterCloseAndNameItsThreads() throws Exception {
     connector = new QueuePairConnector("test-connect-", 2, 1);
