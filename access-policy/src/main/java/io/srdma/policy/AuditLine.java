@@ -16,6 +16,13 @@ import java.util.regex.Pattern;
 final class AuditLine {
   static final String MAC_FIELD = ",\"mac\":\"";
 
+  /**
+   * The longest line read, in bytes without its newline. The log writes lines under 64 KiB (eight
+   * text fields of at most 1,024 characters, each escaped to at most 6 bytes; a checkpoint's
+   * certificate of at most 16 KiB); a longer line is not a record, and is never held whole.
+   */
+  static final int MAX_BYTES = 1 << 20;
+
   /** Length of {@code ,"mac":"<64 hex>"}}. */
   static final int MAC_SUFFIX = MAC_FIELD.length() + 64 + 2;
 

@@ -65,7 +65,7 @@ public final class AuditLog implements AutoCloseable {
   private final Mac mac;
   private final AuditSigner signer;
   private final String certificate;
-  private final MessageDigest cover = newSha256();
+  private MessageDigest cover = newSha256();
   private final ReentrantLock lock = new ReentrantLock();
   private ScheduledExecutorService timer;
   private FileChannel channel;
@@ -376,9 +376,7 @@ public final class AuditLog implements AutoCloseable {
 
   private void resume(boolean keyExisted) throws IOException {
     if (Files.exists(file) && Files.size(file) > 0) {
-      byte[] data = Files.readAllBytes(file);
-      AuditVerifier.Walk w =
-          new AuditVerifier(key, null).walk(List.of(new AuditVerifier.Source(file, data)));
+      AuditVerifier.Walk w = new AuditVerifier(key, null).walk(List.of(file), null);
       if (!w.result.intact()) {
         throw new AuditException(
             "cannot continue audit log "
@@ -394,8 +392,10 @@ public final class AuditLog implements AutoCloseable {
       coverFrom = w.coverFrom;
       pending = w.pending;
       lastIsClose = w.lastIsClose;
-      cover.update(data, w.coverOffset, data.length - w.coverOffset);
-      size = data.length;
+      // the walk's running digest: the file's bytes from w.coverOffset on, as the next
+      // checkpoint must cover them
+      cover = w.cover;
+      size = w.lastFileBytes;
       channel = AuditFiles.openAppend(file);
       return;
     }

@@ -2,9 +2,7 @@ package io.srdma.policy;
 
 import io.srdma.policy.AuditVerification.Finding;
 import java.io.ByteArrayInputStream;
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.cert.CertificateException;
@@ -16,12 +14,10 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.Collection;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -37,8 +33,14 @@ import javax.crypto.Mac;
  * prev} names the MAC of the line before. With the audit key: each line's HMAC, and the key id of
  * each genesis. With a {@link AuditCheckpointTrust}: each checkpoint's signature, its signer's
  * certificate, and the SHA-256 of the lines it covers. Optionally: a head recorded elsewhere must
- * be in the chain, and a stopped log must end with its close checkpoint. Thread-safe: an instance
- * keeps no state between calls.
+ * be in the chain, and a stopped log must end with its close checkpoint.
+ *
+ * <p>Each file is read front to back, a line at a time; memory does not grow with the number of
+ * lines or the size of the files. A line longer than 1 MiB (1,048,576 bytes) is not a record (the
+ * log's own lines are under 64 KiB). Only to name where a missing line went (reordered rather than
+ * deleted) are the files read again. A file still being written is read up to where it ends when
+ * reached; a last line without its newline is truncated. Thread-safe: an instance keeps no state
+ * between calls.
  */
 public final class AuditVerifier {
   private final AuditKey key;
@@ -80,18 +82,10 @@ public final class AuditVerifier {
    * @throws AuditException if a file cannot be read
    */
   public AuditVerification verify(Collection<Path> files, Head expectedHead, boolean closed) {
-    List<Source> sources = new ArrayList<>();
-    for (Path f : files) {
-      try {
-        sources.add(new Source(f, Files.readAllBytes(f)));
-      } catch (IOException e) {
-        throw new AuditException("cannot read " + f + ": " + e, e);
-      }
-    }
-    if (sources.isEmpty()) {
+    if (files.isEmpty()) {
       throw new PolicyException(PolicyException.Category.ILLEGAL_ARGUMENT, "no files to verify");
     }
-    Walk w = walk(sources);
+    Walk w = walk(new ArrayList<>(files), expectedHead);
     if (!w.result.intact()) {
       return w.result;
     }
@@ -147,7 +141,7 @@ public final class AuditVerifier {
                 + w.firstSeq
                 + "): give the older files, or they were deleted");
       }
-      String mac = w.macBySeq.get(expected.seq());
+      String mac = w.macAtHeadSeq;
       if (!MessageDigest.isEqual(ascii(expected.mac()), ascii(mac == null ? "" : mac))) {
         return w.broken(
             w.lastFile,
@@ -163,7 +157,7 @@ public final class AuditVerifier {
       }
       return null;
     }
-    if (!w.macs.contains(expected.mac())) {
+    if (!w.headMacSeen) {
       return w.broken(
           w.lastFile,
           w.lastLineNo,
@@ -181,27 +175,41 @@ public final class AuditVerifier {
     return s.getBytes(StandardCharsets.US_ASCII);
   }
 
-  /** A file's name and bytes. */
-  record Source(Path file, byte[] data) {
-    long firstSeq() {
-      int end = 0;
-      while (end < data.length && data[end] != '\n') {
-        end++;
+  /** A file and what its first line says (read alone, to put the files in order). */
+  private record First(Path file, long seq, boolean empty) {
+    static First of(Path file) {
+      try (AuditLineReader r = AuditLineReader.open(file, AuditLine.MAX_BYTES)) {
+        AuditLineReader.Kind k = r.next();
+        AuditLine l =
+            k == AuditLineReader.Kind.LINE || k == AuditLineReader.Kind.PARTIAL
+                ? AuditLine.parse(r.text())
+                : null;
+        return new First(file, l == null ? Long.MAX_VALUE : l.seq, k == AuditLineReader.Kind.END);
       }
-      AuditLine l = AuditLine.parse(new String(data, 0, end, StandardCharsets.ISO_8859_1));
-      return l == null ? Long.MAX_VALUE : l.seq;
     }
   }
 
   /** One line's place. */
-  private record Loc(Path file, int line) {}
+  private record Loc(Path file, long line) {}
 
-  /** The state of one walk over the chain; also what {@link AuditLog} needs to continue it. */
+  /**
+   * The state of one walk over the chain; also what {@link AuditLog} needs to continue it. Its size
+   * does not depend on the number of lines or files walked.
+   */
   static final class Walk {
     AuditVerification result;
 
+    /**
+     * The SHA-256 of the last file's bytes from {@link #coverOffset} to its end: what the next
+     * checkpoint continues (valid when the walk is intact).
+     */
+    MessageDigest cover;
+
     /** Byte offset, in the last file, of the first line the next checkpoint must cover. */
-    int coverOffset;
+    long coverOffset;
+
+    /** How many bytes of the last file were read. */
+    long lastFileBytes;
 
     long coverFrom;
     long pending;
@@ -212,11 +220,15 @@ public final class AuditVerifier {
     String head;
     Path firstFile;
     Path lastFile;
-    int lastLineNo;
+    long lastLineNo;
     long lastCheckpointSeq;
     boolean restarted;
-    final Map<Long, String> macBySeq = new HashMap<>();
-    final Set<String> macs = new java.util.HashSet<>();
+
+    /** The MAC of the line at the expected head's seq, if one was given with its seq. */
+    String macAtHeadSeq;
+
+    /** Whether a line had the expected head's MAC, if one was given without its seq. */
+    boolean headMacSeen;
 
     AuditVerification broken(Path file, long line, Finding finding, String problem) {
       result =
@@ -235,38 +247,30 @@ public final class AuditVerifier {
     }
   }
 
-  Walk walk(List<Source> input) {
-    List<Source> sources = new ArrayList<>(input);
-    sources.sort(Comparator.comparingLong(Source::firstSeq));
+  /**
+   * Walks the chain through {@code input}, each file read once, line by line.
+   *
+   * @param input the files, any order
+   * @param expected a head recorded elsewhere, or null: noted on the way for {@link #checkHead}
+   * @return the walk; its result says whether it was intact
+   * @throws AuditException if a file cannot be read
+   */
+  Walk walk(List<Path> input, Head expected) {
+    List<First> sources = new ArrayList<>(input.size());
+    for (Path f : input) {
+      sources.add(First.of(f));
+    }
+    sources.sort(Comparator.comparingLong(First::seq));
     Walk w = new Walk();
     w.head = AuditLog.GENESIS;
-    for (Source s : sources) {
-      if (s.data.length == 0) {
-        w.broken(
-            s.file,
-            0,
-            Finding.EMPTY,
-            "the file has no lines; every audit file starts with its genesis line (emptied, or"
-                + " not an audit log)");
-        return w;
-      }
-    }
-    Map<Long, Loc> index = new HashMap<>();
-    for (Source s : sources) {
-      int lineNo = 0;
-      for (int start = 0; start < s.data.length; ) {
-        int end = lineEnd(s.data, start);
-        lineNo++;
-        AuditLine l =
-            AuditLine.parse(new String(s.data, start, end - start, StandardCharsets.ISO_8859_1));
-        if (l != null) {
-          index.putIfAbsent(l.seq, new Loc(s.file, lineNo));
-        }
-        start = end + 1;
+    for (First s : sources) {
+      if (s.empty()) {
+        return empty(w, s.file());
       }
     }
     Mac mac = key == null ? null : key.newMac();
     MessageDigest cover = AuditLog.newSha256();
+    w.cover = cover;
     CertificateFactory cf;
     try {
       cf = CertificateFactory.getInstance("X.509");
@@ -275,192 +279,211 @@ public final class AuditVerifier {
     }
     Set<String> signers = new LinkedHashSet<>();
     long checkpoints = 0;
-    w.firstFile = sources.get(0).file;
+    w.firstFile = sources.get(0).file();
     String prevMac = null;
     Path prevFile = null;
-    int prevLineNo = 0;
-    for (Source s : sources) {
-      byte[] d = s.data;
-      int lineNo = 0;
-      for (int start = 0; start < d.length; ) {
-        int end = lineEnd(d, start);
-        lineNo++;
-        if (end == d.length) {
-          w.broken(s.file, lineNo, Finding.TRUNCATED, "the last line has no end of line");
-          return w;
-        }
-        String raw = new String(d, start, end - start, StandardCharsets.ISO_8859_1);
-        AuditLine l = AuditLine.parse(raw);
-        if (l == null) {
-          w.broken(
-              s.file,
-              lineNo,
-              Finding.NOT_A_RECORD,
-              "not an audit record of this format (cut, edited, or written by an older version"
-                  + " without MACs)");
-          return w;
-        }
-        if (lineNo == 1 && !l.isGenesis()) {
-          w.broken(
-              s.file,
-              lineNo,
-              Finding.HEAD_REMOVED,
-              "the file's first line is seq "
-                  + l.seq
-                  + " ("
-                  + l.action
-                  + "), not its genesis line: its oldest lines were deleted");
-          return w;
-        }
-        if (lineNo > 1 && l.isGenesis()) {
-          w.broken(
-              s.file,
-              lineNo,
-              Finding.REORDERED,
-              "a genesis line inside a file: lines moved, or files spliced together");
-          return w;
-        }
-        boolean first = w.lines == 0;
-        if (first) {
-          w.firstSeq = l.seq;
-          if (l.seq == 1 && !l.prev.equals(AuditLog.GENESIS)) {
-            w.broken(s.file, lineNo, Finding.EDITED, "seq 1 must have prev = 64 zeros");
+    long prevLineNo = 0;
+    for (First source : sources) {
+      Path file = source.file();
+      try (AuditLineReader r = AuditLineReader.open(file, AuditLine.MAX_BYTES)) {
+        for (AuditLineReader.Kind k = r.next(); k != AuditLineReader.Kind.END; k = r.next()) {
+          long lineNo = r.lineNo();
+          if (k == AuditLineReader.Kind.TOO_LONG) {
+            w.broken(
+                file,
+                lineNo,
+                Finding.NOT_A_RECORD,
+                "the line is longer than "
+                    + AuditLine.MAX_BYTES
+                    + " bytes, the most an audit line may be (the log writes lines under 64 KiB):"
+                    + " garbage, or not an audit log");
             return w;
           }
-        } else {
-          long expected = w.lastSeq + 1;
-          if (l.seq < expected) {
+          if (k == AuditLineReader.Kind.PARTIAL) {
+            w.broken(file, lineNo, Finding.TRUNCATED, "the last line has no end of line");
+            return w;
+          }
+          String raw = r.text();
+          AuditLine l = AuditLine.parse(raw);
+          if (l == null) {
             w.broken(
-                s.file,
+                file,
+                lineNo,
+                Finding.NOT_A_RECORD,
+                "not an audit record of this format (cut, edited, or written by an older version"
+                    + " without MACs)");
+            return w;
+          }
+          if (lineNo == 1 && !l.isGenesis()) {
+            w.broken(
+                file,
+                lineNo,
+                Finding.HEAD_REMOVED,
+                "the file's first line is seq "
+                    + l.seq
+                    + " ("
+                    + l.action
+                    + "), not its genesis line: its oldest lines were deleted");
+            return w;
+          }
+          if (lineNo > 1 && l.isGenesis()) {
+            w.broken(
+                file,
                 lineNo,
                 Finding.REORDERED,
-                "seq " + l.seq + " after seq " + w.lastSeq + ": lines reordered or duplicated");
+                "a genesis line inside a file: lines moved, or files spliced together");
             return w;
           }
-          if (l.seq > expected) {
-            Loc missing = index.get(expected);
-            if (missing != null) {
-              w.broken(
-                  s.file,
-                  lineNo,
-                  Finding.REORDERED,
-                  "seq "
-                      + l.seq
-                      + " where seq "
-                      + expected
-                      + " was expected; seq "
-                      + expected
-                      + " is at "
-                      + missing.file()
-                      + ":"
-                      + missing.line());
+          boolean first = w.lines == 0;
+          if (first) {
+            w.firstSeq = l.seq;
+            if (l.seq == 1 && !l.prev.equals(AuditLog.GENESIS)) {
+              w.broken(file, lineNo, Finding.EDITED, "seq 1 must have prev = 64 zeros");
               return w;
             }
-            w.broken(
-                s.file,
-                lineNo,
-                Finding.DELETED,
-                "seq "
-                    + l.seq
-                    + " after seq "
-                    + w.lastSeq
-                    + ": "
-                    + (l.seq - expected)
-                    + " line(s) deleted before this one"
-                    + (lineNo == 1 ? " (the end of the previous file, or a whole file)" : ""));
-            return w;
-          }
-        }
-        if (l.isGenesis()) {
-          Matcher g = AuditLine.GENESIS.matcher(raw);
-          if (!g.matches()) {
-            w.broken(s.file, lineNo, Finding.NOT_A_RECORD, "malformed genesis line");
-            return w;
-          }
-          if (first && "restarted".equals(g.group(1))) {
-            w.restarted = true;
-          }
-          if (mac != null && !g.group(2).equals(key.id())) {
-            w.broken(
-                s.file,
-                lineNo,
-                Finding.WRONG_KEY,
-                "written with audit key id "
-                    + g.group(2)
-                    + ", not "
-                    + key.id()
-                    + ": forged without the key, or the wrong key file");
-            return w;
-          }
-        }
-        if (mac != null) {
-          String expectedMac =
-              HexFormat.of()
-                  .formatHex(mac.doFinal(l.macInput().getBytes(StandardCharsets.ISO_8859_1)));
-          if (!MessageDigest.isEqual(ascii(expectedMac), ascii(l.mac))) {
-            w.broken(
-                s.file,
-                lineNo,
-                Finding.EDITED,
-                "its MAC does not match: the line was altered, or written without the audit key");
-            return w;
-          }
-        }
-        if (!first && !l.prev.equals(prevMac)) {
-          if (mac != null || lineNo == 1) {
-            w.broken(
-                s.file,
-                lineNo,
-                Finding.EDITED,
-                "prev does not name the MAC of the line before (seq "
-                    + w.lastSeq
-                    + "): lines from another chain spliced in, or that line's MAC edited");
           } else {
-            w.broken(
-                prevFile,
-                prevLineNo,
-                Finding.EDITED,
-                "its MAC no longer matches the prev of the next line (seq " + l.seq + ")");
+            long expectedSeq = w.lastSeq + 1;
+            if (l.seq < expectedSeq) {
+              w.broken(
+                  file,
+                  lineNo,
+                  Finding.REORDERED,
+                  "seq " + l.seq + " after seq " + w.lastSeq + ": lines reordered or duplicated");
+              return w;
+            }
+            if (l.seq > expectedSeq) {
+              // only now look for the missing line: a second pass, on the failure path alone
+              Loc missing = find(sources, expectedSeq);
+              if (missing != null) {
+                w.broken(
+                    file,
+                    lineNo,
+                    Finding.REORDERED,
+                    "seq "
+                        + l.seq
+                        + " where seq "
+                        + expectedSeq
+                        + " was expected; seq "
+                        + expectedSeq
+                        + " is at "
+                        + missing.file()
+                        + ":"
+                        + missing.line());
+                return w;
+              }
+              w.broken(
+                  file,
+                  lineNo,
+                  Finding.DELETED,
+                  "seq "
+                      + l.seq
+                      + " after seq "
+                      + w.lastSeq
+                      + ": "
+                      + (l.seq - expectedSeq)
+                      + " line(s) deleted before this one"
+                      + (lineNo == 1 ? " (the end of the previous file, or a whole file)" : ""));
+              return w;
+            }
           }
-          return w;
-        }
-        if (l.isGenesis()) {
-          cover.reset();
-          w.coverFrom = l.seq;
-          w.coverOffset = start;
-          w.pending = 0;
-          w.lastCheckpointSeq = 0;
-          cover.update(d, start, end + 1 - start);
-        } else if (l.isCheckpoint()) {
-          String problem = checkpoint(raw, l, cover, w.coverFrom, cf, signers);
-          if (problem != null) {
-            boolean digest = problem.startsWith("lines ");
-            w.broken(s.file, lineNo, digest ? Finding.EDITED : Finding.BAD_CHECKPOINT, problem);
+          if (l.isGenesis()) {
+            Matcher g = AuditLine.GENESIS.matcher(raw);
+            if (!g.matches()) {
+              w.broken(file, lineNo, Finding.NOT_A_RECORD, "malformed genesis line");
+              return w;
+            }
+            if (first && "restarted".equals(g.group(1))) {
+              w.restarted = true;
+            }
+            if (mac != null && !g.group(2).equals(key.id())) {
+              w.broken(
+                  file,
+                  lineNo,
+                  Finding.WRONG_KEY,
+                  "written with audit key id "
+                      + g.group(2)
+                      + ", not "
+                      + key.id()
+                      + ": forged without the key, or the wrong key file");
+              return w;
+            }
+          }
+          if (mac != null) {
+            String expectedMac =
+                HexFormat.of()
+                    .formatHex(mac.doFinal(l.macInput().getBytes(StandardCharsets.ISO_8859_1)));
+            if (!MessageDigest.isEqual(ascii(expectedMac), ascii(l.mac))) {
+              w.broken(
+                  file,
+                  lineNo,
+                  Finding.EDITED,
+                  "its MAC does not match: the line was altered, or written without the audit"
+                      + " key");
+              return w;
+            }
+          }
+          if (!first && !l.prev.equals(prevMac)) {
+            if (mac != null || lineNo == 1) {
+              w.broken(
+                  file,
+                  lineNo,
+                  Finding.EDITED,
+                  "prev does not name the MAC of the line before (seq "
+                      + w.lastSeq
+                      + "): lines from another chain spliced in, or that line's MAC edited");
+            } else {
+              w.broken(
+                  prevFile,
+                  prevLineNo,
+                  Finding.EDITED,
+                  "its MAC no longer matches the prev of the next line (seq " + l.seq + ")");
+            }
             return w;
           }
-          checkpoints++;
-          cover.reset();
-          cover.update(d, start, end + 1 - start);
-          w.coverFrom = l.seq;
-          w.coverOffset = start;
-          w.pending = -1;
-          w.lastCheckpointSeq = l.seq;
-        } else {
-          cover.update(d, start, end + 1 - start);
+          if (l.isGenesis()) {
+            cover.reset();
+            w.coverFrom = l.seq;
+            w.coverOffset = r.offset();
+            w.pending = 0;
+            w.lastCheckpointSeq = 0;
+          } else if (l.isCheckpoint()) {
+            String problem = checkpoint(raw, l, cover, w.coverFrom, cf, signers);
+            if (problem != null) {
+              boolean digest = problem.startsWith("lines ");
+              w.broken(file, lineNo, digest ? Finding.EDITED : Finding.BAD_CHECKPOINT, problem);
+              return w;
+            }
+            checkpoints++;
+            cover.reset();
+            w.coverFrom = l.seq;
+            w.coverOffset = r.offset();
+            w.pending = -1;
+            w.lastCheckpointSeq = l.seq;
+          }
+          cover.update(r.bytes(), 0, r.length());
+          cover.update((byte) '\n');
+          w.pending++;
+          w.lastIsClose = l.isCheckpoint() && raw.contains("\"reason\":\"close\"");
+          w.lines++;
+          w.lastSeq = l.seq;
+          w.head = l.mac;
+          if (expected != null) {
+            if (expected.seq() == l.seq) {
+              w.macAtHeadSeq = l.mac;
+            } else if (expected.seq() == 0 && l.mac.equals(expected.mac())) {
+              w.headMacSeen = true;
+            }
+          }
+          w.lastFile = file;
+          w.lastLineNo = lineNo;
+          prevMac = l.mac;
+          prevFile = file;
+          prevLineNo = lineNo;
         }
-        w.pending++;
-        w.lastIsClose = l.isCheckpoint() && raw.contains("\"reason\":\"close\"");
-        w.lines++;
-        w.lastSeq = l.seq;
-        w.head = l.mac;
-        w.macBySeq.put(l.seq, l.mac);
-        w.macs.add(l.mac);
-        w.lastFile = s.file;
-        w.lastLineNo = lineNo;
-        prevMac = l.mac;
-        prevFile = s.file;
-        prevLineNo = lineNo;
-        start = end + 1;
+        if (r.position() == 0) {
+          return empty(w, file); // emptied since its first line was read
+        }
+        w.lastFileBytes = r.position();
       }
     }
     w.result =
@@ -476,6 +499,38 @@ public final class AuditVerifier {
             null,
             notes(checkpoints, signers, w));
     return w;
+  }
+
+  private static Walk empty(Walk w, Path file) {
+    w.broken(
+        file,
+        0,
+        Finding.EMPTY,
+        "the file has no lines; every audit file starts with its genesis line (emptied, or"
+            + " not an audit log)");
+    return w;
+  }
+
+  /**
+   * Where the first line with sequence number {@code seq} is, reading the files again (in walk
+   * order); null if none. Lines longer than the maximum are skipped, a last line without its
+   * newline counts.
+   */
+  private static Loc find(List<First> sources, long seq) {
+    byte[] prefix = ("{\"seq\":" + seq + ",").getBytes(StandardCharsets.US_ASCII);
+    for (First s : sources) {
+      try (AuditLineReader r = AuditLineReader.open(s.file(), AuditLine.MAX_BYTES)) {
+        for (AuditLineReader.Kind k = r.next(); k != AuditLineReader.Kind.END; k = r.next()) {
+          if (k != AuditLineReader.Kind.TOO_LONG && r.startsWith(prefix)) {
+            AuditLine l = AuditLine.parse(r.text());
+            if (l != null && l.seq == seq) {
+              return new Loc(s.file(), r.lineNo());
+            }
+          }
+        }
+      }
+    }
+    return null;
   }
 
   private String notes(long checkpoints, Set<String> signers, Walk w) {
@@ -564,14 +619,6 @@ public final class AuditVerifier {
     String id = AuditCheckpointTrust.identity(cert);
     signers.add(id != null ? id : cert.getSubjectX500Principal().getName());
     return null;
-  }
-
-  private static int lineEnd(byte[] d, int start) {
-    int end = start;
-    while (end < d.length && d[end] != '\n') {
-      end++;
-    }
-    return end;
   }
 
   /**

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.srdma.policy.AuditVerification.Finding;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -252,6 +253,166 @@ class AuditVerifierTest {
     AuditVerification g = fx.verifier().verify(gap, null, true);
     assertBroken(g, Finding.DELETED, 1);
     assertEquals(files.get(3), g.brokenFile(), "removed " + removed);
+  }
+
+  @Test
+  void shouldReportALineOverTheMaximumAsNotARecordWithoutReadingItWhole() throws Exception {
+    // a hostile file: 2 MiB without a newline (a gigabyte reads the same, in bounded memory)
+    Path junk = dir.resolve("junk.log");
+    Files.write(junk, "A".repeat(2 << 20).getBytes(StandardCharsets.US_ASCII));
+    AuditVerification v = fx.verifier().verify(List.of(junk), null, false);
+    assertBroken(v, Finding.NOT_A_RECORD, 1);
+    assertEquals(junk, v.brokenFile());
+    assertTrue(v.problem().contains("longer than " + AuditLine.MAX_BYTES + " bytes"), v.problem());
+    // a record-shaped line of 2 MiB inside a log (the log itself writes lines under 64 KiB)
+    String last = lines.get(12);
+    lines.set(12, last.replace("\"region\":\"", "\"region\":\"" + "x".repeat(2 << 20)));
+    assertTrue(lines.get(12).length() > AuditLine.MAX_BYTES);
+    AuditVerification keyless = check(new AuditVerifier(null, null), false);
+    assertBroken(keyless, Finding.NOT_A_RECORD, 13);
+    assertTrue(keyless.summary().startsWith(log + ":13: not a record: "), keyless.summary());
+    assertTrue(keyless.problem().contains(String.valueOf(AuditLine.MAX_BYTES)), keyless.problem());
+    // the longest line allowed is still read
+    assertEquals(1 << 20, AuditLine.MAX_BYTES);
+  }
+
+  @Test
+  void shouldVerifyALongChainAcrossManyRotatedFilesAndFindWhereALineWent() throws Exception {
+    Path r = dir.resolve("rot.log");
+    String h;
+    long seq;
+    try (AuditLog a = AuditLog.open(fx.options(r, 50).rotateBytes(4096))) {
+      for (int i = 1; i <= 600; i++) {
+        a.append(AuditLogTest.event(i));
+      }
+      h = a.head();
+      seq = a.sequence();
+    }
+    List<Path> files = rotFiles();
+    assertTrue(files.size() >= 30, files.size() + " files");
+    List<Path> shuffled = new ArrayList<>(files);
+    Collections.shuffle(shuffled, new Random(11));
+    AuditVerifier v = fx.verifier();
+    AuditVerification byMac = v.verify(shuffled, AuditVerifier.Head.parse(h), true);
+    assertTrue(byMac.intact(), byMac.summary());
+    assertTrue(byMac.lines() > 600 + files.size(), byMac.summary());
+    AuditVerification bySeq = v.verify(shuffled, AuditVerifier.Head.parse(seq + ":" + h), true);
+    assertTrue(bySeq.intact(), bySeq.summary());
+    assertEquals(byMac, bySeq);
+    // a head from the middle of the chain, of the third file
+    String mid = AuditFixture.read(files.get(2)).get(3);
+    long midSeq = Long.parseLong(mid.substring(7, mid.indexOf(',')));
+    String midHead = midSeq + ":" + AuditFixture.macOf(mid);
+    assertTrue(v.verify(shuffled, AuditVerifier.Head.parse(midHead), true).intact());
+    AuditVerification wrong =
+        v.verify(
+            shuffled, AuditVerifier.Head.parse((midSeq + 1) + ":" + AuditFixture.macOf(mid)), true);
+    assertEquals(Finding.EDITED, wrong.finding(), wrong.summary());
+    AuditVerification notIn = v.verify(shuffled, AuditVerifier.Head.parse("f".repeat(64)), true);
+    assertEquals(Finding.TRUNCATED, notIn.finding(), notIn.summary());
+
+    // a middle file removed
+    List<Path> gap = new ArrayList<>(files);
+    gap.remove(10);
+    AuditVerification g = v.verify(gap, null, true);
+    assertBroken(g, Finding.DELETED, 1);
+    assertEquals(files.get(11), g.brokenFile());
+    assertTrue(
+        g.problem().contains("(the end of the previous file, or a whole file)"), g.problem());
+
+    // a line moved from the fourth file into the sixth: named where it went, file and line
+    List<String> from = AuditFixture.read(files.get(3));
+    List<String> to = AuditFixture.read(files.get(5));
+    String moved = from.remove(2);
+    to.add(4, moved);
+    AuditFixture.write(files.get(3), from);
+    AuditFixture.write(files.get(5), to);
+    long movedSeq = Long.parseLong(moved.substring(7, moved.indexOf(',')));
+    AuditVerification m = v.verify(shuffled, null, true);
+    assertBroken(m, Finding.REORDERED, 3);
+    assertEquals(files.get(3), m.brokenFile());
+    assertTrue(
+        m.problem()
+            .endsWith(
+                "where seq "
+                    + movedSeq
+                    + " was expected; seq "
+                    + movedSeq
+                    + " is at "
+                    + files.get(5)
+                    + ":5"),
+        m.problem());
+    // the same line deleted instead: no other file has it
+    to.remove(4);
+    AuditFixture.write(files.get(5), to);
+    AuditVerification d = v.verify(shuffled, null, true);
+    assertBroken(d, Finding.DELETED, 3);
+    assertTrue(d.problem().contains("1 line(s) deleted before this one"), d.problem());
+  }
+
+  @Test
+  void shouldContinueACrashedLogSoThatItsNextCheckpointCoversTheUnsignedLines() throws Exception {
+    // the close checkpoint lost: e8..e10 (seq 11..13) wait after the checkpoint at seq 10
+    lines.remove(13);
+    AuditFixture.write(log, lines);
+    try (AuditLog a = AuditLog.open(fx.options(log, 4))) {
+      assertEquals(13, a.sequence());
+      a.append(AuditLogTest.event(11)); // the fourth pending line: checkpoint seq 15 from seq 10
+    }
+    List<String> after = AuditFixture.read(log);
+    assertEquals(16, after.size());
+    assertTrue(after.get(14).contains("\"from\":10,"), after.get(14));
+    AuditVerification v = fx.verifier().verify(List.of(log), null, true);
+    assertTrue(v.intact(), v.summary());
+    assertTrue(v.notes().contains("4 checkpoint(s)"), v.notes());
+  }
+
+  @Test
+  void shouldVerifyALogWhileItIsWrittenWithoutFailing() throws Exception {
+    Path live = dir.resolve("live.log");
+    try (AuditLog a = AuditLog.open(fx.options(live, 20))) {
+      java.util.concurrent.atomic.AtomicReference<Throwable> failed =
+          new java.util.concurrent.atomic.AtomicReference<>();
+      Thread writer =
+          new Thread(
+              () -> {
+                try {
+                  for (int i = 1; i <= 1000; i++) {
+                    a.append(AuditLogTest.event(i));
+                  }
+                } catch (Throwable t) {
+                  failed.set(t);
+                }
+              });
+      writer.start();
+      try {
+        AuditVerifier v = fx.verifier();
+        for (int i = 0; i < 20 && writer.isAlive(); i++) {
+          AuditVerification r = v.verify(List.of(live), null, false);
+          assertTrue(
+              r.intact() || r.finding() == Finding.TRUNCATED && r.brokenLine() == r.lines() + 1,
+              r.summary());
+        }
+      } finally {
+        writer.join(30_000);
+      }
+      assertFalse(writer.isAlive());
+      assertEquals(null, failed.get());
+    }
+    assertTrue(fx.verifier().verify(List.of(live), null, true).intact());
+  }
+
+  @Test
+  void shouldKeepNoPerLineStateInTheWalk() {
+    // what the walk keeps must not grow with the lines: no collections, no arrays
+    for (java.lang.reflect.Field f : AuditVerifier.Walk.class.getDeclaredFields()) {
+      Class<?> t = f.getType();
+      assertFalse(
+          t.isArray()
+              || java.util.Collection.class.isAssignableFrom(t)
+              || java.util.Map.class.isAssignableFrom(t),
+          f.toString());
+    }
   }
 
   private List<Path> rotFiles() throws Exception {
