@@ -28,6 +28,12 @@ public final class HostOptions {
   /** Most event-loop or worker threads of the control plane ({@link #controlThreads}). */
   public static final int MAX_CONTROL_THREADS = 64;
 
+  /** Default of {@link #connectThreads}. */
+  public static final int DEFAULT_CONNECT_THREADS = 8;
+
+  /** Default of {@link #maxConnectsPerTenant}. */
+  public static final int DEFAULT_MAX_CONNECTS_PER_TENANT = 2;
+
   /** How grants are scoped on the device. */
   public enum Scoping {
     /** Type-2 windows where the device enforces their bounds, else per-grant memory regions. */
@@ -66,8 +72,8 @@ public final class HostOptions {
       Math.min(MAX_OPENER_THREADS, Runtime.getRuntime().availableProcessors());
   private int controlThreads = Math.min(2, Runtime.getRuntime().availableProcessors());
   private int workerThreads = 8;
-  private int connectThreads = 8;
-  private int maxConnectsPerTenant = 2;
+  private int connectThreads = DEFAULT_CONNECT_THREADS;
+  private int maxConnectsPerTenant = DEFAULT_MAX_CONNECTS_PER_TENANT;
 
   /** The host's certificate and key (a server certificate of the deployment CA). */
   public HostOptions credential(Credential value) {

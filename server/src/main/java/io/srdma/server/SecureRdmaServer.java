@@ -277,31 +277,9 @@ public final class SecureRdmaServer implements AutoCloseable {
             .provider(c.provider)
             .device(ServeChecks.deviceOptions(c))
             .scoping(HostOptions.Scoping.valueOf(c.scoping.toUpperCase(Locale.ROOT)))
-            .maxSessions(c.maxSessions)
-            .maxSessionsPerTenant(c.maxSessionsPerTenant)
-            .maxPendingHandshakes(c.maxPendingHandshakes)
-            .maxPendingHandshakesPerAddress(c.maxPendingHandshakesPerAddress)
-            .firstRecordTimeout(c.firstRecordTimeout)
-            .maxRejectedRecords(c.maxRejectedRecords)
-            .regionKeyRotation(c.regionKeyRotation)
             .allowedResponderAddresses(c.allowedResponderAddresses)
-            .trustHelloAddress(c.trustHelloAddress)
-            .authFailuresPerMinute(c.authFailuresPerMinute)
-            .handshakeTimeout(c.handshakeTimeout)
-            .requestTimeout(c.requestTimeout)
-            .idleTimeout(c.idleTimeout)
-            .maxSessionLifetime(c.maxSessionLifetime)
-            .receiveDepth(c.receiveDepth)
-            .maxRecordPayload(c.recordSize);
-    if (c.controlThreads != null) {
-      options.controlThreads(c.controlThreads);
-    }
-    if (c.workerThreads != null) {
-      options.workerThreads(c.workerThreads);
-    }
-    if (c.openerThreads != null) {
-      options.openerThreads(c.openerThreads);
-    }
+            .trustHelloAddress(c.trustHelloAddress);
+    limits(c, options);
     r.host = RegionHost.start(options);
     for (ServeConfig.RegionSpec s : c.regions) {
       r.host.registerRegion(s.tenant(), s.region(), s.size());
@@ -338,5 +316,39 @@ public final class SecureRdmaServer implements AutoCloseable {
       r.console =
           ConsoleServer.start(p.console(), r.backend, new ConsoleUsers(host::policy), trail);
     }
+  }
+
+  /**
+   * Sets the host's limits from the file's {@code limits} section and {@code record-size}; the
+   * thread counts left out of the file keep the host's defaults.
+   */
+  static HostOptions limits(ServeConfig c, HostOptions options) {
+    options
+        .maxSessions(c.maxSessions)
+        .maxSessionsPerTenant(c.maxSessionsPerTenant)
+        .maxPendingHandshakes(c.maxPendingHandshakes)
+        .maxPendingHandshakesPerAddress(c.maxPendingHandshakesPerAddress)
+        .firstRecordTimeout(c.firstRecordTimeout)
+        .maxRejectedRecords(c.maxRejectedRecords)
+        .regionKeyRotation(c.regionKeyRotation)
+        .authFailuresPerMinute(c.authFailuresPerMinute)
+        .handshakeTimeout(c.handshakeTimeout)
+        .requestTimeout(c.requestTimeout)
+        .idleTimeout(c.idleTimeout)
+        .maxSessionLifetime(c.maxSessionLifetime)
+        .receiveDepth(c.receiveDepth)
+        .maxRecordPayload(c.recordSize)
+        .connectThreads(c.connectThreads)
+        .maxConnectsPerTenant(c.maxConnectsPerTenant);
+    if (c.controlThreads != null) {
+      options.controlThreads(c.controlThreads);
+    }
+    if (c.workerThreads != null) {
+      options.workerThreads(c.workerThreads);
+    }
+    if (c.openerThreads != null) {
+      options.openerThreads(c.openerThreads);
+    }
+    return options;
   }
 }

@@ -59,6 +59,8 @@ abstract class ServeSections extends ConfigReader {
           "control-threads",
           "worker-threads",
           "opener-threads",
+          "connect-threads",
+          "max-connects-per-tenant",
           "shutdown-timeout");
 
   InetSocketAddress listen;
@@ -100,6 +102,8 @@ abstract class ServeSections extends ConfigReader {
   Integer controlThreads;
   Integer workerThreads;
   Integer openerThreads;
+  int connectThreads = io.srdma.host.HostOptions.DEFAULT_CONNECT_THREADS;
+  int maxConnectsPerTenant = io.srdma.host.HostOptions.DEFAULT_MAX_CONNECTS_PER_TENANT;
   Duration shutdownTimeout = Duration.ofSeconds(20);
   int recordSize = 64 * 1024;
 
@@ -357,6 +361,7 @@ abstract class ServeSections extends ConfigReader {
               io.srdma.host.HostOptions.MAX_OPENER_THREADS,
               1);
     }
+    readConnects(f.get("connect-threads"), f.get("max-connects-per-tenant"));
     shutdownTimeout =
         durationOr(f.get("shutdown-timeout"), "limits.shutdown-timeout", shutdownTimeout);
     if (firstRecordTimeout.compareTo(handshakeTimeout) > 0) {
@@ -377,5 +382,45 @@ abstract class ServeSections extends ConfigReader {
           "limits.max-sessions-per-tenant",
           "must not exceed limits.max-sessions (" + maxSessions + "), got " + maxSessionsPerTenant);
     }
+  }
+
+  // The queue-pair connectors (HostOptions#connectThreads): set together or not at all, so a file
+  // with either value wrong leaves both at the host's defaults and is refused as a whole.
+  private void readConnects(Entry threadsEntry, Entry perTenantEntry) {
+    int max = io.srdma.host.HostOptions.MAX_CONTROL_THREADS;
+    Long threads =
+        threadsEntry == null
+            ? Long.valueOf(connectThreads)
+            : integer(threadsEntry, "limits.connect-threads", 1, max);
+    Long perTenant =
+        perTenantEntry == null
+            ? Long.valueOf(maxConnectsPerTenant)
+            : integer(perTenantEntry, "limits.max-connects-per-tenant", 1, max);
+    if (threads == null || perTenant == null) {
+      return;
+    }
+    if (perTenant > threads) {
+      if (perTenantEntry != null) {
+        error(
+            perTenantEntry.value(),
+            "limits.max-connects-per-tenant",
+            "must not exceed limits.connect-threads ("
+                + threads
+                + (threadsEntry == null ? ", the default" : "")
+                + "), got "
+                + perTenant);
+      } else {
+        error(
+            threadsEntry.value(),
+            "limits.connect-threads",
+            "must be at least limits.max-connects-per-tenant ("
+                + perTenant
+                + ", the default; lower it too), got "
+                + threads);
+      }
+      return;
+    }
+    connectThreads = (int) (long) threads;
+    maxConnectsPerTenant = (int) (long) perTenant;
   }
 }
