@@ -10,8 +10,11 @@ package io.srdma.policy;
  * (non-characters among them). Printable text, non-ASCII letters included, is returned unchanged; a
  * backslash already in the text is left as it is, so the result is for reading, not for parsing
  * back.
+ *
+ * <p>Public so that the other readers of configuration files (the serve configuration, the cluster
+ * section) escape what they echo the same way. Thread safety: stateless.
  */
-final class Printable {
+public final class Printable {
   private Printable() {}
 
   /**
@@ -20,7 +23,7 @@ final class Printable {
    * @param text any text
    * @return {@code text} itself if it prints as it is, else an escaped copy
    */
-  static String escape(String text) {
+  public static String escape(String text) {
     int i = 0;
     while (i < text.length() && printable(text.codePointAt(i))) {
       i += Character.charCount(text.codePointAt(i));

@@ -2,6 +2,7 @@ package io.srdma.cli;
 
 import io.srdma.channel.record.AeadSelection;
 import io.srdma.host.RegionHost;
+import io.srdma.policy.Printable;
 import io.srdma.server.Addresses;
 import io.srdma.server.SecureRdmaServer;
 import io.srdma.server.ServeConfig;
@@ -82,7 +83,9 @@ final class ServeCommand implements Callable<Integer> {
       }
       err.printf(
           "srdma serve: %d error%s in %s; nothing was started%n",
-          e.errors().size(), e.errors().size() == 1 ? "" : "s", config);
+          e.errors().size(),
+          e.errors().size() == 1 ? "" : "s",
+          Printable.escape(config.toString()));
       err.flush();
       return KeyCommands.EXIT_USAGE;
     }

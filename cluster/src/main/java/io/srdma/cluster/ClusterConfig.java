@@ -1,6 +1,7 @@
 package io.srdma.cluster;
 
 import io.srdma.policy.BoundedYaml;
+import io.srdma.policy.Printable;
 import io.srdma.policy.Units;
 import java.io.IOException;
 import java.net.URI;
@@ -61,6 +62,7 @@ public final class ClusterConfig {
   private static final Pattern PREFIX = Pattern.compile("(/[a-zA-Z0-9_.-]{1,64}){1,8}");
   private static final Pattern NAME = Pattern.compile("[a-z0-9][a-z0-9_.-]{0,62}");
   private static final int MAX_ENDPOINTS = 16;
+  private static final int MAX_ERROR_CHARS = 1000;
 
   private final List<URI> endpoints;
   private final Path caCertificate;
@@ -166,7 +168,7 @@ public final class ClusterConfig {
     } catch (BoundedYaml.RejectedException e) {
       List<String> errors = new ArrayList<>();
       for (BoundedYaml.Problem p : e.problems()) {
-        errors.add(label + ":" + p.line() + ":" + p.column() + ": " + p.reason());
+        add(errors, label + ":" + p.line() + ":" + p.column() + ": " + p.reason());
       }
       throw bad(errors);
     }
@@ -200,29 +202,30 @@ public final class ClusterConfig {
   public static ClusterConfig parse(Node node, String label, Path base, List<String> errors) {
     int before = errors.size();
     if (!(node instanceof MappingNode m)) {
-      errors.add(at(label, node, "cluster") + ": must be a mapping");
+      add(errors, at(label, node, "cluster") + ": must be a mapping");
       return null;
     }
     Map<String, Node> f = new LinkedHashMap<>();
     for (NodeTuple t : m.getValue()) {
       if (!(t.getKeyNode() instanceof ScalarNode k)) {
-        errors.add(at(label, t.getKeyNode(), "cluster") + ": keys must be plain words");
+        add(errors, at(label, t.getKeyNode(), "cluster") + ": keys must be plain words");
         continue;
       }
       String name = k.getValue();
       if (!KEYS.contains(name)) {
-        errors.add(
+        add(
+            errors,
             at(label, k, "cluster." + name)
                 + ": unknown key (expected one of "
                 + String.join(", ", KEYS)
                 + ")");
       } else if (f.put(name, t.getValueNode()) != null) {
-        errors.add(at(label, k, "cluster." + name) + ": duplicate key");
+        add(errors, at(label, k, "cluster." + name) + ": duplicate key");
       }
     }
     for (String r : REQUIRED) {
       if (!f.containsKey(r)) {
-        errors.add(at(label, m, "cluster") + ": missing required key '" + r + "'");
+        add(errors, at(label, m, "cluster") + ": missing required key '" + r + "'");
       }
     }
     Builder b = new Builder();
@@ -233,9 +236,10 @@ public final class ClusterConfig {
               ? s.getValue()
               : e instanceof ScalarNode ? List.of(e) : List.of();
       if (items.isEmpty()) {
-        errors.add(at(label, e, "cluster.endpoints") + ": must list at least one https URL");
+        add(errors, at(label, e, "cluster.endpoints") + ": must list at least one https URL");
       } else if (items.size() > MAX_ENDPOINTS) {
-        errors.add(
+        add(
+            errors,
             at(label, e, "cluster.endpoints") + ": more than " + MAX_ENDPOINTS + " endpoints");
       }
       for (Node item : items) {
@@ -243,7 +247,7 @@ public final class ClusterConfig {
         if (v != null) {
           String problem = endpointProblem(v);
           if (problem != null) {
-            errors.add(at(label, item, "cluster.endpoints") + ": " + problem);
+            add(errors, at(label, item, "cluster.endpoints") + ": " + problem);
           } else {
             b.endpoints.add(URI.create(v));
           }
@@ -260,7 +264,8 @@ public final class ClusterConfig {
       String v = scalar(p, label, "cluster.prefix", errors);
       if (v != null) {
         if (!PREFIX.matcher(v).matches()) {
-          errors.add(
+          add(
+              errors,
               at(label, p, "cluster.prefix")
                   + ": must look like /srdma/prod (1 to 8 segments of letters, digits, _ . -;"
                   + " no trailing slash), got '"
@@ -276,7 +281,8 @@ public final class ClusterConfig {
       String v = scalar(h, label, "cluster.host", errors);
       if (v != null) {
         if (!NAME.matcher(v).matches()) {
-          errors.add(
+          add(
+              errors,
               at(label, h, "cluster.host")
                   + ": must be a lower-case name of letters, digits, _ . - (1 to 63), got '"
                   + v
@@ -296,14 +302,16 @@ public final class ClusterConfig {
       if (v != null) {
         Duration d = Units.parseDuration(v);
         if (d == null) {
-          errors.add(
+          add(
+              errors,
               at(label, rt, "cluster.request-timeout")
                   + ": must be a positive duration such as 500ms or 2s, got '"
                   + v
                   + "'");
         } else if (d.compareTo(Duration.ofMillis(100)) < 0
             || d.compareTo(Duration.ofMinutes(1)) > 0) {
-          errors.add(
+          add(
+              errors,
               at(label, rt, "cluster.request-timeout")
                   + ": must be between 100ms and 1m, got "
                   + v);
@@ -341,7 +349,7 @@ public final class ClusterConfig {
 
   private static String scalar(Node n, String label, String key, List<String> errors) {
     if (!(n instanceof ScalarNode s) || s.getValue().isEmpty()) {
-      errors.add(at(label, n, key) + ": must be a non-empty value");
+      add(errors, at(label, n, key) + ": must be a non-empty value");
       return null;
     }
     return s.getValue();
@@ -365,8 +373,23 @@ public final class ClusterConfig {
         .orElse(label + ": " + key);
   }
 
+  // Values, keys and the file name are echoed in errors, which are joined by line feeds and reach
+  // terminals and logs: each is escaped (Printable), so a value cannot forge or split a line, and
+  // clipped, so a hostile megabyte value does not become a megabyte line.
+  private static void add(List<String> errors, String text) {
+    errors.add(printable(text));
+  }
+
+  private static String printable(String text) {
+    String clipped =
+        text.length() > MAX_ERROR_CHARS ? text.substring(0, MAX_ERROR_CHARS) + "..." : text;
+    return Printable.escape(clipped);
+  }
+
   private static ClusterException bad(List<String> errors) {
-    return new ClusterException(ClusterException.Reason.BAD_CONFIG, String.join("\n", errors));
+    return new ClusterException(
+        ClusterException.Reason.BAD_CONFIG,
+        String.join("\n", errors.stream().map(Printable::escape).toList()));
   }
 
   /** Every error of a refused configuration ({@code BAD_CONFIG}), one per element. */
@@ -456,17 +479,19 @@ public final class ClusterConfig {
       for (URI u : endpoints) {
         String problem = endpointProblem(u.toString());
         if (problem != null) {
-          throw new ClusterException(ClusterException.Reason.BAD_CONFIG, problem);
+          throw new ClusterException(ClusterException.Reason.BAD_CONFIG, printable(problem));
         }
       }
       Objects.requireNonNull(caCertificate, "caCertificate");
       Objects.requireNonNull(certificate, "certificate");
       Objects.requireNonNull(key, "key");
       if (prefix == null || !PREFIX.matcher(prefix).matches()) {
-        throw new ClusterException(ClusterException.Reason.BAD_CONFIG, "bad prefix " + prefix);
+        throw new ClusterException(
+            ClusterException.Reason.BAD_CONFIG, printable("bad prefix " + prefix));
       }
       if (host != null && !NAME.matcher(host).matches()) {
-        throw new ClusterException(ClusterException.Reason.BAD_CONFIG, "bad host name " + host);
+        throw new ClusterException(
+            ClusterException.Reason.BAD_CONFIG, printable("bad host name " + host));
       }
       return new ClusterConfig(this);
     }

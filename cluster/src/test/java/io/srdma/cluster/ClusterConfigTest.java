@@ -11,6 +11,13 @@ import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.snakeyaml.engine.v2.api.LoadSettings;
+import org.snakeyaml.engine.v2.api.lowlevel.Compose;
+import org.snakeyaml.engine.v2.common.ScalarStyle;
+import org.snakeyaml.engine.v2.nodes.MappingNode;
+import org.snakeyaml.engine.v2.nodes.Node;
+import org.snakeyaml.engine.v2.nodes.NodeTuple;
+import org.snakeyaml.engine.v2.nodes.ScalarNode;
 
 class ClusterConfigTest {
   @TempDir Path dir;
@@ -95,5 +102,81 @@ class ClusterConfigTest {
   void shouldRefuseHostileYamlWithOneClearError() throws Exception {
     List<String> e = errors("cluster: &a\n  x: *a\n");
     assertTrue(e.get(0).contains("anchors"), e.get(0));
+  }
+
+  private static void assertPrintable(String text) {
+    for (int i = 0; i < text.length(); i++) {
+      int type = Character.getType(text.charAt(i));
+      assertTrue(
+          type != Character.CONTROL
+              && type != Character.FORMAT
+              && type != Character.LINE_SEPARATOR
+              && type != Character.PARAGRAPH_SEPARATOR
+              && type != Character.SURROGATE,
+          String.format("raw U+%04X at %d in: %s", (int) text.charAt(i), i, text));
+    }
+  }
+
+  @Test
+  void shouldEscapeControlCharactersOfEchoedValuesAndKeys() throws Exception {
+    // YAML escapes: the values hold LF, CR, tab and a zero-width space
+    String hostile = "\\n\\r\\t\\u200B";
+    String escaped = "\\u000A\\u000D\\u0009\\u200B";
+    ClusterException e =
+        assertThrows(
+            ClusterException.class,
+            () ->
+                read(
+                    "cluster:\n"
+                        + "  endpoints: [\"https://10.0.0.1:2379/x"
+                        + hostile
+                        + "\"]\n"
+                        + "  ca-certificate: e.crt\n  certificate: c.crt\n  key: c.key\n"
+                        + "  prefix: \"/srdma"
+                        + hostile
+                        + "\"\n  host: \"h"
+                        + hostile
+                        + "\"\n  request-timeout: \"5s"
+                        + hostile
+                        + "\"\n  \"col"
+                        + hostile
+                        + "our\": blue\n"));
+    assertPrintable(e.getMessage().replace("\n", ""));
+    List<String> errors = ClusterConfig.errors(e);
+    assertEquals(
+        5, errors.size(), "one line per error: a value's line feed splits none\n" + errors);
+    errors.forEach(ClusterConfigTest::assertPrintable);
+    String all = String.join("\n", errors);
+    assertTrue(all.contains("'https://10.0.0.1:2379/x" + escaped + "'"), all);
+    assertTrue(all.contains("got '/srdma" + escaped + "'"), all);
+    assertTrue(all.contains("got 'h" + escaped + "'"), all);
+    assertTrue(all.contains("got '5s" + escaped + "'"), all);
+    assertTrue(all.contains("cluster.col" + escaped + "our: unknown key"), all);
+  }
+
+  @Test
+  void shouldEscapeABidiOverrideInAValueTheCallerComposed() {
+    // parse() takes any node: one composed without BoundedYaml may hold U+202E
+    Node node =
+        new Compose(LoadSettings.builder().build())
+            .composeString("endpoints: [https://10.0.0.1:2379]\nprefix: x\n")
+            .orElseThrow();
+    MappingNode m = (MappingNode) node;
+    ScalarNode old = (ScalarNode) m.getValue().get(1).getValueNode();
+    ScalarNode evil =
+        new ScalarNode(
+            old.getTag(),
+            true,
+            "/a\n\r\t\u202Eb",
+            ScalarStyle.DOUBLE_QUOTED,
+            old.getStartMark(),
+            old.getEndMark());
+    m.getValue().set(1, new NodeTuple(m.getValue().get(1).getKeyNode(), evil));
+    List<String> errors = new java.util.ArrayList<>();
+    assertEquals(null, ClusterConfig.parse(m, "f.yaml", dir, errors));
+    errors.forEach(ClusterConfigTest::assertPrintable);
+    assertTrue(
+        errors.stream().anyMatch(l -> l.contains("got '/a\\u000A\\u000D\\u0009\\u202Eb'")),
+        errors.toString());
   }
 }

@@ -1,6 +1,7 @@
 package io.srdma.server;
 
 import io.srdma.policy.BoundedYaml;
+import io.srdma.policy.Printable;
 import io.srdma.policy.Units;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -73,7 +74,19 @@ abstract class ConfigReader {
 
   /** Adds an error already worded {@code file:line:column: key: what} (the cluster section's). */
   final void addError(int line, int column, String text) {
-    errors.add(new Located(line, column, text));
+    add(line, column, text);
+  }
+
+  // Every error goes through here: values (and keys, and the file name) are echoed in errors,
+  // and a line feed, carriage return, tab or bidi control in one must not forge or hide a line
+  // where the error is printed or logged.
+  private void add(int line, int column, String text) {
+    errors.add(new Located(line, column, Printable.escape(text)));
+  }
+
+  // values are echoed in messages; a hostile megabyte value must not become a megabyte line
+  private static String clip(String text) {
+    return text.length() > MAX_MESSAGE_CHARS ? text.substring(0, MAX_MESSAGE_CHARS) + "..." : text;
   }
 
   // ------------------------------------------------------------------ reading
@@ -123,9 +136,7 @@ abstract class ConfigReader {
         if (reason.startsWith("anchors") || reason.startsWith("aliases")) {
           reason += " in a serve configuration";
         }
-        errors.add(
-            new Located(
-                p.line(), p.column(), label + ":" + p.line() + ":" + p.column() + ": " + reason));
+        add(p.line(), p.column(), label + ":" + p.line() + ":" + p.column() + ": " + reason);
       }
       return null;
     }
@@ -417,17 +428,14 @@ abstract class ConfigReader {
   }
 
   void error(Mark m, String key, String message) {
-    // values are echoed in messages; a hostile megabyte value must not become a megabyte line
-    if (message.length() > MAX_MESSAGE_CHARS) {
-      message = message.substring(0, MAX_MESSAGE_CHARS) + "...";
-    }
     int line = m == null ? 0 : m.getLine() + 1;
     int column = m == null ? 0 : m.getColumn() + 1;
     String pos = m == null ? label : label + ":" + line + ":" + column;
-    errors.add(new Located(line, column, pos + ": " + (key == null ? "" : key + ": ") + message));
+    // an unknown key is echoed in its key too
+    add(line, column, pos + ": " + (key == null ? "" : clip(key) + ": ") + clip(message));
   }
 
   void fileError(String message) {
-    errors.add(new Located(0, 0, label + ": " + message));
+    add(0, 0, label + ": " + message);
   }
 }

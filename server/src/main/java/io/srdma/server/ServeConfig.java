@@ -1,5 +1,6 @@
 package io.srdma.server;
 
+import io.srdma.policy.Printable;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -54,16 +55,30 @@ public final class ServeConfig extends ServeSections {
   /** One region to register at start. */
   record RegionSpec(String tenant, String region, long size, At at) {}
 
-  /** A configuration file with errors: every error, one per line, in file order. */
+  /**
+   * A configuration file with errors: every error, one per line, in file order. Each error is
+   * escaped with {@link Printable#escape}, as errors echo values, paths and exception messages: no
+   * error holds a line feed, carriage return, tab or other character that does not print as itself.
+   */
   public static final class ConfigException extends Exception {
     private static final long serialVersionUID = 1L;
     private final List<String> errors;
 
+    /**
+     * An exception listing {@code errors}.
+     *
+     * @param errors each error, {@code file:line:column: key: what is wrong}; escaped here
+     */
     public ConfigException(List<String> errors) {
-      super(errors.size() + " error(s): " + String.join("; ", errors));
-      this.errors = List.copyOf(errors);
+      super(errors.size() + " error(s): " + String.join("; ", escaped(errors)));
+      this.errors = escaped(errors);
     }
 
+    private static List<String> escaped(List<String> errors) {
+      return errors.stream().map(Printable::escape).toList();
+    }
+
+    /** Every error, one per element, escaped. */
     public List<String> errors() {
       return errors;
     }
