@@ -1,5 +1,6 @@
 package io.srdma.cluster;
 
+import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.Watch;
 import io.etcd.jetcd.kv.GetResponse;
@@ -11,13 +12,16 @@ import io.etcd.jetcd.watch.WatchResponse;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -51,6 +55,15 @@ final class ClusterGrantSync implements Follower {
   static final Duration PERIOD = Duration.ofMillis(200);
   static final String ACTOR = "cluster";
 
+  /**
+   * The largest revoke request acted on: a request is a grant's JSON (~300 bytes; host, tenant,
+   * peer and region names included), so 16 KiB is ample margin; a larger value is skipped.
+   */
+  static final int MAX_REQUEST_BYTES = 16 * 1024;
+
+  /** Revoke requests addressed to this host read at once at resync. */
+  static final int REQUESTS_IN_FLIGHT = 64;
+
   private static final Logger LOG = LoggerFactory.getLogger(ClusterGrantSync.class);
 
   private final EtcdLink link;
@@ -66,6 +79,7 @@ final class ClusterGrantSync implements Follower {
   private Watch.Watcher requestWatcher; // guarded by this
   private volatile boolean broken = true;
   private volatile boolean closed;
+  private final AtomicLong oversized = new AtomicLong();
 
   ClusterGrantSync(
       EtcdLink link,
@@ -90,6 +104,11 @@ final class ClusterGrantSync implements Follower {
         java.util.concurrent.TimeUnit.MILLISECONDS);
   }
 
+  /** Revoke requests skipped as too large since start. */
+  long oversized() {
+    return oversized.get();
+  }
+
   @Override
   public boolean broken() {
     return broken;
@@ -102,28 +121,18 @@ final class ClusterGrantSync implements Follower {
 
   @Override
   public void resync() {
-    GetResponse r =
-        link.await(
-            link.client()
-                .getKVClient()
-                .get(
-                    link.keys().grantsOf(host),
-                    GetOption.builder().isPrefix(true).withKeysOnly(true).build()),
-            "reading this host's grants");
     Set<Long> present = new HashSet<>();
-    for (KeyValue kv : r.getKvs()) {
-      present.add(ClusterKeys.grantIdOf(kv.getKey()));
-    }
-    GetResponse q =
-        link.await(
-            link.client()
-                .getKVClient()
-                .get(link.keys().requests(), GetOption.builder().isPrefix(true).build()),
-            "reading revoke requests");
+    long grantsRevision =
+        EtcdRange.scan(
+                link,
+                link.keys().grantsOf(host),
+                true,
+                0,
+                "reading this host's grants",
+                kv -> present.add(ClusterKeys.grantIdOf(kv.getKey())))
+            .revision();
     execute(() -> revokeVanished(present));
-    for (KeyValue kv : q.getKvs()) {
-      onRequest(kv);
-    }
+    long requestsRevision = readRequests();
     synchronized (this) {
       if (closed) {
         return;
@@ -142,7 +151,7 @@ final class ClusterGrantSync implements Follower {
                   WatchOption.builder()
                       .isPrefix(true)
                       .withNoDelete(true)
-                      .withRevision(q.getHeader().getRevision() + 1)
+                      .withRevision(requestsRevision + 1)
                       .build(),
                   Watch.listener(this::onRequests, this::onError));
       watcher =
@@ -153,11 +162,67 @@ final class ClusterGrantSync implements Follower {
                   WatchOption.builder()
                       .isPrefix(true)
                       .withNoPut(true)
-                      .withRevision(r.getHeader().getRevision() + 1)
+                      .withRevision(grantsRevision + 1)
                       .build(),
                   Watch.listener(this::onNext, this::onError));
     }
     broken = false;
+  }
+
+  /**
+   * Reads the revoke requests addressed to this host and acts on each; returns the revision read
+   * at. The keys name their target ({@code requests/FROM/HOST/ID}) but not as a prefix, so the
+   * whole prefix is read keys only (paged) and only this host's requests are read with their
+   * values, one key per request: what another host writes under its own {@code requests/FROM/}
+   * costs this host its keys' bytes, never its values'.
+   */
+  private long readRequests() {
+    List<ByteSequence> mine = new ArrayList<>();
+    EtcdRange.Result keys =
+        EtcdRange.scan(
+            link,
+            link.keys().requests(),
+            true,
+            0,
+            "reading revoke requests",
+            kv -> {
+              if (host.equals(link.keys().requestTarget(kv.getKey()))) {
+                mine.add(kv.getKey());
+              }
+            });
+    long revision = keys.revision();
+    long skipped = keys.skipped();
+    GetOption at = GetOption.builder().withRevision(revision).build();
+    for (int i = 0; i < mine.size(); i += REQUESTS_IN_FLIGHT) {
+      List<ByteSequence> batch = mine.subList(i, Math.min(mine.size(), i + REQUESTS_IN_FLIGHT));
+      List<CompletableFuture<GetResponse>> reads = new ArrayList<>();
+      for (ByteSequence key : batch) {
+        reads.add(link.client().getKVClient().get(key, at));
+      }
+      for (int j = 0; j < batch.size(); j++) {
+        GetResponse r;
+        try {
+          r = link.await(reads.get(j), "reading a revoke request");
+        } catch (ClusterException e) {
+          if (!EtcdRange.tooLarge(e)) {
+            throw e;
+          }
+          skipped++;
+          LOG.warn(
+              "revoke request {} skipped: too large to read ({})",
+              EtcdRange.escape(batch.get(j)),
+              e.getMessage());
+          continue;
+        }
+        for (KeyValue kv : r.getKvs()) {
+          if (!onRequest(kv)) {
+            skipped++;
+          }
+        }
+      }
+    }
+    oversized.addAndGet(skipped);
+    return revision;
   }
 
   private void revokeVanished(Set<Long> present) {
@@ -184,25 +249,35 @@ final class ClusterGrantSync implements Follower {
 
   private void onRequests(WatchResponse r) {
     for (WatchEvent e : r.getEvents()) {
-      if (e.getEventType() == WatchEvent.EventType.PUT) {
-        onRequest(e.getKeyValue());
+      if (e.getEventType() == WatchEvent.EventType.PUT && !onRequest(e.getKeyValue())) {
+        oversized.incrementAndGet();
       }
     }
   }
 
-  private void onRequest(KeyValue kv) {
+  /** Acts on a revoke request if it is addressed to this host; false if it was too large. */
+  private boolean onRequest(KeyValue kv) {
     if (!host.equals(link.keys().requestTarget(kv.getKey()))) {
-      return;
+      return true;
     }
     String from = link.keys().requestSource(kv.getKey());
+    if (kv.getValue().size() > MAX_REQUEST_BYTES) {
+      LOG.warn(
+          "revoke request {} skipped: its value is {} bytes, over the {} a console writes",
+          EtcdRange.escape(kv.getKey()),
+          kv.getValue().size(),
+          MAX_REQUEST_BYTES);
+      return false;
+    }
     ClusterGrant asked;
     try {
       asked = ClusterGrant.parse(kv.getValue().getBytes());
     } catch (ClusterException e) {
       LOG.warn("a malformed revoke request from {} ignored: {}", from, e.getMessage());
-      return;
+      return true;
     }
     execute(() -> requested(asked, from));
+    return true;
   }
 
   private void requested(ClusterGrant asked, String from) {
@@ -285,7 +360,7 @@ final class ClusterGrantSync implements Follower {
                     .getKVClient()
                     .put(
                         link.keys().grant(host, id),
-                        io.etcd.jetcd.ByteSequence.from(g.toJson()),
+                        ByteSequence.from(g.toJson()),
                         PutOption.builder().withLeaseId(lease.getID()).build())
                     .thenApply(put -> lease.getID()))
         .whenComplete(

@@ -33,7 +33,10 @@ import org.slf4j.LoggerFactory;
  * node is {@link State#DEGRADED}: the host keeps serving with the last policy and revocation list
  * it applied (nothing is loosened while etcd is away), and {@link #state()} says so for the console
  * and /metrics. When etcd answers again, every follower reads its key afresh, so a policy pushed or
- * a peer revoked meanwhile is applied on recovery, and the host republishes its policy hash.
+ * a peer revoked meanwhile is applied on recovery, and the host republishes its policy hash. Each
+ * follower resyncs on its own: one that fails (retried at every probe) keeps the node degraded with
+ * its reason but stops neither the others nor the grant publishing, audit anchoring and session
+ * count, which run whenever etcd answers.
  *
  * <p>Threads: one daemon probe thread ({@value #THREAD_NAME}) plus jetcd's own; {@link #close()}
  * stops all of them (bounded).
@@ -63,7 +66,11 @@ public final class ClusterNode implements AutoCloseable {
   public enum State {
     /** etcd answers; pushed policies and revocations are followed. */
     CONNECTED,
-    /** etcd does not answer; the host serves with the last state it applied. */
+    /**
+     * etcd does not answer, or something followed could not be read ({@link Status#lastError()}
+     * says what); the host serves with the last state it applied, and whatever still works (the
+     * other followers, publishing grants, anchoring the audit head) goes on.
+     */
     DEGRADED
   }
 
@@ -103,6 +110,7 @@ public final class ClusterNode implements AutoCloseable {
   private volatile State state = State.DEGRADED;
   private volatile Instant since;
   private volatile String lastError = "not yet connected";
+  private volatile boolean reachable; // the last probe was answered
   private volatile boolean closed;
   private int failures; // consecutive failed probes; probe thread only
 
@@ -139,8 +147,7 @@ public final class ClusterNode implements AutoCloseable {
     }
     if (o.grants != null) {
       ClusterGrantSync sync =
-          new ClusterGrantSync(
-              link, host, o.grants, applier, () -> state == State.CONNECTED, clock);
+          new ClusterGrantSync(link, host, o.grants, applier, () -> reachable, clock);
       followers.add(sync);
       grantSync = sync;
     } else {
@@ -219,6 +226,14 @@ public final class ClusterNode implements AutoCloseable {
         revocations == null ? null : revocations.number());
   }
 
+  /**
+   * Revoke requests addressed to this host that were skipped as too large to be one (each logged
+   * once per read); 0 if none.
+   */
+  public long skippedRevokeRequests() {
+    return grantSync == null ? 0 : grantSync.oversized();
+  }
+
   /** The link (for range reads by the console). */
   public EtcdLink link() {
     return link;
@@ -236,6 +251,7 @@ public final class ClusterNode implements AutoCloseable {
           "probe");
     } catch (ClusterException e) {
       lastError = e.getMessage();
+      reachable = false;
       // a watch stream may be stuck on the connection that failed this probe: re-read and
       // re-watch everything at the next probe that succeeds
       for (Follower f : followers) {
@@ -255,18 +271,39 @@ public final class ClusterNode implements AutoCloseable {
       return;
     }
     failures = 0;
-    boolean recovered = state == State.DEGRADED;
-    try {
-      for (Follower f : followers) {
-        if (recovered || f.broken()) {
-          f.resync();
-        }
+    boolean back = !reachable; // first answer since start or since an outage
+    reachable = true;
+    // each follower on its own: one that cannot resync (say a read etcd refuses) leaves the node
+    // DEGRADED with its reason, but the others still follow and the host still publishes its
+    // grants, audit head and session count
+    List<String> errors = new ArrayList<>();
+    for (Follower f : followers) {
+      if (!back && !f.broken()) {
+        continue;
       }
-    } catch (ClusterException e) {
-      lastError = e.getMessage();
-      return;
+      try {
+        f.resync();
+      } catch (ClusterException e) {
+        f.markBroken();
+        errors.add(e.getMessage());
+      } catch (RuntimeException e) {
+        f.markBroken();
+        LOG.error("cluster resync failed", e);
+        errors.add(e.toString());
+      }
     }
-    if (recovered) {
+    if (!errors.isEmpty()) {
+      String why = "etcd answers but not all is followed: " + String.join("; ", errors);
+      if (state == State.CONNECTED) {
+        state = State.DEGRADED;
+        since = clock.instant();
+        degradedEpisodes.incrementAndGet();
+      }
+      if (!why.equals(lastError)) {
+        LOG.warn("{}; retrying at each probe", why);
+      }
+      lastError = why;
+    } else if (state == State.DEGRADED) {
       state = State.CONNECTED;
       since = clock.instant();
       lastError = null;
@@ -357,7 +394,7 @@ public final class ClusterNode implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-    if (grantSync != null && state == State.CONNECTED) {
+    if (grantSync != null && reachable) {
       grantSync.withdrawAll(link.config().requestTimeout());
     }
     for (Follower f : followers) {
@@ -480,7 +517,7 @@ public final class ClusterNode implements AutoCloseable {
 
     /**
      * Anchor the host's audit chain head in etcd: read (it must be cheap and consistent) every
-     * {@link #ANCHOR_PERIOD} while connected and published when it moved.
+     * {@link #ANCHOR_PERIOD} while etcd answers (degraded or not) and published when it moved.
      */
     public Options auditHead(java.util.function.Supplier<AuditAnchor.Head> head) {
       auditHead = head;
@@ -488,8 +525,8 @@ public final class ClusterNode implements AutoCloseable {
     }
 
     /**
-     * Publish the host's live session count (for the fleet view), read at every probe while
-     * connected and written when it changed.
+     * Publish the host's live session count (for the fleet view), read at every probe while etcd
+     * answers and written when it changed.
      */
     public Options sessions(java.util.function.IntSupplier count) {
       sessions = count;

@@ -1,7 +1,6 @@
 package io.srdma.cluster;
 
 import io.etcd.jetcd.ByteSequence;
-import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.kv.DeleteResponse;
 import io.etcd.jetcd.kv.GetResponse;
 import io.etcd.jetcd.options.GetOption;
@@ -9,13 +8,12 @@ import io.etcd.jetcd.options.PutOption;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 
 /**
  * The deployment's live grants, for consoles and {@code srdma grant}: range reads over one prefix
- * list them all (paged by {@value #PAGE}); deleting one's key has its host revoke it (within its
+ * list them all (paged, {@link EtcdRange}); deleting one's key has its host revoke it (within its
  * watch latency). Under etcd RBAC only the owning host and operators may delete a grant key; a
  * host's console asks the owning host instead ({@link #requestRevoke}).
  */
@@ -30,45 +28,31 @@ public final class GrantDirectory {
    */
   public static List<ClusterGrant> list(EtcdLink link) {
     // paged: one response must stay under gRPC's 4 MiB message limit (an entry is ~240 bytes;
-    // 100,000 grants in one read were 23 MB and refused, docs/cluster.md "Scale")
-    ByteSequence end = prefixEnd(link.keys().grants());
-    ByteSequence from = link.keys().grants();
+    // 100,000 grants in one read were 23 MB and refused, docs/cluster.md "Scale"), and a value no
+    // host writes (one host's junk under its own grants/HOST/) is skipped, not fatal to the list
     List<ClusterGrant> out = new ArrayList<>();
-    while (true) {
-      ByteSequence start = from;
-      GetResponse r =
-          link.retryOnce(
-              () ->
-                  link.await(
-                      link.client()
-                          .getKVClient()
-                          .get(start, GetOption.builder().withRange(end).withLimit(PAGE).build()),
-                      "listing grants"));
-      for (KeyValue kv : r.getKvs()) {
-        try {
-          out.add(ClusterGrant.parse(kv.getValue().getBytes()));
-        } catch (ClusterException e) {
-          // one bad entry does not hide the others
-        }
-      }
-      if (!r.isMore() || r.getKvs().isEmpty()) {
-        break;
-      }
-      byte[] last = r.getKvs().get(r.getKvs().size() - 1).getKey().getBytes();
-      from = ByteSequence.from(Arrays.copyOf(last, last.length + 1)); // the next key after it
-    }
+    EtcdRange.scan(
+        link,
+        link.keys().grants(),
+        false,
+        MAX_GRANT_BYTES,
+        "listing grants",
+        kv -> {
+          try {
+            out.add(ClusterGrant.parse(kv.getValue().getBytes()));
+          } catch (ClusterException e) {
+            // one bad entry does not hide the others
+          }
+        });
     out.sort(Comparator.comparing(ClusterGrant::host).thenComparingLong(ClusterGrant::grantId));
     return out;
   }
 
-  /** Grants per range read. */
-  static final int PAGE = 5_000;
-
-  private static ByteSequence prefixEnd(ByteSequence prefix) {
-    byte[] b = prefix.getBytes();
-    b[b.length - 1]++; // the prefixes end in '/', never 0xff
-    return ByteSequence.from(b);
-  }
+  /**
+   * The largest grant value listed: a grant's JSON is ~240 bytes (names included), so 16 KiB is
+   * ample margin; a larger value is skipped and logged.
+   */
+  static final int MAX_GRANT_BYTES = ClusterGrantSync.MAX_REQUEST_BYTES;
 
   /**
    * Revokes a grant anywhere in the deployment: deletes its key; its host revokes it.

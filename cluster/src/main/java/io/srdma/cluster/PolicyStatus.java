@@ -1,8 +1,6 @@
 package io.srdma.cluster;
 
-import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.kv.GetResponse;
-import io.etcd.jetcd.options.GetOption;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -13,6 +11,12 @@ import java.util.TreeMap;
 /** What the deployment's policy is and what each host runs ({@code srdma policy status}). */
 public final class PolicyStatus {
   private PolicyStatus() {}
+
+  /**
+   * The largest value under {@code hosts/HOST/} read: a host writes a policy report, a session
+   * count and an audit head (each under 1 KiB), so 64 KiB is ample margin.
+   */
+  static final int MAX_HOST_VALUE_BYTES = 64 * 1024;
 
   /**
    * The deployment's view.
@@ -26,7 +30,7 @@ public final class PolicyStatus {
       long revision, String sha256, List<HostPolicyState> hosts, Map<String, Integer> sessions) {}
 
   /**
-   * Reads the policy key and every host's report (one range read).
+   * Reads the policy key and every host's report (paged range reads).
    *
    * @throws ClusterException {@code UNAVAILABLE} if etcd does not answer
    */
@@ -45,35 +49,37 @@ public final class PolicyStatus {
       }
       sha = sha256(value);
     }
-    GetResponse h =
-        link.await(
-            link.client()
-                .getKVClient()
-                .get(link.keys().hostsPrefix(), GetOption.builder().isPrefix(true).build()),
-            "host states");
     List<HostPolicyState> hosts = new ArrayList<>();
     Map<String, Integer> sessions = new TreeMap<>();
-    for (KeyValue kv : h.getKvs()) {
-      String key = kv.getKey().toString(StandardCharsets.UTF_8);
-      if (key.endsWith("/sessions")) {
-        String host = link.keys().hostOf(kv.getKey());
-        try {
-          int n = Integer.parseInt(kv.getValue().toString(StandardCharsets.UTF_8));
-          if (host != null && n >= 0) {
-            sessions.put(host, n);
+    // paged, and a value no host writes is skipped: one host's junk under its own hosts/HOST/
+    // does not hide the others (EtcdRange)
+    EtcdRange.scan(
+        link,
+        link.keys().hostsPrefix(),
+        false,
+        MAX_HOST_VALUE_BYTES,
+        "host states",
+        kv -> {
+          String key = kv.getKey().toString(StandardCharsets.UTF_8);
+          if (key.endsWith("/sessions")) {
+            String host = link.keys().hostOf(kv.getKey());
+            try {
+              int n = Integer.parseInt(kv.getValue().toString(StandardCharsets.UTF_8));
+              if (host != null && n >= 0) {
+                sessions.put(host, n);
+              }
+            } catch (NumberFormatException e) {
+              // one bad entry does not hide the others
+            }
           }
-        } catch (NumberFormatException e) {
-          // one bad entry does not hide the others
-        }
-      }
-      if (key.endsWith("/policy")) {
-        try {
-          hosts.add(HostPolicyState.parse(kv.getValue().getBytes()));
-        } catch (ClusterException e) {
-          // one bad entry does not hide the others
-        }
-      }
-    }
+          if (key.endsWith("/policy")) {
+            try {
+              hosts.add(HostPolicyState.parse(kv.getValue().getBytes()));
+            } catch (ClusterException e) {
+              // one bad entry does not hide the others
+            }
+          }
+        });
     hosts.sort(Comparator.comparing(HostPolicyState::host));
     return new View(rev, sha, hosts, sessions);
   }

@@ -138,8 +138,8 @@ class ClusterScaleTest {
       assertEquals(grants, listed, "grants listed");
       report.append(
           String.format(
-              "all grants listed (range reads of %d): %d in %d ms%n",
-              GrantDirectory.PAGE, listed, (System.nanoTime() - listStart) / 1_000_000));
+              "all grants listed (range reads of at most %d): %d in %d ms%n",
+              EtcdRange.PAGE_KEYS, listed, (System.nanoTime() - listStart) / 1_000_000));
 
       // a revocation: the CA's new list written once, followed by every host
       DeploymentCa ca = etcd.ca();
