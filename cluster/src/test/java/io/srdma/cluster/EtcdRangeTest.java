@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -54,7 +55,13 @@ class EtcdRangeTest {
       for (int j = i; j < Math.min(keys.size(), i + 200); j++) {
         puts.add(link.client().getKVClient().put(keys.get(j), values.get(j)));
       }
-      link.await(CompletableFuture.allOf(puts.toArray(new CompletableFuture<?>[0])), "putting");
+      // not link.await: its 2 s request timeout is short for megabytes on a loaded machine
+      try {
+        CompletableFuture.allOf(puts.toArray(new CompletableFuture<?>[0]))
+            .get(60, TimeUnit.SECONDS);
+      } catch (Exception e) {
+        throw new AssertionError("putting test entries", e);
+      }
     }
   }
 
