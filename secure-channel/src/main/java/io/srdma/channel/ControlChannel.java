@@ -41,6 +41,26 @@ final class ControlChannel {
   /** How long a connection whose write failed may stay open for the host's last frames. */
   static final Duration WRITE_FAILURE_GRACE = Duration.ofMillis(250);
 
+  /**
+   * The most grants a session holds at once. The host issues at most 255 live grants per session
+   * (one per slot, docs/protocol.md); twice that leaves room for grants that ended on the host
+   * whose REVOKE is still on its way, so only a host that breaks its own limit reaches it.
+   */
+  static final int MAX_GRANTS = 512;
+
+  /** The kinds of request this client sends; each accepts only its own answers. */
+  enum Kind {
+    /** Answered by GRANT or GRANT_DENIED. */
+    GRANT_REQUEST,
+    /** Answered by REVOKE (reason RELEASED) of the released grant. */
+    RELEASE,
+    /** Answered by PONG. */
+    PING
+  }
+
+  /** A request waiting for its answer: what kind it is, and who waits. */
+  private record Pending(Kind kind, CompletableFuture<Object> future) {}
+
   private final ClientOptions options;
   private final SessionState state;
   private final ClientConnection connection;
@@ -53,7 +73,7 @@ final class ControlChannel {
   private final WriteStages stages;
   private final SealedReader dataReader;
   private final KeyEpochs epochs;
-  private final Map<Integer, CompletableFuture<Object>> pending = new ConcurrentHashMap<>();
+  private final Map<Integer, Pending> pending = new ConcurrentHashMap<>();
   private final Map<Long, RemoteGrant> grants = new ConcurrentHashMap<>();
   private final AtomicInteger requestIds;
   private final AtomicReference<IOException> writeFailure = new AtomicReference<>();
@@ -161,19 +181,20 @@ final class ControlChannel {
     return id & Integer.MAX_VALUE;
   }
 
-  CompletableFuture<Object> request(Sender sender) {
+  CompletableFuture<Object> request(Kind kind, Sender sender) {
     if (!state.isOpen()) {
       return CompletableFuture.failedFuture(state.unusable()); // names why the session was lost
     }
     int id = nextRequestId();
     CompletableFuture<Object> f = new CompletableFuture<>();
-    pending.put(id, f);
+    Pending p = new Pending(kind, f);
+    pending.put(id, p);
     try {
       sender.send(id);
     } catch (IOException e) {
       writeFailed(e); // f stays pending: the session's end answers it, with the host's reason
     }
-    if (!state.isOpen() && pending.remove(id) == f) {
+    if (!state.isOpen() && pending.remove(id, p)) {
       // the session ended meanwhile, perhaps before f was pending: fail() did not see it
       f.completeExceptionally(state.unusable());
       return f;
@@ -183,7 +204,7 @@ final class ControlChannel {
       // the deadline fails the request (and the session) itself, on a worker (it writes ERROR)
       ScheduledFuture<?> d =
           timer.schedule(
-              () -> runtime.execute(() -> deadline(id, f, ms)), ms, TimeUnit.MILLISECONDS);
+              () -> runtime.execute(() -> deadline(id, p, ms)), ms, TimeUnit.MILLISECONDS);
       f.whenComplete((v, t) -> d.cancel(false)); // answered: the shared timer forgets it
     } catch (RejectedExecutionException e) {
       // closing: fail() answers every pending request
@@ -212,8 +233,9 @@ final class ControlChannel {
     }
   }
 
-  private void deadline(int id, CompletableFuture<Object> f, long ms) {
-    if (pending.remove(id) == f && !f.isDone()) {
+  private void deadline(int id, Pending p, long ms) {
+    CompletableFuture<Object> f = p.future();
+    if (pending.remove(id, p) && !f.isDone()) {
       ChannelException t =
           new ChannelException(
               ChannelException.Reason.TIMEOUT,
@@ -230,17 +252,19 @@ final class ControlChannel {
 
   CompletableFuture<Object> requestGrant(
       String region, int accessBits, long offset, long length, long ttlMillis) {
-    return request(id -> proxy.grantRequest(id, region, accessBits, offset, length, ttlMillis));
+    return request(
+        Kind.GRANT_REQUEST,
+        id -> proxy.grantRequest(id, region, accessBits, offset, length, ttlMillis));
   }
 
   CompletableFuture<Void> release(RemoteGrant g) {
-    return request(id -> proxy.release(id, g.id())).thenApply(o -> null);
+    return request(Kind.RELEASE, id -> proxy.release(id, g.id())).thenApply(o -> null);
   }
 
   private void keepalive() {
     if (state.isOpen()) {
       // an unanswered ping fails the session through the request's deadline
-      var unused = request(id -> proxy.ping(id, System.nanoTime()));
+      var unused = request(Kind.PING, id -> proxy.ping(id, System.nanoTime()));
     }
   }
 
@@ -291,7 +315,7 @@ final class ControlChannel {
   /** One frame from the host; false when it ends the session. */
   private boolean onFrame(Frame f) throws IOException {
     switch (f.type()) {
-      case GRANT -> answer(f.requestId(), grantFrom(f.grant()));
+      case GRANT -> granted(f.requestId(), f.grant());
       case GRANT_DENIED ->
           answerFailure(
               f.requestId(),
@@ -328,6 +352,38 @@ final class ControlChannel {
     return true;
   }
 
+  /**
+   * GRANT: taken only as the answer to a pending GRANT_REQUEST, and only while the session holds
+   * fewer than {@link #MAX_GRANTS}; anything else is a protocol error (the session ends), checked
+   * before the grant is built, so a host's unsolicited GRANTs cost this client nothing.
+   */
+  private void granted(int requestId, GrantFlyweight g) {
+    Pending p = pending.get(requestId);
+    if (p == null || p.kind() != Kind.GRANT_REQUEST) {
+      throw new ProtocolException(
+          ProtocolException.Reason.UNEXPECTED_TYPE,
+          "GRANT #"
+              + requestId
+              + " answers no pending grant request"
+              + (p == null ? "" : " (request " + requestId + " is a " + p.kind() + ")"));
+    }
+    if (grants.size() >= MAX_GRANTS) {
+      throw new ProtocolException(
+          ProtocolException.Reason.UNEXPECTED_TYPE,
+          "GRANT #" + requestId + " past the " + MAX_GRANTS + " grants a session may hold");
+    }
+    RemoteGrant grant = grantFrom(g);
+    if (!pending.remove(requestId, p)) {
+      grant.end("SESSION_CLOSED"); // its deadline passed meanwhile: the session is ending
+      return;
+    }
+    grants.put(grant.id(), grant);
+    if (state.lost() != null && grants.remove(grant.id(), grant)) {
+      grant.end("SESSION_CLOSED"); // lost meanwhile: fail() may have ended the grants before it
+    }
+    p.future().complete(grant);
+  }
+
   private RemoteGrant grantFrom(GrantFlyweight g) {
     GrantTarget target =
         new GrantTarget(
@@ -342,24 +398,21 @@ final class ControlChannel {
             g.rkey(),
             SealedLayout.writeUnit(g.length()),
             RecordBinding.of(g.grantId(), tenant, g.region()));
-    RemoteGrant grant =
-        new RemoteGrant(
-            target, writer, stages, dataReader, this, g.regionKey(), options.maxRecordPayload());
-    grants.put(grant.id(), grant);
-    return grant;
+    return new RemoteGrant(
+        target, writer, stages, dataReader, this, g.regionKey(), options.maxRecordPayload());
   }
 
   private void answer(int requestId, Object value) {
-    CompletableFuture<Object> f = pending.remove(requestId);
-    if (f != null) {
-      f.complete(value);
+    Pending p = pending.remove(requestId);
+    if (p != null) {
+      p.future().complete(value);
     }
   }
 
   private void answerFailure(int requestId, ChannelException e) {
-    CompletableFuture<Object> f = pending.remove(requestId);
-    if (f != null) {
-      f.completeExceptionally(e);
+    Pending p = pending.remove(requestId);
+    if (p != null) {
+      p.future().completeExceptionally(e);
     }
   }
 

@@ -17,7 +17,10 @@ import java.util.function.IntFunction;
  * that offset ({@code ROLLED_BACK}), then AES-GCM ({@code AUTH_FAILED}).
  *
  * <p>Versions are remembered per region offset for at most {@value #MAX_TRACKED_OFFSETS} offsets
- * (least recently opened forgotten first). One instance per reader; not thread-safe.
+ * (least recently opened forgotten first). The record buffer and the AES-GCM opener (together over
+ * twice the largest record) are made on the first {@link #open}, so an opener that never opens
+ * anything (a READ grant never read) holds no buffer of the record size. One instance per reader;
+ * not thread-safe.
  */
 public final class OwnerOpener {
   /** Offsets whose newest version is remembered. */
@@ -29,8 +32,8 @@ public final class OwnerOpener {
   private final int maxPayload;
   private final boolean trackVersions;
   private final Signature verifier;
-  private final RecordOpener opener;
-  private final byte[] record;
+  private RecordOpener opener; // made on the first open
+  private byte[] record;
   private final RecordFlyweight header = new RecordFlyweight();
   private final Map<Long, Long> newest =
       new LinkedHashMap<>(16, 0.75f, true) {
@@ -67,8 +70,7 @@ public final class OwnerOpener {
     this.region = region;
     this.maxPayload = maxPayload;
     this.trackVersions = trackVersions;
-    this.opener = new RecordOpener(keysForGeneration, maxPayload, false);
-    this.record = new byte[maxPayload + OwnerSealer.OVERHEAD];
+    RecordOpener.checkMaxPayload(maxPayload);
     this.verifier = OwnerSigning.newSignature();
     try {
       verifier.initVerify(owner);
@@ -90,6 +92,10 @@ public final class OwnerOpener {
     }
     if (available < OwnerSealer.OVERHEAD) {
       return OpenResult.TRUNCATED;
+    }
+    if (record == null) {
+      record = new byte[maxPayload + OwnerSealer.OVERHEAD];
+      opener = new RecordOpener(keysForGeneration, maxPayload, false);
     }
     source.get(offset, record, 0, RecordFlyweight.HEADER_LENGTH);
     header.wrap(record, 0);

@@ -103,7 +103,7 @@ public final class RecordOpener {
     this.cipher = aead.newCipher();
   }
 
-  private static void checkMaxPayload(int maxPayload) {
+  static void checkMaxPayload(int maxPayload) {
     if (maxPayload < 1 || maxPayload > (1 << 24)) {
       throw new RecordException(
           RecordException.Reason.BAD_ARGUMENT, "maxPayload must be 1..16 MiB");

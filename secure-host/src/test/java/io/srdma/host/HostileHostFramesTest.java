@@ -1,0 +1,170 @@
+package io.srdma.host;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.srdma.channel.Access;
+import io.srdma.channel.ChannelException;
+import io.srdma.channel.RemoteGrant;
+import io.srdma.channel.SecureRdmaClient;
+import io.srdma.channel.protocol.ControlProxy;
+import io.srdma.channel.protocol.Operations;
+import java.lang.reflect.Field;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A hostile host's control frames against the client SDK: frames the client never asked for, or
+ * that do not answer what it asked, end the session with a typed protocol error and leave nothing
+ * behind. The host here is the rig's, misbehaving through its own control proxy; a test that must
+ * answer one of the client's requests itself holds the proxy's lock meanwhile, so the host's own
+ * answer waits until the client has handled the forged one.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class HostileHostFramesTest {
+  @TempDir Path dir;
+
+  static Object field(Object o, String name) throws Exception {
+    Class<?> c = o instanceof Class<?> k ? k : o.getClass();
+    while (c != null) {
+      try {
+        Field f = c.getDeclaredField(name);
+        f.setAccessible(true);
+        return f.get(o instanceof Class<?> ? null : o);
+      } catch (NoSuchFieldException e) {
+        c = c.getSuperclass();
+      }
+    }
+    throw new NoSuchFieldException(name);
+  }
+
+  @SuppressWarnings("unchecked")
+  static ControlProxy hostProxy(RegionHost host) throws Exception {
+    Map<HostSession, HostSession> sessions =
+        (Map<HostSession, HostSession>) field(host, "sessions");
+    ChannelRig.await(
+        () -> sessions.size() == 1 && sessions.keySet().iterator().next().proxy != null,
+        "one session");
+    return sessions.keySet().iterator().next().proxy;
+  }
+
+  @SuppressWarnings("unchecked")
+  static Map<Long, RemoteGrant> clientGrants(SecureRdmaClient c) throws Exception {
+    return (Map<Long, RemoteGrant>) field(field(c, "control"), "grants");
+  }
+
+  /** The request id the client's next request takes (no keep-alive runs in these tests). */
+  static int nextRequestId(SecureRdmaClient c) throws Exception {
+    int id = ((AtomicInteger) field(field(c, "control"), "requestIds")).get();
+    return (id == 0 ? 1 : id) & Integer.MAX_VALUE;
+  }
+
+  /** A client without keep-alive pings, whose session loss lands in {@code lost}. */
+  static SecureRdmaClient client(
+      ChannelRig rig, String peer, CompletableFuture<ChannelException> lost) {
+    SecureRdmaClient c =
+        rig.track(
+            SecureRdmaClient.connect(rig.options("acme", peer).keepalive(Duration.ofMinutes(10))));
+    c.onSessionLost(lost::complete);
+    return c;
+  }
+
+  static ChannelException lost(CompletableFuture<ChannelException> lost) throws Exception {
+    return lost.get(ChannelRig.scaled(Duration.ofSeconds(10)).toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  static ChannelException failure(CompletionStage<?> stage) throws Exception {
+    try {
+      stage
+          .toCompletableFuture()
+          .get(ChannelRig.scaled(Duration.ofSeconds(10)).toMillis(), TimeUnit.MILLISECONDS);
+    } catch (java.util.concurrent.ExecutionException e) {
+      return (ChannelException) e.getCause();
+    }
+    throw new AssertionError("the stage completed");
+  }
+
+  static long expiry() {
+    return System.currentTimeMillis() + 60_000;
+  }
+
+  @Test
+  void shouldEndTheSessionOnAGrantItNeverAskedFor() throws Exception {
+    try (ChannelRig rig = new ChannelRig(dir)) {
+      CompletableFuture<ChannelException> lost = new CompletableFuture<>();
+      SecureRdmaClient c = client(rig, "trainer-1", lost);
+      ControlProxy p = hostProxy(rig.host);
+      // a READ grant (with region key material) for request 77777, which the client never sent
+      p.grant(
+          77777,
+          (7L << 8) | 1,
+          "kvcache",
+          Operations.READ,
+          0,
+          4096,
+          expiry(),
+          0,
+          0,
+          rig.acmeKv.regionKeyMaterial());
+      ChannelException e = lost(lost);
+      assertEquals(ChannelException.Reason.PROTOCOL, e.reason(), e.getMessage());
+      assertEquals("UNEXPECTED_TYPE", e.detail(), e.getMessage());
+      assertTrue(e.getMessage().contains("answers no pending grant request"), e.getMessage());
+      assertFalse(c.isOpen());
+      assertTrue(clientGrants(c).isEmpty(), "the unsolicited grant was not kept");
+    }
+  }
+
+  @Test
+  void shouldEndTheSessionPastTheGrantsItMayHold() throws Exception {
+    int max = (Integer) field(Class.forName("io.srdma.channel.ControlChannel"), "MAX_GRANTS");
+    try (ChannelRig rig = new ChannelRig(dir)) {
+      CompletableFuture<ChannelException> lost = new CompletableFuture<>();
+      SecureRdmaClient c = client(rig, "trainer-1", lost);
+      ControlProxy p = hostProxy(rig.host);
+      List<CompletionStage<RemoteGrant>> asked = new ArrayList<>();
+      synchronized (p) { // the host's own answers wait: it honours its limit of 255
+        int first = nextRequestId(c);
+        for (int i = 0; i <= max; i++) {
+          asked.add(
+              c.requestGrant("kvcache", EnumSet.of(Access.WRITE), 0, 4096, Duration.ofMinutes(1)));
+        }
+        for (int i = 0; i <= max; i++) {
+          p.grant(
+              first + i,
+              ((long) (i + 1) << 8) | 1,
+              "kvcache",
+              Operations.WRITE,
+              0,
+              4096,
+              expiry(),
+              0,
+              0,
+              new byte[0]);
+        }
+      }
+      ChannelException e = lost(lost);
+      assertEquals(ChannelException.Reason.PROTOCOL, e.reason(), e.getMessage());
+      assertTrue(
+          e.getMessage().contains("past the " + max + " grants a session may hold"),
+          e.getMessage());
+      assertEquals(
+          ChannelException.Reason.PROTOCOL, failure(asked.get(max)).reason(), "the last request");
+      RemoteGrant held = asked.get(0).toCompletableFuture().getNow(null);
+      assertFalse(held.isValid(), "the session's grants ended with it");
+      assertTrue(clientGrants(c).isEmpty());
+    }
+  }
+}
