@@ -353,9 +353,10 @@ final class ControlChannel {
   }
 
   /**
-   * GRANT: taken only as the answer to a pending GRANT_REQUEST, and only while the session holds
-   * fewer than {@link #MAX_GRANTS}; anything else is a protocol error (the session ends), checked
-   * before the grant is built, so a host's unsolicited GRANTs cost this client nothing.
+   * GRANT: taken only as the answer to a pending GRANT_REQUEST, for a grant id the session does not
+   * hold yet, and only while it holds fewer than {@link #MAX_GRANTS}; anything else is a protocol
+   * error (the session ends, and with it every grant), checked before the grant is built, so a
+   * host's unsolicited GRANTs cost this client nothing.
    */
   private void granted(int requestId, GrantFlyweight g) {
     Pending p = pending.get(requestId);
@@ -371,6 +372,16 @@ final class ControlChannel {
       throw new ProtocolException(
           ProtocolException.Reason.UNEXPECTED_TYPE,
           "GRANT #" + requestId + " past the " + MAX_GRANTS + " grants a session may hold");
+    }
+    if (grants.containsKey(g.grantId())) {
+      // overwriting it would leave the held grant live after the REVOKE that names its id
+      throw new ProtocolException(
+          ProtocolException.Reason.BAD_VALUE,
+          "GRANT #"
+              + requestId
+              + " names grant "
+              + g.grantId()
+              + ", which this session already holds");
     }
     RemoteGrant grant = grantFrom(g);
     if (!pending.remove(requestId, p)) {

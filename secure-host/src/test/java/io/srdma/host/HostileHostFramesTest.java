@@ -167,4 +167,31 @@ class HostileHostFramesTest {
       assertTrue(clientGrants(c).isEmpty());
     }
   }
+
+  @Test
+  void shouldEndTheSessionOnAGrantIdItAlreadyHolds() throws Exception {
+    try (ChannelRig rig = new ChannelRig(dir)) {
+      CompletableFuture<ChannelException> lost = new CompletableFuture<>();
+      SecureRdmaClient c = client(rig, "trainer-1", lost);
+      RemoteGrant held =
+          c.grant(
+              "kvcache", EnumSet.of(Access.READ, Access.WRITE), 0, 65536, Duration.ofMinutes(5));
+      ControlProxy p = hostProxy(rig.host);
+      CompletionStage<RemoteGrant> asked;
+      synchronized (p) {
+        int id = nextRequestId(c);
+        asked = c.requestGrant("kvcache", EnumSet.of(Access.WRITE), 0, 4096, Duration.ofMinutes(1));
+        // the answer re-issues the id of the grant the application holds
+        p.grant(id, held.id(), "kvcache", Operations.WRITE, 0, 4096, expiry(), 0, 0, new byte[0]);
+      }
+      ChannelException e = lost(lost);
+      assertEquals(ChannelException.Reason.PROTOCOL, e.reason(), e.getMessage());
+      assertEquals("BAD_VALUE", e.detail(), e.getMessage());
+      assertTrue(e.getMessage().contains("already holds"), e.getMessage());
+      assertEquals(ChannelException.Reason.PROTOCOL, failure(asked).reason());
+      assertFalse(held.isValid(), "the held grant ended with the session");
+      assertEquals("SESSION_CLOSED", held.endedBecause());
+      assertTrue(clientGrants(c).isEmpty());
+    }
+  }
 }
