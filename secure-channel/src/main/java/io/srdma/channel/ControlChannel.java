@@ -58,8 +58,14 @@ final class ControlChannel {
     PING
   }
 
-  /** A request waiting for its answer: what kind it is, and who waits. */
-  private record Pending(Kind kind, CompletableFuture<Object> future) {}
+  /** What a GRANT_REQUEST asked for: its GRANT must lie within it. */
+  private record Asked(String region, int operations, long offset, long length) {}
+
+  /**
+   * A request waiting for its answer: its kind, who waits, what a GRANT_REQUEST asked for (else
+   * null) and the grant a RELEASE names (else 0).
+   */
+  private record Pending(Kind kind, CompletableFuture<Object> future, Asked asked, long released) {}
 
   private final ClientOptions options;
   private final SessionState state;
@@ -181,13 +187,13 @@ final class ControlChannel {
     return id & Integer.MAX_VALUE;
   }
 
-  CompletableFuture<Object> request(Kind kind, Sender sender) {
+  CompletableFuture<Object> request(Kind kind, Asked asked, long released, Sender sender) {
     if (!state.isOpen()) {
       return CompletableFuture.failedFuture(state.unusable()); // names why the session was lost
     }
     int id = nextRequestId();
     CompletableFuture<Object> f = new CompletableFuture<>();
-    Pending p = new Pending(kind, f);
+    Pending p = new Pending(kind, f, asked, released);
     pending.put(id, p);
     try {
       sender.send(id);
@@ -250,21 +256,26 @@ final class ControlChannel {
     }
   }
 
-  CompletableFuture<Object> requestGrant(
+  CompletableFuture<RemoteGrant> requestGrant(
       String region, int accessBits, long offset, long length, long ttlMillis) {
     return request(
-        Kind.GRANT_REQUEST,
-        id -> proxy.grantRequest(id, region, accessBits, offset, length, ttlMillis));
+            Kind.GRANT_REQUEST,
+            new Asked(region, accessBits, offset, length),
+            0,
+            id -> proxy.grantRequest(id, region, accessBits, offset, length, ttlMillis))
+        .thenApply(RemoteGrant.class::cast); // only a GRANT completes a GRANT_REQUEST
   }
 
+  /** Completes when the host's REVOKE of {@code g} answers the RELEASE (nothing else does). */
   CompletableFuture<Void> release(RemoteGrant g) {
-    return request(Kind.RELEASE, id -> proxy.release(id, g.id())).thenApply(o -> null);
+    return request(Kind.RELEASE, null, g.id(), id -> proxy.release(id, g.id()))
+        .thenApply(o -> null);
   }
 
   private void keepalive() {
     if (state.isOpen()) {
       // an unanswered ping fails the session through the request's deadline
-      var unused = request(Kind.PING, id -> proxy.ping(id, System.nanoTime()));
+      var unused = request(Kind.PING, null, 0, id -> proxy.ping(id, System.nanoTime()));
     }
   }
 
@@ -316,7 +327,8 @@ final class ControlChannel {
   private boolean onFrame(Frame f) throws IOException {
     switch (f.type()) {
       case GRANT -> granted(f.requestId(), f.grant());
-      case GRANT_DENIED ->
+      case GRANT_DENIED -> {
+        if (answers(f, Kind.GRANT_REQUEST) != null) {
           answerFailure(
               f.requestId(),
               new ChannelException(
@@ -324,10 +336,16 @@ final class ControlChannel {
                   f.grantDenied().reason().name(),
                   f.grantDenied().reason() + ": " + f.grantDenied().text(),
                   null));
-      case REVOKE -> revoked(f.requestId(), f.revoke().grantId(), f.revoke().reason());
+        }
+      }
+      case REVOKE -> revoked(f);
       case REKEY -> epochs.acknowledged(f.rekey().epoch());
       case REGION_KEY -> regionKeyRotated(f);
-      case PONG -> answer(f.requestId(), true);
+      case PONG -> {
+        if (answers(f, Kind.PING) != null) {
+          answer(f.requestId(), true);
+        }
+      }
       case PING -> {
         try {
           proxy.pong(f.requestId(), f.ping().payload());
@@ -373,6 +391,7 @@ final class ControlChannel {
           ProtocolException.Reason.UNEXPECTED_TYPE,
           "GRANT #" + requestId + " past the " + MAX_GRANTS + " grants a session may hold");
     }
+    withinRequest(requestId, p.asked(), g);
     if (grants.containsKey(g.grantId())) {
       // overwriting it would leave the held grant live after the REVOKE that names its id
       throw new ProtocolException(
@@ -393,6 +412,51 @@ final class ControlChannel {
       grant.end("SESSION_CLOSED"); // lost meanwhile: fail() may have ended the grants before it
     }
     p.future().complete(grant);
+  }
+
+  /** A GRANT gives at most what its request asked: the region, operations and range. */
+  private static void withinRequest(int requestId, Asked asked, GrantFlyweight g) {
+    String wrong = null;
+    if (!asked.region().equals(g.region())) {
+      wrong = "another region than the request's";
+    } else if ((g.operations() & ~asked.operations()) != 0) {
+      wrong =
+          "operations 0x"
+              + Integer.toHexString(g.operations())
+              + ", more than the requested 0x"
+              + Integer.toHexString(asked.operations());
+    } else if (g.offset() < asked.offset()
+        || g.length() > asked.offset() + asked.length() - g.offset()) {
+      wrong =
+          "["
+              + g.offset()
+              + ", +"
+              + g.length()
+              + "), outside the requested ["
+              + asked.offset()
+              + ", +"
+              + asked.length()
+              + ")";
+    }
+    if (wrong != null) {
+      throw new ProtocolException(
+          ProtocolException.Reason.BAD_VALUE, "GRANT #" + requestId + " grants " + wrong);
+    }
+  }
+
+  /**
+   * The pending request {@code f} answers, or null when none is pending under its id (its deadline
+   * passed: the session is ending anyway). A pending request of another kind than {@code kind} is a
+   * protocol error: the answer is not one it accepts.
+   */
+  private Pending answers(Frame f, Kind kind) {
+    Pending p = pending.get(f.requestId());
+    if (p != null && p.kind() != kind) {
+      throw new ProtocolException(
+          ProtocolException.Reason.UNEXPECTED_TYPE,
+          f.type() + " #" + f.requestId() + " answers a " + p.kind() + ", not a " + kind);
+    }
+    return p;
   }
 
   private RemoteGrant grantFrom(GrantFlyweight g) {
@@ -447,7 +511,27 @@ final class ControlChannel {
     }
   }
 
-  private void revoked(int requestId, long grantId, RevokeReason reason) {
+  /**
+   * REVOKE: the host ended a grant; with a request id, it answers the RELEASE of that same grant
+   * (anything else is a protocol error, checked before any grant ends).
+   */
+  private void revoked(Frame f) {
+    int requestId = f.requestId();
+    long grantId = f.revoke().grantId();
+    RevokeReason reason = f.revoke().reason();
+    if (requestId != 0) {
+      Pending p = answers(f, Kind.RELEASE);
+      if (p != null && p.released() != grantId) {
+        throw new ProtocolException(
+            ProtocolException.Reason.BAD_VALUE,
+            "REVOKE #"
+                + requestId
+                + " names grant "
+                + grantId
+                + ", not the released grant "
+                + p.released());
+      }
+    }
     RemoteGrant g = grants.remove(grantId);
     if (g != null) {
       g.end(reason.name());

@@ -361,9 +361,7 @@ public final class SecureRdmaClient implements AutoCloseable {
           ChannelException.Reason.INVALID_ARGUMENT,
           "offset must be >= 0, length and ttl > 0, got " + offset + ", " + length + ", " + ttl);
     }
-    return control
-        .requestGrant(region, Access.bits(access), offset, length, ttlMillis)
-        .thenApply(o -> (RemoteGrant) o);
+    return control.requestGrant(region, Access.bits(access), offset, length, ttlMillis);
   }
 
   /** {@link #requestGrant}, waiting for the answer; throws {@link ChannelException}. */

@@ -194,4 +194,115 @@ class HostileHostFramesTest {
       assertTrue(clientGrants(c).isEmpty());
     }
   }
+
+  /** How a forged GRANT departs from the request (region kvcache, WRITE, [4096, +4096)). */
+  record Forged(String what, String region, int operations, long offset, long length) {}
+
+  @Test
+  void shouldEndTheSessionOnAGrantOtherThanTheRequestAsked() throws Exception {
+    List<Forged> cases =
+        List.of(
+            new Forged("another region", "checkpoints", Operations.WRITE, 4096, 4096),
+            new Forged("more operations", "kvcache", Operations.ALL, 4096, 4096),
+            new Forged("starts before", "kvcache", Operations.WRITE, 0, 4096),
+            new Forged("ends after", "kvcache", Operations.WRITE, 4096, 8192));
+    int n = 0;
+    for (Forged forged : cases) {
+      try (ChannelRig rig = new ChannelRig(dir.resolve("case-" + n++))) {
+        CompletableFuture<ChannelException> lost = new CompletableFuture<>();
+        SecureRdmaClient c = client(rig, "trainer-1", lost);
+        ControlProxy p = hostProxy(rig.host);
+        CompletionStage<RemoteGrant> asked;
+        synchronized (p) {
+          int id = nextRequestId(c);
+          asked =
+              c.requestGrant(
+                  "kvcache", EnumSet.of(Access.WRITE), 4096, 4096, Duration.ofMinutes(1));
+          p.grant(
+              id,
+              (5L << 8) | 1,
+              forged.region(),
+              forged.operations(),
+              forged.offset(),
+              forged.length(),
+              expiry(),
+              0,
+              0,
+              Operations.includesRead(forged.operations())
+                  ? rig.acmeKv.regionKeyMaterial()
+                  : new byte[0]);
+        }
+        ChannelException e = lost(lost);
+        assertEquals(ChannelException.Reason.PROTOCOL, e.reason(), forged.what());
+        assertEquals("BAD_VALUE", e.detail(), forged.what() + ": " + e.getMessage());
+        assertEquals(ChannelException.Reason.PROTOCOL, failure(asked).reason(), forged.what());
+        assertTrue(clientGrants(c).isEmpty(), forged.what());
+      }
+    }
+  }
+
+  @Test
+  void shouldEndTheSessionOnAPongAnsweringAGrantRequest() throws Exception {
+    try (ChannelRig rig = new ChannelRig(dir)) {
+      CompletableFuture<ChannelException> lost = new CompletableFuture<>();
+      SecureRdmaClient c = client(rig, "trainer-1", lost);
+      ControlProxy p = hostProxy(rig.host);
+      CompletionStage<RemoteGrant> asked;
+      synchronized (p) {
+        int id = nextRequestId(c);
+        asked = c.requestGrant("kvcache", EnumSet.of(Access.WRITE), 0, 4096, Duration.ofMinutes(1));
+        p.pong(id, 42);
+      }
+      ChannelException e = failure(asked);
+      assertEquals(ChannelException.Reason.PROTOCOL, e.reason(), e.getMessage());
+      assertEquals("UNEXPECTED_TYPE", e.detail(), e.getMessage());
+      assertTrue(e.getMessage().contains("PONG"), e.getMessage());
+      assertFalse(e.getMessage().contains("ClassCastException"), e.getMessage());
+      assertEquals(ChannelException.Reason.PROTOCOL, lost(lost).reason());
+    }
+  }
+
+  @Test
+  void shouldEndTheSessionOnAPongAnsweringARelease() throws Exception {
+    try (ChannelRig rig = new ChannelRig(dir)) {
+      CompletableFuture<ChannelException> lost = new CompletableFuture<>();
+      SecureRdmaClient c = client(rig, "trainer-1", lost);
+      RemoteGrant g = c.grant("kvcache", EnumSet.of(Access.WRITE), 0, 4096, Duration.ofMinutes(1));
+      ControlProxy p = hostProxy(rig.host);
+      CompletionStage<Void> released;
+      synchronized (p) {
+        int id = nextRequestId(c);
+        released = g.release();
+        p.pong(id, 42); // not the REVOKE that confirms a release
+      }
+      ChannelException e = failure(released);
+      assertEquals(ChannelException.Reason.PROTOCOL, e.reason(), e.getMessage());
+      assertEquals("UNEXPECTED_TYPE", e.detail(), e.getMessage());
+      assertEquals(ChannelException.Reason.PROTOCOL, lost(lost).reason());
+      assertFalse(g.isValid());
+    }
+  }
+
+  @Test
+  void shouldEndTheSessionOnAReleaseAnsweredForAnotherGrant() throws Exception {
+    try (ChannelRig rig = new ChannelRig(dir)) {
+      CompletableFuture<ChannelException> lost = new CompletableFuture<>();
+      SecureRdmaClient c = client(rig, "trainer-1", lost);
+      RemoteGrant g = c.grant("kvcache", EnumSet.of(Access.WRITE), 0, 4096, Duration.ofMinutes(1));
+      RemoteGrant other =
+          c.grant("kvcache", EnumSet.of(Access.WRITE), 4096, 4096, Duration.ofMinutes(1));
+      ControlProxy p = hostProxy(rig.host);
+      CompletionStage<Void> released;
+      synchronized (p) {
+        int id = nextRequestId(c);
+        released = g.release();
+        p.revoke(id, other.id(), io.srdma.channel.protocol.RevokeReason.RELEASED);
+      }
+      ChannelException e = failure(released);
+      assertEquals(ChannelException.Reason.PROTOCOL, e.reason(), e.getMessage());
+      assertEquals("BAD_VALUE", e.detail(), e.getMessage());
+      assertEquals(ChannelException.Reason.PROTOCOL, lost(lost).reason()); // grants ended first
+      assertEquals("SESSION_CLOSED", other.endedBecause(), "ended with the session, not released");
+    }
+  }
 }
