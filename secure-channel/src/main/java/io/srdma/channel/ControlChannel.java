@@ -491,7 +491,11 @@ final class ControlChannel {
     }
   }
 
-  /** REGION_KEY: a newer region key for a READ grant this client holds. */
+  /**
+   * REGION_KEY: a newer region key for a READ grant this client holds. Only a key installed (newer
+   * than the one held) schedules the wipe of the one it replaced, and a grant keeps at most one
+   * such wipe pending, so a flood of REGION_KEYs never grows the shared timer's queue.
+   */
   private void regionKeyRotated(Frame f) {
     byte[] material = f.regionKey().regionKey();
     RemoteGrant g = grants.get(f.regionKey().grantId());
@@ -499,13 +503,15 @@ final class ControlChannel {
       Arrays.fill(material, (byte) 0); // the grant ended meanwhile
       return;
     }
-    g.regionKeyRotated(f.regionKey().generation(), material);
+    if (!g.regionKeyRotated(f.regionKey().generation(), material)) {
+      return; // not newer: the held key stays, nothing to wipe later
+    }
     try {
-      var unused =
+      g.keyExpiryScheduled(
           timer.schedule(
               () -> runtime.execute(g::expireRegionKeys),
               RegionKeyring.GRACE.toMillis() + 100,
-              TimeUnit.MILLISECONDS); // wipes the previous generation's key after its grace
+              TimeUnit.MILLISECONDS)); // wipes the previous generation's key after its grace
     } catch (RejectedExecutionException e) {
       // closing: every key is wiped by close()
     }

@@ -13,6 +13,7 @@ import java.util.Arrays;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ScheduledFuture;
 
 /**
  * A grant a {@link SecureRdmaClient} holds: a range of one region of its tenant, the operations
@@ -63,6 +64,7 @@ public final class RemoteGrant {
   final OwnerOpener readOpener;
   private volatile String endedBecause;
   private volatile long endedCode; // 0 while live, else a WriteResult code
+  private volatile ScheduledFuture<?> keyExpiry; // the one pending wipe of the previous key
 
   RemoteGrant(
       GrantTarget target,
@@ -117,10 +119,12 @@ public final class RemoteGrant {
    * Installs a newer generation of the region key from REGION_KEY (control thread); the material is
    * wiped.
    *
+   * @return whether it was installed: false for a generation not newer than the one held (or once
+   *     the grant ended)
    * @throws ProtocolException BAD_VALUE when the grant has no READ, the material is malformed,
    *     names another generation than the frame or another owner key
    */
-  void regionKeyRotated(int generation, byte[] material) {
+  boolean regionKeyRotated(int generation, byte[] material) {
     try {
       if (regionKeys == null) {
         throw new ProtocolException(
@@ -132,7 +136,7 @@ public final class RemoteGrant {
               ProtocolException.Reason.BAD_VALUE,
               "REGION_KEY generation does not match its key material");
         }
-        regionKeys.install(material);
+        return regionKeys.install(material);
       } catch (RecordException e) {
         throw new ProtocolException(
             ProtocolException.Reason.BAD_VALUE, "REGION_KEY: " + e.getMessage());
@@ -151,6 +155,23 @@ public final class RemoteGrant {
       synchronized (readOpener) {
         regionKeys.expire();
       }
+    }
+  }
+
+  /**
+   * Keeps {@code task} as the one pending wipe of the previous generation's key (control thread)
+   * and cancels the one it replaces: that one's key was wiped when the newer generation came, and
+   * this one's grace ends later. So a grant has at most one such task on the timer, however many
+   * REGION_KEYs arrive.
+   */
+  void keyExpiryScheduled(ScheduledFuture<?> task) {
+    ScheduledFuture<?> replaced = keyExpiry;
+    keyExpiry = task;
+    if (replaced != null) {
+      replaced.cancel(false);
+    }
+    if (endedBecause != null) {
+      task.cancel(false); // ended meanwhile: end() wiped every key
     }
   }
 
@@ -331,6 +352,10 @@ public final class RemoteGrant {
       synchronized (readOpener) { // a read in progress finishes with the keys it holds
         regionKeys.close();
       }
+    }
+    ScheduledFuture<?> expiry = keyExpiry;
+    if (expiry != null) {
+      expiry.cancel(false);
     }
   }
 

@@ -305,4 +305,40 @@ class HostileHostFramesTest {
       assertEquals("SESSION_CLOSED", other.endedBecause(), "ended with the session, not released");
     }
   }
+
+  @Test
+  void shouldScheduleAtMostOneKeyWipePerGrantHoweverManyRegionKeysCome() throws Exception {
+    try (ChannelRig rig = new ChannelRig(dir)) {
+      CompletableFuture<ChannelException> lost = new CompletableFuture<>();
+      SecureRdmaClient c = client(rig, "trainer-1", lost);
+      CompletableFuture<String> revoked = new CompletableFuture<>();
+      c.onRevoked((g, r) -> revoked.complete(g.id() + " " + r));
+      RemoteGrant reader =
+          c.grant("kvcache", EnumSet.of(Access.READ), 0, 4096, Duration.ofMinutes(1));
+      RemoteGrant marker =
+          c.grant("kvcache", EnumSet.of(Access.WRITE), 4096, 4096, Duration.ofMinutes(1));
+      java.util.concurrent.ScheduledThreadPoolExecutor timer =
+          (java.util.concurrent.ScheduledThreadPoolExecutor) field(field(c, "control"), "timer");
+      int before = timer.getQueue().size();
+      // newer generations (each accepted, each replacing the previous wipe), then a flood of
+      // REGION_KEYs of the generation the client already holds (each refused as not newer)
+      for (int i = 0; i < 3; i++) {
+        rig.acmeKv.rotateKey();
+      }
+      ControlProxy p = hostProxy(rig.host);
+      byte[] held = rig.acmeKv.regionKeyMaterial();
+      int generation = io.srdma.channel.record.RegionKeyMaterial.generation(held);
+      for (int i = 0; i < 1000; i++) {
+        p.regionKey(reader.id(), generation, held.clone());
+      }
+      // frames are handled in order: once the REVOKE after them is, so are they
+      p.revoke(0, marker.id(), io.srdma.channel.protocol.RevokeReason.REVOKED);
+      assertEquals(
+          marker.id() + " REVOKED",
+          revoked.get(ChannelRig.scaled(Duration.ofSeconds(10)).toMillis(), TimeUnit.MILLISECONDS));
+      assertTrue(c.isOpen());
+      int added = timer.getQueue().size() - before;
+      assertTrue(added <= 1, added + " tasks on the timer for one grant's key wipes");
+    }
+  }
 }
