@@ -120,7 +120,16 @@ public final class SecureRdmaClient implements AutoCloseable {
     this.bindingKind = e.bindingKind();
     this.state = new SessionState(name);
     SealingKeys sealing = new SealingKeys(e.schedule().sendKeys());
-    this.epochs = new KeyEpochs(e.schedule(), sealing, o.rekeyPolicy(), proxy, name);
+    this.epochs =
+        new KeyEpochs(
+            e.schedule(),
+            sealing,
+            o.rekeyPolicy(),
+            proxy,
+            name,
+            runtime.timer(),
+            runtime::execute,
+            o.requestTimeout());
     this.writer =
         new SealedWriter(
             state, r.qp, r.staging, o.stagingSlots(), o.maxRecordPayload(), sealing, epochs, 4096);
