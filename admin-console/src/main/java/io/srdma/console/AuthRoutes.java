@@ -247,6 +247,22 @@ final class AuthRoutes {
     return holdsCredential(s.user, s.credential) && hasConsoleRole(s.user);
   }
 
+  /**
+   * Whether a session may still be served: not logged out or expired ({@link ConsoleSessions#live})
+   * and {@link #stillValid}. A session no longer valid is ended. Long-lived responses ask this
+   * before each write, since {@link #requireLogin} checked only their start.
+   */
+  boolean live(ConsoleSessions.Session s) {
+    if (s == null || !sessions.live(s)) {
+      return false;
+    }
+    if (!stillValid(s)) {
+      sessions.drop(s);
+      return false;
+    }
+    return true;
+  }
+
   /** Whether the policy in force has the user with this credential fingerprint. */
   private boolean holdsCredential(String user, byte[] credential) {
     byte[] now = credentialOf(policy.get(), user);

@@ -109,6 +109,28 @@ final class ConsoleSessions {
     ctx.response().addCookie(cookie("").setMaxAge(0));
   }
 
+  /**
+   * Whether a session is still held and not idle past the timeout, without counting this as a use:
+   * a long-lived response (the event stream) asks this before each write. An expired session is
+   * dropped.
+   */
+  synchronized boolean live(Session s) {
+    // containsKey, not get: get would count as a use in the access order
+    if (!sessions.containsKey(s.id)) {
+      return false;
+    }
+    if (clock.millis() - s.lastSeen >= timeoutMillis) {
+      sessions.remove(s.id);
+      return false;
+    }
+    return true;
+  }
+
+  /** Ends a session outside of a request of its own (its cookie is cleared on its next request). */
+  synchronized void drop(Session s) {
+    sessions.remove(s.id);
+  }
+
   synchronized int size() {
     return sessions.size();
   }

@@ -78,7 +78,8 @@ final class ConsoleVerticle extends VerticleBase {
     sessions = new ConsoleSessions(config.sessionTimeout(), Clock.systemUTC());
     auth = new AuthRoutes(users, backend::policy, trail, limiter, metrics, sessions);
     HostRoutes host =
-        new HostRoutes(vertx, backend, metrics, auth::loginFailures, config.streamInterval());
+        new HostRoutes(
+            vertx, backend, metrics, auth::loginFailures, auth::live, config.streamInterval());
     PolicyRoutes policy =
         new PolicyRoutes(backend, trail, metrics, u -> users.hasRole(u, ConsoleRole.ADMIN));
     AuditRoutes audit = new AuditRoutes(backend);

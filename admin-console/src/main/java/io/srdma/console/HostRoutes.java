@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.Comparator;
 import java.util.List;
 import java.util.function.LongSupplier;
+import java.util.function.Predicate;
 
 /** Overview counters and their live stream, sessions, regions, grants and revocation. */
 final class HostRoutes {
@@ -21,18 +22,25 @@ final class HostRoutes {
   private final ConsoleBackend backend;
   private final ConsoleMetrics metrics;
   private final LongSupplier loginFailures;
+  private final Predicate<ConsoleSessions.Session> live;
   private final long intervalMillis;
 
+  /**
+   * @param live whether a session may still be served (see {@link AuthRoutes#live}); the stream
+   *     asks it before every event
+   */
   HostRoutes(
       Vertx vertx,
       ConsoleBackend backend,
       ConsoleMetrics metrics,
       LongSupplier loginFailures,
+      Predicate<ConsoleSessions.Session> live,
       Duration interval) {
     this.vertx = vertx;
     this.backend = backend;
     this.metrics = metrics;
     this.loginFailures = loginFailures;
+    this.live = live;
     this.intervalMillis = interval.toMillis();
   }
 
@@ -44,8 +52,14 @@ final class HostRoutes {
     return Views.stats(s, loginFailures.getAsLong(), System.currentTimeMillis());
   }
 
-  /** Server-sent events: one {@code stats} event per interval. */
+  /**
+   * Server-sent events: one {@code stats} event per interval. Before every event the session is
+   * checked again (logged out, expired, its user's password changed or console role gone): the
+   * stream of a session that ended ends within one interval, and the browser's reconnect is then
+   * refused.
+   */
   void stream(RoutingContext ctx) {
+    ConsoleSessions.Session session = ConsoleSessions.of(ctx);
     HttpServerResponse r = ctx.response();
     r.setChunked(true)
         .putHeader("Content-Type", "text/event-stream; charset=utf-8")
@@ -63,7 +77,7 @@ final class HostRoutes {
                 vertx.cancelTimer(id);
                 return;
               }
-              if (System.nanoTime() - end > 0) {
+              if (System.nanoTime() - end > 0 || !live.test(session)) {
                 vertx.cancelTimer(id);
                 r.end();
                 return;
@@ -77,7 +91,16 @@ final class HostRoutes {
                   .onComplete(
                       ar -> {
                         busy[0] = false;
-                        if (ar.succeeded() && !r.closed() && !r.ended()) {
+                        if (r.closed() || r.ended()) {
+                          return;
+                        }
+                        if (!live.test(session)) {
+                          // the session ended while the snapshot was taken
+                          vertx.cancelTimer(timer[0]);
+                          r.end();
+                          return;
+                        }
+                        if (ar.succeeded()) {
                           r.write(
                               "event: stats\ndata: " + statsJson(ar.result()).encode() + "\n\n");
                         }

@@ -98,7 +98,7 @@ class ConsoleCredentialChangeTest {
   }
 
   /** The sample policy's admin hash: the first console user's. */
-  private static String adminHash(String text) {
+  static String adminHash(String text) {
     int admin = text.indexOf("    admin:\n");
     assertTrue(admin > 0, "no admin user in the sample policy");
     return text.substring(admin)
