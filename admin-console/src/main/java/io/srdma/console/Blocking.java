@@ -1,5 +1,7 @@
 package io.srdma.console;
 
+import io.vertx.core.Future;
+import io.vertx.core.WorkerExecutor;
 import io.vertx.ext.web.RoutingContext;
 import java.util.concurrent.Callable;
 import java.util.function.Consumer;
@@ -9,19 +11,30 @@ final class Blocking {
   private Blocking() {}
 
   static <T> void run(RoutingContext ctx, Callable<T> work, Consumer<T> then) {
-    ctx.vertx()
-        .executeBlocking(work, false)
-        .onComplete(
-            ar -> {
-              if (ar.failed()) {
-                ctx.fail(ar.cause());
-                return;
-              }
-              try {
-                then.accept(ar.result());
-              } catch (RuntimeException e) {
-                ctx.fail(e);
-              }
-            });
+    answer(ctx, ctx.vertx().executeBlocking(work, false), then);
+  }
+
+  /**
+   * Runs work on a given executor, e.g. a one-thread one that runs its tasks one after another:
+   * work waiting for its turn is a queued task, not a parked thread.
+   */
+  static <T> void run(
+      RoutingContext ctx, WorkerExecutor executor, Callable<T> work, Consumer<T> then) {
+    answer(ctx, executor.executeBlocking(work, true), then);
+  }
+
+  private static <T> void answer(RoutingContext ctx, Future<T> result, Consumer<T> then) {
+    result.onComplete(
+        ar -> {
+          if (ar.failed()) {
+            ctx.fail(ar.cause());
+            return;
+          }
+          try {
+            then.accept(ar.result());
+          } catch (RuntimeException e) {
+            ctx.fail(e);
+          }
+        });
   }
 }

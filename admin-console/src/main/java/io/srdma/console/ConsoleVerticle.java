@@ -6,6 +6,7 @@ import io.srdma.policy.ConsoleUsers;
 import io.srdma.verbs.doctor.DeviceCounter;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
+import io.vertx.core.WorkerExecutor;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.HttpServerResponse;
@@ -46,12 +47,16 @@ final class ConsoleVerticle extends VerticleBase {
 
   static final String WEBROOT = "io/srdma/console/webroot";
 
+  /** The one-thread worker pool policy applies run on, one at a time. */
+  static final String APPLY_EXECUTOR = "srdma-console-policy-apply";
+
   private final ConsoleConfig config;
   private final ConsoleBackend backend;
   private final ConsoleUsers users;
   private final AuditTrail trail;
   final ConsoleMetrics metrics = new ConsoleMetrics();
   private HttpServer server;
+  private WorkerExecutor applies;
   private AuthRoutes auth;
   private ConsoleSessions sessions;
 
@@ -80,8 +85,11 @@ final class ConsoleVerticle extends VerticleBase {
     HostRoutes host =
         new HostRoutes(
             vertx, backend, metrics, auth::loginFailures, auth::live, config.streamInterval());
+    // one thread: a policy apply's base check and reload are one step (no lost update)
+    applies = vertx.createSharedWorkerExecutor(APPLY_EXECUTOR, 1);
     PolicyRoutes policy =
-        new PolicyRoutes(backend, trail, metrics, u -> users.hasRole(u, ConsoleRole.ADMIN));
+        new PolicyRoutes(
+            backend, trail, metrics, u -> users.hasRole(u, ConsoleRole.ADMIN), applies);
     AuditRoutes audit = new AuditRoutes(backend);
     ClusterRoutes cluster = new ClusterRoutes(backend, trail, metrics);
     if (backend.cluster() != null) {
@@ -153,7 +161,8 @@ final class ConsoleVerticle extends VerticleBase {
   @Override
   public Future<?> stop() {
     metrics.close();
-    return server == null ? Future.succeededFuture() : server.close();
+    Future<Void> closed = server == null ? Future.succeededFuture() : server.close();
+    return applies == null ? closed : closed.eventually(applies::close);
   }
 
   private static void securityHeaders(RoutingContext ctx) {

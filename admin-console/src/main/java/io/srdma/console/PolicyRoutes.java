@@ -7,6 +7,7 @@ import io.srdma.policy.PolicyException;
 import io.srdma.policy.PolicyLoader;
 import io.srdma.policy.PolicyRejectedException;
 import io.srdma.policy.ReloadResult;
+import io.vertx.core.WorkerExecutor;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
@@ -36,20 +37,25 @@ final class PolicyRoutes {
   private final AuditTrail trail;
   private final ConsoleMetrics metrics;
   private final Predicate<String> seesHashes;
+  private final WorkerExecutor applies;
   private final PolicyLoader loader = new PolicyLoader();
 
   /**
    * @param seesHashes whether a console user sees password hashes: those who may apply a policy
+   * @param applies a one-thread executor: applies run on it one at a time, so each one's check of
+   *     {@code base} and its reload are one step no other apply comes between
    */
   PolicyRoutes(
       ConsoleBackend backend,
       AuditTrail trail,
       ConsoleMetrics metrics,
-      Predicate<String> seesHashes) {
+      Predicate<String> seesHashes,
+      WorkerExecutor applies) {
     this.backend = backend;
     this.trail = trail;
     this.metrics = metrics;
     this.seesHashes = seesHashes;
+    this.applies = applies;
   }
 
   /** The text with every {@code password-hash} value replaced by {@value #REDACTED}. */
@@ -106,7 +112,9 @@ final class PolicyRoutes {
 
   /**
    * Applies edited text: validate, then {@link ConsoleBackend#reload} (atomic), then the audit
-   * line. {@code base}, if given, must be the SHA-256 of the running policy (no lost updates).
+   * line. {@code base}, if given, must be the SHA-256 of the running policy (no lost updates):
+   * otherwise 409 {@code conflict}. Applies run one at a time on the one-thread executor, so of two
+   * applies on the same base one wins and the other gets the conflict, never both the reload.
    * Invalid text is 422 {@code invalid_policy}, text breaking a hard limit 400 {@code
    * hostile_policy}; both are audited as a failed reload.
    */
@@ -117,6 +125,7 @@ final class PolicyRoutes {
     String user = AuthRoutes.user(ctx);
     Blocking.run(
         ctx,
+        applies,
         () -> {
           String running = backend.policy().sha256();
           if (base != null && !base.equalsIgnoreCase(running)) {

@@ -34,6 +34,12 @@ final class FakeBackend implements ConsoleBackend {
   volatile io.srdma.verbs.doctor.DeviceCounters deviceCounters;
   volatile boolean deviceCountersFail;
 
+  /** Runs before every read of the policy in force, outside the backend's lock (tests). */
+  volatile Runnable onPolicyRead;
+
+  /** Runs before every reload, outside the backend's lock (tests). */
+  volatile Runnable beforeReload;
+
   private final Path auditLog;
   private final Map<String, GrantInfo> grants = new LinkedHashMap<>();
   private final List<SessionInfo> sessions = new ArrayList<>();
@@ -198,8 +204,14 @@ final class FakeBackend implements ConsoleBackend {
   }
 
   @Override
-  public synchronized Policy policy() {
-    return policy;
+  public Policy policy() {
+    Runnable hook = onPolicyRead;
+    if (hook != null) {
+      hook.run();
+    }
+    synchronized (this) {
+      return policy;
+    }
   }
 
   @Override
@@ -208,7 +220,15 @@ final class FakeBackend implements ConsoleBackend {
   }
 
   @Override
-  public synchronized ReloadResult reload(Policy next, String nextText, String actor) {
+  public ReloadResult reload(Policy next, String nextText, String actor) {
+    Runnable hook = beforeReload;
+    if (hook != null) {
+      hook.run();
+    }
+    return reloadNow(next, nextText, actor);
+  }
+
+  private synchronized ReloadResult reloadNow(Policy next, String nextText, String actor) {
     PolicyException refuse = refuseReload;
     if (refuse != null) {
       throw refuse;
