@@ -23,7 +23,11 @@ final class AuditRoutes {
     this.backend = backend;
   }
 
-  /** Newest first: {@code total}, {@code offset}, {@code limit}, {@code items}. */
+  /**
+   * Newest first: {@code total}, {@code offset}, {@code limit}, {@code items}. The log is read from
+   * its end and only the page is kept ({@link AuditReader#newest}); {@code limit} is 1 to {@value
+   * #MAX_LIMIT}, {@value #DEFAULT_LIMIT} if not given.
+   */
   void list(RoutingContext ctx) {
     AuditReader.Filter f = filter(ctx);
     int offset = Http.intParam(ctx, "offset", 0, 0, Integer.MAX_VALUE);
@@ -31,13 +35,11 @@ final class AuditRoutes {
     Blocking.run(
         ctx,
         () -> {
-          List<AuditReader.Entry> all = new AuditReader(backend.auditLog()).read(f);
+          AuditReader.Page page = new AuditReader(backend.auditLog()).newest(f, offset, limit);
           JsonArray items = new JsonArray();
-          for (int i = all.size() - 1 - offset, n = 0; i >= 0 && n < limit; i--, n++) {
-            items.add(all.get(i).json());
-          }
+          page.items().forEach(e -> items.add(e.json()));
           return new JsonObject()
-              .put("total", all.size())
+              .put("total", page.total())
               .put("offset", offset)
               .put("limit", limit)
               .put("items", items);
@@ -45,27 +47,26 @@ final class AuditRoutes {
         body -> Http.json(ctx, 200, body));
   }
 
-  /** The matching lines as they are in the log (JSON lines, oldest first): still verifiable. */
+  /**
+   * The matching lines as they are in the log (JSON lines, oldest first): still verifiable.
+   * Streamed a chunk at a time ({@link AuditExport}), so an export of a large log holds little
+   * memory.
+   */
   void export(RoutingContext ctx) {
     AuditReader.Filter f = filter(ctx);
     Blocking.run(
         ctx,
-        () -> {
-          StringBuilder b = new StringBuilder();
-          for (AuditReader.Entry e : new AuditReader(backend.auditLog()).read(f)) {
-            b.append(e.raw()).append('\n');
-          }
-          return b.toString();
-        },
-        text ->
-            ctx.response()
-                .putHeader("Content-Type", "application/x-ndjson; charset=utf-8")
-                .putHeader(
-                    "Content-Disposition",
-                    "attachment; filename=\"srdma-audit-"
-                        + Instant.now().toString().replace(':', '-')
-                        + ".jsonl\"")
-                .end(text));
+        () -> new AuditReader(backend.auditLog()).cursor(f),
+        cursor -> {
+          ctx.response()
+              .putHeader("Content-Type", "application/x-ndjson; charset=utf-8")
+              .putHeader(
+                  "Content-Disposition",
+                  "attachment; filename=\"srdma-audit-"
+                      + Instant.now().toString().replace(':', '-')
+                      + ".jsonl\"");
+          new AuditExport(ctx, cursor).start();
+        });
   }
 
   void verify(RoutingContext ctx) {
