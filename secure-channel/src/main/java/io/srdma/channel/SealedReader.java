@@ -104,7 +104,13 @@ final class SealedReader {
         return CompletableFuture.completedFuture(a.plaintext);
       }
       boolean newer = a.result == OpenResult.UNKNOWN_EPOCH && a.generation > generation;
-      boolean torn = a.result == OpenResult.AUTH_FAILED || a.result == OpenResult.BAD_SIGNATURE;
+      // after the first record, bytes that are not a header may be a record the owner is sealing
+      // there right now (its body visible before its header): read again before refusing them
+      boolean later =
+          a.at > relativeOffset
+              && (a.result == OpenResult.MALFORMED || a.result == OpenResult.TRUNCATED);
+      boolean torn =
+          a.result == OpenResult.AUTH_FAILED || a.result == OpenResult.BAD_SIGNATURE || later;
       if (attempt < READ_ATTEMPTS && (newer || torn)) {
         if (newer) {
           try {
@@ -117,10 +123,42 @@ final class SealedReader {
         }
         continue;
       }
+      if (later) {
+        return RemoteGrant.failed(
+            ChannelException.Reason.RECORD_REJECTED,
+            "bytes at offset "
+                + a.at
+                + " of grant "
+                + g.id()
+                + " ("
+                + (a.at - relativeOffset)
+                + " bytes into the read) are neither a record nor never-written zero bytes: "
+                + a.result
+                + " (the records end there; tampered, or left over from a longer one)");
+      }
       return RemoteGrant.failed(
           ChannelException.Reason.RECORD_REJECTED,
           "record at offset " + a.at + " of grant " + g.id() + ": " + a.result);
     }
+  }
+
+  /**
+   * Whether {@code b} holds only zero bytes from {@code from} to {@code to}: memory never written,
+   * the one clean end of the records in a read.
+   */
+  static boolean zeroFrom(ByteBuffer b, int from, int to) {
+    int i = from;
+    for (; to - i >= Long.BYTES; i += Long.BYTES) {
+      if (b.getLong(i) != 0) {
+        return false;
+      }
+    }
+    for (; i < to; i++) {
+      if (b.get(i) != 0) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** The outcome of one RDMA READ and the opening of its records. */
@@ -166,19 +204,17 @@ final class SealedReader {
       }
       ByteBuffer out = ByteBuffer.allocate(sealedLength);
       synchronized (g.readOpener) {
+        ByteBuffer in = readBuffer.buffer();
         int pos = 0;
-        while (sealedLength - pos > SealedLayout.OWNER_RECORD_OVERHEAD) {
+        // The first record must open; after it, the records end only where the rest of the range
+        // is zero (never written). Anything else (a header flipped or zeroed before later records,
+        // the tail of a longer record a shorter one overwrote, a cut-off record) fails the read,
+        // so a range cut short never reads as the whole of it.
+        while (pos < sealedLength && (pos == 0 || !zeroFrom(in, pos, sealedLength))) {
           OpenResult r =
               g.readOpener.open(
-                  readBuffer.buffer(),
-                  pos,
-                  sealedLength - pos,
-                  g.offset() + relativeOffset + pos,
-                  out);
+                  in, pos, sealedLength - pos, g.offset() + relativeOffset + pos, out);
           if (r != OpenResult.OK) {
-            if (pos > 0 && r == OpenResult.MALFORMED) {
-              break;
-            }
             return new ReadAttempt(
                 null, r, relativeOffset + pos, g.readOpener.lastGeneration(), null);
           }
