@@ -162,7 +162,14 @@ final class SealedWriter {
     }
     lock.lock();
     try {
-      long gone = state.writeRefusal(); // again under the lock: see closeBarrier
+      // Again under the lock: a REVOKE the application heard of while this thread waited here
+      // (the host invalidated the window; the write would put the queue pair, and so the session
+      // and its other grants, into ERROR), and see closeBarrier. One volatile read each.
+      long ended = g.endedCode();
+      if (ended != 0) {
+        return ended;
+      }
+      long gone = state.writeRefusal();
       if (gone != 0) {
         return gone;
       }

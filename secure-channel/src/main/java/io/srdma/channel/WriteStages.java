@@ -88,6 +88,13 @@ final class WriteStages {
           done.completeExceptionally(closedMeanwhile);
           return done;
         }
+        long ended = g.endedCode(); // revoked while waiting for the lock: see SealedWriter
+        if (ended != 0) {
+          done.completeExceptionally(
+              new ChannelException(
+                  WriteResult.reason(ended), "grant " + g.id() + " ended: " + g.endedBecause()));
+          return done;
+        }
         seal(t, rel, data, first, count, stride, max);
         long bytes = Math.min((long) count * max, payload - (long) first * max);
         long r = writer.post(count, bytes, first + count == records ? done : null);
