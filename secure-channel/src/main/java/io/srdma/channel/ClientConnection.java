@@ -10,6 +10,7 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.io.OutputStream;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.SocketTimeoutException;
 import java.net.StandardSocketOptions;
@@ -40,9 +41,11 @@ final class ClientConnection {
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition progress = lock.newCondition();
   private volatile Runnable strand; // null while connecting
+  private final InetAddress remote;
 
   private ClientConnection(ClientRuntime runtime, SocketChannel channel, SSLEngine engine) {
     this.runtime = runtime;
+    this.remote = channel.socket().getInetAddress();
     this.tls =
         new TlsConnection(
             runtime.loop(), channel, engine, Side.SERVER, runtime.workers(), this::kick);
@@ -81,6 +84,11 @@ final class ClientConnection {
       closeQuietly(ch);
       throw e;
     }
+  }
+
+  /** The host's address on this connection (the IP the TCP connection reached). */
+  InetAddress remoteAddress() {
+    return remote;
   }
 
   private static int millis(Duration d) {

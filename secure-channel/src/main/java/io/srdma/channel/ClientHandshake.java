@@ -64,10 +64,17 @@ final class ClientHandshake {
 
   /**
    * Runs the handshake on an authenticated connection; the queue pair is ready to send after it.
-   * {@code frames} bounds each wait for the host.
+   * {@code frames} bounds each wait for the host; {@code responder} decides whether the queue pair
+   * may connect to the responder address the host names (refused: {@code ProtocolException
+   * BAD_VALUE} naming it, before any connection to it).
    */
   static Established run(
-      AuthenticatedPeer peer, Frames frames, ControlProxy proxy, QueuePair qp, int requestId)
+      AuthenticatedPeer peer,
+      Frames frames,
+      ControlProxy proxy,
+      QueuePair qp,
+      int requestId,
+      HostResponderAddress responder)
       throws IOException {
     SecureRandom random = new SecureRandom();
     try (X25519KeyPair local = X25519KeyPair.generate(random)) {
@@ -88,6 +95,11 @@ final class ClientHandshake {
       }
       byte[] sessionIdBytes = ack.sessionId();
       ConnectionInfo hostInfo = ack.connectionInfo();
+      String forged = responder.refusal(hostInfo);
+      if (forged != null) {
+        // refused from the bytes alone, before the queue pair connects anywhere (request forgery)
+        throw new ProtocolException(ProtocolException.Reason.BAD_VALUE, forged);
+      }
       TlsBinding.Kind kind =
           Capabilities.bindingKind(Capabilities.checkAnswer(announced, ack.capabilities()));
       KeySchedule schedule;

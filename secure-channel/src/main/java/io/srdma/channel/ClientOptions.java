@@ -6,9 +6,12 @@ import io.srdma.keys.KeyExchangeException;
 import io.srdma.keys.PeerIdentity;
 import io.srdma.keys.RekeyPolicy;
 import io.srdma.verbs.DeviceOptions;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.Collection;
 import java.util.Objects;
+import java.util.Set;
 
 /**
  * Settings of a {@link SecureRdmaClient}; fluent setters, checked by {@code connect}.
@@ -31,6 +34,7 @@ public final class ClientOptions {
 
   private String provider = "soft";
   private DeviceOptions device = new DeviceOptions();
+  private Set<InetAddress> allowedResponderAddresses = Set.of();
   private Duration connectTimeout = Duration.ofSeconds(5);
   private Duration requestTimeout = Duration.ofSeconds(5);
   private Duration keepalive = Duration.ofSeconds(20);
@@ -99,6 +103,18 @@ public final class ClientOptions {
   /** Device options for this client's queue pair. */
   public ClientOptions device(DeviceOptions value) {
     device = value;
+    return this;
+  }
+
+  /**
+   * Responder addresses (soft provider) the host may name in HELLO_ACK besides its own address on
+   * the control connection, for deployments where the host is reached through NAT or a proxy
+   * (default none). Any other address is refused before the queue pair connects to it, so a host
+   * cannot make its clients connect where it says. As {@code HostOptions.allowedResponderAddresses}
+   * on the host's side.
+   */
+  public ClientOptions allowedResponderAddresses(Collection<InetAddress> value) {
+    allowedResponderAddresses = Set.copyOf(value);
     return this;
   }
 
@@ -197,6 +213,10 @@ public final class ClientOptions {
 
   DeviceOptions device() {
     return device;
+  }
+
+  Set<InetAddress> allowedResponderAddresses() {
+    return allowedResponderAddresses;
   }
 
   Duration connectTimeout() {

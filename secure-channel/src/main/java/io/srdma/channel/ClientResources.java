@@ -47,6 +47,11 @@ final class ClientResources {
     read = pd.registerMemory(ByteBuffer.allocateDirect(o.maxReadBytes()), AccessFlags.LOCAL_WRITE);
   }
 
+  /** The provider the queue pair is on ({@code soft}, {@code ibv}; never {@code auto}). */
+  String providerName() {
+    return context.context().device().providerName();
+  }
+
   /** The queue pair's completions go to {@code target} (on the lane's poller) from now on. */
   void register(CompletionTarget target) {
     registeredQpn = qp.qpn();

@@ -115,7 +115,13 @@ public final class SecureRdmaClient implements AutoCloseable {
     Duration wait = o.connectTimeout();
     ClientHandshake.Established e =
         ClientHandshake.run(
-            peer, () -> connection.awaitFrame(wait), proxy, r.qp, requestIds.getAndIncrement());
+            peer,
+            () -> connection.awaitFrame(wait),
+            proxy,
+            r.qp,
+            requestIds.getAndIncrement(),
+            new HostResponderAddress(
+                r.providerName(), o.allowedResponderAddresses(), connection.remoteAddress()));
     this.sessionId = e.sessionId();
     this.bindingKind = e.bindingKind();
     this.state = new SessionState(name);
