@@ -6,15 +6,12 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Moves sessions' queue pairs to RTS off the host's workers. On the soft provider {@link
@@ -25,12 +22,15 @@ import java.util.concurrent.atomic.AtomicInteger;
  * queue, so other tenants' connects still find a thread.
  *
  * <p>Bounded: at most {@code threads} connects run at once ({@code <name>-connect-<i>} daemon
- * threads, made on demand, gone after {@link #IDLE_SECONDS} idle), each session has at most one
- * connect, and tenants with waiting connects are served in turn. Every wait ends by the session's
- * handshake deadline: a connect still waiting then is not started, and one running is interrupted
- * by {@link Connect#cancel} (the watchdog cancels at the deadline; a blocking socket connect or
- * read ends on interrupt) — besides the provider's own transport timeout. The thread runs only
- * {@code readyToSend}, so an interrupt reaches nothing else (no audit write, no log file).
+ * threads: an idle one takes the next connect, a new one is made only when none is idle, and one
+ * idle for {@link #IDLE_SECONDS} ends). A thread frees its connect's slot only once that connect's
+ * {@code done} ran and it is ready for the next, so a connect that got a slot always finds a
+ * thread, never a refusal. Each session has at most one connect, and tenants with waiting connects
+ * are served in turn. Every wait ends by the session's handshake deadline: a connect still waiting
+ * then is not started, and one running is interrupted by {@link Connect#cancel} (the watchdog
+ * cancels at the deadline; a blocking socket connect or read ends on interrupt) — besides the
+ * provider's own transport timeout. The interrupt comes only while {@code readyToSend} runs and is
+ * cleared before {@code done}, so it reaches nothing else (no audit write, no log file).
  *
  * <p>Thread-safe.
  */
@@ -40,12 +40,17 @@ final class QueuePairConnector implements AutoCloseable {
 
   private final int threads;
   private final int perTenant;
-  private final ThreadPoolExecutor executor;
+  private final String threadPrefix;
   // tenants with waiting connects, in the order they are served (one served moves to the end)
   private final Map<String, ArrayDeque<Connect>> waiting = new LinkedHashMap<>();
+  // connects that hold a slot and wait for a thread to take them
+  private final ArrayDeque<Connect> ready = new ArrayDeque<>();
   private final Map<String, Integer> running = new HashMap<>();
   private final Set<Connect> active = new HashSet<>();
   private int runningTotal;
+  private int threadsAlive;
+  private int threadsIdle;
+  private int threadNumber;
   private boolean closed;
 
   /**
@@ -60,24 +65,7 @@ final class QueuePairConnector implements AutoCloseable {
     }
     this.threads = threads;
     this.perTenant = perTenant;
-    AtomicInteger n = new AtomicInteger();
-    // The slots (runningTotal) decide what starts; the executor only lends threads. A thread that
-    // released its slot still runs its connect's done before it can take the next task, so a task
-    // handed over then must wait in the executor's queue for it, never be refused: at most
-    // `threads` threads, and at most `threads` tasks queued or running (one per slot).
-    this.executor =
-        new ThreadPoolExecutor(
-            threads,
-            threads,
-            IDLE_SECONDS,
-            TimeUnit.SECONDS,
-            new LinkedBlockingQueue<>(),
-            r -> {
-              Thread t = new Thread(r, threadPrefix + n.getAndIncrement());
-              t.setDaemon(true);
-              return t;
-            });
-    executor.allowCoreThreadTimeOut(true);
+    this.threadPrefix = threadPrefix;
   }
 
   /**
@@ -113,6 +101,11 @@ final class QueuePairConnector implements AutoCloseable {
     return running.getOrDefault(tenant, 0);
   }
 
+  /** Connector threads alive now, and how many of them are idle (tests). */
+  synchronized int[] threads() {
+    return new int[] {threadsAlive, threadsIdle};
+  }
+
   /** Connects waiting for a thread now, all tenants (tests). */
   synchronized int waiting() {
     int n = 0;
@@ -124,8 +117,8 @@ final class QueuePairConnector implements AutoCloseable {
 
   /**
    * Starts waiting connects while threads are free, tenants in turn, each below its share. Caller
-   * holds the lock; returns the connects that ended here (past their deadline, refused by a closed
-   * executor), whose {@code done} the caller runs after releasing it.
+   * holds the lock; returns the connects that ended here (past their deadline, or no thread could
+   * start), whose {@code done} the caller runs after releasing it.
    */
   private List<Connect> dispatch() {
     List<Connect> ended = new ArrayList<>();
@@ -143,15 +136,89 @@ final class QueuePairConnector implements AutoCloseable {
       running.merge(c.tenant, 1, Integer::sum);
       runningTotal++;
       active.add(c);
-      try {
-        executor.execute(c);
-      } catch (RejectedExecutionException e) {
+      ready.add(c);
+      // A thread holds a slot from taking a connect until it is idle again (after its done), so
+      // busy threads + ready connects <= threads: a thread is started only while none is idle
+      // for it, and the pool never passes `threads`.
+      if (ready.size() <= threadsIdle || threadsAlive >= threads) {
+        notifyAll();
+      } else if (!startThread()) {
+        ready.remove(c);
         release(c);
-        c.fail(closing());
+        c.fail(
+            new VerbsException(
+                VerbsException.Reason.IO, "modify_qp(RTS)", "no connector thread could start"));
         ended.add(c);
       }
     }
     return ended;
+  }
+
+  /** Starts one more thread; false if the JVM could not (out of native threads). */
+  private boolean startThread() {
+    Thread t = new Thread(this::work, threadPrefix + threadNumber++);
+    t.setDaemon(true);
+    try {
+      t.start();
+    } catch (OutOfMemoryError e) {
+      return false;
+    }
+    threadsAlive++;
+    return true;
+  }
+
+  /**
+   * A connector thread: takes ready connects until none came for {@link #IDLE_SECONDS} (or the
+   * connector closed with none left), and frees each one's slot only after its done ran.
+   */
+  private void work() {
+    Connect c = null;
+    for (; ; ) {
+      List<Connect> ended = List.of();
+      if (c != null) {
+        synchronized (this) {
+          release(c);
+          if (!closed) {
+            ended = dispatch();
+          }
+        }
+        finish(ended);
+      }
+      synchronized (this) {
+        c = takeReady();
+        if (c == null) {
+          threadsAlive--;
+          return;
+        }
+      }
+      c.run();
+    }
+  }
+
+  /**
+   * The next ready connect, waiting for one while open and not idle too long. Caller holds the
+   * lock.
+   */
+  private Connect takeReady() {
+    long idleUntil = System.nanoTime() + TimeUnit.SECONDS.toNanos(IDLE_SECONDS);
+    threadsIdle++;
+    try {
+      Connect c;
+      while ((c = ready.poll()) == null) {
+        long left = idleUntil - System.nanoTime();
+        if (closed || left <= 0) {
+          return null;
+        }
+        try {
+          wait(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+        } catch (InterruptedException e) {
+          // only a cancel interrupts, and only while readyToSend runs: not for an idle thread
+        }
+      }
+      return c;
+    } finally {
+      threadsIdle--;
+    }
   }
 
   /**
@@ -159,12 +226,15 @@ final class QueuePairConnector implements AutoCloseable {
    * the end of the turn; null when there is none. Caller holds the lock.
    */
   private Connect nextWaiting() {
-    for (Map.Entry<String, ArrayDeque<Connect>> e : waiting.entrySet()) {
+    for (Iterator<Map.Entry<String, ArrayDeque<Connect>>> it = waiting.entrySet().iterator();
+        it.hasNext(); ) {
+      Map.Entry<String, ArrayDeque<Connect>> e = it.next();
       String tenant = e.getKey();
       if (running.getOrDefault(tenant, 0) >= perTenant) {
         continue;
       }
-      ArrayDeque<Connect> q = waiting.remove(tenant); // (the loop ends here: no further next())
+      ArrayDeque<Connect> q = e.getValue();
+      it.remove(); // (the loop ends here: no further next())
       Connect c = q.poll();
       if (!q.isEmpty()) {
         waiting.put(tenant, q);
@@ -204,6 +274,7 @@ final class QueuePairConnector implements AutoCloseable {
     List<Connect> runningNow;
     synchronized (this) {
       closed = true;
+      notifyAll(); // idle threads end; ready connects (cancelled below) end on theirs
       for (ArrayDeque<Connect> q : waiting.values()) {
         for (Connect c : q) {
           c.fail(closing());
@@ -215,13 +286,12 @@ final class QueuePairConnector implements AutoCloseable {
     }
     finish(ended);
     for (Connect c : runningNow) {
-      c.cancel(); // not shutdownNow: an interrupt must reach readyToSend only, never a done
+      c.cancel(); // an interrupt reaches readyToSend only, never a done
     }
-    executor.shutdown();
   }
 
   /** One session's connect: waiting, running or ended. */
-  final class Connect implements Runnable {
+  final class Connect {
     private static final int WAITING = 0;
     private static final int RUNNING = 1;
     private static final int ENDED = 2;
@@ -290,8 +360,7 @@ final class QueuePairConnector implements AutoCloseable {
       finished = true;
     }
 
-    @Override
-    public void run() {
+    private void run() {
       RuntimeException why = null;
       synchronized (this) {
         if (cancelled) {
@@ -318,13 +387,7 @@ final class QueuePairConnector implements AutoCloseable {
       }
       failure = why;
       finished = true;
-      List<Connect> ended;
-      synchronized (QueuePairConnector.this) {
-        release(this);
-        ended = closed ? List.of() : dispatch();
-      }
-      done.run();
-      finish(ended);
+      done.run(); // then the thread frees its slot (work)
     }
   }
 }

@@ -37,6 +37,11 @@ class QueuePairConnectorTest {
 
   /** A queue pair whose readyToSend records {@code name} and blocks until {@link #open}. */
   private QueuePair stalling(String name) {
+    return stalling(name, open);
+  }
+
+  /** A queue pair whose readyToSend records {@code name} and blocks until {@code gate} opens. */
+  private QueuePair stalling(String name, CountDownLatch gate) {
     return (QueuePair)
         Proxy.newProxyInstance(
             QueuePair.class.getClassLoader(),
@@ -44,7 +49,7 @@ class QueuePairConnectorTest {
             (proxy, m, args) -> {
               if (m.getName().equals("readyToSend")) {
                 started.add(name);
-                if (!open.await(20, TimeUnit.SECONDS)) {
+                if (!gate.await(20, TimeUnit.SECONDS)) {
                   throw new IllegalStateException("never opened");
                 }
                 return null;
@@ -137,8 +142,8 @@ class QueuePairConnectorTest {
   }
 
   /**
-   * A connect handed over while the only thread, its slot already released, still runs the last
-   * connect's done: it must wait for that thread, not be refused as if the host were closing.
+   * A connect that comes while the only thread still runs the last connect's done waits for that
+   * thread (the slot is free only once the thread is), never refused as if the host were closing.
    */
   @Test
   void shouldStartAConnectQueuedWhileTheFreedThreadStillRunsItsDone() throws Exception {
@@ -159,7 +164,7 @@ class QueuePairConnectorTest {
           }
         });
     assertTrue(inDone.await(5, TimeUnit.SECONDS));
-    assertEquals(0, connector.running(), "the slot is free while done runs");
+    assertEquals(1, connector.running(), "the slot is held while done runs");
     CountDownLatch secondDone = new CountDownLatch(1);
     QueuePairConnector.Connect second =
         connector.connect(
@@ -169,6 +174,31 @@ class QueuePairConnectorTest {
     assertTrue(secondDone.await(5, TimeUnit.SECONDS), "the second ran once the thread was back");
     assertNull(second.failure());
     assertEquals(List.of("first", "second"), started);
+  }
+
+  @Test
+  void shouldServeConnectsOneAfterAnotherOnOneThreadAndKeepToTheBound() throws Exception {
+    connector = new QueuePairConnector("test-connect-", 3, 3);
+    open.countDown();
+    for (int i = 0; i < 5; i++) {
+      CountDownLatch done = new CountDownLatch(1);
+      connector.connect("acme", stalling("s" + i), System.nanoTime() + FAR, done::countDown);
+      assertTrue(done.await(5, TimeUnit.SECONDS));
+      await(() -> connector.threads()[1] == 1, "the thread idle again");
+    }
+    assertEquals(1, connector.threads()[0], "an idle thread takes the next connect");
+    CountDownLatch stall = new CountDownLatch(1);
+    CountDownLatch all = new CountDownLatch(6);
+    for (int i = 0; i < 6; i++) {
+      connector.connect(
+          "acme", stalling("burst" + i, stall), System.nanoTime() + FAR, all::countDown);
+    }
+    await(() -> connector.running() == 3, "three running");
+    assertEquals(3, connector.threads()[0], "never more threads than the bound");
+    stall.countDown();
+    assertTrue(all.await(10, TimeUnit.SECONDS), "all six connected");
+    await(() -> connector.running() == 0 && connector.waiting() == 0, "nothing left");
+    assertTrue(connector.threads()[0] <= 3);
   }
 
   @Test
