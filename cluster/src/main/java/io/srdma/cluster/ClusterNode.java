@@ -250,6 +250,9 @@ public final class ClusterNode implements AutoCloseable {
               .get(ByteSequence.from(link.keys().prefix() + "/probe", StandardCharsets.UTF_8)),
           "probe");
     } catch (ClusterException e) {
+      if (closed) {
+        return; // close interrupted this probe
+      }
       lastError = e.getMessage();
       reachable = false;
       // a watch stream may be stuck on the connection that failed this probe: re-read and
@@ -386,6 +389,9 @@ public final class ClusterNode implements AutoCloseable {
       return;
     }
     closed = true;
+    // read before stopping the probe: the interrupt can fail a probe in flight, which is no news
+    // about etcd
+    boolean answering = reachable;
     probe.shutdownNow();
     try {
       if (!probe.awaitTermination(5, TimeUnit.SECONDS)) {
@@ -394,7 +400,7 @@ public final class ClusterNode implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-    if (grantSync != null && reachable) {
+    if (grantSync != null && answering) {
       grantSync.withdrawAll(link.config().requestTimeout());
     }
     for (Follower f : followers) {
