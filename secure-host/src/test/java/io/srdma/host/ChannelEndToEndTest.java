@@ -171,7 +171,7 @@ class ChannelEndToEndTest {
     }
   }
 
-  private static int indexOf(byte[] hay, byte[] needle) {
+  static int indexOf(byte[] hay, byte[] needle) {
     outer:
     for (int i = 0; i + needle.length <= hay.length; i++) {
       for (int j = 0; j < needle.length; j++) {

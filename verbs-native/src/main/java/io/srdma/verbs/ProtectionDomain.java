@@ -13,12 +13,15 @@ public interface ProtectionDomain extends AutoCloseable {
 
   /**
    * Registers memory ({@code ibv_reg_mr}): the bytes of {@code buffer} from its position to its
-   * limit. The buffer must be direct and writable; its position and limit may change afterwards
-   * without effect on the region.
+   * limit. The buffer must be direct and writable — or, where {@link
+   * DeviceAttributes#localHeapMemory()} says so ({@code loopback}), a writable heap buffer for
+   * memory without REMOTE_WRITE, REMOTE_READ or MW_BIND; its position and limit may change
+   * afterwards without effect on the region.
    *
-   * @param buffer a direct, writable buffer
+   * @param buffer a direct (or, as above, heap), writable buffer
    * @param access {@link AccessFlags} bits; REMOTE_WRITE needs LOCAL_WRITE, as in libibverbs
-   * @throws VerbsException INVALID_ARGUMENT for a heap or read-only buffer or bad flags
+   * @throws VerbsException INVALID_ARGUMENT for a heap buffer the device does not take, a read-only
+   *     buffer or bad flags
    */
   MemoryRegion registerMemory(ByteBuffer buffer, int access);
 

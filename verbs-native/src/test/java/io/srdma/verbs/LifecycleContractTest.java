@@ -14,19 +14,6 @@ import org.junit.jupiter.api.Timeout;
 class LifecycleContractTest {
 
   @Test
-  void shouldRefuseAHeapBuffer() {
-    try (DeviceContext ctx = TestProviders.device().open(new DeviceOptions());
-        ProtectionDomain pd = ctx.allocateProtectionDomain()) {
-      VerbsException e =
-          assertThrows(
-              VerbsException.class,
-              () -> pd.registerMemory(ByteBuffer.allocate(64), AccessFlags.LOCAL_WRITE));
-      assertEquals(VerbsException.Reason.INVALID_ARGUMENT, e.reason());
-      assertTrue(e.getMessage().contains("direct ByteBuffer"), e.getMessage());
-    }
-  }
-
-  @Test
   void shouldRefuseRemoteWriteWithoutLocalWriteAndUnknownFlags() {
     try (DeviceContext ctx = TestProviders.device().open(new DeviceOptions());
         ProtectionDomain pd = ctx.allocateProtectionDomain()) {

@@ -16,12 +16,15 @@ import javax.crypto.spec.GCMParameterSpec;
  * <p>One instance per writing thread; the {@link Cipher} (of the {@link AeadSelection}) and buffers
  * are reused. Seals from a heap plaintext's array (any other plaintext is copied once into this
  * sealer's array) into a heap array, then copies the record into the destination (registered,
- * direct) buffer. Sealing straight into the destination by {@code Cipher.doFinal(ByteBuffer,
- * ByteBuffer)} was measured slower for both providers on JDK 17 and Java 25, and it allocates: ACCP
- * 2.5.0's AES-GCM has no direct-buffer path (it copies each direct buffer into a new array of its
- * size), SunJCE's copies direct buffers through two new 512-byte arrays. {@code SealPathBenchmark},
- * 2 vCPU AMD EPYC, medians of 2 alternated runs, GB/s (B/op), a direct plaintext copied into the
- * array and sealed here vs sealed straight into the direct slot (a heap plaintext: the same order):
+ * direct) buffer. A writable heap destination — the client's staging on a provider that takes heap
+ * memory for the local side ({@code DeviceAttributes.localHeapMemory}: loopback) — gets the record
+ * straight into its array, without that copy (unless the plaintext lies in the same array). Sealing
+ * straight into the destination by {@code Cipher.doFinal(ByteBuffer, ByteBuffer)} was measured
+ * slower for both providers on JDK 17 and Java 25, and it allocates: ACCP 2.5.0's AES-GCM has no
+ * direct-buffer path (it copies each direct buffer into a new array of its size), SunJCE's copies
+ * direct buffers through two new 512-byte arrays. {@code SealPathBenchmark}, 2 vCPU AMD EPYC,
+ * medians of 2 alternated runs, GB/s (B/op), a direct plaintext copied into the array and sealed
+ * here vs sealed straight into the direct slot (a heap plaintext: the same order):
  *
  * <pre>
  *                    4 KiB                        64 KiB
@@ -185,8 +188,15 @@ public final class RecordSealer {
       return SEQUENCE_EXHAUSTED;
     }
     DirectionKeys keys = generation.keys;
-    header.wrap(output, 0).encode(keys.epoch(), sequence, length);
-    int aadLength = associatedData(aad, output, binding, remoteOffset);
+    // A writable heap destination (staging of an emulated provider) takes the record straight into
+    // its array; any other gets it through this sealer's array and one copy.
+    boolean straight =
+        destination.hasArray()
+            && !(plaintext.hasArray() && plaintext.array() == destination.array());
+    byte[] out = straight ? destination.array() : output;
+    int outAt = straight ? destination.arrayOffset() + destinationOffset : 0;
+    header.wrap(out, outAt).encode(keys.epoch(), sequence, length);
+    int aadLength = associatedData(aad, out, outAt, binding, remoteOffset);
     byte[] in;
     int inOffset;
     if (plaintext.hasArray()) { // heap plaintext: sealed straight from its array, no copy
@@ -201,23 +211,31 @@ public final class RecordSealer {
     try {
       cipher.init(Cipher.ENCRYPT_MODE, keys.aesKey(), new GCMParameterSpec(128, nonce));
       cipher.updateAAD(aad, 0, aadLength);
-      cipher.doFinal(in, inOffset, length, output, RecordFlyweight.HEADER_LENGTH);
+      cipher.doFinal(in, inOffset, length, out, outAt + RecordFlyweight.HEADER_LENGTH);
     } catch (GeneralSecurityException e) {
       throw new IllegalStateException("AES-GCM failed to seal", e);
     }
-    destination.put(destinationOffset, output, 0, recordLength);
+    if (!straight) {
+      destination.put(destinationOffset, output, 0, recordLength);
+    }
     return recordLength;
   }
 
   /** Writes {@code header ‖ binding ‖ u64 remoteOffset} into {@code aad}; returns its length. */
   static int associatedData(byte[] aad, byte[] record, RecordBinding binding, long remoteOffset) {
-    System.arraycopy(record, 0, aad, 0, RecordFlyweight.HEADER_LENGTH);
-    int at = RecordFlyweight.HEADER_LENGTH;
-    binding.copyTo(aad, at);
-    at += binding.encodedLength();
+    return associatedData(aad, record, 0, binding, remoteOffset);
+  }
+
+  /** As {@link #associatedData(byte[], byte[], RecordBinding, long)}, the record at {@code at}. */
+  static int associatedData(
+      byte[] aad, byte[] record, int at, RecordBinding binding, long remoteOffset) {
+    System.arraycopy(record, at, aad, 0, RecordFlyweight.HEADER_LENGTH);
+    int n = RecordFlyweight.HEADER_LENGTH;
+    binding.copyTo(aad, n);
+    n += binding.encodedLength();
     for (int i = 0; i < 8; i++) {
-      aad[at + i] = (byte) (remoteOffset >>> (56 - 8 * i));
+      aad[n + i] = (byte) (remoteOffset >>> (56 - 8 * i));
     }
-    return at + 8;
+    return n + 8;
   }
 }

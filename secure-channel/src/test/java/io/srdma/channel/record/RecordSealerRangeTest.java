@@ -107,6 +107,64 @@ class RecordSealerRangeTest {
     }
   }
 
+  /**
+   * A heap destination (loopback's staging) takes the record straight into its array: the same
+   * bytes as through the sealer's array into direct memory, at the slice's offset, nothing around
+   * it touched — also when the plaintext lies in the same array (then it goes the copying way).
+   */
+  @Test
+  void shouldSealStraightIntoAHeapDestinationTheSameRecord() {
+    byte[] text = bytes(1500);
+    int room = text.length + RecordSealer.OVERHEAD;
+    for (ByteBuffer src : kinds(text)) {
+      RecordSealer intoDirect = new RecordSealer(new SealingKeys(keys), MAX);
+      RecordSealer intoHeap = new RecordSealer(new SealingKeys(keys), MAX);
+      byte[] array = new byte[13 + 2 * room + 9];
+      java.util.Arrays.fill(array, (byte) 0x5A);
+      ByteBuffer heap = ByteBuffer.wrap(array, 13, 2 * room).slice(); // arrayOffset 13
+      int a = intoDirect.seal(src, 10, text.length, KV, 99, staging, SLOT);
+      int b = intoHeap.seal(src, 10, text.length, KV, 99, heap, room);
+      assertEquals(a, b);
+      byte[] got = new byte[b];
+      System.arraycopy(array, 13 + room, got, 0, b);
+      assertArrayEquals(record(SLOT, a), got, src.toString());
+      for (int i = 0; i < array.length; i++) {
+        if (i < 13 + room || i >= 13 + room + b) {
+          assertEquals((byte) 0x5A, array[i], "byte " + i + " outside the record: " + src);
+        }
+      }
+      staging.put(0, got);
+      ByteBuffer into = ByteBuffer.allocate(MAX);
+      assertEquals(OpenResult.OK, open(0, b, into));
+      assertEquals(text.length, into.position());
+    }
+
+    // the plaintext in the destination's own array, overlapping where the record goes
+    byte[] shared = new byte[3 * room];
+    System.arraycopy(text, 0, shared, 0, text.length);
+    ByteBuffer both = ByteBuffer.wrap(shared);
+    RecordSealer intoDirect = new RecordSealer(new SealingKeys(keys), MAX);
+    RecordSealer intoShared = new RecordSealer(new SealingKeys(keys), MAX);
+    int a = intoDirect.seal(ByteBuffer.wrap(text), 0, text.length, KV, 99, staging, SLOT);
+    int b = intoShared.seal(both, 0, text.length, KV, 99, both, 8);
+    assertEquals(a, b);
+    byte[] got = new byte[b];
+    System.arraycopy(shared, 8, got, 0, b);
+    assertArrayEquals(record(SLOT, a), got);
+  }
+
+  @Test
+  void shouldRefuseAHeapDestinationWithoutRoomBeforeItsLimit() {
+    byte[] array = new byte[2 * MAX];
+    ByteBuffer heap = ByteBuffer.wrap(array).limit(100 + RecordSealer.OVERHEAD - 1);
+    assertEquals(
+        RecordSealer.NO_ROOM, sealer.seal(ByteBuffer.allocate(100), 0, 100, KV, 0, heap, 0));
+    assertEquals(0, sealer.nextSequence());
+    for (byte x : array) {
+      assertEquals(0, x);
+    }
+  }
+
   @Test
   void shouldFailToOpenARangeSealedRecordWithAnyByteChanged() {
     byte[] text = bytes(48);

@@ -209,7 +209,8 @@ final class IbvDeviceContext implements DeviceContext {
         maxSge,
         maxCqe,
         mwType2,
-        windowBoundsEnforced);
+        windowBoundsEnforced,
+        false);
   }
 
   @Override

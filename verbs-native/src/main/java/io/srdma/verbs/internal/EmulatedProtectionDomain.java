@@ -25,6 +25,7 @@ public abstract class EmulatedProtectionDomain implements ProtectionDomain {
   private final String kindInContext;
   private final int maxWr;
   private final int maxSge;
+  private final boolean localHeapMemory;
   private boolean closed;
 
   /**
@@ -32,13 +33,20 @@ public abstract class EmulatedProtectionDomain implements ProtectionDomain {
    *     kindInContext}
    * @param maxWr the device's largest queue depth
    * @param maxSge the device's most scatter/gather elements per request
+   * @param localHeapMemory whether heap buffers may be registered as memory without remote rights
+   *     or MW_BIND ({@code DeviceAttributes.localHeapMemory})
    */
   protected EmulatedProtectionDomain(
-      LiveChildren contextChildren, String kindInContext, int maxWr, int maxSge) {
+      LiveChildren contextChildren,
+      String kindInContext,
+      int maxWr,
+      int maxSge,
+      boolean localHeapMemory) {
     this.contextChildren = contextChildren;
     this.kindInContext = kindInContext;
     this.maxWr = maxWr;
     this.maxSge = maxSge;
+    this.localHeapMemory = localHeapMemory;
   }
 
   /** The device's local keys. */
@@ -65,12 +73,21 @@ public abstract class EmulatedProtectionDomain implements ProtectionDomain {
   public final MemoryRegion registerMemory(ByteBuffer buffer, int access) {
     String verb = "reg_mr";
     AccessFlags.validate(verb, access);
-    if (buffer == null || !buffer.isDirect()) {
+    if (buffer == null) {
       throw new VerbsException(
           VerbsException.Reason.INVALID_ARGUMENT,
           verb,
-          "memory regions need a direct ByteBuffer (ByteBuffer.allocateDirect); got "
-              + (buffer == null ? "null" : "a heap buffer"));
+          "memory regions need a direct ByteBuffer (ByteBuffer.allocateDirect); got null");
+    }
+    if (!buffer.isDirect() && !(localHeapMemory && isLocalOnly(access))) {
+      throw new VerbsException(
+          VerbsException.Reason.INVALID_ARGUMENT,
+          verb,
+          localHeapMemory
+              ? "a heap buffer may be registered only without remote rights or MW_BIND; memory"
+                  + " others access needs a direct ByteBuffer (ByteBuffer.allocateDirect)"
+              : "memory regions need a direct ByteBuffer (ByteBuffer.allocateDirect); got a heap"
+                  + " buffer");
     }
     if (buffer.isReadOnly()) {
       throw new VerbsException(VerbsException.Reason.INVALID_ARGUMENT, verb, "buffer is read-only");
@@ -88,6 +105,11 @@ public abstract class EmulatedProtectionDomain implements ProtectionDomain {
       children.add(MEMORY_REGION);
       return mr;
     }
+  }
+
+  private static boolean isLocalOnly(int access) {
+    return (access & (AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ | AccessFlags.MW_BIND))
+        == 0;
   }
 
   @Override

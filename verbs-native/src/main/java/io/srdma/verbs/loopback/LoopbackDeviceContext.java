@@ -87,7 +87,7 @@ final class LoopbackDeviceContext implements DeviceContext {
   @Override
   public DeviceAttributes queryDevice() {
     return new DeviceAttributes(
-        MAX_MESSAGE_SIZE, 1 << 20, 1 << 24, 1 << 24, MAX_QP_WR, MAX_SGE, MAX_CQE, true, true);
+        MAX_MESSAGE_SIZE, 1 << 20, 1 << 24, 1 << 24, MAX_QP_WR, MAX_SGE, MAX_CQE, true, true, true);
   }
 
   @Override

@@ -20,7 +20,8 @@ final class LoopbackProtectionDomain extends EmulatedProtectionDomain {
         ctx.children(),
         LoopbackDeviceContext.PROTECTION_DOMAIN,
         LoopbackDeviceContext.MAX_QP_WR,
-        LoopbackDeviceContext.MAX_SGE);
+        LoopbackDeviceContext.MAX_SGE,
+        true);
     this.ctx = ctx;
   }
 

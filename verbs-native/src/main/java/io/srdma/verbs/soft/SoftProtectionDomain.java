@@ -20,7 +20,8 @@ final class SoftProtectionDomain extends EmulatedProtectionDomain {
         ctx.children(),
         SoftDeviceContext.PROTECTION_DOMAIN,
         SoftDeviceContext.MAX_QP_WR,
-        SoftDeviceContext.MAX_SGE);
+        SoftDeviceContext.MAX_SGE,
+        false);
     this.ctx = ctx;
   }
 

@@ -40,7 +40,9 @@ class DoctorTest {
 
   private static VerbsProbe.PortProbe ok(int mtu, boolean type2, boolean bounds) {
     return new VerbsProbe.PortProbe(
-        mtu, new DeviceAttributes(1L << 31, 1024, 1024, 1024, 256, 4, 1024, type2, bounds), null);
+        mtu,
+        new DeviceAttributes(1L << 31, 1024, 1024, 1024, 256, 4, 1024, type2, bounds, false),
+        null);
   }
 
   private DoctorReport examine(FakeHost host, VerbsProbe probe) {
