@@ -21,6 +21,12 @@ class HeapMemoryContractTest {
   private static final int RW =
       AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ;
 
+  private static void assumeHeapMemory(VerbsTestRig rig) {
+    assumeTrue(
+        rig.ctxA.queryDevice().localHeapMemory(),
+        TestProviders.name() + " does not take heap memory (DeviceAttributes.localHeapMemory)");
+  }
+
   @Test
   void shouldRefuseHeapMemoryUnlessTheDeviceTakesItAndNeverWithRemoteRights() {
     try (DeviceContext ctx = TestProviders.device().open(new DeviceOptions());
@@ -66,9 +72,7 @@ class HeapMemoryContractTest {
   @Test
   void shouldWriteFromAndReadIntoHeapMemoryUnderTheUsualChecks() {
     try (VerbsTestRig rig = VerbsTestRig.open()) {
-      assumeTrue(
-          rig.ctxA.queryDevice().localHeapMemory(),
-          TestProviders.name() + " does not take heap memory (DeviceAttributes.localHeapMemory)");
+      assumeHeapMemory(rig);
       // a heap slice with an array offset: the region is the slice, not the whole array
       byte[] array = new byte[8192 + 32];
       ByteBuffer slice = ByteBuffer.wrap(array, 32, 8192).slice();
@@ -108,9 +112,7 @@ class HeapMemoryContractTest {
   @Test
   void shouldRefuseAReadIntoHeapMemoryWithoutLocalWrite() {
     try (VerbsTestRig rig = VerbsTestRig.open()) {
-      assumeTrue(
-          rig.ctxA.queryDevice().localHeapMemory(),
-          TestProviders.name() + " does not take heap memory (DeviceAttributes.localHeapMemory)");
+      assumeHeapMemory(rig);
       byte[] array = new byte[64];
       MemoryRegion local = rig.track(rig.pdA.registerMemory(ByteBuffer.wrap(array), 0));
       MemoryRegion remote = rig.register(rig.pdB, 64, RW);

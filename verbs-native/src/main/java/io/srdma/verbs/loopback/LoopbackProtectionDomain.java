@@ -21,7 +21,7 @@ final class LoopbackProtectionDomain extends EmulatedProtectionDomain {
         LoopbackDeviceContext.PROTECTION_DOMAIN,
         LoopbackDeviceContext.MAX_QP_WR,
         LoopbackDeviceContext.MAX_SGE,
-        true);
+        ctx.queryDevice().localHeapMemory());
     this.ctx = ctx;
   }
 

@@ -21,7 +21,7 @@ final class SoftProtectionDomain extends EmulatedProtectionDomain {
         SoftDeviceContext.PROTECTION_DOMAIN,
         SoftDeviceContext.MAX_QP_WR,
         SoftDeviceContext.MAX_SGE,
-        false);
+        ctx.queryDevice().localHeapMemory());
     this.ctx = ctx;
   }
 
