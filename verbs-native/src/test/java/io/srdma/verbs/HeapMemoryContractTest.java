@@ -109,6 +109,36 @@ class HeapMemoryContractTest {
     }
   }
 
+  /**
+   * Attack: a heap region gets an R_Key like any region; a peer that learns it (and the address)
+   * and WRITEs or READs through it is refused (no remote rights), and the array stays as it was.
+   */
+  @Test
+  void shouldRefuseRemoteAccessToHeapMemoryThroughItsRkey() {
+    for (WrOpcode op : new WrOpcode[] {WrOpcode.RDMA_WRITE, WrOpcode.RDMA_READ}) {
+      try (VerbsTestRig rig = VerbsTestRig.open()) {
+        assumeHeapMemory(rig);
+        byte[] victim = new byte[256];
+        java.util.Arrays.fill(victim, (byte) 0x33);
+        MemoryRegion heap =
+            rig.track(rig.pdB.registerMemory(ByteBuffer.wrap(victim), AccessFlags.LOCAL_WRITE));
+        MemoryRegion local = rig.register(rig.pdA, 256, AccessFlags.LOCAL_WRITE);
+        VerbsTestRig.fill(local, 9);
+        ByteBuffer before = ByteBuffer.allocate(256).put(local.buffer().duplicate()).flip();
+        if (op == WrOpcode.RDMA_WRITE) {
+          rig.write(rig.qpA, 1, local, 0, 64, heap.address(), heap.rkey());
+        } else {
+          rig.read(rig.qpA, 1, local, 0, 64, heap.address(), heap.rkey());
+        }
+        rig.expect(rig.cqA, WcStatus.REM_ACCESS_ERR, 1);
+        for (byte b : victim) {
+          assertEquals((byte) 0x33, b, op + " reached heap memory");
+        }
+        assertEquals(before, local.buffer(), op + ": nothing placed in the requester's memory");
+      }
+    }
+  }
+
   @Test
   void shouldRefuseAReadIntoHeapMemoryWithoutLocalWrite() {
     try (VerbsTestRig rig = VerbsTestRig.open()) {
