@@ -93,10 +93,13 @@ public final class DoctorCommand implements Callable<Integer> {
         "data-path AEAD: %s (%s), %s%n",
         c.provider().name(), c.provider().description(), c.reason());
     for (AeadRates r : c.rates()) {
-      out.printf("  %-4s %s%n", r.provider(), r);
+      out.printf("  %-7s %s%n", r.provider(), r);
     }
     if (c.accpUnavailable() != null) {
       out.println("  accp unavailable: " + c.accpUnavailable());
+    }
+    if (c.opensslUnavailable() != null) {
+      out.println("  openssl unavailable: " + c.opensslUnavailable());
     }
     return true;
   }

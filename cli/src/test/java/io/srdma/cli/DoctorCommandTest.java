@@ -34,7 +34,9 @@ class DoctorCommandTest {
     // the data path's AES-GCM: which, why, and the JDK's rates (the JDK is always a candidate
     // unless ACCP is forced, and then it is shown for comparison)
     assertTrue(
-        run.out().lines().anyMatch(l -> l.matches("data-path AEAD: (jdk|accp) \\(.+\\), .+")),
+        run.out()
+            .lines()
+            .anyMatch(l -> l.matches("data-path AEAD: (jdk|accp|openssl) \\(.+\\), .+")),
         run.out());
     assertTrue(
         run.out().lines().anyMatch(l -> l.matches("  jdk  64 B .* us, 4 KiB .* MB/s, 64 KiB .*")),

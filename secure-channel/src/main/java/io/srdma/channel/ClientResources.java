@@ -1,5 +1,6 @@
 package io.srdma.channel;
 
+import io.srdma.channel.record.AeadSelection;
 import io.srdma.verbs.AccessFlags;
 import io.srdma.verbs.CompletionQueue;
 import io.srdma.verbs.MemoryRegion;
@@ -48,12 +49,14 @@ final class ClientResources {
 
   /**
    * The staging ring's memory: a heap array where the device takes heap memory for the local side
-   * (loopback), so records are sealed straight into their slots (the JCE's AES-GCM writes arrays at
-   * full speed, direct memory at about half, RecordSealer); else direct memory, and each record is
-   * sealed into the sealer's array and copied into its slot once.
+   * (loopback) and the data path's AES-GCM is a JCE one, so records are sealed straight into their
+   * slots (the JCE's AES-GCM writes arrays at full speed, direct memory at about half,
+   * RecordSealer); else direct memory — which openssl seals into straight, and the JCE ones through
+   * the sealer's array and one copy.
    */
   private ByteBuffer stagingMemory(int bytes) {
     return context.context().queryDevice().localHeapMemory()
+            && !AeadSelection.current().provider().nativeMemory()
         ? ByteBuffer.allocate(bytes)
         : ByteBuffer.allocateDirect(bytes);
   }

@@ -143,9 +143,10 @@ public final class BenchCommand implements Callable<Integer> {
       names = "--aead",
       paramLabel = "MODE",
       description =
-          "AES-256-GCM of the sealed data path: auto (the faster of the JDK's and ACCP's, by a"
-              + " known-answer test and a rate check at start-up), jdk or accp (an error when it is"
-              + " unavailable) (default: the srdma.aead property, else SRDMA_AEAD, else auto).")
+          "AES-256-GCM of the sealed data path: auto (the fastest of the JDK's, ACCP's and"
+              + " OpenSSL libcrypto's, by a known-answer test and a rate check at start-up), jdk,"
+              + " accp or openssl (an error when it is unavailable) (default: the srdma.aead"
+              + " property, else SRDMA_AEAD, else auto).")
   String aead;
 
   @Option(
@@ -613,6 +614,7 @@ public final class BenchCommand implements Callable<Integer> {
     a.put("mode", cipher.mode().label());
     a.put("reason", cipher.reason());
     a.put("accpUnavailable", cipher.accpUnavailable());
+    a.put("opensslUnavailable", cipher.opensslUnavailable());
     List<Object> checks = new ArrayList<>();
     for (AeadRates r : cipher.rates()) {
       for (AeadRates.Rate x : r.bySize()) {

@@ -1,5 +1,6 @@
 package io.srdma.channel.record;
 
+import java.nio.ByteBuffer;
 import java.security.GeneralSecurityException;
 import java.util.Arrays;
 import java.util.HexFormat;
@@ -14,7 +15,10 @@ import javax.crypto.spec.SecretKeySpec;
  * 256-bit key, 96-bit IV, 60 bytes of plaintext, 20 bytes of associated data) sealed to the
  * published ciphertext and tag and opened back, through the same calls the record layer makes
  * (init, AAD, doFinal into an array at an offset); then a flipped ciphertext bit, a flipped tag bit
- * and a changed associated-data byte must each be refused with {@link AEADBadTagException}.
+ * and a changed associated-data byte must each be refused with {@link AEADBadTagException}. A
+ * native-memory provider (openssl) runs the same vector through {@link NativeGcm}, from and to
+ * direct buffers at offsets (its data path) and heap ones (its scratch path); each refusal must
+ * leave the destination zeroed.
  *
  * <p>Stateless; thread-safe.
  */
@@ -42,6 +46,10 @@ final class AeadKnownAnswer {
    * @throws AeadException naming the step that failed
    */
   static void check(AeadProvider provider) {
+    if (provider.nativeMemory()) {
+      checkNative(provider);
+      return;
+    }
     Cipher cipher = provider.newCipher();
     SecretKeySpec key = new SecretKeySpec(KEY, "AES");
     byte[] out = new byte[SEALED.length + 3];
@@ -96,6 +104,73 @@ final class AeadKnownAnswer {
       return;
     }
     throw fail(provider, "opened a record with " + what);
+  }
+
+  private static void checkNative(AeadProvider provider) {
+    try (NativeGcm gcm = provider.newNativeGcm(PLAIN.length)) {
+      SecretKeySpec key = new SecretKeySpec(KEY, "AES");
+      for (boolean direct : new boolean[] {true, false}) {
+        ByteBuffer plain = buffer(direct, PLAIN.length + 5).put(5, PLAIN);
+        ByteBuffer out = buffer(direct, SEALED.length + 3);
+        gcm.seal(key, IV, AAD, AAD.length, plain, 5, PLAIN.length, out, 3);
+        byte[] got = new byte[SEALED.length];
+        out.get(3, got);
+        if (!Arrays.equals(got, SEALED)) {
+          throw fail(provider, "sealed the known-answer vector to the wrong ciphertext or tag");
+        }
+        ByteBuffer sealed = buffer(direct, SEALED.length + 2).put(2, SEALED);
+        ByteBuffer opened = buffer(direct, PLAIN.length + 1);
+        byte[] back = new byte[PLAIN.length];
+        boolean authentic = gcm.open(key, IV, AAD, AAD.length, sealed, 2, PLAIN.length, opened, 1);
+        opened.get(1, back);
+        if (!authentic || !Arrays.equals(back, PLAIN)) {
+          throw fail(provider, "opened the known-answer vector to the wrong plaintext");
+        }
+        byte[] bad = SEALED.clone();
+        bad[7] ^= 1;
+        refusedNative(provider, gcm, key, bad, AAD, direct, "a flipped ciphertext bit");
+        bad = SEALED.clone();
+        bad[bad.length - 1] ^= (byte) 0x80;
+        refusedNative(provider, gcm, key, bad, AAD, direct, "a flipped tag bit");
+        byte[] aad = AAD.clone();
+        aad[0] ^= 1;
+        refusedNative(provider, gcm, key, SEALED, aad, direct, "changed associated data");
+      }
+    } catch (RuntimeException e) {
+      if (e instanceof AeadException a) {
+        throw a;
+      }
+      throw new AeadException(
+          provider.name() + " failed the AES-256-GCM known-answer test: " + e, e);
+    }
+  }
+
+  private static void refusedNative(
+      AeadProvider provider,
+      NativeGcm gcm,
+      SecretKeySpec key,
+      byte[] sealed,
+      byte[] aad,
+      boolean direct,
+      String what) {
+    ByteBuffer in = buffer(direct, sealed.length).put(0, sealed);
+    ByteBuffer out = buffer(direct, PLAIN.length);
+    for (int i = 0; i < PLAIN.length; i++) {
+      out.put(i, (byte) 0x5a);
+    }
+    if (gcm.open(key, IV, aad, aad.length, in, 0, PLAIN.length, out, 0)) {
+      throw fail(provider, "opened a record with " + what);
+    }
+    byte expected = direct ? 0 : (byte) 0x5a; // a heap destination is never written before the tag
+    for (int i = 0; i < PLAIN.length; i++) {
+      if (out.get(i) != expected) {
+        throw fail(provider, "left bytes in the destination after refusing " + what);
+      }
+    }
+  }
+
+  private static ByteBuffer buffer(boolean direct, int size) {
+    return direct ? ByteBuffer.allocateDirect(size) : ByteBuffer.allocate(size);
   }
 
   private static AeadException fail(AeadProvider provider, String what) {

@@ -6,10 +6,14 @@ import java.security.Security;
 import javax.crypto.Cipher;
 
 /**
- * One source of AES-256-GCM ciphers for the data path: the JDK's ({@code SunJCE}) or ACCP (Amazon
- * Corretto Crypto Provider, AWS-LC's native AES-GCM) where its native library loads. Ciphers are
- * asked of the {@link Provider} object itself: ACCP is never installed as a JCE provider, so the
- * control plane's crypto (TLS, X25519, HKDF, Ed25519) is not affected.
+ * One source of AES-256-GCM for the data path: the JDK's ({@code SunJCE}), ACCP (Amazon Corretto
+ * Crypto Provider, AWS-LC's native AES-GCM) where its native library loads, or the system's OpenSSL
+ * libcrypto through its EVP interface ({@code openssl}, where {@code libcrypto.so.3} or {@code
+ * .1.1} loads). The first two are JCE providers: ciphers are asked of the {@link Provider} object
+ * itself (ACCP is never installed as a JCE provider, so the control plane's crypto — TLS, X25519,
+ * HKDF, Ed25519 — is not affected). {@code openssl} is no JCE provider: the record layer calls it
+ * on native memory ({@link #nativeMemory()}), which is what it is for — sealing into a registered
+ * slot and opening into a direct buffer without an array between.
  *
  * <p>Immutable and thread-safe; each {@link #newCipher} is a new {@link Cipher} for one thread.
  */
@@ -23,17 +27,26 @@ public final class AeadProvider {
   /** Name of ACCP in options, logs and metrics. */
   public static final String ACCP = "accp";
 
+  /** Name of OpenSSL's libcrypto in options, logs and metrics. */
+  public static final String OPENSSL = "openssl";
+
   private static final String ACCP_CLASS =
       "com.amazon.corretto.crypto.provider.AmazonCorrettoCryptoProvider";
 
   private final String name;
   private final Provider provider;
   private final String description;
+  private final boolean nativeMemory;
 
   AeadProvider(String name, Provider provider, String description) {
+    this(name, provider, description, false);
+  }
+
+  private AeadProvider(String name, Provider provider, String description, boolean nativeMemory) {
     this.name = name;
     this.provider = provider;
     this.description = description;
+    this.nativeMemory = nativeMemory;
   }
 
   /** The JDK's AES-GCM: SunJCE where it is present, else the JCE's first AES/GCM provider. */
@@ -78,7 +91,26 @@ public final class AeadProvider {
     return new AeadProvider(ACCP, p, "ACCP " + version + " (AWS-LC, native)");
   }
 
-  /** {@code jdk} or {@code accp} (or a test's name). */
+  /**
+   * OpenSSL's libcrypto (the system's), when it loads and has AES-256-GCM.
+   *
+   * @throws AeadException saying why not
+   */
+  public static AeadProvider openssl() {
+    LibCrypto.functions();
+    return new AeadProvider(
+        OPENSSL, null, LibCrypto.version() + " (EVP on native memory, through jnr-ffi)", true);
+  }
+
+  /**
+   * Whether this AES-GCM works on native memory through {@link NativeGcm} (openssl) rather than a
+   * JCE {@link Cipher} on arrays.
+   */
+  public boolean nativeMemory() {
+    return nativeMemory;
+  }
+
+  /** {@code jdk}, {@code accp} or {@code openssl} (or a test's name). */
   public String name() {
     return name;
   }
@@ -92,9 +124,12 @@ public final class AeadProvider {
    * A new AES/GCM/NoPadding cipher of this provider, for one thread.
    *
    * @throws AeadException when the provider refuses (it passed its known-answer test, so this means
-   *     the JVM changed under it)
+   *     the JVM changed under it), or is no JCE provider ({@link #nativeMemory()})
    */
   public Cipher newCipher() {
+    if (nativeMemory) {
+      throw new AeadException(name + " is no JCE provider; the record layer calls it directly");
+    }
     try {
       return provider != null
           ? Cipher.getInstance(TRANSFORMATION, provider)
@@ -102,6 +137,18 @@ public final class AeadProvider {
     } catch (GeneralSecurityException e) {
       throw new AeadException(name + " has no " + TRANSFORMATION + ": " + e.getMessage(), e);
     }
+  }
+
+  /**
+   * A new libcrypto context for records of up to {@code maxPayload} bytes, for one thread.
+   *
+   * @throws AeadException when this provider is a JCE one, or libcrypto refuses
+   */
+  NativeGcm newNativeGcm(int maxPayload) {
+    if (!nativeMemory) {
+      throw new AeadException(name + " is a JCE provider; ask it for a Cipher");
+    }
+    return new NativeGcm(maxPayload);
   }
 
   @Override

@@ -1,16 +1,19 @@
 package io.srdma.channel.record;
 
+import java.nio.ByteBuffer;
 import java.security.GeneralSecurityException;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.List;
+import javax.crypto.AEADBadTagException;
 import javax.crypto.Cipher;
 import javax.crypto.spec.GCMParameterSpec;
 import javax.crypto.spec.SecretKeySpec;
 
 /**
  * The short rate check of the AEAD selection: AES-256-GCM seal and open, as the record layer calls
- * them (init with a fresh nonce, 60 bytes of associated data, doFinal array to array), of 64 B, 4
+ * them (init with a fresh nonce, 60 bytes of associated data, doFinal array to array; for openssl
+ * the same through libcrypto, direct buffer to direct buffer, the memory it is used on), of 64 B, 4
  * KiB and 64 KiB records on the calling thread. The candidates are measured interleaved, in rounds
  * of {@value #SLICE_MICROS} µs per provider, size and direction, and each keeps its best round (the
  * least disturbed by other work on the machine). The rounds go on until every candidate's bulk
@@ -77,7 +80,7 @@ public final class AeadRateCheck {
     int n = providers.size();
     Probe[] probes = new Probe[n];
     for (int i = 0; i < n; i++) {
-      probes[i] = new Probe(providers.get(i).newCipher());
+      probes[i] = new Probe(providers.get(i));
     }
     long start = System.nanoTime();
     long warmEnd = start + WARM_MILLIS * 1_000_000L;
@@ -108,6 +111,9 @@ public final class AeadRateCheck {
         settled &= stable[p] >= 2;
       }
     }
+    for (Probe p : probes) {
+      p.close();
+    }
     List<AeadRates> out = new ArrayList<>();
     for (int p = 0; p < n; p++) {
       out.add(rates(providers.get(p), best[p]));
@@ -123,18 +129,27 @@ public final class AeadRateCheck {
     return new AeadRates(provider.name(), rates);
   }
 
-  /** One provider's cipher, key and buffers. */
+  /**
+   * One provider's cipher, key and buffers: arrays for a JCE provider, direct buffers for a
+   * native-memory one (each on the memory its data path uses).
+   */
   private static final class Probe {
     private final Cipher cipher;
+    private final NativeGcm gcm;
     private final SecretKeySpec key;
     private final byte[] nonce = new byte[12];
     private final byte[] aad = new byte[AAD];
     private final byte[] plain = new byte[SIZES[SIZES.length - 1]];
     private final byte[] sealed = new byte[plain.length + 16];
+    private final ByteBuffer plainNative;
+    private final ByteBuffer sealedNative;
     private long sequence;
 
-    Probe(Cipher cipher) {
-      this.cipher = cipher;
+    Probe(AeadProvider provider) {
+      this.cipher = provider.nativeMemory() ? null : provider.newCipher();
+      this.gcm = provider.nativeMemory() ? provider.newNativeGcm(plain.length) : null;
+      this.plainNative = gcm == null ? null : ByteBuffer.allocateDirect(plain.length);
+      this.sealedNative = gcm == null ? null : ByteBuffer.allocateDirect(sealed.length);
       byte[] k = new byte[32];
       SecureRandom random = new SecureRandom();
       random.nextBytes(k);
@@ -142,6 +157,15 @@ public final class AeadRateCheck {
       random.nextBytes(plain);
       this.key = new SecretKeySpec(k, "AES");
       java.util.Arrays.fill(k, (byte) 0);
+      if (plainNative != null) {
+        plainNative.put(0, plain);
+      }
+    }
+
+    void close() {
+      if (gcm != null) {
+        gcm.close();
+      }
     }
 
     /** Seals and opens {@code records} small records (see {@link #WARM_RECORDS}). */
@@ -150,9 +174,7 @@ public final class AeadRateCheck {
         for (int i = 0; i < records; i++) {
           int size = i % 8 == 0 ? 4096 : 64;
           seal(size);
-          cipher.init(Cipher.DECRYPT_MODE, key, new GCMParameterSpec(128, nonce));
-          cipher.updateAAD(aad, 0, AAD);
-          cipher.doFinal(sealed, 0, size + 16, plain, 0);
+          open(size);
         }
       } catch (GeneralSecurityException e) {
         throw new AeadException("the rate check failed: " + e, e);
@@ -174,9 +196,7 @@ public final class AeadRateCheck {
             if (seal) {
               seal(size);
             } else {
-              cipher.init(Cipher.DECRYPT_MODE, key, new GCMParameterSpec(128, nonce));
-              cipher.updateAAD(aad, 0, AAD);
-              cipher.doFinal(sealed, 0, size + 16, plain, 0);
+              open(size);
             }
           }
           records += 4;
@@ -193,9 +213,25 @@ public final class AeadRateCheck {
       for (int i = 0; i < 8; i++) {
         nonce[4 + i] = (byte) (sequence >>> (56 - 8 * i));
       }
+      if (gcm != null) {
+        gcm.seal(key, nonce, aad, AAD, plainNative, 0, size, sealedNative, 0);
+        return;
+      }
       cipher.init(Cipher.ENCRYPT_MODE, key, new GCMParameterSpec(128, nonce));
       cipher.updateAAD(aad, 0, AAD);
       cipher.doFinal(plain, 0, size, sealed, 0);
+    }
+
+    private void open(int size) throws GeneralSecurityException {
+      if (gcm != null) {
+        if (!gcm.open(key, nonce, aad, AAD, sealedNative, 0, size, plainNative, 0)) {
+          throw new AEADBadTagException("the rate check's own record did not open");
+        }
+        return;
+      }
+      cipher.init(Cipher.DECRYPT_MODE, key, new GCMParameterSpec(128, nonce));
+      cipher.updateAAD(aad, 0, AAD);
+      cipher.doFinal(sealed, 0, size + 16, plain, 0);
     }
   }
 }

@@ -8,19 +8,21 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Picks the data path's AES-256-GCM once per process: the JDK's or ACCP's (see {@link
- * AeadProvider}). Every candidate must pass the {@link AeadKnownAnswer known-answer test} first;
- * then a short {@link AeadRateCheck rate check} measures each on this machine, and in {@code auto}
- * ACCP is chosen when its bulk score (harmonic mean of seal and open MB/s at 4 KiB and 64 KiB
- * records) is at least {@value #ACCP_MARGIN}× the JDK's; a tie or a small lead stays with the JDK,
- * which is always there and is one native library less to trust. The choice, why, and every
- * candidate's rates are logged once at INFO.
+ * Picks the data path's AES-256-GCM once per process: the JDK's, ACCP's or OpenSSL libcrypto's (see
+ * {@link AeadProvider}). Every candidate must pass the {@link AeadKnownAnswer known-answer test}
+ * first; then a short {@link AeadRateCheck rate check} measures each on this machine (the JCE ones
+ * on arrays, openssl on native memory — each on the memory the record layer hands it), and in
+ * {@code auto} the fastest native library is chosen when its bulk score (harmonic mean of seal and
+ * open MB/s at 4 KiB and 64 KiB records) is at least {@value #ACCP_MARGIN}× the JDK's; a tie or a
+ * small lead stays with the JDK, which is always there and is one native library less to trust. The
+ * choice, why, and every candidate's rates are logged once at INFO.
  *
  * <p>Forced by {@link #select(Mode)} ({@code --aead}), else the system property {@value #PROPERTY},
- * else the environment variable {@value #ENV}: {@code auto} | {@code jdk} | {@code accp}. A forced
- * provider that is not available or fails its known-answer test is an {@link AeadException} naming
- * why, never a silent fallback; in {@code auto}, ACCP not loading is logged once at INFO with the
- * reason and the JDK is used.
+ * else the environment variable {@value #ENV}: {@code auto} | {@code jdk} | {@code accp} | {@code
+ * openssl}. A forced provider that is not available or fails its known-answer test is an {@link
+ * AeadException} naming why, never a silent fallback; in {@code auto}, a native library not loading
+ * is logged once at INFO with the reason (at WARN when it loaded but failed its known-answer test)
+ * and the others are used.
  *
  * <p>Thread-safe: the choice is made under this class's lock and published once.
  */
@@ -31,7 +33,10 @@ public final class AeadSelection {
   /** The environment variable that forces the choice (the property wins). */
   public static final String ENV = "SRDMA_AEAD";
 
-  /** ACCP's bulk score must be at least this multiple of the JDK's to be chosen in auto. */
+  /**
+   * A native library's (ACCP's, openssl's) bulk score must be at least this multiple of the JDK's
+   * for the fastest of them to be chosen in auto.
+   */
   public static final double ACCP_MARGIN = 1.10;
 
   private static final Logger LOG = LoggerFactory.getLogger(AeadSelection.class);
@@ -44,7 +49,9 @@ public final class AeadSelection {
     /** The JDK's AES-GCM. */
     JDK,
     /** ACCP's, or a start-up error. */
-    ACCP;
+    ACCP,
+    /** OpenSSL's libcrypto on native memory, or a start-up error. */
+    OPENSSL;
 
     /**
      * {@code auto}, {@code jdk} or {@code accp}, any case.
@@ -57,7 +64,7 @@ public final class AeadSelection {
           return m;
         }
       }
-      throw new AeadException(where + "=" + value + " is not one of auto, jdk, accp");
+      throw new AeadException(where + "=" + value + " is not one of auto, jdk, accp, openssl");
     }
 
     /** Lower-case name, as written in options. */
@@ -74,16 +81,28 @@ public final class AeadSelection {
    * @param reason why this provider, in words
    * @param rates the rate check's result of every candidate measured, the chosen one first
    * @param accpUnavailable why ACCP is not a candidate, or null when it is (or was not tried)
+   * @param opensslUnavailable why openssl is not a candidate, or null when it is (or was not tried)
    */
   public record Choice(
       AeadProvider provider,
       Mode mode,
       String reason,
       List<AeadRates> rates,
-      String accpUnavailable) {
+      String accpUnavailable,
+      String opensslUnavailable) {
     /** Canonical constructor: keeps an immutable copy of the rates. */
     public Choice {
       rates = List.copyOf(rates);
+    }
+
+    /** A choice in which openssl was not tried. */
+    public Choice(
+        AeadProvider provider,
+        Mode mode,
+        String reason,
+        List<AeadRates> rates,
+        String accpUnavailable) {
+      this(provider, mode, reason, rates, accpUnavailable, null);
     }
 
     /** The rates of the provider in use. */
@@ -105,6 +124,9 @@ public final class AeadSelection {
       }
       if (accpUnavailable != null) {
         b.append("; accp unavailable: ").append(accpUnavailable);
+      }
+      if (opensslUnavailable != null) {
+        b.append("; openssl unavailable: ").append(opensslUnavailable);
       }
       return b.toString();
     }
@@ -143,15 +165,20 @@ public final class AeadSelection {
       }
       return c;
     }
-    c = choose(mode, AeadProvider::jdk, AeadProvider::accp);
-    if (c.accpUnavailable() != null && c.accpUnavailable().contains("known-answer")) {
-      LOG.warn("ACCP not used: {}", c.accpUnavailable());
-    } else if (c.accpUnavailable() != null) {
-      LOG.info("ACCP not used: {}", c.accpUnavailable());
-    }
+    c = choose(mode, AeadProvider::jdk, AeadProvider::accp, AeadProvider::openssl);
+    logUnavailable("ACCP", c.accpUnavailable());
+    logUnavailable("openssl", c.opensslUnavailable());
     LOG.info("data-path AEAD: {}", c.summary());
     process = c;
     return c;
+  }
+
+  private static void logUnavailable(String what, String why) {
+    if (why != null && why.contains("known-answer")) {
+      LOG.warn("{} not used: {}", what, why); // it loaded and computed wrong: worth a look
+    } else if (why != null) {
+      LOG.info("{} not used: {}", what, why);
+    }
   }
 
   /** The mode asked for by {@value #PROPERTY}, else {@value #ENV}, else auto. */
@@ -172,36 +199,53 @@ public final class AeadSelection {
     process = null;
   }
 
+  /** As {@link #choose(Mode, Supplier, Supplier, Supplier)} with openssl not tried (tests). */
+  static Choice choose(Mode mode, Supplier<AeadProvider> jdk, Supplier<AeadProvider> accp) {
+    return choose(
+        mode,
+        jdk,
+        accp,
+        () -> {
+          throw new AeadException("not tried");
+        });
+  }
+
   /**
    * Chooses among the candidates these suppliers give (a supplier throws {@link AeadException} when
    * its provider is unavailable). Does not log.
    */
-  static Choice choose(Mode mode, Supplier<AeadProvider> jdk, Supplier<AeadProvider> accp) {
-    switch (mode) {
-      case JDK -> {
-        AeadProvider j = forced(jdk, "jdk");
-        AeadRateCheck.Result r = AeadRateCheck.measure(List.of(j));
-        return new Choice(
-            j, mode, "forced (" + PROPERTY + "=jdk); " + r.describe(), r.rates(), null);
-      }
-      case ACCP -> {
-        AeadProvider a = forced(accp, "accp");
-        List<AeadProvider> measured = new ArrayList<>(List.of(a));
-        try {
-          AeadProvider j = jdk.get();
-          AeadKnownAnswer.check(j);
-          measured.add(j); // for comparison only
-        } catch (AeadException e) {
-          // the JDK is not needed when ACCP is forced; its rates are just not shown
-        }
-        AeadRateCheck.Result r = AeadRateCheck.measure(measured);
-        return new Choice(
-            a, mode, "forced (" + PROPERTY + "=accp); " + r.describe(), r.rates(), null);
-      }
-      default -> {
-        return auto(jdk, accp);
+  static Choice choose(
+      Mode mode,
+      Supplier<AeadProvider> jdk,
+      Supplier<AeadProvider> accp,
+      Supplier<AeadProvider> openssl) {
+    if (mode == Mode.AUTO) {
+      return auto(jdk, accp, openssl);
+    }
+    AeadProvider forced =
+        switch (mode) {
+          case JDK -> forced(jdk, "jdk");
+          case ACCP -> forced(accp, "accp");
+          default -> forced(openssl, "openssl");
+        };
+    List<AeadProvider> measured = new ArrayList<>(List.of(forced));
+    if (mode != Mode.JDK) {
+      try {
+        AeadProvider j = jdk.get();
+        AeadKnownAnswer.check(j);
+        measured.add(j); // for comparison only
+      } catch (AeadException e) {
+        // the JDK is not needed when another provider is forced; its rates are just not shown
       }
     }
+    AeadRateCheck.Result r = AeadRateCheck.measure(measured);
+    return new Choice(
+        forced,
+        mode,
+        "forced (" + PROPERTY + "=" + mode.label() + "); " + r.describe(),
+        r.rates(),
+        null,
+        null);
   }
 
   private static AeadProvider forced(Supplier<AeadProvider> supplier, String name) {
@@ -220,59 +264,87 @@ public final class AeadSelection {
     return p;
   }
 
-  private static Choice auto(Supplier<AeadProvider> jdk, Supplier<AeadProvider> accp) {
-    AeadProvider j = null;
-    String jdkRefused = null;
+  /** The provider, or null with the reason in {@code refused[0]}. */
+  private static AeadProvider candidate(Supplier<AeadProvider> supplier, String[] refused) {
     try {
-      j = jdk.get();
-      AeadKnownAnswer.check(j);
+      AeadProvider p = supplier.get();
+      AeadKnownAnswer.check(p);
+      return p;
     } catch (AeadException e) {
-      j = null;
-      jdkRefused = e.getMessage();
+      refused[0] = e.getMessage();
+      return null;
     }
-    AeadProvider a = null;
-    String accpRefused = null;
-    try {
-      a = accp.get();
-      AeadKnownAnswer.check(a);
-    } catch (AeadException e) {
-      a = null;
-      accpRefused = e.getMessage();
+  }
+
+  private static Choice auto(
+      Supplier<AeadProvider> jdk, Supplier<AeadProvider> accp, Supplier<AeadProvider> openssl) {
+    String[] jdkRefused = new String[1];
+    String[] accpRefused = new String[1];
+    String[] opensslRefused = new String[1];
+    AeadProvider j = candidate(jdk, jdkRefused);
+    List<AeadProvider> natives = new ArrayList<>();
+    AeadProvider a = candidate(accp, accpRefused);
+    if (a != null) {
+      natives.add(a);
     }
-    if (j == null && a == null) {
+    AeadProvider o = candidate(openssl, opensslRefused);
+    if (o != null) {
+      natives.add(o);
+    }
+    if (j == null && natives.isEmpty()) {
       throw new AeadException(
           "no AES-256-GCM passed its known-answer test: jdk: "
-              + jdkRefused
+              + jdkRefused[0]
               + "; accp: "
-              + accpRefused);
+              + accpRefused[0]
+              + "; openssl: "
+              + opensslRefused[0]);
     }
-    if (a == null) {
-      AeadRateCheck.Result r = AeadRateCheck.measure(List.of(j));
-      return new Choice(
-          j, Mode.AUTO, "auto: the only candidate; " + r.describe(), r.rates(), accpRefused);
+    List<AeadProvider> measured = new ArrayList<>(natives);
+    if (j != null) {
+      measured.add(j);
     }
-    if (j == null) {
-      AeadRateCheck.Result r = AeadRateCheck.measure(List.of(a));
-      return new Choice(
-          a,
-          Mode.AUTO,
-          "auto: the JDK's AES-GCM was refused (" + jdkRefused + "); " + r.describe(),
-          r.rates(),
-          null);
-    }
-    AeadRateCheck.Result r = AeadRateCheck.measure(List.of(a, j));
+    AeadRateCheck.Result r = AeadRateCheck.measure(measured);
     List<AeadRates> rates = r.rates();
-    double ratio = rates.get(0).bulkScore() / rates.get(1).bulkScore();
-    String why =
-        String.format(
-            Locale.ROOT,
-            "auto: accp's bulk rate (4 and 64 KiB, seal and open) is %.2fx the JDK's, %s %.2fx; %s",
-            ratio,
-            ratio >= ACCP_MARGIN ? "at least" : "below",
-            ACCP_MARGIN,
-            r.describe());
-    return ratio >= ACCP_MARGIN
-        ? new Choice(a, Mode.AUTO, why, rates, null)
-        : new Choice(j, Mode.AUTO, why, List.of(rates.get(1), rates.get(0)), null);
+    int best = -1; // the fastest native library
+    for (int i = 0; i < natives.size(); i++) {
+      if (best < 0 || rates.get(i).bulkScore() > rates.get(best).bulkScore()) {
+        best = i;
+      }
+    }
+    int chosen;
+    String why;
+    if (j == null) {
+      chosen = best;
+      why = "auto: the JDK's AES-GCM was refused (" + jdkRefused[0] + "); the fastest of the rest";
+    } else if (best < 0) {
+      chosen = measured.size() - 1;
+      why = "auto: the only candidate";
+    } else {
+      double ratio = rates.get(best).bulkScore() / rates.get(measured.size() - 1).bulkScore();
+      chosen = ratio >= ACCP_MARGIN ? best : measured.size() - 1;
+      why =
+          String.format(
+              Locale.ROOT,
+              "auto: %s's bulk rate (4 and 64 KiB, seal and open) is %.2fx the JDK's, %s %.2fx",
+              measured.get(best).name(),
+              ratio,
+              ratio >= ACCP_MARGIN ? "at least" : "below",
+              ACCP_MARGIN);
+    }
+    List<AeadRates> ordered = new ArrayList<>();
+    ordered.add(rates.get(chosen));
+    for (int i = 0; i < rates.size(); i++) {
+      if (i != chosen) {
+        ordered.add(rates.get(i));
+      }
+    }
+    return new Choice(
+        measured.get(chosen),
+        Mode.AUTO,
+        why + "; " + r.describe(),
+        ordered,
+        accpRefused[0],
+        opensslRefused[0]);
   }
 }

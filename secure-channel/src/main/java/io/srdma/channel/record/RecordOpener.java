@@ -25,7 +25,8 @@ import javax.crypto.spec.GCMParameterSpec;
  */
 public final class RecordOpener {
   private final IntFunction<DirectionKeys> keysForEpoch;
-  private final Cipher cipher;
+  private final Cipher cipher; // a JCE provider's; null for a native-memory one
+  private final NativeGcm gcm; // the workspace's, for a native-memory provider (openssl)
   private final int maxPayload;
   private final boolean replayProtection;
   private final Workspace workspace;
@@ -88,19 +89,17 @@ public final class RecordOpener {
       AeadProvider aead,
       Workspace workspace) {
     checkMaxPayload(maxPayload);
-    if (workspace.record.length < maxPayload + RecordSealer.OVERHEAD) {
+    if (workspace.maxPayload < maxPayload) {
       throw new RecordException(
           RecordException.Reason.BAD_ARGUMENT,
-          "workspace for payloads of "
-              + (workspace.record.length - RecordSealer.OVERHEAD)
-              + " bytes, opener for "
-              + maxPayload);
+          "workspace for payloads of " + workspace.maxPayload + " bytes, opener for " + maxPayload);
     }
     this.keysForEpoch = keysForEpoch;
     this.replayProtection = replayProtection;
     this.maxPayload = maxPayload;
     this.workspace = workspace;
-    this.cipher = aead.newCipher();
+    this.cipher = aead.nativeMemory() ? null : aead.newCipher();
+    this.gcm = aead.nativeMemory() ? workspace.nativeGcm(aead) : null;
   }
 
   static void checkMaxPayload(int maxPayload) {
@@ -118,11 +117,17 @@ public final class RecordOpener {
    *
    * <p>A shared workspace holds another session's ciphertext between records (never its plaintext:
    * the second buffer, used only for a destination without an array, is zeroed after each record),
-   * and {@link #open} reads from it only the bytes it copied in for that record.
+   * and {@link #open} reads from it only the bytes it copied in for that record. With a
+   * native-memory provider (openssl) the record is copied into the workspace's libcrypto context
+   * instead (one per workspace, so one per opening thread), which zeroes any plaintext it held for
+   * a heap destination once it is copied out.
    */
   public static final class Workspace {
-    final byte[] record;
+    final int maxPayload;
     final boolean shared;
+    final byte[] head = new byte[RecordFlyweight.HEADER_LENGTH];
+    private byte[] record; // for a JCE provider: made on first need
+    private NativeGcm gcm; // for a native-memory provider: made on first need
     byte[] plain; // for a destination without an array only: made on first need
 
     /**
@@ -136,8 +141,27 @@ public final class RecordOpener {
 
     private Workspace(int maxPayload, boolean shared) {
       checkMaxPayload(maxPayload);
-      this.record = new byte[maxPayload + RecordSealer.OVERHEAD];
+      this.maxPayload = maxPayload;
       this.shared = shared;
+    }
+
+    byte[] record() {
+      if (record == null) {
+        record = new byte[maxPayload + RecordSealer.OVERHEAD];
+      }
+      return record;
+    }
+
+    /** The libcrypto context, or null (tests). */
+    NativeGcm nativeGcmForTest() {
+      return gcm;
+    }
+
+    NativeGcm nativeGcm(AeadProvider aead) {
+      if (gcm == null) {
+        gcm = aead.newNativeGcm(maxPayload);
+      }
+      return gcm;
     }
   }
 
@@ -204,7 +228,7 @@ public final class RecordOpener {
           ? OpenResult.TRUNCATED
           : OpenResult.MALFORMED;
     }
-    byte[] record = workspace.record;
+    byte[] record = gcm != null ? workspace.head : workspace.record();
     source.get(offset, record, 0, RecordFlyweight.HEADER_LENGTH);
     header.wrap(record, 0);
     int length = header.length();
@@ -239,6 +263,9 @@ public final class RecordOpener {
     if (keys == null || keys.isClosed()) {
       return OpenResult.UNKNOWN_EPOCH;
     }
+    if (gcm != null) {
+      return openNative(source, offset, binding, remoteOffset, plaintext, keys, window);
+    }
     // The record is copied out of the region before the tag is checked: the peer can write into
     // its granted range at any time, and an AEAD that read the region twice (GHASH, then CTR, or
     // a provider's own buffering) could verify one ciphertext and decrypt another. The copy is
@@ -255,7 +282,7 @@ public final class RecordOpener {
     // our own array.
     boolean direct = plaintext.hasArray();
     if (!direct && workspace.plain == null) {
-      workspace.plain = new byte[workspace.record.length - RecordSealer.OVERHEAD];
+      workspace.plain = new byte[workspace.maxPayload];
     }
     byte[] to = direct ? plaintext.array() : workspace.plain;
     int toOffset = direct ? plaintext.arrayOffset() + plaintext.position() : 0;
@@ -281,6 +308,47 @@ public final class RecordOpener {
         Arrays.fill(workspace.plain, 0, length, (byte) 0); // no session's plaintext for the next
       }
     }
+    lastLength = length;
+    lastSequence = sequence;
+    lastEpoch = epoch;
+    return OpenResult.OK;
+  }
+
+  /**
+   * The rest of {@link #open} with libcrypto: the record is copied once out of the region into the
+   * context's native memory (the same guard as the array copy below) and opened from there straight
+   * into a direct plaintext buffer.
+   */
+  private OpenResult openNative(
+      ByteBuffer source,
+      int offset,
+      RecordBinding binding,
+      long remoteOffset,
+      ByteBuffer plaintext,
+      DirectionKeys keys,
+      ReplayWindow window) {
+    int length = header.length();
+    int epoch = header.epoch();
+    long sequence = header.sequence();
+    int aadLength = RecordSealer.associatedData(aad, workspace.head, binding, remoteOffset);
+    keys.writeNonce(sequence, nonce, 0);
+    int at = plaintext.position();
+    if (!gcm.open(
+        keys.aesKey(),
+        nonce,
+        aad,
+        aadLength,
+        source,
+        offset + RecordFlyweight.HEADER_LENGTH,
+        length,
+        plaintext,
+        at)) {
+      return OpenResult.AUTH_FAILED;
+    }
+    if (replayProtection) {
+      commitWindow(epoch, window).mark(sequence);
+    }
+    plaintext.position(at + length);
     lastLength = length;
     lastSequence = sequence;
     lastEpoch = epoch;

@@ -35,6 +35,11 @@ import javax.crypto.spec.GCMParameterSpec;
  * </pre>
  *
  * At 64 B the two are within the noise and the direct path still allocates 100-180 B more.
+ *
+ * <p>With a native-memory provider ({@code openssl}, {@link AeadProvider#nativeMemory()}) the
+ * record is sealed by libcrypto straight from a direct plaintext into a direct destination (a heap
+ * plaintext or destination goes through the context's native scratch): no array, no copy, nothing
+ * allocated. The context ({@link NativeGcm}) is freed when the sealer is no longer reachable.
  */
 public final class RecordSealer {
   /** Bytes a record adds to its payload: header and tag. */
@@ -57,7 +62,8 @@ public final class RecordSealer {
           + RecordBinding.OWNER_EXTRA
           + 8;
 
-  private final Cipher cipher;
+  private final Cipher cipher; // a JCE provider's; null for a native-memory one
+  private final NativeGcm gcm; // a native-memory provider's (openssl); null for a JCE one
   private final int maxPayload;
   private final byte[] input; // staging for plaintext without an accessible array
   private final byte[] output;
@@ -101,9 +107,12 @@ public final class RecordSealer {
     }
     this.shared = shared;
     this.maxPayload = maxPayload;
-    this.input = new byte[maxPayload];
-    this.output = new byte[maxPayload + OVERHEAD];
-    this.cipher = aead.newCipher();
+    boolean nativeMemory = aead.nativeMemory();
+    this.input = nativeMemory ? new byte[0] : new byte[maxPayload];
+    this.output =
+        nativeMemory ? new byte[RecordFlyweight.HEADER_LENGTH] : new byte[maxPayload + OVERHEAD];
+    this.cipher = nativeMemory ? null : aead.newCipher();
+    this.gcm = nativeMemory ? aead.newNativeGcm(maxPayload) : null;
   }
 
   /** Switches to the next epoch's keys; sequences restart at 0 under the new key. */
@@ -188,6 +197,23 @@ public final class RecordSealer {
       return SEQUENCE_EXHAUSTED;
     }
     DirectionKeys keys = generation.keys;
+    if (gcm != null) { // native memory in and out where the buffers are direct: no array between
+      header.wrap(output, 0).encode(keys.epoch(), sequence, length);
+      int aadLength = associatedData(aad, output, 0, binding, remoteOffset);
+      keys.writeNonce(sequence, nonce, 0);
+      gcm.seal(
+          keys.aesKey(),
+          nonce,
+          aad,
+          aadLength,
+          plaintext,
+          from,
+          length,
+          destination,
+          destinationOffset + RecordFlyweight.HEADER_LENGTH);
+      destination.put(destinationOffset, output, 0, RecordFlyweight.HEADER_LENGTH);
+      return recordLength;
+    }
     // A writable heap destination (staging of an emulated provider) takes the record straight into
     // its array; any other gets it through this sealer's array and one copy.
     boolean straight =

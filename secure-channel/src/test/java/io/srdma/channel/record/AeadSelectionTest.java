@@ -76,6 +76,44 @@ class AeadSelectionTest {
   }
 
   @Test
+  void shouldRefuseToStartWhenForcedOpensslIsUnavailable() {
+    AeadException e =
+        assertThrows(
+            AeadException.class,
+            () -> AeadSelection.choose(Mode.OPENSSL, AeadProvider::jdk, ABSENT, ABSENT));
+    assertEquals(
+        "srdma.aead=openssl is forced but unavailable: not on this machine (test)", e.getMessage());
+    assertEquals(Mode.OPENSSL, Mode.parse(" OpenSSL ", "--aead"));
+  }
+
+  @Test
+  void shouldUseForcedOpensslAndMeasureItOnNativeMemory() {
+    AeadProvider openssl;
+    try {
+      openssl = AeadProvider.openssl();
+    } catch (AeadException e) {
+      assumeTrue(false, "libcrypto is not loadable here: " + e.getMessage());
+      return;
+    }
+    AeadKnownAnswer.check(openssl);
+    assertTrue(openssl.nativeMemory());
+    assertThrows(AeadException.class, openssl::newCipher, "no JCE cipher from a native provider");
+    Choice c = AeadSelection.choose(Mode.OPENSSL, AeadProvider::jdk, ABSENT, () -> openssl);
+    assertEquals(AeadProvider.OPENSSL, c.provider().name());
+    assertTrue(c.provider().description().startsWith("OpenSSL "), c.provider().description());
+    assertEquals(2, c.rates().size(), "the JDK measured beside it: " + c.summary());
+    assertTrue(c.chosenRates().at(64 * 1024).sealMBps() > 0, c.summary());
+  }
+
+  @Test
+  void shouldSayWhyEachNativeLibraryIsNotUsedInAuto() {
+    Choice c = AeadSelection.choose(Mode.AUTO, AeadProvider::jdk, ABSENT, ABSENT);
+    assertEquals(AeadProvider.JDK, c.provider().name());
+    assertEquals("not on this machine (test)", c.opensslUnavailable());
+    assertTrue(c.summary().contains("openssl unavailable: not on this machine"), c.summary());
+  }
+
+  @Test
   void shouldSayWhyAccpIsNotUsedInAuto() {
     Choice c = AeadSelection.choose(Mode.AUTO, AeadProvider::jdk, ABSENT);
     assertEquals(AeadProvider.JDK, c.provider().name());
@@ -113,7 +151,7 @@ class AeadSelectionTest {
   @Test
   void shouldRejectAnUnknownMode() {
     AeadException e = assertThrows(AeadException.class, () -> Mode.parse("fast", "--aead"));
-    assertEquals("--aead=fast is not one of auto, jdk, accp", e.getMessage());
+    assertEquals("--aead=fast is not one of auto, jdk, accp, openssl", e.getMessage());
   }
 
   @Test

@@ -2,8 +2,10 @@ package io.srdma.channel.record;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -48,14 +50,40 @@ class RecordOpenerWorkspaceTest {
       RecordSealer seal = new RecordSealer(a.initiator.sendKeys(), MAX);
       RecordOpener open = RecordOpener.forSchedule(a.responder, MAX, shared);
       byte[] secret = "plaintext that must not stay behind".getBytes(StandardCharsets.UTF_8);
-      int n = seal.seal(ByteBuffer.wrap(secret), KV, 0, region, 0);
-      ByteBuffer direct = ByteBuffer.allocateDirect(MAX); // no array: opened via the workspace
-      assertEquals(OpenResult.OK, open.open(region, 0, n, KV, 0, direct));
-      byte[] got = new byte[secret.length];
-      direct.flip().get(got);
-      assertArrayEquals(secret, got);
-      assertArrayEquals(new byte[MAX], shared.plain, "the workspace's plaintext was zeroed");
+      // a direct destination (JCE: via the workspace's array) and a heap one (openssl: via the
+      // context's native scratch): neither may leave the plaintext in the shared workspace
+      for (ByteBuffer to :
+          new ByteBuffer[] {ByteBuffer.allocateDirect(MAX), ByteBuffer.allocate(MAX)}) {
+        int n = seal.seal(ByteBuffer.wrap(secret), KV, 0, region, 0);
+        assertEquals(OpenResult.OK, open.open(region, 0, n, KV, 0, to));
+        byte[] got = new byte[secret.length];
+        to.flip().get(got);
+        assertArrayEquals(secret, got);
+        if (shared.plain != null) {
+          assertFalse(contains(shared.plain, secret), "plaintext left in the workspace's array");
+        }
+        if (shared.nativeGcmForTest() != null) {
+          ByteBuffer scratch = shared.nativeGcmForTest().scratchForTest();
+          byte[] all = new byte[scratch.capacity()];
+          scratch.get(0, all);
+          assertFalse(contains(all, secret), "plaintext left in the workspace's native scratch");
+        }
+      }
+      assertTrue(shared.plain != null || shared.nativeGcmForTest() != null, "nothing inspected");
     }
+  }
+
+  private static boolean contains(byte[] haystack, byte[] needle) {
+    outer:
+    for (int i = 0; i + needle.length <= haystack.length; i++) {
+      for (int j = 0; j < needle.length; j++) {
+        if (haystack[i + j] != needle[j]) {
+          continue outer;
+        }
+      }
+      return true;
+    }
+    return false;
   }
 
   @Test

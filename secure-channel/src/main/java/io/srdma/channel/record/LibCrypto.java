@@ -1,0 +1,124 @@
+package io.srdma.channel.record;
+
+import com.kenai.jffi.MemoryIO;
+import java.nio.ByteBuffer;
+import jnr.ffi.LibraryLoader;
+import jnr.ffi.annotations.In;
+import jnr.ffi.annotations.Out;
+import jnr.ffi.annotations.Pinned;
+
+/**
+ * OpenSSL's libcrypto (the system's, 3.x or 1.1) through jnr-ffi: the EVP cipher calls that
+ * AES-256-GCM over native memory needs, loaded once per JVM. Every argument is a plain address or
+ * int (LP64), so no call marshals or allocates. Only {@link NativeGcm} calls these.
+ */
+final class LibCrypto {
+  /** The library's sonames, newest first; the unversioned link is only there with libssl-dev. */
+  static final String[] NAMES = {"libcrypto.so.3", "libcrypto.so.1.1", "crypto"};
+
+  /** {@code EVP_CTRL_AEAD_GET_TAG}. */
+  static final int GET_TAG = 0x10;
+
+  /** {@code EVP_CTRL_AEAD_SET_TAG}. */
+  static final int SET_TAG = 0x11;
+
+  static final MemoryIO MEMORY = MemoryIO.getInstance();
+
+  private static final Loaded LOADED = load();
+
+  /** The functions bound (public for jnr-ffi). */
+  public interface Functions {
+    long EVP_CIPHER_CTX_new();
+
+    void EVP_CIPHER_CTX_free(long ctx);
+
+    long EVP_aes_256_gcm();
+
+    // EVP_CipherInit_ex's sixth argument (int enc) did not reach libcrypto intact through jnr-ffi
+    // 2.2.17 here (a context keyed with enc=0 still refused a tag as an encrypting one), so the
+    // direction is chosen by the function, with five arguments each.
+    int EVP_EncryptInit_ex(long ctx, long cipher, long engine, long key, long iv);
+
+    int EVP_DecryptInit_ex(long ctx, long cipher, long engine, long key, long iv);
+
+    int EVP_EncryptUpdate(long ctx, long out, long outLength, long in, int inLength);
+
+    int EVP_DecryptUpdate(long ctx, long out, long outLength, long in, int inLength);
+
+    int EVP_EncryptFinal_ex(long ctx, long out, long outLength);
+
+    int EVP_DecryptFinal_ex(long ctx, long out, long outLength);
+
+    int EVP_CIPHER_CTX_ctrl(long ctx, int type, int arg, long ptr);
+
+    String OpenSSL_version(int type);
+  }
+
+  /**
+   * The two calls that take a heap buffer's array pinned in place (JNI critical access: no copy),
+   * from its position for its remaining bytes (public for jnr-ffi). A call costs ~75 ns more than
+   * one on addresses, so {@link NativeGcm} uses them for large records only.
+   */
+  public interface PinnedFunctions {
+    int EVP_EncryptUpdate(long ctx, long out, long outLength, @Pinned @In ByteBuffer in, int n);
+
+    int EVP_DecryptUpdate(long ctx, @Pinned @Out ByteBuffer out, long outLength, long in, int n);
+  }
+
+  private record Loaded(
+      Functions functions,
+      PinnedFunctions pinned,
+      long aes256Gcm,
+      String version,
+      String failure) {}
+
+  private LibCrypto() {}
+
+  private static Loaded load() {
+    StringBuilder why = new StringBuilder();
+    for (String name : NAMES) {
+      try {
+        Functions f = LibraryLoader.create(Functions.class).failImmediately().load(name);
+        PinnedFunctions p =
+            LibraryLoader.create(PinnedFunctions.class).failImmediately().load(name);
+        long cipher = f.EVP_aes_256_gcm();
+        if (cipher == 0) {
+          why.append(name).append(": EVP_aes_256_gcm() returned NULL; ");
+          continue;
+        }
+        return new Loaded(f, p, cipher, f.OpenSSL_version(0), null);
+      } catch (LinkageError | RuntimeException e) {
+        why.append(name).append(": ").append(e.getMessage()).append("; ");
+      }
+    }
+    return new Loaded(
+        null, null, 0, null, "libcrypto did not load (" + why.toString().trim() + ")");
+  }
+
+  /**
+   * The bound functions.
+   *
+   * @throws AeadException saying why libcrypto did not load
+   */
+  static Functions functions() {
+    if (LOADED.functions() == null) {
+      throw new AeadException(LOADED.failure());
+    }
+    return LOADED.functions();
+  }
+
+  /** The calls on pinned heap arrays; only after {@link #functions()} succeeded. */
+  static PinnedFunctions pinned() {
+    return LOADED.pinned();
+  }
+
+  /** {@code EVP_aes_256_gcm()}; only after {@link #functions()} succeeded. */
+  static long aes256Gcm() {
+    return LOADED.aes256Gcm();
+  }
+
+  /** E.g. {@code OpenSSL 3.0.19 27 Jan 2026}; only after {@link #functions()} succeeded. */
+  static String version() {
+    return LOADED.version();
+  }
+}
