@@ -37,7 +37,12 @@ import org.openjdk.jmh.annotations.Warmup;
  *
  * <pre>
  * java -jar bench/target/benchmarks.jar AeadRecordBenchmark -prof gc
+ * java -jar bench/target/benchmarks.jar 'AeadRecordBenchmark\.(seal|open)$' -p provider=openssl -prof gc
  * </pre>
+ *
+ * {@code openssl} (libcrypto on native memory) is no JCE provider: it has no bare cipher, so its
+ * {@code bareSeal}/{@code bareOpen} refuse to run; its {@code seal}/{@code open} are libcrypto's
+ * calls themselves.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
@@ -49,7 +54,7 @@ public class AeadRecordBenchmark {
   private static final RecordBinding BINDING = RecordBinding.of(7, "acme", "kvcache-shard-0001");
   private static final int MAX = 64 * 1024;
 
-  /** The AES-GCM provider: {@code jdk} or {@code accp}. */
+  /** The AES-GCM provider: {@code jdk}, {@code accp} (or {@code openssl}, see above). */
   @Param({"jdk", "accp"})
   public String provider;
 
@@ -75,7 +80,12 @@ public class AeadRecordBenchmark {
   /** A key, a sealer and an opener of the provider, one record sealed to open. */
   @Setup(Level.Trial)
   public void setUp() throws Exception {
-    AeadProvider aead = provider.equals("accp") ? AeadProvider.accp() : AeadProvider.jdk();
+    AeadProvider aead =
+        switch (provider) {
+          case "accp" -> AeadProvider.accp();
+          case "openssl" -> AeadProvider.openssl();
+          default -> AeadProvider.jdk();
+        };
     SecureRandom random = new SecureRandom();
     byte[] key = new byte[DirectionKeys.KEY_LENGTH];
     random.nextBytes(key);
@@ -87,8 +97,11 @@ public class AeadRecordBenchmark {
     registered = ByteBuffer.allocateDirect(size + RecordSealer.OVERHEAD);
     opened = ByteBuffer.allocate(size);
     recordLength = sealer.seal(payload, BINDING, 0, registered, 0);
-    cipher = aead.newCipher();
     plain = payload.array().clone();
+    if (aead.nativeMemory()) {
+      return; // no bare JCE cipher
+    }
+    cipher = aead.newCipher();
     sealed = new byte[size + 16];
     random.nextBytes(aad);
     keys.writeNonce(counter++, nonce, 0);
@@ -116,9 +129,16 @@ public class AeadRecordBenchmark {
     return opener.open(registered, 0, recordLength, BINDING, 0, opened);
   }
 
+  private void checkBare() {
+    if (cipher == null) {
+      throw new IllegalStateException(provider + " has no bare JCE cipher: run seal and open only");
+    }
+  }
+
   /** The provider's bare AES-256-GCM seal, heap to heap, fresh nonce: the calls seal makes. */
   @Benchmark
   public int bareSeal() throws Exception {
+    checkBare();
     keys.writeNonce(counter++, sealNonce, 0);
     cipher.init(Cipher.ENCRYPT_MODE, keys.aesKey(), new GCMParameterSpec(128, sealNonce));
     cipher.updateAAD(aad, 0, aad.length);
@@ -128,6 +148,7 @@ public class AeadRecordBenchmark {
   /** The provider's bare AES-256-GCM open (tag checked), heap to heap. */
   @Benchmark
   public int bareOpen() throws Exception {
+    checkBare();
     cipher.init(Cipher.DECRYPT_MODE, keys.aesKey(), new GCMParameterSpec(128, nonce));
     cipher.updateAAD(aad, 0, aad.length);
     return cipher.doFinal(sealed, 0, size + 16, plain, 0);
