@@ -36,6 +36,7 @@ final class NativeGcm implements AutoCloseable {
             return t;
           });
 
+  private static final byte[] ZEROS = new byte[1024];
   private static final int KEY_AT = 0;
   private static final int NONCE_AT = 32;
   private static final int OUTL_AT = 48;
@@ -61,6 +62,10 @@ final class NativeGcm implements AutoCloseable {
   // and never moves the caller's own buffer (which another thread may be sealing from too).
   private byte[] viewed;
   private ByteBuffer view;
+  private ByteBuffer lastBuffer; // address cache, see address()
+  private long lastAddress;
+  private ByteBuffer otherBuffer;
+  private long otherAddress;
 
   /**
    * A context for records of up to {@code maxPayload} bytes.
@@ -108,12 +113,12 @@ final class NativeGcm implements AutoCloseable {
     checkCall(aadLength, length, out);
     long data = base + DATA_AT;
     long inAddr = 0;
-    long outAddr = out.isDirect() ? LibCrypto.MEMORY.getDirectBufferAddress(out) + outAt : data;
+    long outAddr = out.isDirect() ? address(out) + outAt : data;
     ByteBuffer pinnedIn = null;
     if (!in.isDirect() && in.hasArray() && length >= PIN_FROM && outAddr != data) {
       pinnedIn = view(in.array(), in.arrayOffset() + from, length);
     } else if (in.isDirect()) {
-      inAddr = LibCrypto.MEMORY.getDirectBufferAddress(in) + from;
+      inAddr = address(in) + from;
       if (inAddr != outAddr && inAddr < outAddr + length + TAG && outAddr < inAddr + length) {
         scratch.put(DATA_AT, in, from, length); // partial overlap: GCM needs in == out or apart
         inAddr = data;
@@ -169,7 +174,7 @@ final class NativeGcm implements AutoCloseable {
     checkCall(aadLength, length, out);
     long data = base + DATA_AT;
     scratch.put(DATA_AT, sealed, at, length + TAG);
-    long outAddr = out.isDirect() ? LibCrypto.MEMORY.getDirectBufferAddress(out) + outAt : data;
+    long outAddr = out.isDirect() ? address(out) + outAt : data;
     ByteBuffer pinnedOut =
         !out.isDirect() && out.hasArray() && length >= PIN_FROM
             ? view(out.array(), out.arrayOffset() + outAt, length)
@@ -200,13 +205,40 @@ final class NativeGcm implements AutoCloseable {
       }
       if (outAddr == data) {
         out.put(outAt, scratch, DATA_AT, length);
-        LibCrypto.MEMORY.setMemory(data, length, (byte) 0); // no plaintext left for the next
+        wipe(DATA_AT, length); // no plaintext left for the next
       }
       return true;
     } finally {
       Reference.reachabilityFence(this);
       Reference.reachabilityFence(sealed);
       Reference.reachabilityFence(out);
+    }
+  }
+
+  /**
+   * The address of a direct buffer: the last two asked for are remembered (a sealer's staging, an
+   * opener's region), so a record costs no JNI call for them.
+   */
+  private long address(ByteBuffer direct) {
+    if (direct == lastBuffer) {
+      return lastAddress;
+    }
+    if (direct == otherBuffer) {
+      return otherAddress;
+    }
+    otherBuffer = lastBuffer;
+    otherAddress = lastAddress;
+    lastBuffer = direct;
+    lastAddress = LibCrypto.MEMORY.getDirectBufferAddress(direct);
+    return lastAddress;
+  }
+
+  /** Zeroes {@code n} bytes of the scratch from {@code at}. */
+  private void wipe(int at, int n) {
+    if (n <= ZEROS.length) {
+      scratch.put(at, ZEROS, 0, n);
+    } else {
+      LibCrypto.MEMORY.setMemory(base + at, n, (byte) 0);
     }
   }
 
@@ -233,6 +265,8 @@ final class NativeGcm implements AutoCloseable {
       loaded = null;
       viewed = null;
       view = null;
+      lastBuffer = null;
+      otherBuffer = null;
       LibCrypto.MEMORY.setMemory(base, scratch.capacity(), (byte) 0);
       freeContext.clean();
     }
@@ -264,7 +298,7 @@ final class NativeGcm implements AutoCloseable {
         if (k == null || k.length != 32) {
           throw new AeadException("not an AES-256 key");
         }
-        LibCrypto.MEMORY.putByteArray(base + KEY_AT, k, 0, 32);
+        scratch.put(KEY_AT, k, 0, 32);
         long cipher = LibCrypto.aes256Gcm();
         int ok =
             encrypt
@@ -274,7 +308,7 @@ final class NativeGcm implements AutoCloseable {
           throw new AeadException("libcrypto refused the key");
         }
       } finally {
-        LibCrypto.MEMORY.setMemory(base + KEY_AT, 32, (byte) 0);
+        wipe(KEY_AT, 32);
         if (k != null) {
           Arrays.fill(k, (byte) 0);
         }
@@ -282,8 +316,8 @@ final class NativeGcm implements AutoCloseable {
       loaded = key;
     }
     Objects.checkFromIndexSize(0, aadLength, aad.length);
-    LibCrypto.MEMORY.putByteArray(base + NONCE_AT, nonce, 0, 12);
-    LibCrypto.MEMORY.putByteArray(base + AAD_AT, aad, 0, aadLength);
+    scratch.put(NONCE_AT, nonce, 0, 12); // plain Java copies: no JNI call per record
+    scratch.put(AAD_AT, aad, 0, aadLength);
     long outl = base + OUTL_AT;
     boolean started =
         encrypt

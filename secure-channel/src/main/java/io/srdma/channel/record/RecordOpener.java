@@ -21,7 +21,10 @@ import javax.crypto.spec.GCMParameterSpec;
  * direct destination is decrypted into an array and copied: {@code Cipher.doFinal(ByteBuffer,
  * ByteBuffer)} from the copied record into it was measured slower at 4 and 64 KiB with both
  * providers on JDK 17 and Java 25, and allocates (ACCP: an array of the record's size), {@code
- * SealPathBenchmark}.
+ * SealPathBenchmark}. With a native-memory provider ({@code openssl}) the record is copied out of
+ * the region into the workspace's libcrypto context instead and opened from there straight into a
+ * direct destination (or a heap one of 16 KiB or more, pinned; smaller heap ones through the
+ * context's scratch), with nothing allocated ({@link NativeGcm}).
  */
 public final class RecordOpener {
   private final IntFunction<DirectionKeys> keysForEpoch;
