@@ -64,8 +64,6 @@ final class NativeGcm implements AutoCloseable {
   private ByteBuffer view;
   private ByteBuffer lastBuffer; // address cache, see address()
   private long lastAddress;
-  private ByteBuffer otherBuffer;
-  private long otherAddress;
 
   /**
    * A context for records of up to {@code maxPayload} bytes.
@@ -118,7 +116,7 @@ final class NativeGcm implements AutoCloseable {
     if (!in.isDirect() && in.hasArray() && length >= PIN_FROM && outAddr != data) {
       pinnedIn = view(in.array(), in.arrayOffset() + from, length);
     } else if (in.isDirect()) {
-      inAddr = address(in) + from;
+      inAddr = LibCrypto.MEMORY.getDirectBufferAddress(in) + from; // a caller's: not remembered
       if (inAddr != outAddr && inAddr < outAddr + length + TAG && outAddr < inAddr + length) {
         scratch.put(DATA_AT, in, from, length); // partial overlap: GCM needs in == out or apart
         inAddr = data;
@@ -216,20 +214,16 @@ final class NativeGcm implements AutoCloseable {
   }
 
   /**
-   * The address of a direct buffer: the last two asked for are remembered (a sealer's staging, an
-   * opener's region), so a record costs no JNI call for them.
+   * The address of a direct destination: the last one is remembered (a sealer's staging ring, an
+   * opening thread's plaintext buffer), so a record costs no JNI call for it. Remembering keeps
+   * that one buffer reachable until another takes its place or {@link #close()}: its address stays
+   * valid while it is cached.
    */
   private long address(ByteBuffer direct) {
-    if (direct == lastBuffer) {
-      return lastAddress;
+    if (direct != lastBuffer) {
+      lastAddress = LibCrypto.MEMORY.getDirectBufferAddress(direct);
+      lastBuffer = direct;
     }
-    if (direct == otherBuffer) {
-      return otherAddress;
-    }
-    otherBuffer = lastBuffer;
-    otherAddress = lastAddress;
-    lastBuffer = direct;
-    lastAddress = LibCrypto.MEMORY.getDirectBufferAddress(direct);
     return lastAddress;
   }
 
@@ -266,7 +260,6 @@ final class NativeGcm implements AutoCloseable {
       viewed = null;
       view = null;
       lastBuffer = null;
-      otherBuffer = null;
       LibCrypto.MEMORY.setMemory(base, scratch.capacity(), (byte) 0);
       freeContext.clean();
     }
