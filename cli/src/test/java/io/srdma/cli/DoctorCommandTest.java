@@ -39,7 +39,7 @@ class DoctorCommandTest {
             .anyMatch(l -> l.matches("data-path AEAD: (jdk|accp|openssl) \\(.+\\), .+")),
         run.out());
     assertTrue(
-        run.out().lines().anyMatch(l -> l.matches("  jdk  64 B .* us, 4 KiB .* MB/s, 64 KiB .*")),
+        run.out().lines().anyMatch(l -> l.matches("  jdk +64 B .* us, 4 KiB .* MB/s, 64 KiB .*")),
         run.out());
     if (!rdmaHere) {
       assertTrue(run.out().contains("no RDMA device found"), run.out());
