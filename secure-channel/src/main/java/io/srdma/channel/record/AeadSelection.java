@@ -12,10 +12,11 @@ import org.slf4j.LoggerFactory;
  * {@link AeadProvider}). Every candidate must pass the {@link AeadKnownAnswer known-answer test}
  * first; then a short {@link AeadRateCheck rate check} measures each on this machine (the JCE ones
  * on arrays, openssl on native memory — each on the memory the record layer hands it), and in
- * {@code auto} the fastest native library is chosen when its bulk score (harmonic mean of seal and
- * open MB/s at 4 KiB and 64 KiB records) is at least {@value #ACCP_MARGIN}× the JDK's; a tie or a
- * small lead stays with the JDK, which is always there and is one native library less to trust. The
- * choice, why, and every candidate's rates are logged once at INFO.
+ * {@code auto} the fastest native library (openssl unless ACCP is ahead of it by {@value
+ * #ACCP_MARGIN}×, see {@link #preferredNative}) is chosen when its bulk score (harmonic mean of
+ * seal and open MB/s at 4 KiB and 64 KiB records) is at least {@value #ACCP_MARGIN}× the JDK's; a
+ * tie or a small lead stays with the JDK, which is always there and is one native library less to
+ * trust. The choice, why, and every candidate's rates are logged once at INFO.
  *
  * <p>Forced by {@link #select(Mode)} ({@code --aead}), else the system property {@value #PROPERTY},
  * else the environment variable {@value #ENV}: {@code auto} | {@code jdk} | {@code accp} | {@code
@@ -248,6 +249,33 @@ public final class AeadSelection {
         null);
   }
 
+  /**
+   * Which of the first {@code count} rates (the native libraries') auto weighs against the JDK: the
+   * fastest, except that openssl keeps its place unless another is ahead of it by {@value
+   * #ACCP_MARGIN}x — a JCE provider's rates are array to array and leave out the copy into
+   * registered memory its data path pays on soft and ibv, which openssl's (native memory) include.
+   *
+   * @return the index, or -1 when {@code count} is 0
+   */
+  static int preferredNative(List<AeadRates> rates, int count) {
+    int best = -1;
+    int openssl = -1;
+    for (int i = 0; i < count; i++) {
+      if (best < 0 || rates.get(i).bulkScore() > rates.get(best).bulkScore()) {
+        best = i;
+      }
+      if (rates.get(i).provider().equals(AeadProvider.OPENSSL)) {
+        openssl = i;
+      }
+    }
+    if (openssl >= 0
+        && best != openssl
+        && rates.get(best).bulkScore() < ACCP_MARGIN * rates.get(openssl).bulkScore()) {
+      return openssl;
+    }
+    return best;
+  }
+
   private static AeadProvider forced(Supplier<AeadProvider> supplier, String name) {
     AeadProvider p;
     try {
@@ -306,12 +334,7 @@ public final class AeadSelection {
     }
     AeadRateCheck.Result r = AeadRateCheck.measure(measured);
     List<AeadRates> rates = r.rates();
-    int best = -1; // the fastest native library
-    for (int i = 0; i < natives.size(); i++) {
-      if (best < 0 || rates.get(i).bulkScore() > rates.get(best).bulkScore()) {
-        best = i;
-      }
-    }
+    int best = preferredNative(rates, natives.size());
     int chosen;
     String why;
     if (j == null) {

@@ -13,6 +13,7 @@ import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import io.srdma.channel.record.AeadSelection.Choice;
 import io.srdma.channel.record.AeadSelection.Mode;
+import java.util.List;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
@@ -103,6 +104,32 @@ class AeadSelectionTest {
     assertTrue(c.provider().description().startsWith("OpenSSL "), c.provider().description());
     assertEquals(2, c.rates().size(), "the JDK measured beside it: " + c.summary());
     assertTrue(c.chosenRates().at(64 * 1024).sealMBps() > 0, c.summary());
+  }
+
+  @Test
+  void shouldPreferOpensslAmongNativeLibrariesUnlessAnotherLeadsByTheMargin() {
+    assertEquals(
+        1, AeadSelection.preferredNative(List.of(bulk("accp", 1050), bulk("openssl", 1000)), 2));
+    assertEquals(
+        0, AeadSelection.preferredNative(List.of(bulk("accp", 1150), bulk("openssl", 1000)), 2));
+    assertEquals( // the JDK's entry, past count, is not a native library
+        1,
+        AeadSelection.preferredNative(
+            List.of(bulk("accp", 900), bulk("openssl", 1000), bulk("jdk", 5000)), 2));
+    assertEquals(
+        1, AeadSelection.preferredNative(List.of(bulk("openssl", 900), bulk("accp", 1000)), 2));
+    assertEquals(
+        0, AeadSelection.preferredNative(List.of(bulk("openssl", 900), bulk("jdk", 5000)), 1));
+    assertEquals(-1, AeadSelection.preferredNative(List.of(bulk("jdk", 5000)), 0));
+  }
+
+  private static AeadRates bulk(String provider, double mbps) {
+    return new AeadRates(
+        provider,
+        List.of(
+            new AeadRates.Rate(64, 100, 100),
+            new AeadRates.Rate(4096, mbps, mbps),
+            new AeadRates.Rate(65536, mbps, mbps)));
   }
 
   @Test
