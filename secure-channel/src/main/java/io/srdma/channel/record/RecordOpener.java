@@ -319,8 +319,8 @@ public final class RecordOpener {
 
   /**
    * The rest of {@link #open} with libcrypto: the record is copied once out of the region into the
-   * context's native memory (the same guard as the array copy below) and opened from there straight
-   * into a direct plaintext buffer.
+   * context's native memory (the same guard as {@link #open}'s array copy) and opened from there
+   * straight into a direct plaintext buffer.
    */
   private OpenResult openNative(
       ByteBuffer source,

@@ -1,5 +1,6 @@
 package io.srdma.channel.protocol;
 
+import static io.srdma.channel.ByteSearch.contains;
 import static io.srdma.channel.protocol.Frames.CLIENT_KEY;
 import static io.srdma.channel.protocol.Frames.CLIENT_QP;
 import static io.srdma.channel.protocol.Frames.CONFIRM;
@@ -262,19 +263,6 @@ class ProtocolRoundTripTest {
     assertTrue(contains(r.buffer(), rotated));
     r.read().expect(MessageType.PING);
     assertFalse(contains(r.buffer(), rotated), "REGION_KEY material left in the reader's buffer");
-  }
-
-  private static boolean contains(byte[] haystack, byte[] needle) {
-    outer:
-    for (int i = 0; i + needle.length <= haystack.length; i++) {
-      for (int k = 0; k < needle.length; k++) {
-        if (haystack[i + k] != needle[k]) {
-          continue outer;
-        }
-      }
-      return true;
-    }
-    return false;
   }
 
   @Test

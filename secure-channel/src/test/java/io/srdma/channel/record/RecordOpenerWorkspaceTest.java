@@ -1,5 +1,6 @@
 package io.srdma.channel.record;
 
+import static io.srdma.channel.ByteSearch.contains;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -71,19 +72,6 @@ class RecordOpenerWorkspaceTest {
       }
       assertTrue(shared.plain != null || shared.nativeGcmForTest() != null, "nothing inspected");
     }
-  }
-
-  private static boolean contains(byte[] haystack, byte[] needle) {
-    outer:
-    for (int i = 0; i + needle.length <= haystack.length; i++) {
-      for (int j = 0; j < needle.length; j++) {
-        if (haystack[i + j] != needle[j]) {
-          continue outer;
-        }
-      }
-      return true;
-    }
-    return false;
   }
 
   @Test

@@ -1,5 +1,6 @@
 package io.srdma.channel.transport;
 
+import static io.srdma.channel.ByteSearch.contains;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -152,19 +153,6 @@ class TlsConnectionBuffersTest {
         "the frame");
     assertEquals(MessageType.ERROR, got[0].type());
     assertEquals(text, got[0].error().text());
-  }
-
-  private static boolean contains(byte[] haystack, byte[] needle) {
-    outer:
-    for (int i = 0; i + needle.length <= haystack.length; i++) {
-      for (int j = 0; j < needle.length; j++) {
-        if (haystack[i + j] != needle[j]) {
-          continue outer;
-        }
-      }
-      return true;
-    }
-    return false;
   }
 
   @Test
