@@ -22,8 +22,10 @@ import org.slf4j.LoggerFactory;
  * <p>Idle: it spins on {@link CompletionQueue#poll} for {@link #SPIN_NANOS} after the last
  * completion (reading the clock once every {@link #CLOCK_EVERY} empty polls: on a VM's kvm-clock a
  * read costs as much as a poll), then waits on {@link CompletionQueue#await} at most {@link #PARK}
- * at a time; while a {@link #drain} waits it polls without waiting, so a drain of an idle opener
- * takes at most one {@link #PARK}.
+ * at a time. It spins only while its recent idle gaps were short enough for a spin to bridge
+ * ({@link SpinAdvisor}); otherwise it goes straight to the wait, leaving the core to the threads
+ * that produce its work. While a {@link #drain} waits it polls without waiting, so a drain of an
+ * idle opener takes at most one {@link #PARK}.
  *
  * <p>{@link #attach}, {@link #detach}, {@link #drain} and {@link #stop} are thread-safe; the rest
  * runs on the opener thread.
@@ -51,6 +53,7 @@ final class OpenerThread implements Runnable {
   private final ByteBuffer plain;
   private final RecordOpener.Workspace workspace;
   private final ReceivedRecord received = new ReceivedRecord();
+  private final SpinAdvisor spin = new SpinAdvisor(SPIN_NANOS);
   private final AtomicLong drained = new AtomicLong();
   private final AtomicInteger drainWaiters = new AtomicInteger();
   private final Object drainLock = new Object();
@@ -138,10 +141,14 @@ final class OpenerThread implements Runnable {
         }
       }
       if (n > 0) {
+        if (empty > 0) {
+          spin.gapEnded(System.nanoTime() - idleSince); // one clock read per idle stretch's end
+        }
         empty = 0;
         spinning = true;
       } else if (++empty == 1) {
         idleSince = System.nanoTime(); // the clock is read once per idle stretch, then 1 in 64
+        spinning = spin.shouldSpin();
       } else if ((empty & (CLOCK_EVERY - 1)) == 0 && System.nanoTime() - idleSince >= SPIN_NANOS) {
         spinning = false;
       } else {
