@@ -3,6 +3,8 @@ package io.srdma.bench.transport;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.HdrHistogram.Histogram;
@@ -34,6 +36,7 @@ public final class BenchRunner {
   private final BenchContext context;
   private final Progress progress;
   private final Map<String, Transports.Factory> registry;
+  private final Map<String, String> negotiated = new LinkedHashMap<>();
 
   public BenchRunner(Config config, BenchContext context, Progress progress) {
     this(config, context, progress, Transports.REGISTRY);
@@ -49,6 +52,14 @@ public final class BenchRunner {
     this.context = context;
     this.progress = progress;
     this.registry = registry;
+  }
+
+  /**
+   * What each transport that ran negotiated ({@link BenchTransport#negotiated}), by name, as last
+   * seen; transports that negotiate nothing are absent.
+   */
+  public Map<String, String> negotiated() {
+    return Collections.unmodifiableMap(new LinkedHashMap<>(negotiated));
   }
 
   List<Measurement> run() {
@@ -84,6 +95,7 @@ public final class BenchRunner {
         out.add(measure(t, size));
         progress.stepDone();
       }
+      t.negotiated().ifPresent(n -> negotiated.put(name, n));
     } catch (RuntimeException e) {
       progress.note("bench: closing " + name + " failed: " + e);
     }

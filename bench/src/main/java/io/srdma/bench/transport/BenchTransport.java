@@ -53,6 +53,16 @@ public interface BenchTransport extends AutoCloseable {
   }
 
   /**
+   * What this transport's connection negotiated, as protocol and cipher suite (for example {@code
+   * TLSv1.3 TLS_AES_128_GCM_SHA256}), once {@link #prepare} connected it; empty before that and for
+   * transports that negotiate nothing. The bench prints it, so a comparison says which cipher each
+   * side ran.
+   */
+  default Optional<String> negotiated() {
+    return Optional.empty();
+  }
+
+  /**
    * Gets ready to move messages of {@code messageSize} bytes: connects both endpoints on the first
    * call, (re)allocates and registers buffers. Called once per size, sizes in any order.
    *

@@ -10,6 +10,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.zip.CRC32C;
@@ -97,6 +98,14 @@ final class JdkTlsTransport implements BenchTransport {
     senderIn = senderSocket.getInputStream();
     receiverOut = receiverSocket.getOutputStream();
     receiverIn = receiverSocket.getInputStream();
+  }
+
+  @Override
+  public Optional<String> negotiated() {
+    SSLSocket s = senderSocket;
+    return s == null
+        ? Optional.empty()
+        : Optional.of(s.getSession().getProtocol() + " " + s.getSession().getCipherSuite());
   }
 
   @Override

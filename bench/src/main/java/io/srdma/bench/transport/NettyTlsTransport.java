@@ -188,6 +188,17 @@ final class NettyTlsTransport implements BenchTransport {
   }
 
   @Override
+  public Optional<String> negotiated() {
+    Channel c = senderChannel;
+    SslHandler ssl = c == null ? null : c.pipeline().get(SslHandler.class);
+    if (ssl == null) {
+      return Optional.empty();
+    }
+    javax.net.ssl.SSLSession session = ssl.engine().getSession();
+    return Optional.of(session.getProtocol() + " " + session.getCipherSuite());
+  }
+
+  @Override
   public ThroughputResult throughput(RunSpec spec) throws Exception {
     return run(spec, null);
   }

@@ -97,6 +97,25 @@ public final class Report {
   }
 
   /**
+   * One line naming the cipher each side of the comparison ran: what every TLS transport negotiated
+   * (Netty's BoringSSL picks its own TLS 1.3 suite: AES-128-GCM where the CPU has AES instructions)
+   * beside the sealed path's AES-256-GCM. Prints nothing when no transport negotiated anything.
+   */
+  public static void printNegotiated(
+      PrintWriter out, Map<String, String> negotiated, boolean sealed, String aead) {
+    if (negotiated.isEmpty()) {
+      return;
+    }
+    List<String> each = new ArrayList<>();
+    negotiated.forEach((name, suite) -> each.add("`" + name + "` " + suite));
+    if (sealed) {
+      each.add("`sealed` AES-256-GCM (" + aead + ")");
+    }
+    out.printf(Locale.ROOT, "%nCiphers: %s.%n", String.join(", ", each));
+    out.flush();
+  }
+
+  /**
    * The AEAD bound of one round ({@link AeadBound}): per size, the single-core seal and open rates
    * and each sealed result's efficiency against {@code min(seal, open)}.
    */

@@ -68,6 +68,13 @@ class TransportRoundTripTest {
         assertEquals(l.senderChecksum(), l.receiverChecksum(), name + " " + size + ": latency");
         assertTrue(l.intact());
       }
+      if (name.startsWith("tls-")) {
+        String suite = t.negotiated().orElseThrow(() -> new AssertionError(name + ": no suite"));
+        assertTrue(
+            suite.matches("TLSv1\\.3 TLS_(AES_(128|256)_GCM|CHACHA20_POLY1305)_SHA\\d+"), suite);
+      } else {
+        assertTrue(t.negotiated().isEmpty(), name + " negotiates nothing");
+      }
     }
   }
 

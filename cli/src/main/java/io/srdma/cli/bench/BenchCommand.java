@@ -326,6 +326,7 @@ public final class BenchCommand implements Callable<Integer> {
     List<List<Measurement>> byRound = new ArrayList<>();
     List<Map<Integer, AeadBound.Rate>> bounds = new ArrayList<>();
     boolean sealed = config.transports().stream().anyMatch(Report::sealed);
+    Map<String, String> negotiated;
     try (BenchContext context = new BenchContext(provider, config.depth(), coalesce)) {
       Progress progress =
           new Progress(
@@ -351,6 +352,8 @@ public final class BenchCommand implements Callable<Integer> {
         Report.printBounds(out, config.sizes(), round, bound, cipher.provider().name());
       }
       progress.finish();
+      negotiated = runner.negotiated();
+      Report.printNegotiated(out, negotiated, sealed, cipher.provider().name());
     }
     List<RoundSummary.Row> summary =
         rounds > 1 ? RoundSummary.rows(config.sizes(), byRound, bounds) : List.of();
@@ -363,7 +366,7 @@ public final class BenchCommand implements Callable<Integer> {
       Files.writeString(
           json,
           Report.json(
-              header(started, cipher),
+              header(started, cipher, negotiated),
               configJson(config),
               byRound,
               bounds,
@@ -460,7 +463,9 @@ public final class BenchCommand implements Callable<Integer> {
       LoadRun.print(out, r);
       if (json != null) {
         Files.writeString(
-            json, Report.json(LoadResult.json(header(started, cipher), r)), StandardCharsets.UTF_8);
+            json,
+            Report.json(LoadResult.json(header(started, cipher, Map.of()), r)),
+            StandardCharsets.UTF_8);
         err.println("bench: results written to " + json);
       }
     }
@@ -588,7 +593,8 @@ public final class BenchCommand implements Callable<Integer> {
     return "auto (" + String.join(", ", each) + ")";
   }
 
-  private Map<String, Object> header(Instant started, AeadSelection.Choice cipher) {
+  private Map<String, Object> header(
+      Instant started, AeadSelection.Choice cipher, Map<String, String> negotiated) {
     Map<String, Object> h = new LinkedHashMap<>();
     h.put("tool", "srdma bench");
     h.put("formatVersion", 1);
@@ -603,6 +609,7 @@ public final class BenchCommand implements Callable<Integer> {
         java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
     h.put("machine", machine);
     h.put("aead", aeadJson(cipher));
+    h.put("negotiated", negotiated);
     return h;
   }
 
