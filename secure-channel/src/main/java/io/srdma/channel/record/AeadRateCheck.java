@@ -23,7 +23,11 @@ import javax.crypto.spec.SecretKeySpec;
  * JVM (more on a loaded machine), and a check that ended before would compare a cold JDK with a
  * native library; so each candidate first seals and opens up to {@value #WARM_RECORDS} small
  * records (at most {@value #WARM_MILLIS} ms). A check that hit the budget says so ({@link
- * Result#settled}); its rates are lower bounds, the JDK's the more so. Uses a throwaway key.
+ * Result#settled}); its rates are lower bounds, the JDK's the more so. A JDK with a bulk rate still
+ * below {@value #COLD_SHARE} of the best other candidate's same rate (that path of its GCM not yet
+ * compiled: the rounds can settle on that) is warmed and measured alone for at most {@value
+ * #COLD_EXTRA_MILLIS} ms more, and {@link Result#jdkCold} says if it never caught up. Uses a
+ * throwaway key.
  *
  * <p>Stateless; thread-safe.
  */
@@ -51,6 +55,17 @@ public final class AeadRateCheck {
 
   static final int WARM_MILLIS = 400;
 
+  /**
+   * A JDK bulk rate below this share of the best other candidate's same rate is taken as the JDK's
+   * GCM still running uncompiled: compiled (its intrinsics in use) it ran at 0.72–0.74x of the
+   * native libraries on every CPU measured, uncompiled at 0.07–0.10x — and on a busy 2-core
+   * start-up the compiler reached it after the rounds had settled in two start-ups of three.
+   */
+  static final double COLD_SHARE = 0.25;
+
+  /** How much longer the check keeps warming and measuring a JDK that looks uncompiled. */
+  static final int COLD_EXTRA_MILLIS = 2000;
+
   private AeadRateCheck() {}
 
   /**
@@ -60,18 +75,32 @@ public final class AeadRateCheck {
    * @param rounds rounds run
    * @param millis how long the check took
    * @param settled whether every score settled before the budget ran out
+   * @param jdkCold whether a JDK bulk rate stayed below {@link #COLD_SHARE} of the best other
+   *     candidate's through the extra {@link #COLD_EXTRA_MILLIS} (its rates are then lower bounds)
    */
-  record Result(List<AeadRates> rates, int rounds, long millis, boolean settled) {
+  record Result(List<AeadRates> rates, int rounds, long millis, boolean settled, boolean jdkCold) {
+    Result(List<AeadRates> rates, int rounds, long millis, boolean settled) {
+      this(rates, rounds, millis, settled, false);
+    }
+
     /** E.g. {@code rate check settled after 9 rounds, 140 ms}. */
     String describe() {
-      return settled
-          ? "rate check settled after " + rounds + " rounds, " + millis + " ms"
-          : "rate check NOT settled within "
-              + millis
-              + " ms ("
-              + rounds
-              + " rounds): the JIT was"
-              + " still warming; rates are lower bounds";
+      String s =
+          settled
+              ? "rate check settled after " + rounds + " rounds, " + millis + " ms"
+              : "rate check NOT settled within "
+                  + millis
+                  + " ms ("
+                  + rounds
+                  + " rounds): the JIT was"
+                  + " still warming; rates are lower bounds";
+      return jdkCold
+          ? s
+              + "; the JDK's GCM still ran at under "
+              + Math.round(COLD_SHARE * 100)
+              + " % of another candidate's somewhere (not yet compiled?): its rates are lower"
+              + " bounds"
+          : s;
     }
   }
 
@@ -111,6 +140,7 @@ public final class AeadRateCheck {
         settled &= stable[p] >= 2;
       }
     }
+    boolean jdkCold = warmColdJdk(providers, probes, best, start);
     for (Probe p : probes) {
       p.close();
     }
@@ -118,7 +148,62 @@ public final class AeadRateCheck {
     for (int p = 0; p < n; p++) {
       out.add(rates(providers.get(p), best[p]));
     }
-    return new Result(out, rounds, (System.nanoTime() - start) / 1_000_000, settled);
+    return new Result(out, rounds, (System.nanoTime() - start) / 1_000_000, settled, jdkCold);
+  }
+
+  /**
+   * While any of the JDK's bulk rates (4 and 64 KiB, seal and open) is below {@link #COLD_SHARE} of
+   * the best other candidate's same rate, keeps warming and measuring the JDK alone, at most {@link
+   * #COLD_EXTRA_MILLIS} past the budget: rounds that settled before the compiler reached the JDK's
+   * GCM (or one of its paths) would make {@code auto} choose against a JDK running at a tenth of
+   * its speed. True if it never caught up.
+   */
+  private static boolean warmColdJdk(
+      List<AeadProvider> providers, Probe[] probes, double[][][] best, long start) {
+    int jdk = -1;
+    for (int p = 0; p < providers.size(); p++) {
+      if (AeadProvider.JDK.equals(providers.get(p).name())) {
+        jdk = p;
+      }
+    }
+    if (jdk < 0 || providers.size() < 2) {
+      return false;
+    }
+    long end = start + (BUDGET_MILLIS + COLD_EXTRA_MILLIS) * 1_000_000L;
+    while (coldSomewhere(jdk, best)) {
+      if (System.nanoTime() - end >= 0) {
+        return true;
+      }
+      probes[jdk].warm(200);
+      for (int s = 0; s < SIZES.length; s++) {
+        best[jdk][s][0] = Math.max(best[jdk][s][0], probes[jdk].rate(SIZES[s], true));
+        best[jdk][s][1] = Math.max(best[jdk][s][1], probes[jdk].rate(SIZES[s], false));
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Whether one of candidate {@code jdk}'s bulk rates is under {@link #COLD_SHARE} of another's.
+   */
+  private static boolean coldSomewhere(int jdk, double[][][] best) {
+    for (int s = 0; s < SIZES.length; s++) {
+      if (SIZES[s] < BULK_FROM) {
+        continue;
+      }
+      for (int d = 0; d < 2; d++) {
+        double other = 0;
+        for (int p = 0; p < best.length; p++) {
+          if (p != jdk) {
+            other = Math.max(other, best[p][s][d]);
+          }
+        }
+        if (best[jdk][s][d] < COLD_SHARE * other) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   private static AeadRates rates(AeadProvider provider, double[][] best) {

@@ -18,11 +18,13 @@ import javax.crypto.ShortBufferException;
 /**
  * A JCE provider whose AES/GCM is the JDK's with one defect, to show that the known-answer test
  * refuses it: {@code corrupt} flips a bit of every sealed output; {@code unchecked} opens without
- * checking the tag.
+ * checking the tag; {@code slow} is correct but takes ten times as long per record until {@link
+ * #slowUntilNanos} (a JDK whose GCM the compiler has not reached yet, for the rate check).
  */
 final class FakeGcmProvider extends Provider {
   private static final long serialVersionUID = 1L;
   static volatile String defect = "corrupt";
+  static volatile long slowUntilNanos = Long.MAX_VALUE;
 
   FakeGcmProvider() {
     super("FakeGcm", "1", "AES/GCM with a defect (tests)");
@@ -33,6 +35,17 @@ final class FakeGcmProvider extends Provider {
   static AeadProvider aead(String defect) {
     FakeGcmProvider.defect = defect;
     return new AeadProvider("fake-" + defect, new FakeGcmProvider(), "fake");
+  }
+
+  /**
+   * A stand-in for the JDK's provider (named {@link AeadProvider#JDK}) that runs ten times slower
+   * than the JDK's GCM for {@code slowForNanos} from now ({@code Long.MAX_VALUE}: for ever).
+   */
+  static AeadProvider slowJdk(long slowForNanos) {
+    FakeGcmProvider.defect = "slow";
+    slowUntilNanos =
+        slowForNanos == Long.MAX_VALUE ? Long.MAX_VALUE : System.nanoTime() + slowForNanos;
+    return new AeadProvider(AeadProvider.JDK, new FakeGcmProvider(), "fake slow jdk");
   }
 
   /** The JDK's AES/GCM with {@link #defect}. */
@@ -138,7 +151,15 @@ final class FakeGcmProvider extends Provider {
           throw new IllegalStateException(e);
         }
       }
+      long t0 = System.nanoTime();
       int n = jdk.doFinal(input, offset, len, out, outOffset);
+      long slowUntil = slowUntilNanos;
+      if ("slow".equals(defect) && (slowUntil == Long.MAX_VALUE || t0 - slowUntil < 0)) {
+        long until = t0 + 10 * (System.nanoTime() - t0);
+        while (System.nanoTime() - until < 0) {
+          Thread.onSpinWait();
+        }
+      }
       if (mode == Cipher.ENCRYPT_MODE && "corrupt".equals(defect)) {
         out[outOffset] ^= 1;
       }
