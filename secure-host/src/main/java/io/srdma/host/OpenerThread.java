@@ -128,6 +128,9 @@ final class OpenerThread implements Runnable {
         }
         return;
       }
+      if (n > 0 && empty > 0) {
+        spin.gapEnded(System.nanoTime() - idleSince); // one clock read per idle stretch's end
+      }
       QpnTable<RecordReceiver> table = byQpn;
       for (int i = 0; i < n; i++) {
         RecordReceiver r = table.get(completions[i].qpNum());
@@ -141,9 +144,6 @@ final class OpenerThread implements Runnable {
         }
       }
       if (n > 0) {
-        if (empty > 0) {
-          spin.gapEnded(System.nanoTime() - idleSince); // one clock read per idle stretch's end
-        }
         empty = 0;
         spinning = true;
       } else if (++empty == 1) {
