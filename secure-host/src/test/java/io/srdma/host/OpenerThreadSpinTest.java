@@ -29,6 +29,15 @@ class OpenerThreadSpinTest {
       notifyAll();
     }
 
+    /** Waits (bounded) until the opener has taken every completion added. */
+    synchronized void awaitTaken() throws InterruptedException {
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (pending > 0 && System.nanoTime() < deadline) {
+        wait(1);
+      }
+      assertTrue(pending == 0, "the opener did not take its completions");
+    }
+
     private synchronized int take(WorkCompletion[] out) {
       if (pending == 0) {
         return 0;
@@ -74,18 +83,19 @@ class OpenerThreadSpinTest {
     OpenerThread opener = new OpenerThread("srdma-test-opener", queue, 1024);
     opener.start();
     try {
-      for (int i = 0; i < 40; i++) { // 40 gaps of 3 ms: 60 times the spin, past any bridge
+      // the gaps are the stimulus: 3 ms each, 60 times the spin, past any bridge
+      for (int i = 0; i < 40; i++) {
         Thread.sleep(3);
         queue.add();
+        queue.awaitTaken();
       }
-      Thread.sleep(3);
       long polls = queue.polls.get();
       long awaits = queue.awaits.get();
       for (int i = 0; i < 20; i++) {
-        Thread.sleep(3);
+        Thread.sleep(3); // a gap
         queue.add();
+        queue.awaitTaken();
       }
-      Thread.sleep(3);
       long pollsPerGap = (queue.polls.get() - polls) / 20;
       long awaitsInGaps = queue.awaits.get() - awaits;
       // a spin of 50 µs polls hundreds of times; past it, a gap is one empty poll, then the wait

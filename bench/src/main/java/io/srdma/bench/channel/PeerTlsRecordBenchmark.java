@@ -1,13 +1,10 @@
 package io.srdma.bench.channel;
 
 import io.netty.buffer.ByteBufAllocator;
-import io.netty.handler.ssl.ClientAuth;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.SslProvider;
 import io.srdma.bench.transport.DevPki;
-import io.srdma.keys.Credential;
-import io.srdma.keys.MutualTls;
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -96,19 +93,9 @@ public class PeerTlsRecordBenchmark {
   }
 
   private SslContext context(SslProvider p, boolean isServer) throws SSLException {
-    Credential me = isServer ? pki.receiver() : pki.sender();
-    SslContextBuilder b =
-        isServer
-            ? SslContextBuilder.forServer(
-                me.privateKey(), me.certificate(), pki.trust().caCertificate())
-            : SslContextBuilder.forClient()
-                .keyManager(me.privateKey(), me.certificate(), pki.trust().caCertificate());
-    b.sslProvider(p).protocols(MutualTls.PROTOCOL).trustManager(pki.trust().trustManager());
+    SslContextBuilder b = pki.nettyContext(p, isServer);
     if (p == SslProvider.JDK) {
       b.ciphers(List.of(JDK_SUITE)); // what tls-jdk's SSLSocket negotiates with the JDK's defaults
-    }
-    if (isServer) {
-      b.clientAuth(ClientAuth.REQUIRE);
     }
     return b.build();
   }

@@ -1,5 +1,8 @@
 package io.srdma.bench.transport;
 
+import io.netty.handler.ssl.ClientAuth;
+import io.netty.handler.ssl.SslContextBuilder;
+import io.netty.handler.ssl.SslProvider;
 import io.srdma.keys.Credential;
 import io.srdma.keys.DeploymentCa;
 import io.srdma.keys.DeploymentTrust;
@@ -54,6 +57,25 @@ public final class DevPki implements AutoCloseable {
       delete(dir);
       throw e;
     }
+  }
+
+  /**
+   * A Netty TLS 1.3 mutual-auth context builder for one end ({@code server}: the receiver,
+   * requiring the client's certificate) with this CA's credentials and trust, for {@code provider}
+   * ({@code tls-netty} and the JMH peer benchmark).
+   */
+  public SslContextBuilder nettyContext(SslProvider provider, boolean server) {
+    Credential me = server ? receiver : sender;
+    SslContextBuilder b =
+        server
+            ? SslContextBuilder.forServer(me.privateKey(), me.certificate(), trust.caCertificate())
+            : SslContextBuilder.forClient()
+                .keyManager(me.privateKey(), me.certificate(), trust.caCertificate());
+    b.sslProvider(provider).protocols(MutualTls.PROTOCOL).trustManager(trust.trustManager());
+    if (server) {
+      b.clientAuth(ClientAuth.REQUIRE);
+    }
+    return b;
   }
 
   /** Trust in the dev CA only (with its revocation list). */

@@ -19,14 +19,10 @@ import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
-import io.netty.handler.ssl.ClientAuth;
 import io.netty.handler.ssl.OpenSsl;
 import io.netty.handler.ssl.SslContext;
-import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.ssl.SslProvider;
-import io.srdma.keys.Credential;
-import io.srdma.keys.MutualTls;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -113,20 +109,7 @@ final class NettyTlsTransport implements BenchTransport {
   }
 
   private SslContext context(boolean server) throws SSLException {
-    Credential me = server ? pki.receiver() : pki.sender();
-    SslContextBuilder b =
-        server
-            ? SslContextBuilder.forServer(
-                me.privateKey(), me.certificate(), pki.trust().caCertificate())
-            : SslContextBuilder.forClient()
-                .keyManager(me.privateKey(), me.certificate(), pki.trust().caCertificate());
-    b.sslProvider(SslProvider.OPENSSL)
-        .protocols(MutualTls.PROTOCOL)
-        .trustManager(pki.trust().trustManager());
-    if (server) {
-      b.clientAuth(ClientAuth.REQUIRE);
-    }
-    return b.build();
+    return pki.nettyContext(SslProvider.OPENSSL, server).build();
   }
 
   private void connect() throws Exception {
