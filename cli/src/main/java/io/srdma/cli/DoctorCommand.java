@@ -101,6 +101,9 @@ public final class DoctorCommand implements Callable<Integer> {
     if (c.opensslUnavailable() != null) {
       out.println("  openssl unavailable: " + c.opensslUnavailable());
     }
+    if (c.gcryptUnavailable() != null) {
+      out.println("  gcrypt unavailable: " + c.gcryptUnavailable());
+    }
     return true;
   }
 }

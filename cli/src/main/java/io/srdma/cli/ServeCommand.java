@@ -54,7 +54,8 @@ final class ServeCommand implements Callable<Integer> {
       names = "--aead",
       paramLabel = "MODE",
       description =
-          "AES-256-GCM of the data path: auto, jdk, accp or openssl; overrides the configuration's aead"
+          "AES-256-GCM of the data path: auto, jdk, accp, openssl or gcrypt; overrides the"
+              + " configuration's aead"
               + " (default: aead, else the srdma.aead property, else SRDMA_AEAD, else auto).")
   String aead;
 

@@ -36,7 +36,7 @@ class DoctorCommandTest {
     assertTrue(
         run.out()
             .lines()
-            .anyMatch(l -> l.matches("data-path AEAD: (jdk|accp|openssl) \\(.+\\), .+")),
+            .anyMatch(l -> l.matches("data-path AEAD: (jdk|accp|openssl|gcrypt) \\(.+\\), .+")),
         run.out());
     assertTrue(
         run.out().lines().anyMatch(l -> l.matches("  jdk +64 B .* us, 4 KiB .* MB/s, 64 KiB .*")),

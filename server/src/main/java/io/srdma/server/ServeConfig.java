@@ -142,7 +142,7 @@ public final class ServeConfig extends ServeSections {
     }
     Entry aeadEntry = f.get("aead");
     if (aeadEntry != null) {
-      aead = choice(aeadEntry, "aead", List.of("auto", "jdk", "accp", "openssl"), aead);
+      aead = choice(aeadEntry, "aead", List.of("auto", "jdk", "accp", "openssl", "gcrypt"), aead);
     }
     Entry s = f.get("scoping");
     if (s != null) {
@@ -230,7 +230,9 @@ public final class ServeConfig extends ServeSections {
     return provider;
   }
 
-  /** The data path's AEAD as configured (auto, jdk, accp, openssl), or null when not set. */
+  /**
+   * The data path's AEAD as configured (auto, jdk, accp, openssl, gcrypt), or null when not set.
+   */
   public String aead() {
     return aead;
   }

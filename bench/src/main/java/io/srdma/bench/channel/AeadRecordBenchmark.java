@@ -37,12 +37,12 @@ import org.openjdk.jmh.annotations.Warmup;
  *
  * <pre>
  * java -jar bench/target/benchmarks.jar AeadRecordBenchmark -prof gc
- * java -jar bench/target/benchmarks.jar 'AeadRecordBenchmark\.(seal|open)$' -p provider=openssl -prof gc
+ * java -jar bench/target/benchmarks.jar 'AeadRecordBenchmark\.(seal|open)$' -p provider=openssl,gcrypt -prof gc
  * </pre>
  *
- * {@code openssl} (libcrypto on native memory) is no JCE provider: it has no bare cipher, so its
- * {@code bareSeal}/{@code bareOpen} refuse to run; its {@code seal}/{@code open} are libcrypto's
- * calls themselves.
+ * {@code openssl} and {@code gcrypt} (libcrypto, libgcrypt on native memory) are no JCE providers:
+ * they have no bare cipher, so their {@code bareSeal}/{@code bareOpen} refuse to run; their {@code
+ * seal}/{@code open} are the library's calls themselves.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
@@ -54,7 +54,10 @@ public class AeadRecordBenchmark {
   private static final RecordBinding BINDING = RecordBinding.of(7, "acme", "kvcache-shard-0001");
   private static final int MAX = 64 * 1024;
 
-  /** The AES-GCM provider: {@code jdk}, {@code accp} (or {@code openssl}, see above). */
+  /**
+   * The AES-GCM provider: {@code jdk}, {@code accp} (or {@code openssl}, {@code gcrypt}, see
+   * above).
+   */
   @Param({"jdk", "accp"})
   public String provider;
 
@@ -84,6 +87,7 @@ public class AeadRecordBenchmark {
         switch (provider) {
           case "accp" -> AeadProvider.accp();
           case "openssl" -> AeadProvider.openssl();
+          case "gcrypt" -> AeadProvider.gcrypt();
           default -> AeadProvider.jdk();
         };
     SecureRandom random = new SecureRandom();

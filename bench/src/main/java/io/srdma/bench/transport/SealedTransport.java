@@ -166,7 +166,8 @@ final class SealedTransport implements BenchTransport {
         client.grant("ring", EnumSet.of(Access.WRITE), 0, slots * slotBytes, Duration.ofHours(1));
     // Heap sources, as the TLS transports' and the AEAD bound's: the SDK seals a heap buffer
     // straight from its array (the JDK's and ACCP's GCM work on arrays only; a direct one is copied
-    // first); openssl reads a heap buffer of 16 KiB or more pinned, a smaller one via its scratch.
+    // first); openssl and gcrypt read a heap buffer of 16 KiB or more pinned, a smaller one via its
+    // scratch.
     message = ByteBuffer.allocate(messageSize);
     Payload.fill(message, 0, messageSize);
     pieces = null;

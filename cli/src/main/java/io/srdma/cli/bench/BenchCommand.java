@@ -143,10 +143,10 @@ public final class BenchCommand implements Callable<Integer> {
       names = "--aead",
       paramLabel = "MODE",
       description =
-          "AES-256-GCM of the sealed data path: auto (the fastest of the JDK's, ACCP's and"
-              + " OpenSSL libcrypto's, by a known-answer test and a rate check at start-up), jdk,"
-              + " accp or openssl (an error when it is unavailable) (default: the srdma.aead"
-              + " property, else SRDMA_AEAD, else auto).")
+          "AES-256-GCM of the sealed data path: auto (the fastest of the JDK's, ACCP's, OpenSSL"
+              + " libcrypto's and libgcrypt's, by a known-answer test and a rate check at"
+              + " start-up), jdk, accp, openssl or gcrypt (an error when it is unavailable)"
+              + " (default: the srdma.aead property, else SRDMA_AEAD, else auto).")
   String aead;
 
   @Option(
@@ -622,6 +622,7 @@ public final class BenchCommand implements Callable<Integer> {
     a.put("reason", cipher.reason());
     a.put("accpUnavailable", cipher.accpUnavailable());
     a.put("opensslUnavailable", cipher.opensslUnavailable());
+    a.put("gcryptUnavailable", cipher.gcryptUnavailable());
     List<Object> checks = new ArrayList<>();
     for (AeadRates r : cipher.rates()) {
       for (AeadRates.Rate x : r.bySize()) {

@@ -62,7 +62,9 @@ class BenchCommandTest {
       assertTrue(root.containsKey(k), k);
     }
     Map<String, Object> aead = (Map<String, Object>) root.get("aead");
-    assertTrue(List.of("jdk", "accp", "openssl").contains(aead.get("provider")), aead.toString());
+    assertTrue(
+        List.of("jdk", "accp", "openssl", "gcrypt").contains(aead.get("provider")),
+        aead.toString());
     assertTrue(r.out().lines().findFirst().orElseThrow().contains("AEAD " + aead.get("provider")));
     assertTrue(r.out().contains("### AEAD bound: " + aead.get("provider")), r.out());
     assertFalse(((List<Object>) aead.get("rateCheck")).isEmpty(), aead.toString());
@@ -142,7 +144,8 @@ class BenchCommandTest {
         bench("--aead", "fastest", "--sizes", "64", "--duration", "100ms", "--progress", "none");
     assertEquals(1, r.exit(), r.out() + r.err());
     assertTrue(
-        r.err().contains("bench: --aead=fastest is not one of auto, jdk, accp, openssl"), r.err());
+        r.err().contains("bench: --aead=fastest is not one of auto, jdk, accp, openssl, gcrypt"),
+        r.err());
     assertFalse(r.out().contains("### 64 B messages"), r.out());
   }
 

@@ -7,13 +7,14 @@ import javax.crypto.Cipher;
 
 /**
  * One source of AES-256-GCM for the data path: the JDK's ({@code SunJCE}), ACCP (Amazon Corretto
- * Crypto Provider, AWS-LC's native AES-GCM) where its native library loads, or the system's OpenSSL
+ * Crypto Provider, AWS-LC's native AES-GCM) where its native library loads, the system's OpenSSL
  * libcrypto through its EVP interface ({@code openssl}, where {@code libcrypto.so.3} or {@code
- * .1.1} loads). The first two are JCE providers: ciphers are asked of the {@link Provider} object
+ * .1.1} loads), or the system's libgcrypt ({@code gcrypt}, where {@code libgcrypt.so.20} 1.8 or
+ * newer loads). The first two are JCE providers: ciphers are asked of the {@link Provider} object
  * itself (ACCP is never installed as a JCE provider, so the control plane's crypto — TLS, X25519,
- * HKDF, Ed25519 — is not affected). {@code openssl} is no JCE provider: the record layer calls it
- * on native memory ({@link #nativeMemory()}), which is what it is for — sealing into a registered
- * slot and opening into a direct buffer without an array between.
+ * HKDF, Ed25519 — is not affected). {@code openssl} and {@code gcrypt} are no JCE providers: the
+ * record layer calls them on native memory ({@link #nativeMemory()}), which is what they are for —
+ * sealing into a registered slot and opening into a direct buffer without an array between.
  *
  * <p>Immutable and thread-safe; each {@link #newCipher} is a new {@link Cipher} for one thread.
  */
@@ -30,23 +31,31 @@ public final class AeadProvider {
   /** Name of OpenSSL's libcrypto in options, logs and metrics. */
   public static final String OPENSSL = "openssl";
 
+  /** Name of libgcrypt in options, logs and metrics. */
+  public static final String GCRYPT = "gcrypt";
+
   private static final String ACCP_CLASS =
       "com.amazon.corretto.crypto.provider.AmazonCorrettoCryptoProvider";
 
   private final String name;
   private final Provider provider;
   private final String description;
-  private final boolean nativeMemory;
+  private final GcmLibrary library; // a native-memory provider's; null for a JCE one
 
   AeadProvider(String name, Provider provider, String description) {
-    this(name, provider, description, false);
+    this(name, provider, description, null);
   }
 
-  private AeadProvider(String name, Provider provider, String description, boolean nativeMemory) {
+  private AeadProvider(String name, Provider provider, String description, GcmLibrary library) {
     this.name = name;
     this.provider = provider;
     this.description = description;
-    this.nativeMemory = nativeMemory;
+    this.library = library;
+  }
+
+  /** A native-memory provider of {@code library}. */
+  private AeadProvider(GcmLibrary library) {
+    this(library.name(), null, library.version(), library);
   }
 
   /** The JDK's AES-GCM: SunJCE where it is present, else the JCE's first AES/GCM provider. */
@@ -97,20 +106,27 @@ public final class AeadProvider {
    * @throws AeadException saying why not
    */
   public static AeadProvider openssl() {
-    LibCrypto.functions();
-    return new AeadProvider(
-        OPENSSL, null, LibCrypto.version() + " (EVP on native memory, through jnr-ffi)", true);
+    return new AeadProvider(LibCrypto.gcm());
   }
 
   /**
-   * Whether this AES-GCM works on native memory through {@link NativeGcm} (openssl) rather than a
-   * JCE {@link Cipher} on arrays.
+   * libgcrypt (the system's), when {@code libgcrypt.so.20} of version 1.8 or newer loads.
+   *
+   * @throws AeadException saying why not
    */
-  public boolean nativeMemory() {
-    return nativeMemory;
+  public static AeadProvider gcrypt() {
+    return new AeadProvider(LibGcrypt.gcm());
   }
 
-  /** {@code jdk}, {@code accp} or {@code openssl} (or a test's name). */
+  /**
+   * Whether this AES-GCM works on native memory through {@link NativeGcm} (openssl, gcrypt) rather
+   * than a JCE {@link Cipher} on arrays.
+   */
+  public boolean nativeMemory() {
+    return library != null;
+  }
+
+  /** {@code jdk}, {@code accp}, {@code openssl} or {@code gcrypt} (or a test's name). */
   public String name() {
     return name;
   }
@@ -127,7 +143,7 @@ public final class AeadProvider {
    *     the JVM changed under it), or is no JCE provider ({@link #nativeMemory()})
    */
   public Cipher newCipher() {
-    if (nativeMemory) {
+    if (library != null) {
       throw new AeadException(name + " is no JCE provider; the record layer calls it directly");
     }
     try {
@@ -140,15 +156,15 @@ public final class AeadProvider {
   }
 
   /**
-   * A new libcrypto context for records of up to {@code maxPayload} bytes, for one thread.
+   * A new native context for records of up to {@code maxPayload} bytes, for one thread.
    *
-   * @throws AeadException when this provider is a JCE one, or libcrypto refuses
+   * @throws AeadException when this provider is a JCE one, or its library refuses
    */
   NativeGcm newNativeGcm(int maxPayload) {
-    if (!nativeMemory) {
+    if (library == null) {
       throw new AeadException(name + " is a JCE provider; ask it for a Cipher");
     }
-    return new NativeGcm(maxPayload);
+    return new NativeGcm(library, maxPayload);
   }
 
   @Override

@@ -13,21 +13,21 @@ import javax.crypto.spec.SecretKeySpec;
 /**
  * The short rate check of the AEAD selection: AES-256-GCM seal and open, as the record layer calls
  * them (init with a fresh nonce, 60 bytes of associated data, doFinal array to array; for openssl
- * the same through libcrypto, direct buffer to direct buffer, the memory it is used on), of 64 B, 4
- * KiB and 64 KiB records on the calling thread. The candidates are measured interleaved, in rounds
- * of {@value #SLICE_MICROS} µs per provider, size and direction, and each keeps its best round (the
- * least disturbed by other work on the machine). The rounds go on until every candidate's bulk
- * score has risen by less than {@value #SETTLED_PERCENT} % for two rounds in a row (at least
- * {@value #MIN_ROUNDS} rounds), at most {@value #BUDGET_MILLIS} ms with the warm-up: the JDK's GCM
- * runs at a few percent of its speed until C2 has compiled it, which takes hundreds of ms of a cold
- * JVM (more on a loaded machine), and a check that ended before would compare a cold JDK with a
- * native library; so each candidate first seals and opens up to {@value #WARM_RECORDS} small
- * records (at most {@value #WARM_MILLIS} ms). A check that hit the budget says so ({@link
- * Result#settled}); its rates are lower bounds, the JDK's the more so. A JDK with a bulk rate still
- * below {@value #COLD_SHARE} of the best other candidate's same rate (that path of its GCM not yet
- * compiled: the rounds can settle on that) is warmed and measured alone for at most {@value
- * #COLD_EXTRA_MILLIS} ms more, and {@link Result#jdkCold} says if it never caught up. Uses a
- * throwaway key.
+ * and gcrypt the same through their library, direct buffer to direct buffer, the memory it is used
+ * on), of 64 B, 4 KiB and 64 KiB records on the calling thread. The candidates are measured
+ * interleaved, in rounds of {@value #SLICE_MICROS} µs per provider, size and direction, and each
+ * keeps its best round (the least disturbed by other work on the machine). The rounds go on until
+ * every candidate's bulk score has risen by less than {@value #SETTLED_PERCENT} % for two rounds in
+ * a row (at least {@value #MIN_ROUNDS} rounds), at most {@value #BUDGET_MILLIS} ms with the
+ * warm-up: the JDK's GCM runs at a few percent of its speed until C2 has compiled it, which takes
+ * hundreds of ms of a cold JVM (more on a loaded machine), and a check that ended before would
+ * compare a cold JDK with a native library; so each candidate first seals and opens up to {@value
+ * #WARM_RECORDS} small records (at most {@value #WARM_MILLIS} ms). A check that hit the budget says
+ * so ({@link Result#settled}); its rates are lower bounds, the JDK's the more so. A JDK with a bulk
+ * rate still below {@value #COLD_SHARE} of the best other candidate's same rate (that path of its
+ * GCM not yet compiled: the rounds can settle on that) is warmed and measured alone for at most
+ * {@value #COLD_EXTRA_MILLIS} ms more, and {@link Result#jdkCold} says if it never caught up. Uses
+ * a throwaway key.
  *
  * <p>Stateless; thread-safe.
  */

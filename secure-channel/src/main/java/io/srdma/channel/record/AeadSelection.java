@@ -8,22 +8,23 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Picks the data path's AES-256-GCM once per process: the JDK's, ACCP's or OpenSSL libcrypto's (see
- * {@link AeadProvider}). Every candidate must pass the {@link AeadKnownAnswer known-answer test}
- * first; then a short {@link AeadRateCheck rate check} measures each on this machine (the JCE ones
- * on arrays, openssl on native memory — each on the memory the record layer hands it), and in
- * {@code auto} the fastest native library (openssl unless ACCP is ahead of it by {@value
- * #ACCP_MARGIN}×, see {@link #preferredNative}) is chosen when its bulk score (harmonic mean of
- * seal and open MB/s at 4 KiB and 64 KiB records) is at least {@value #ACCP_MARGIN}× the JDK's; a
- * tie or a small lead stays with the JDK, which is always there and is one native library less to
- * trust. The choice, why, and every candidate's rates are logged once at INFO.
+ * Picks the data path's AES-256-GCM once per process: the JDK's, ACCP's, OpenSSL libcrypto's or
+ * libgcrypt's (see {@link AeadProvider}). Every candidate must pass the {@link AeadKnownAnswer
+ * known-answer test} first; then a short {@link AeadRateCheck rate check} measures each on this
+ * machine (the JCE ones on arrays, openssl and gcrypt on native memory — each on the memory the
+ * record layer hands it), and in {@code auto} the fastest native library (the faster of openssl and
+ * gcrypt unless ACCP is ahead of it by {@value #ACCP_MARGIN}×, see {@link #preferredNative}) is
+ * chosen when its bulk score (harmonic mean of seal and open MB/s at 4 KiB and 64 KiB records) is
+ * at least {@value #ACCP_MARGIN}× the JDK's; a tie or a small lead stays with the JDK, which is
+ * always there and is one native library less to trust. The choice, why, and every candidate's
+ * rates are logged once at INFO.
  *
  * <p>Forced by {@link #select(Mode)} ({@code --aead}), else the system property {@value #PROPERTY},
  * else the environment variable {@value #ENV}: {@code auto} | {@code jdk} | {@code accp} | {@code
- * openssl}. A forced provider that is not available or fails its known-answer test is an {@link
- * AeadException} naming why, never a silent fallback; in {@code auto}, a native library not loading
- * is logged once at INFO with the reason (at WARN when it loaded but failed its known-answer test)
- * and the others are used.
+ * openssl} | {@code gcrypt}. A forced provider that is not available or fails its known-answer test
+ * is an {@link AeadException} naming why, never a silent fallback; in {@code auto}, a native
+ * library not loading is logged once at INFO with the reason (at WARN when it loaded but failed its
+ * known-answer test) and the others are used.
  *
  * <p>Thread-safe: the choice is made under this class's lock and published once.
  */
@@ -35,8 +36,8 @@ public final class AeadSelection {
   public static final String ENV = "SRDMA_AEAD";
 
   /**
-   * A native library's (ACCP's, openssl's) bulk score must be at least this multiple of the JDK's
-   * for the fastest of them to be chosen in auto.
+   * A native library's (ACCP's, openssl's, gcrypt's) bulk score must be at least this multiple of
+   * the JDK's for the fastest of them to be chosen in auto.
    */
   public static final double ACCP_MARGIN = 1.10;
 
@@ -52,10 +53,12 @@ public final class AeadSelection {
     /** ACCP's, or a start-up error. */
     ACCP,
     /** OpenSSL's libcrypto on native memory, or a start-up error. */
-    OPENSSL;
+    OPENSSL,
+    /** libgcrypt on native memory, or a start-up error. */
+    GCRYPT;
 
     /**
-     * {@code auto}, {@code jdk} or {@code accp}, any case.
+     * {@code auto}, {@code jdk}, {@code accp}, {@code openssl} or {@code gcrypt}, any case.
      *
      * @throws AeadException for anything else
      */
@@ -65,7 +68,8 @@ public final class AeadSelection {
           return m;
         }
       }
-      throw new AeadException(where + "=" + value + " is not one of auto, jdk, accp, openssl");
+      throw new AeadException(
+          where + "=" + value + " is not one of auto, jdk, accp, openssl, gcrypt");
     }
 
     /** Lower-case name, as written in options. */
@@ -83,6 +87,7 @@ public final class AeadSelection {
    * @param rates the rate check's result of every candidate measured, the chosen one first
    * @param accpUnavailable why ACCP is not a candidate, or null when it is (or was not tried)
    * @param opensslUnavailable why openssl is not a candidate, or null when it is (or was not tried)
+   * @param gcryptUnavailable why gcrypt is not a candidate, or null when it is (or was not tried)
    */
   public record Choice(
       AeadProvider provider,
@@ -90,20 +95,21 @@ public final class AeadSelection {
       String reason,
       List<AeadRates> rates,
       String accpUnavailable,
-      String opensslUnavailable) {
+      String opensslUnavailable,
+      String gcryptUnavailable) {
     /** Canonical constructor: keeps an immutable copy of the rates. */
     public Choice {
       rates = List.copyOf(rates);
     }
 
-    /** A choice in which openssl was not tried. */
+    /** A choice in which neither openssl nor gcrypt was tried. */
     public Choice(
         AeadProvider provider,
         Mode mode,
         String reason,
         List<AeadRates> rates,
         String accpUnavailable) {
-      this(provider, mode, reason, rates, accpUnavailable, null);
+      this(provider, mode, reason, rates, accpUnavailable, null, null);
     }
 
     /** The rates of the provider in use. */
@@ -128,6 +134,9 @@ public final class AeadSelection {
       }
       if (opensslUnavailable != null) {
         b.append("; openssl unavailable: ").append(opensslUnavailable);
+      }
+      if (gcryptUnavailable != null) {
+        b.append("; gcrypt unavailable: ").append(gcryptUnavailable);
       }
       return b.toString();
     }
@@ -166,9 +175,16 @@ public final class AeadSelection {
       }
       return c;
     }
-    c = choose(mode, AeadProvider::jdk, AeadProvider::accp, AeadProvider::openssl);
+    c =
+        choose(
+            mode,
+            AeadProvider::jdk,
+            AeadProvider::accp,
+            AeadProvider::openssl,
+            AeadProvider::gcrypt);
     logUnavailable("ACCP", c.accpUnavailable());
     logUnavailable("openssl", c.opensslUnavailable());
+    logUnavailable("gcrypt", c.gcryptUnavailable());
     LOG.info("data-path AEAD: {}", c.summary());
     process = c;
     return c;
@@ -200,15 +216,25 @@ public final class AeadSelection {
     process = null;
   }
 
-  /** As {@link #choose(Mode, Supplier, Supplier, Supplier)} with openssl not tried (tests). */
+  private static final Supplier<AeadProvider> NOT_TRIED =
+      () -> {
+        throw new AeadException("not tried");
+      };
+
+  /**
+   * As {@link #choose(Mode, Supplier, Supplier, Supplier, Supplier)}, openssl and gcrypt not tried.
+   */
   static Choice choose(Mode mode, Supplier<AeadProvider> jdk, Supplier<AeadProvider> accp) {
-    return choose(
-        mode,
-        jdk,
-        accp,
-        () -> {
-          throw new AeadException("not tried");
-        });
+    return choose(mode, jdk, accp, NOT_TRIED, NOT_TRIED);
+  }
+
+  /** As {@link #choose(Mode, Supplier, Supplier, Supplier, Supplier)} with gcrypt not tried. */
+  static Choice choose(
+      Mode mode,
+      Supplier<AeadProvider> jdk,
+      Supplier<AeadProvider> accp,
+      Supplier<AeadProvider> openssl) {
+    return choose(mode, jdk, accp, openssl, NOT_TRIED);
   }
 
   /**
@@ -219,15 +245,17 @@ public final class AeadSelection {
       Mode mode,
       Supplier<AeadProvider> jdk,
       Supplier<AeadProvider> accp,
-      Supplier<AeadProvider> openssl) {
+      Supplier<AeadProvider> openssl,
+      Supplier<AeadProvider> gcrypt) {
     if (mode == Mode.AUTO) {
-      return auto(jdk, accp, openssl);
+      return auto(jdk, accp, openssl, gcrypt);
     }
     AeadProvider forced =
         switch (mode) {
           case JDK -> forced(jdk, "jdk");
           case ACCP -> forced(accp, "accp");
-          default -> forced(openssl, "openssl");
+          case OPENSSL -> forced(openssl, "openssl");
+          default -> forced(gcrypt, "gcrypt");
         };
     List<AeadProvider> measured = new ArrayList<>(List.of(forced));
     if (mode != Mode.JDK) {
@@ -246,34 +274,41 @@ public final class AeadSelection {
         "forced (" + PROPERTY + "=" + mode.label() + "); " + r.describe(),
         r.rates(),
         null,
+        null,
         null);
   }
 
   /**
    * Which of the first {@code count} rates (the native libraries') auto weighs against the JDK: the
-   * fastest, except that openssl keeps its place unless another is ahead of it by {@value
-   * #ACCP_MARGIN}x — a JCE provider's rates are array to array and leave out the copy into
-   * registered memory its data path pays on soft and ibv, which openssl's (native memory) include.
+   * fastest, except that the fastest native-memory one (openssl, gcrypt) keeps its place unless a
+   * JCE one is ahead of it by {@value #ACCP_MARGIN}x — a JCE provider's rates are array to array
+   * and leave out the copy into registered memory its data path pays on soft and ibv, which the
+   * native-memory ones' include. Native-memory libraries are compared with each other as measured.
    *
    * @return the index, or -1 when {@code count} is 0
    */
   static int preferredNative(List<AeadRates> rates, int count) {
     int best = -1;
-    int openssl = -1;
+    int onNative = -1;
     for (int i = 0; i < count; i++) {
       if (best < 0 || rates.get(i).bulkScore() > rates.get(best).bulkScore()) {
         best = i;
       }
-      if (rates.get(i).provider().equals(AeadProvider.OPENSSL)) {
-        openssl = i;
+      if (onNativeMemory(rates.get(i).provider())
+          && (onNative < 0 || rates.get(i).bulkScore() > rates.get(onNative).bulkScore())) {
+        onNative = i;
       }
     }
-    if (openssl >= 0
-        && best != openssl
-        && rates.get(best).bulkScore() < ACCP_MARGIN * rates.get(openssl).bulkScore()) {
-      return openssl;
+    if (onNative >= 0
+        && best != onNative
+        && rates.get(best).bulkScore() < ACCP_MARGIN * rates.get(onNative).bulkScore()) {
+      return onNative;
     }
     return best;
+  }
+
+  private static boolean onNativeMemory(String provider) {
+    return provider.equals(AeadProvider.OPENSSL) || provider.equals(AeadProvider.GCRYPT);
   }
 
   private static AeadProvider forced(Supplier<AeadProvider> supplier, String name) {
@@ -305,10 +340,14 @@ public final class AeadSelection {
   }
 
   private static Choice auto(
-      Supplier<AeadProvider> jdk, Supplier<AeadProvider> accp, Supplier<AeadProvider> openssl) {
+      Supplier<AeadProvider> jdk,
+      Supplier<AeadProvider> accp,
+      Supplier<AeadProvider> openssl,
+      Supplier<AeadProvider> gcrypt) {
     String[] jdkRefused = new String[1];
     String[] accpRefused = new String[1];
     String[] opensslRefused = new String[1];
+    String[] gcryptRefused = new String[1];
     AeadProvider j = candidate(jdk, jdkRefused);
     List<AeadProvider> natives = new ArrayList<>();
     AeadProvider a = candidate(accp, accpRefused);
@@ -319,6 +358,10 @@ public final class AeadSelection {
     if (o != null) {
       natives.add(o);
     }
+    AeadProvider g = candidate(gcrypt, gcryptRefused);
+    if (g != null) {
+      natives.add(g);
+    }
     if (j == null && natives.isEmpty()) {
       throw new AeadException(
           "no AES-256-GCM passed its known-answer test: jdk: "
@@ -326,7 +369,9 @@ public final class AeadSelection {
               + "; accp: "
               + accpRefused[0]
               + "; openssl: "
-              + opensslRefused[0]);
+              + opensslRefused[0]
+              + "; gcrypt: "
+              + gcryptRefused[0]);
     }
     List<AeadProvider> measured = new ArrayList<>(natives);
     if (j != null) {
@@ -368,6 +413,7 @@ public final class AeadSelection {
         why + "; " + r.describe(),
         ordered,
         accpRefused[0],
-        opensslRefused[0]);
+        opensslRefused[0],
+        gcryptRefused[0]);
   }
 }

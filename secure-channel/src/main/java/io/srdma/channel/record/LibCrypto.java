@@ -10,7 +10,8 @@ import jnr.ffi.annotations.Pinned;
 /**
  * OpenSSL's libcrypto (the system's, 3.x or 1.1) through jnr-ffi: the EVP cipher calls that
  * AES-256-GCM over native memory needs, loaded once per JVM. Every argument is a plain address or
- * int (LP64), so no call marshals or allocates. Only {@link NativeGcm} calls these.
+ * int (LP64), so no call marshals or allocates. {@link NativeGcm} calls them through {@link
+ * #gcm()}.
  */
 final class LibCrypto {
   /** The library's sonames, newest first; the unversioned link is only there with libssl-dev. */
@@ -25,6 +26,7 @@ final class LibCrypto {
   static final MemoryIO MEMORY = MemoryIO.getInstance();
 
   private static final Loaded LOADED = load();
+  private static final GcmLibrary GCM = new Gcm();
 
   /** The functions bound (public for jnr-ffi). */
   public interface Functions {
@@ -107,6 +109,16 @@ final class LibCrypto {
     return LOADED.functions();
   }
 
+  /**
+   * libcrypto as {@link NativeGcm}'s library.
+   *
+   * @throws AeadException saying why libcrypto did not load
+   */
+  static GcmLibrary gcm() {
+    functions();
+    return GCM;
+  }
+
   /** The calls on pinned heap arrays; only after {@link #functions()} succeeded. */
   static PinnedFunctions pinned() {
     return LOADED.pinned();
@@ -120,5 +132,90 @@ final class LibCrypto {
   /** E.g. {@code OpenSSL 3.0.19 27 Jan 2026}; only after {@link #functions()} succeeded. */
   static String version() {
     return LOADED.version();
+  }
+
+  /** A record through EVP: init with the nonce, AAD, update, final, then the tag by ctrl. */
+  private static final class Gcm implements GcmLibrary {
+    @Override
+    public String name() {
+      return AeadProvider.OPENSSL;
+    }
+
+    @Override
+    public String version() {
+      return LibCrypto.version() + " (EVP on native memory, through jnr-ffi)";
+    }
+
+    @Override
+    public long newContext() {
+      long c = functions().EVP_CIPHER_CTX_new();
+      if (c == 0) {
+        throw new AeadException("libcrypto: EVP_CIPHER_CTX_new failed");
+      }
+      return c;
+    }
+
+    @Override
+    public void freeContext(long ctx) {
+      functions().EVP_CIPHER_CTX_free(ctx);
+    }
+
+    @Override
+    public boolean setKey(long ctx, long key, boolean encrypt) {
+      Functions f = functions();
+      return (encrypt
+              ? f.EVP_EncryptInit_ex(ctx, aes256Gcm(), 0, key, 0)
+              : f.EVP_DecryptInit_ex(ctx, aes256Gcm(), 0, key, 0))
+          == 1;
+    }
+
+    @Override
+    public boolean seal(
+        long ctx,
+        long nonce,
+        long aad,
+        int aadLength,
+        long in,
+        ByteBuffer pinnedIn,
+        long out,
+        int length,
+        long word) {
+      Functions f = functions();
+      return f.EVP_EncryptInit_ex(ctx, 0, 0, 0, nonce) == 1
+          && f.EVP_EncryptUpdate(ctx, 0, word, aad, aadLength) == 1
+          && (pinnedIn != null
+                  ? pinned().EVP_EncryptUpdate(ctx, out, word, pinnedIn, length)
+                  : f.EVP_EncryptUpdate(ctx, out, word, in, length))
+              == 1
+          && f.EVP_EncryptFinal_ex(ctx, out + length, word) == 1
+          && f.EVP_CIPHER_CTX_ctrl(ctx, GET_TAG, NativeGcm.TAG, out + length) == 1;
+    }
+
+    @Override
+    public int open(
+        long ctx,
+        long nonce,
+        long aad,
+        int aadLength,
+        long in,
+        long out,
+        ByteBuffer pinnedOut,
+        int length,
+        long word) {
+      Functions f = functions();
+      boolean decrypted =
+          f.EVP_DecryptInit_ex(ctx, 0, 0, 0, nonce) == 1
+              && f.EVP_DecryptUpdate(ctx, 0, word, aad, aadLength) == 1
+              && f.EVP_CIPHER_CTX_ctrl(ctx, SET_TAG, NativeGcm.TAG, in + length) == 1
+              && (pinnedOut != null
+                      ? pinned().EVP_DecryptUpdate(ctx, pinnedOut, word, in, length)
+                      : f.EVP_DecryptUpdate(ctx, out, word, in, length))
+                  == 1;
+      if (!decrypted) {
+        return -1;
+      }
+      // GCM's final writes no bytes, and checks the tag: the tag's own address is a harmless target
+      return f.EVP_DecryptFinal_ex(ctx, in + length, word) == 1 ? 1 : 0;
+    }
   }
 }

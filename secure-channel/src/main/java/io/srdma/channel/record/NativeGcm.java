@@ -9,18 +9,19 @@ import java.util.Objects;
 import javax.crypto.SecretKey;
 
 /**
- * AES-256-GCM (96-bit nonce, 128-bit tag) of one thread through libcrypto's EVP interface ({@link
- * LibCrypto}), reading and writing native memory where the buffers are direct: a record is sealed
- * straight into a registered staging slot and opened straight into a direct destination, with no
- * array between (the JCE's GCM works on arrays, so a direct slot costs it one more copy per
- * record). Heap buffers go through this object's native scratch. Nothing is allocated per record.
+ * AES-256-GCM (96-bit nonce, 128-bit tag) of one thread through a native library ({@link
+ * GcmLibrary}: OpenSSL's libcrypto or libgcrypt), reading and writing native memory where the
+ * buffers are direct: a record is sealed straight into a registered staging slot and opened
+ * straight into a direct destination, with no array between (the JCE's GCM works on arrays, so a
+ * direct slot costs it one more copy per record). Heap buffers go through this object's native
+ * scratch. Nothing is allocated per record.
  *
  * <p>Every index is checked before any native call: a range outside a buffer's limit is an {@link
  * IndexOutOfBoundsException}, a read-only destination a {@link ReadOnlyBufferException}, and
- * nothing is written. The key is loaded into the EVP context when it changes (by identity) and its
- * bytes are wiped from the scratch and the Java copy at once; the context holds the key schedule
- * until the next key or {@link #close()}, whose {@code EVP_CIPHER_CTX_free} cleanses it (a {@link
- * Cleaner} frees a context that was never closed).
+ * nothing is written. The key is loaded into the library's context when it changes (by identity)
+ * and its bytes are wiped from the scratch and the Java copy at once; the context holds the key
+ * schedule until the next key or {@link #close()}, whose free ({@code EVP_CIPHER_CTX_free}, {@code
+ * gcry_cipher_close}) cleanses it (a {@link Cleaner} frees a context that was never closed).
  *
  * <p>Not thread-safe: one instance per thread, like a {@code Cipher}.
  */
@@ -44,14 +45,13 @@ final class NativeGcm implements AutoCloseable {
   private static final int DATA_AT = AAD_AT + ((RecordSealer.AAD_MAX + 63) & ~63);
 
   /**
-   * Heap payloads from this size up are read (sealing) or written (opening) by libcrypto in their
+   * Heap payloads from this size up are read (sealing) or written (opening) by the library in their
    * own array, pinned for the call, instead of through the scratch: the pinned call costs ~75 ns
    * more, a 64 KiB copy ~1.3 µs (Pin prototype, performance.md session 21).
    */
   static final int PIN_FROM = 16 * 1024;
 
-  private final LibCrypto.Functions evp;
-  private final LibCrypto.PinnedFunctions pinned;
+  private final GcmLibrary library;
   private final int maxPayload;
   private final ByteBuffer scratch; // key | nonce | outl | aad | data (a payload and its tag)
   private final long base;
@@ -66,23 +66,23 @@ final class NativeGcm implements AutoCloseable {
   private long lastAddress;
 
   /**
-   * A context for records of up to {@code maxPayload} bytes.
+   * A context of {@code library} for records of up to {@code maxPayload} bytes.
    *
-   * @throws AeadException when libcrypto is not loaded or refuses a context
+   * @throws AeadException when the library refuses a context
    */
-  NativeGcm(int maxPayload) {
-    this.evp = LibCrypto.functions();
-    this.pinned = LibCrypto.pinned();
+  NativeGcm(GcmLibrary library, int maxPayload) {
+    this.library = library;
     this.maxPayload = maxPayload;
     this.scratch = ByteBuffer.allocateDirect(DATA_AT + maxPayload + TAG);
     this.base = LibCrypto.MEMORY.getDirectBufferAddress(scratch);
-    long c = evp.EVP_CIPHER_CTX_new();
-    if (c == 0) {
-      throw new AeadException("libcrypto: EVP_CIPHER_CTX_new failed");
-    }
+    long c = library.newContext();
     this.ctx = c;
-    LibCrypto.Functions f = evp;
-    this.freeContext = CLEANER.register(this, () -> f.EVP_CIPHER_CTX_free(c));
+    this.freeContext = CLEANER.register(this, () -> library.freeContext(c));
+  }
+
+  /** The library this context calls. */
+  GcmLibrary library() {
+    return library;
   }
 
   /** The largest payload of one call. */
@@ -94,7 +94,7 @@ final class NativeGcm implements AutoCloseable {
    * Seals {@code length} bytes of {@code in} from index {@code from} into {@code out} at {@code
    * outAt}: ciphertext then tag, {@code length + 16} bytes. Neither buffer's position moves.
    *
-   * @throws AeadException when libcrypto reports a failure
+   * @throws AeadException when the library reports a failure
    */
   void seal(
       SecretKey key,
@@ -127,15 +127,17 @@ final class NativeGcm implements AutoCloseable {
     }
     try {
       begin(key, nonce, aad, aadLength, true);
-      long outl = base + OUTL_AT;
-      int updated =
-          pinnedIn != null
-              ? pinned.EVP_EncryptUpdate(ctx, outAddr, outl, pinnedIn, length)
-              : evp.EVP_EncryptUpdate(ctx, outAddr, outl, inAddr, length);
-      if (updated != 1
-          || evp.EVP_EncryptFinal_ex(ctx, outAddr + length, outl) != 1
-          || evp.EVP_CIPHER_CTX_ctrl(ctx, LibCrypto.GET_TAG, TAG, outAddr + length) != 1) {
-        throw new AeadException("libcrypto failed to seal");
+      if (!library.seal(
+          ctx,
+          base + NONCE_AT,
+          base + AAD_AT,
+          aadLength,
+          inAddr,
+          pinnedIn,
+          outAddr,
+          length,
+          base + OUTL_AT)) {
+        throw new AeadException(library.name() + " failed to seal");
       }
       if (outAddr == data) {
         out.put(outAt, scratch, DATA_AT, length + TAG);
@@ -155,7 +157,7 @@ final class NativeGcm implements AutoCloseable {
    * gets the plaintext through the scratch, which is zeroed after the copy.
    *
    * @return whether the tag was right
-   * @throws AeadException when libcrypto reports a failure other than a wrong tag
+   * @throws AeadException when the library reports a failure other than a wrong tag
    */
   boolean open(
       SecretKey key,
@@ -179,22 +181,25 @@ final class NativeGcm implements AutoCloseable {
             : null;
     try {
       begin(key, nonce, aad, aadLength, false);
-      long outl = base + OUTL_AT;
-      boolean decrypted =
-          evp.EVP_CIPHER_CTX_ctrl(ctx, LibCrypto.SET_TAG, TAG, data + length) == 1
-              && (pinnedOut != null
-                      ? pinned.EVP_DecryptUpdate(ctx, pinnedOut, outl, data, length)
-                      : evp.EVP_DecryptUpdate(ctx, outAddr, outl, data, length))
-                  == 1;
-      // GCM's final writes no bytes: the scratch's tail is a harmless target when pinned
-      if (!decrypted || evp.EVP_DecryptFinal_ex(ctx, data + length, outl) != 1) {
+      int opened =
+          library.open(
+              ctx,
+              base + NONCE_AT,
+              base + AAD_AT,
+              aadLength,
+              data,
+              outAddr,
+              pinnedOut,
+              length,
+              base + OUTL_AT);
+      if (opened != 1) {
         if (pinnedOut != null) { // nothing unauthenticated stays
           Arrays.fill(
               out.array(), out.arrayOffset() + outAt, out.arrayOffset() + outAt + length, (byte) 0);
         }
         LibCrypto.MEMORY.setMemory(outAddr, length, (byte) 0);
-        if (!decrypted) {
-          throw new AeadException("libcrypto failed to open");
+        if (opened < 0) {
+          throw new AeadException(library.name() + " failed to open");
         }
         return false;
       }
@@ -279,7 +284,7 @@ final class NativeGcm implements AutoCloseable {
     Objects.checkFromIndexSize(0, aadLength, RecordSealer.AAD_MAX);
   }
 
-  /** Loads the key when it changed, then the nonce, direction and associated data. */
+  /** Loads the key when it changed; copies the nonce and associated data into the scratch. */
   private void begin(SecretKey key, byte[] nonce, byte[] aad, int aadLength, boolean encrypt) {
     if (nonce.length != 12) {
       throw new AeadException("AES-GCM nonce must be 12 bytes, was " + nonce.length);
@@ -292,13 +297,8 @@ final class NativeGcm implements AutoCloseable {
           throw new AeadException("not an AES-256 key");
         }
         scratch.put(KEY_AT, k, 0, 32);
-        long cipher = LibCrypto.aes256Gcm();
-        int ok =
-            encrypt
-                ? evp.EVP_EncryptInit_ex(ctx, cipher, 0, base + KEY_AT, 0)
-                : evp.EVP_DecryptInit_ex(ctx, cipher, 0, base + KEY_AT, 0);
-        if (ok != 1) {
-          throw new AeadException("libcrypto refused the key");
+        if (!library.setKey(ctx, base + KEY_AT, encrypt)) {
+          throw new AeadException(library.name() + " refused the key");
         }
       } finally {
         wipe(KEY_AT, 32);
@@ -311,15 +311,5 @@ final class NativeGcm implements AutoCloseable {
     Objects.checkFromIndexSize(0, aadLength, aad.length);
     scratch.put(NONCE_AT, nonce, 0, 12); // plain Java copies: no JNI call per record
     scratch.put(AAD_AT, aad, 0, aadLength);
-    long outl = base + OUTL_AT;
-    boolean started =
-        encrypt
-            ? evp.EVP_EncryptInit_ex(ctx, 0, 0, 0, base + NONCE_AT) == 1
-                && evp.EVP_EncryptUpdate(ctx, 0, outl, base + AAD_AT, aadLength) == 1
-            : evp.EVP_DecryptInit_ex(ctx, 0, 0, 0, base + NONCE_AT) == 1
-                && evp.EVP_DecryptUpdate(ctx, 0, outl, base + AAD_AT, aadLength) == 1;
-    if (!started) {
-      throw new AeadException("libcrypto failed to start a record");
-    }
   }
 }

@@ -21,15 +21,15 @@ import javax.crypto.spec.GCMParameterSpec;
  * direct destination is decrypted into an array and copied: {@code Cipher.doFinal(ByteBuffer,
  * ByteBuffer)} from the copied record into it was measured slower at 4 and 64 KiB with both
  * providers on JDK 17 and Java 25, and allocates (ACCP: an array of the record's size), {@code
- * SealPathBenchmark}. With a native-memory provider ({@code openssl}) the record is copied out of
- * the region into the workspace's libcrypto context instead and opened from there straight into a
- * direct destination (or a heap one of 16 KiB or more, pinned; smaller heap ones through the
- * context's scratch), with nothing allocated ({@link NativeGcm}).
+ * SealPathBenchmark}. With a native-memory provider ({@code openssl}, {@code gcrypt}) the record is
+ * copied out of the region into the workspace's native context instead and opened from there
+ * straight into a direct destination (or a heap one of 16 KiB or more, pinned; smaller heap ones
+ * through the context's scratch), with nothing allocated ({@link NativeGcm}).
  */
 public final class RecordOpener {
   private final IntFunction<DirectionKeys> keysForEpoch;
   private final Cipher cipher; // a JCE provider's; null for a native-memory one
-  private final NativeGcm gcm; // the workspace's, for a native-memory provider (openssl)
+  private final NativeGcm gcm; // the workspace's, for a native-memory provider (openssl, gcrypt)
   private final int maxPayload;
   private final boolean replayProtection;
   private final Workspace workspace;
@@ -121,9 +121,9 @@ public final class RecordOpener {
    * <p>A shared workspace holds another session's ciphertext between records (never its plaintext:
    * the second buffer, used only for a destination without an array, is zeroed after each record),
    * and {@link #open} reads from it only the bytes it copied in for that record. With a
-   * native-memory provider (openssl) the record is copied into the workspace's libcrypto context
-   * instead (one per workspace, so one per opening thread), which zeroes any plaintext it held for
-   * a heap destination once it is copied out.
+   * native-memory provider (openssl, gcrypt) the record is copied into the workspace's native
+   * context instead (one per workspace, so one per opening thread), which zeroes any plaintext it
+   * held for a heap destination once it is copied out.
    */
   public static final class Workspace {
     final int maxPayload;
@@ -155,7 +155,7 @@ public final class RecordOpener {
       return record;
     }
 
-    /** The libcrypto context, or null (tests). */
+    /** The native context, or null (tests). */
     NativeGcm nativeGcmForTest() {
       return gcm;
     }
@@ -166,6 +166,18 @@ public final class RecordOpener {
       }
       return gcm;
     }
+  }
+
+  /**
+   * A plaintext buffer of {@code capacity} bytes of the kind the process's AES-GCM ({@link
+   * AeadSelection#current()}) opens into with the fewest copies: direct for a native-memory
+   * provider (opened straight into it; a heap one under 16 KiB costs a copy through the context's
+   * scratch and a wipe of it), heap for a JCE one (decrypted straight into its array). Thread-safe.
+   */
+  public static ByteBuffer newPlaintextBuffer(int capacity) {
+    return AeadSelection.current().provider().nativeMemory()
+        ? ByteBuffer.allocateDirect(capacity)
+        : ByteBuffer.allocate(capacity);
   }
 
   /** An opener taking receive keys from a session's key schedule. */
@@ -318,9 +330,9 @@ public final class RecordOpener {
   }
 
   /**
-   * The rest of {@link #open} with libcrypto: the record is copied once out of the region into the
-   * context's native memory (the same guard as {@link #open}'s array copy) and opened from there
-   * straight into a direct plaintext buffer.
+   * The rest of {@link #open} with a native library: the record is copied once out of the region
+   * into the context's native memory (the same guard as {@link #open}'s array copy) and opened from
+   * there straight into a direct plaintext buffer.
    */
   private OpenResult openNative(
       ByteBuffer source,

@@ -36,10 +36,11 @@ import javax.crypto.spec.GCMParameterSpec;
  *
  * At 64 B the two are within the noise and the direct path still allocates 100-180 B more.
  *
- * <p>With a native-memory provider ({@code openssl}, {@link AeadProvider#nativeMemory()}) the
- * record is sealed by libcrypto straight from a direct plaintext into a direct destination (a heap
- * plaintext or destination goes through the context's native scratch): no array, no copy, nothing
- * allocated. The context ({@link NativeGcm}) is freed when the sealer is no longer reachable.
+ * <p>With a native-memory provider ({@code openssl}, {@code gcrypt}, {@link
+ * AeadProvider#nativeMemory()}) the record is sealed by the library straight from a direct
+ * plaintext into a direct destination (a heap plaintext or destination goes through the context's
+ * native scratch): no array, no copy, nothing allocated. The context ({@link NativeGcm}) is freed
+ * when the sealer is no longer reachable.
  */
 public final class RecordSealer {
   /** Bytes a record adds to its payload: header and tag. */
@@ -63,7 +64,7 @@ public final class RecordSealer {
           + 8;
 
   private final Cipher cipher; // a JCE provider's; null for a native-memory one
-  private final NativeGcm gcm; // a native-memory provider's (openssl); null for a JCE one
+  private final NativeGcm gcm; // a native-memory provider's (openssl, gcrypt); null for a JCE one
   private final int maxPayload;
   private final byte[] input; // staging for plaintext without an accessible array
   private final byte[] output;

@@ -108,6 +108,59 @@ class AeadSelectionTest {
   }
 
   @Test
+  void shouldRefuseToStartWhenForcedGcryptIsUnavailable() {
+    AeadException e =
+        assertThrows(
+            AeadException.class,
+            () -> AeadSelection.choose(Mode.GCRYPT, AeadProvider::jdk, ABSENT, ABSENT, ABSENT));
+    assertEquals(
+        "srdma.aead=gcrypt is forced but unavailable: not on this machine (test)", e.getMessage());
+    assertEquals(Mode.GCRYPT, Mode.parse(" GCrypt ", "--aead"));
+  }
+
+  @Test
+  void shouldUseForcedGcryptAndMeasureItOnNativeMemory() {
+    AeadProvider gcrypt;
+    try {
+      gcrypt = AeadProvider.gcrypt();
+    } catch (AeadException e) {
+      abort("libgcrypt is not loadable here: " + e.getMessage());
+      return;
+    }
+    AeadKnownAnswer.check(gcrypt);
+    assertTrue(gcrypt.nativeMemory());
+    assertThrows(AeadException.class, gcrypt::newCipher, "no JCE cipher from a native provider");
+    Choice c = AeadSelection.choose(Mode.GCRYPT, AeadProvider::jdk, ABSENT, ABSENT, () -> gcrypt);
+    assertEquals(AeadProvider.GCRYPT, c.provider().name());
+    assertTrue(c.provider().description().startsWith("libgcrypt "), c.provider().description());
+    assertEquals(2, c.rates().size(), "the JDK measured beside it: " + c.summary());
+    assertTrue(c.chosenRates().at(64 * 1024).sealMBps() > 0, c.summary());
+  }
+
+  @Test
+  void shouldCompareNativeMemoryLibrariesAsMeasured() {
+    assertEquals( // openssl and gcrypt both work on native memory: no margin between them
+        1, AeadSelection.preferredNative(List.of(bulk("openssl", 1000), bulk("gcrypt", 1010)), 2));
+    assertEquals(
+        0, AeadSelection.preferredNative(List.of(bulk("openssl", 1010), bulk("gcrypt", 1000)), 2));
+    assertEquals( // ACCP must lead the faster of them by the margin
+        2,
+        AeadSelection.preferredNative(
+            List.of(bulk("accp", 1300), bulk("openssl", 1000), bulk("gcrypt", 1200)), 3));
+    assertEquals(
+        0,
+        AeadSelection.preferredNative(
+            List.of(bulk("accp", 1400), bulk("openssl", 1000), bulk("gcrypt", 1200)), 3));
+  }
+
+  @Test
+  void shouldSayWhyGcryptIsNotUsedInAuto() {
+    Choice c = AeadSelection.choose(Mode.AUTO, AeadProvider::jdk, ABSENT, ABSENT, ABSENT);
+    assertEquals("not on this machine (test)", c.gcryptUnavailable());
+    assertTrue(c.summary().contains("gcrypt unavailable: not on this machine (test)"), c.summary());
+  }
+
+  @Test
   void shouldPreferOpensslAmongNativeLibrariesUnlessAnotherLeadsByTheMargin() {
     assertEquals(
         1, AeadSelection.preferredNative(List.of(bulk("accp", 1050), bulk("openssl", 1000)), 2));
@@ -179,7 +232,7 @@ class AeadSelectionTest {
   @Test
   void shouldRejectAnUnknownMode() {
     AeadException e = assertThrows(AeadException.class, () -> Mode.parse("fast", "--aead"));
-    assertEquals("--aead=fast is not one of auto, jdk, accp, openssl", e.getMessage());
+    assertEquals("--aead=fast is not one of auto, jdk, accp, openssl, gcrypt", e.getMessage());
   }
 
   @Test

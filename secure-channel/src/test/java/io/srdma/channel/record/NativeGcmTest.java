@@ -22,7 +22,8 @@ import org.junit.jupiter.api.Timeout;
 /**
  * {@link NativeGcm}, libcrypto's AES-256-GCM on native memory: byte for byte the JDK's GCM in both
  * directions, from and to direct and heap buffers at offsets; a wrong tag leaves nothing behind;
- * every out-of-range, read-only or closed call is refused before libcrypto writes a byte.
+ * every out-of-range, read-only or closed call is refused before the library writes a byte. {@link
+ * GcryptGcmTest} runs the same tests on libgcrypt.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class NativeGcmTest {
@@ -38,12 +39,22 @@ class NativeGcmTest {
   @BeforeEach
   void setUp() {
     try {
-      gcm = AeadProvider.openssl().newNativeGcm(MAX);
+      gcm = provider().newNativeGcm(MAX);
     } catch (AeadException e) {
-      Assumptions.abort("libcrypto (OpenSSL 3 or 1.1) is not loadable here: " + e.getMessage());
+      Assumptions.abort(missing() + " is not loadable here: " + e.getMessage());
     }
     random.nextBytes(nonce);
     random.nextBytes(aad);
+  }
+
+  /** The native-memory provider under test. */
+  AeadProvider provider() {
+    return AeadProvider.openssl();
+  }
+
+  /** What {@link #provider()} needs, for the message of a test that cannot run. */
+  String missing() {
+    return "libcrypto (OpenSSL 3 or 1.1)";
   }
 
   @AfterEach

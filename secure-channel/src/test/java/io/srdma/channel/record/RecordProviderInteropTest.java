@@ -27,7 +27,7 @@ class RecordProviderInteropTest {
     List<AeadProvider> providers = new java.util.ArrayList<>(List.of(AeadProvider.jdk()));
     for (java.util.function.Supplier<AeadProvider> s :
         List.<java.util.function.Supplier<AeadProvider>>of(
-            AeadProvider::accp, AeadProvider::openssl)) {
+            AeadProvider::accp, AeadProvider::openssl, AeadProvider::gcrypt)) {
       try {
         providers.add(s.get());
       } catch (AeadException absent) {
@@ -35,7 +35,8 @@ class RecordProviderInteropTest {
       }
     }
     Assumptions.assumeTrue(
-        providers.size() > 1, "neither ACCP nor libcrypto loads here: nothing to compare");
+        providers.size() > 1,
+        "none of ACCP, libcrypto and libgcrypt loads here: nothing to compare");
     Random random = new Random(16);
     for (int size : new int[] {0, 1, 64, 4096, 65_536}) {
       byte[] plain = new byte[size];
