@@ -65,7 +65,7 @@ final class OpenerThread implements Runnable {
 
   OpenerThread(String name, CompletionQueue queue, int maxRecordPayload) {
     this.queue = queue;
-    this.plain = ByteBuffer.allocate(maxRecordPayload);
+    this.plain = RecordOpener.newPlaintextBuffer(maxRecordPayload);
     this.workspace = new RecordOpener.Workspace(maxRecordPayload);
     for (int i = 0; i < completions.length; i++) {
       completions[i] = new WorkCompletion();

@@ -14,6 +14,8 @@ import java.util.Arrays;
  * never an earlier record's bytes (the opener thread serves many sessions and tenants).
  */
 public final class ReceivedRecord {
+  private static final byte[] ZEROS = new byte[4096];
+
   private String identity;
   private String tenant;
   private String region;
@@ -22,6 +24,7 @@ public final class ReceivedRecord {
   private ByteBuffer payload; // a read-only view of plain, made once per plaintext buffer
   private ByteBuffer plain;
   private ByteBuffer opened; // the buffer records were last opened into
+  private ByteBuffer wiper; // a full-capacity view of it when it is direct
   private int dirty; // bytes of it that may still hold an earlier record's plaintext
 
   /**
@@ -33,14 +36,29 @@ public final class ReceivedRecord {
   void opened(ByteBuffer plaintext) {
     if (opened != plaintext) {
       opened = plaintext;
+      wiper = plaintext.hasArray() ? null : plaintext.duplicate(); // made once per buffer
       dirty = plaintext.capacity(); // unknown history: wipe it all once
     }
     int end = plaintext.limit();
     if (dirty > end) {
-      int base = plaintext.arrayOffset();
-      Arrays.fill(plaintext.array(), base + end, base + dirty, (byte) 0);
+      zero(plaintext, end, dirty);
     }
     dirty = end;
+  }
+
+  /**
+   * Zeroes {@code from} to {@code to} (up to its capacity) of the heap or direct buffer records are
+   * opened into (a native AES-GCM opens into a direct one).
+   */
+  private void zero(ByteBuffer b, int from, int to) {
+    if (wiper == null) {
+      Arrays.fill(b.array(), b.arrayOffset() + from, b.arrayOffset() + to, (byte) 0);
+      return;
+    }
+    wiper.clear();
+    for (int at = from; at < to; at += ZEROS.length) {
+      wiper.put(at, ZEROS, 0, Math.min(ZEROS.length, to - at));
+    }
   }
 
   /**

@@ -13,7 +13,25 @@ import org.junit.jupiter.api.Test;
 class ReceivedRecordWipeTest {
   @Test
   void shouldShowNoEarlierRecordPastTheCurrentOne() {
-    ByteBuffer plain = ByteBuffer.allocate(64);
+    assertNoEarlierRecordPastTheCurrentOne(ByteBuffer.allocate(64));
+  }
+
+  @Test
+  void shouldShowNoEarlierRecordPastTheCurrentOneInADirectBuffer() {
+    // a native AES-GCM (openssl, gcrypt) opens into a direct buffer; one larger than the wiper's
+    // block of zeros shows the wipe covers every block
+    ByteBuffer plain = ByteBuffer.allocateDirect(10_000);
+    ReceivedRecord r = new ReceivedRecord();
+    open(plain, r, 9_999, (byte) 0x5a);
+    open(plain, r, 3, (byte) 0x11);
+    ByteBuffer view = r.set("srdma://b/p", "b", "kv", 2, 0, plain).payload();
+    view.clear();
+    for (int i = 0; i < 10_000; i++) {
+      assertEquals(i < 3 ? 0x11 : 0, view.get(i), "byte " + i);
+    }
+  }
+
+  private static void assertNoEarlierRecordPastTheCurrentOne(ByteBuffer plain) {
     ReceivedRecord r = new ReceivedRecord();
     open(plain, r, 48, (byte) 0x5a); // tenant A's long record
     r.set("srdma://a/p", "a", "kv", 1, 0, plain);
