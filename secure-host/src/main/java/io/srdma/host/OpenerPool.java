@@ -32,7 +32,14 @@ final class OpenerPool implements AutoCloseable {
     try {
       for (int i = 0; i < count; i++) {
         CompletionQueue cq = device.createCompletionQueue(capacity);
-        out.add(new OpenerThread(name + "-opener-" + i, cq, maxRecordPayload));
+        try {
+          // the opener's plaintext buffer asks the AEAD selection, which may refuse (forced and
+          // unavailable): the queue made for it is closed too
+          out.add(new OpenerThread(name + "-opener-" + i, cq, maxRecordPayload));
+        } catch (RuntimeException | Error e) {
+          cq.close();
+          throw e;
+        }
       }
       ok = true;
       return new OpenerPool(List.copyOf(out));
