@@ -80,11 +80,6 @@ final class NativeGcm implements AutoCloseable {
     this.freeContext = CLEANER.register(this, () -> library.freeContext(c));
   }
 
-  /** The library this context calls. */
-  GcmLibrary library() {
-    return library;
-  }
-
   /** The largest payload of one call. */
   int maxPayload() {
     return maxPayload;
