@@ -110,9 +110,32 @@ public final class EtcdTestCluster implements AutoCloseable {
   }
 
   private void pickPorts() throws IOException {
+    int[] ports = distinctFreePorts(2 * MEMBERS);
     for (int i = 0; i < MEMBERS; i++) {
-      clientPorts[i] = freePort();
-      peerPorts[i] = freePort();
+      clientPorts[i] = ports[2 * i];
+      peerPorts[i] = ports[2 * i + 1];
+    }
+  }
+
+  /**
+   * {@code n} distinct free loopback ports: every probe socket stays bound until all are picked, so
+   * the kernel cannot hand one ephemeral port out twice (it did: m0 and m2 once got the same peer
+   * port, and etcd refused the "duplicate url").
+   */
+  static int[] distinctFreePorts(int n) throws IOException {
+    List<ServerSocket> held = new java.util.ArrayList<>();
+    try {
+      int[] ports = new int[n];
+      for (int i = 0; i < n; i++) {
+        ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
+        held.add(s);
+        ports[i] = s.getLocalPort();
+      }
+      return ports;
+    } finally {
+      for (ServerSocket s : held) {
+        s.close();
+      }
     }
   }
 
@@ -509,12 +532,6 @@ public final class EtcdTestCluster implements AutoCloseable {
 
   private String peerUrl(int i) {
     return "https://127.0.0.1:" + peerPorts[i];
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      return s.getLocalPort();
-    }
   }
 
   private static String tail(Path log) {

@@ -82,6 +82,14 @@ class EtcdTestClusterTest {
   }
 
   @Test
+  void shouldPickDistinctPortsForEveryMember() throws Exception {
+    for (int round = 0; round < 200; round++) {
+      int[] ports = EtcdTestCluster.distinctFreePorts(6);
+      assertEquals(6, java.util.Arrays.stream(ports).distinct().count(), "round " + round);
+    }
+  }
+
+  @Test
   void shouldRetryOnFreshPortsWhenAPortIsTaken() throws Exception {
     try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"));
         EtcdTestCluster etcd = EtcdTestCluster.start(dir, taken.getLocalPort());
