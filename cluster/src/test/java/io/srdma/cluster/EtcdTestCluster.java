@@ -123,7 +123,7 @@ public final class EtcdTestCluster implements AutoCloseable {
    * port, and etcd refused the "duplicate url").
    */
   static int[] distinctFreePorts(int n) throws IOException {
-    List<ServerSocket> held = new java.util.ArrayList<>();
+    List<ServerSocket> held = new ArrayList<>();
     try {
       int[] ports = new int[n];
       for (int i = 0; i < n; i++) {

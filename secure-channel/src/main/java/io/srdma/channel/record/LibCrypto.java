@@ -2,8 +2,6 @@ package io.srdma.channel.record;
 
 import com.kenai.jffi.MemoryIO;
 import java.nio.ByteBuffer;
-import jnr.ffi.LibraryLoader;
-import jnr.ffi.LibraryOption;
 import jnr.ffi.annotations.In;
 import jnr.ffi.annotations.Out;
 import jnr.ffi.annotations.Pinned;
@@ -77,22 +75,12 @@ final class LibCrypto {
 
   private LibCrypto() {}
 
-  /**
-   * A loader whose calls do not save errno: these functions report through their results only, and
-   * saving it costs every call a thread-local store (~3 % of a 64 B seal, JMH).
-   */
-  private static <T> LibraryLoader<T> loader(Class<T> functions) {
-    return LibraryLoader.create(functions)
-        .option(LibraryOption.IgnoreError, true)
-        .failImmediately();
-  }
-
   private static Loaded load() {
     StringBuilder why = new StringBuilder();
     for (String name : NAMES) {
       try {
-        Functions f = loader(Functions.class).load(name);
-        PinnedFunctions p = loader(PinnedFunctions.class).load(name);
+        Functions f = GcmLibrary.loader(Functions.class).load(name);
+        PinnedFunctions p = GcmLibrary.loader(PinnedFunctions.class).load(name);
         long cipher = f.EVP_aes_256_gcm();
         if (cipher == 0) {
           why.append(name).append(": EVP_aes_256_gcm() returned NULL; ");

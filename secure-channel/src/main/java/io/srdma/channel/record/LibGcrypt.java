@@ -1,8 +1,6 @@
 package io.srdma.channel.record;
 
 import java.nio.ByteBuffer;
-import jnr.ffi.LibraryLoader;
-import jnr.ffi.LibraryOption;
 import jnr.ffi.annotations.In;
 import jnr.ffi.annotations.Out;
 import jnr.ffi.annotations.Pinned;
@@ -81,19 +79,12 @@ final class LibGcrypt {
 
   private LibGcrypt() {}
 
-  /** A loader whose calls do not save errno, as {@link LibCrypto}'s. */
-  private static <T> LibraryLoader<T> loader(Class<T> functions) {
-    return LibraryLoader.create(functions)
-        .option(LibraryOption.IgnoreError, true)
-        .failImmediately();
-  }
-
   private static Loaded load() {
     StringBuilder why = new StringBuilder();
     for (String name : NAMES) {
       try {
-        Functions f = loader(Functions.class).load(name);
-        PinnedFunctions p = loader(PinnedFunctions.class).load(name);
+        Functions f = GcmLibrary.loader(Functions.class).load(name);
+        PinnedFunctions p = GcmLibrary.loader(PinnedFunctions.class).load(name);
         String version = f.gcry_check_version(MINIMUM);
         if (version == null) {
           why.append(name).append(": older than ").append(MINIMUM).append("; ");
