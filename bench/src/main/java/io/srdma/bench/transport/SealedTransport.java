@@ -57,9 +57,9 @@ import org.HdrHistogram.Histogram;
  * <p>Per message nothing is allocated and no lock taken: {@link RemoteGrant#tryWrite} seals and
  * posts on the bench thread (in throughput runs of one-record messages, {@link
  * RemoteGrant#tryWriteBatch} posts every message the window has room for as one post list, each its
- * own record); on back-pressure the bench thread polls completions itself; it waits for delivery by
- * spinning briefly, then parking until the host's receiver thread unparks it (once, when the count
- * it waits for is reached).
+ * own record, up to {@link #BATCH} records or {@link #LIST_BYTES}); on back-pressure the bench
+ * thread polls completions itself; it waits for delivery by spinning briefly, then parking until
+ * the host's receiver thread unparks it (once, when the count it waits for is reached).
  */
 final class SealedTransport implements BenchTransport {
   static final String NAME = "sealed";
@@ -68,8 +68,19 @@ final class SealedTransport implements BenchTransport {
   private static final int RECORD = SealedLayout.DEFAULT_MAX_RECORD_PAYLOAD;
   private static final int SPINS = 100;
 
-  /** Most records one post list carries in throughput runs. */
+  /**
+   * Most records one post list carries in throughput runs, unless {@link #LIST_BYTES} allows more
+   * (messages of a few records each, of more than 64 KiB, go as lists of this many).
+   */
   static final int BATCH = 32;
+
+  /**
+   * Records of small messages go out as post lists of up to this many bytes (or {@link #BATCH}
+   * records, whichever is more): 64 B messages as plain-write's sender posts them, every message
+   * the window has room for in one list (up to 256 at {@code --depth auto}), while a list of 4 KiB
+   * messages stays at 32 (128 KiB: longer ones, measured, cost 20 % at 4 KiB on 2 vCPUs).
+   */
+  static final int LIST_BYTES = 128 << 10;
 
   /** Most pieces (messages) one batch write carries. */
   private static final int MAX_PIECES = 1024;
@@ -171,7 +182,8 @@ final class SealedTransport implements BenchTransport {
     message = ByteBuffer.allocate(messageSize);
     Payload.fill(message, 0, messageSize);
     pieces = null;
-    maxPieces = Math.min(MAX_PIECES, Math.min(slots, BATCH) * perRecord);
+    int listRecords = (int) Math.max(BATCH, LIST_BYTES / slotBytes);
+    maxPieces = Math.min(MAX_PIECES, Math.min(slots, listRecords) * perRecord);
     if (messageSize <= RECORD) {
       pieces = ByteBuffer.allocate(maxPieces * messageSize);
       for (int i = 0; i < maxPieces; i++) {
