@@ -182,8 +182,7 @@ final class SealedTransport implements BenchTransport {
     message = ByteBuffer.allocate(messageSize);
     Payload.fill(message, 0, messageSize);
     pieces = null;
-    int listRecords = (int) Math.max(BATCH, LIST_BYTES / slotBytes);
-    maxPieces = Math.min(MAX_PIECES, Math.min(slots, listRecords) * perRecord);
+    maxPieces = Math.min(MAX_PIECES, Math.min(slots, listRecords(slotBytes)) * perRecord);
     if (messageSize <= RECORD) {
       pieces = ByteBuffer.allocate(maxPieces * messageSize);
       for (int i = 0; i < maxPieces; i++) {
@@ -239,6 +238,15 @@ final class SealedTransport implements BenchTransport {
                 .stagingSlots(stagingSlots(depth))
                 .requestTimeout(Duration.ofSeconds(10)));
     client.onWritesCompleted((position, status) -> lastCompletionNanos = System.nanoTime());
+  }
+
+  /**
+   * Most records of {@code recordBytes} each (sealed, with any messages coalesced into one) that
+   * one post list of a throughput run carries: {@link #BATCH}, or more while they fit in {@link
+   * #LIST_BYTES}; the window's room bounds it too.
+   */
+  static int listRecords(long recordBytes) {
+    return (int) Math.max(BATCH, LIST_BYTES / recordBytes);
   }
 
   /**

@@ -68,6 +68,21 @@ class PipelineDepthTest {
   }
 
   @Test
+  void smallMessagesFillAWholeWindowInOnePostListAsPlainWritePostsThem() {
+    PipelineDepth auto = PipelineDepth.auto();
+    // 64 B messages (records of 64 B and the record overhead): the window's 256 go as one list
+    long sealed64 = io.srdma.channel.SealedLayout.sealedLength(64, 1 << 16);
+    assertTrue(SealedTransport.listRecords(sealed64) >= auto.forSize(64));
+    // 1 KiB: as many as fit in 128 KiB
+    long sealed1k = io.srdma.channel.SealedLayout.sealedLength(1024, 1 << 16);
+    assertEquals(SealedTransport.LIST_BYTES / sealed1k, SealedTransport.listRecords(sealed1k));
+    // 4 KiB and larger: 32 records, as before (longer lists of 4 KiB measured slower)
+    long sealed4k = io.srdma.channel.SealedLayout.sealedLength(4096, 1 << 16);
+    assertEquals(SealedTransport.BATCH, SealedTransport.listRecords(sealed4k));
+    assertEquals(SealedTransport.BATCH, SealedTransport.listRecords(65536 + 32));
+  }
+
+  @Test
   void refusesASizeThatIsNotPositive() {
     assertThrows(IllegalArgumentException.class, () -> PipelineDepth.auto().forSize(0));
   }
