@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.srdma.channel.SealedLayout;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -71,13 +72,13 @@ class PipelineDepthTest {
   void smallMessagesFillAWholeWindowInOnePostListAsPlainWritePostsThem() {
     PipelineDepth auto = PipelineDepth.auto();
     // 64 B messages (records of 64 B and the record overhead): the window's 256 go as one list
-    long sealed64 = io.srdma.channel.SealedLayout.sealedLength(64, 1 << 16);
+    long sealed64 = SealedLayout.sealedLength(64, 1 << 16);
     assertTrue(SealedTransport.listRecords(sealed64) >= auto.forSize(64));
     // 1 KiB: as many as fit in 128 KiB
-    long sealed1k = io.srdma.channel.SealedLayout.sealedLength(1024, 1 << 16);
+    long sealed1k = SealedLayout.sealedLength(1024, 1 << 16);
     assertEquals(SealedTransport.LIST_BYTES / sealed1k, SealedTransport.listRecords(sealed1k));
     // 4 KiB and larger: 32 records, as before (longer lists of 4 KiB measured slower)
-    long sealed4k = io.srdma.channel.SealedLayout.sealedLength(4096, 1 << 16);
+    long sealed4k = SealedLayout.sealedLength(4096, 1 << 16);
     assertEquals(SealedTransport.BATCH, SealedTransport.listRecords(sealed4k));
     assertEquals(SealedTransport.BATCH, SealedTransport.listRecords(65536 + 32));
   }
