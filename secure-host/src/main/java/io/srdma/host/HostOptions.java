@@ -238,7 +238,13 @@ public final class HostOptions {
     return this;
   }
 
-  /** Receive work requests kept posted per session for write notifications (default 256). */
+  /**
+   * Receive work requests kept posted per session for write notifications (default 256, 1..4096):
+   * every sealed record a client writes takes one until the host opened it, so a client with more
+   * records in flight than this waits for the next (the transport's RNR retry). Lowered, with a
+   * warning in the log at start, where {@code maxSessions} of them would not fit the device's
+   * completion queues (2^18 completions at most) or its queue pairs.
+   */
   public HostOptions receiveDepth(int value) {
     receiveDepth = value;
     return this;

@@ -145,6 +145,21 @@ public final class RegionHost implements AutoCloseable {
               1,
               Math.min(
                   o.receiveDepth(), Math.min(attributes.maxQpWr(), cqCapacity / o.maxSessions())));
+      if (receiveDepth < o.receiveDepth()) {
+        // not silent: a client with more writes in flight than this waits for receives (RNR)
+        LOG.warn(
+            "{}: receiveDepth {} lowered to {} per session: {} sessions x {} receives must fit the"
+                + " {} completions the device's queues hold ({}: at most {} per queue pair);"
+                + " lower maxSessions to keep it",
+            name,
+            o.receiveDepth(),
+            receiveDepth,
+            o.maxSessions(),
+            o.receiveDepth(),
+            cqCapacity,
+            context.device().name(),
+            attributes.maxQpWr());
+      }
       // least-loaded assignment keeps every opener at or below ceil(maxSessions / openers)
       int openerCount = Math.min(o.openerThreads(), o.maxSessions());
       long perOpener = ((long) o.maxSessions() + openerCount - 1) / openerCount;

@@ -82,6 +82,17 @@ final class SealedTransport implements BenchTransport {
    */
   static final int LIST_BYTES = 128 << 10;
 
+  /**
+   * Receives the host keeps posted for the bench's one session, as plain-write's receiver keeps one
+   * per slot: every record not yet opened holds one, and the window (at most 1,024 messages, and
+   * 1,024 records of 64 KiB in the 64 MiB region) never has more outstanding. The host's default,
+   * 256, would make a deeper window wait for receives (RNR).
+   */
+  static final int RECEIVES = 2048;
+
+  /** Sessions the bench's host admits: one is used; few, so {@link #RECEIVES} fit its queues. */
+  private static final int MAX_SESSIONS = 4;
+
   /** Most pieces (messages) one batch write carries. */
   private static final int MAX_PIECES = 1024;
 
@@ -224,6 +235,8 @@ final class SealedTransport implements BenchTransport {
                 .trust(ca.trust())
                 .policy(new PolicyLoader().parse("bench-policy.yaml", policy))
                 .audit(new AuditTrail(audit))
+                .receiveDepth(RECEIVES)
+                .maxSessions(MAX_SESSIONS)
                 .provider(provider));
     region = host.registerRegion("bench", "ring", REGION_BYTES);
     region.onRecord(this::onRecord);

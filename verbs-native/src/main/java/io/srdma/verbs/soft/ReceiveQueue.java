@@ -5,6 +5,7 @@ import io.srdma.verbs.ScatterGatherList;
 import io.srdma.verbs.VerbsException;
 import io.srdma.verbs.WcOpcode;
 import io.srdma.verbs.WcStatus;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -38,6 +39,8 @@ final class ReceiveQueue {
   private final int[] sges;
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition posted = lock.newCondition();
+  // run once each after the next post (any thread adds; post drains): parked responders' wake-ups
+  private final ConcurrentLinkedQueue<Runnable> onPost = new ConcurrentLinkedQueue<>();
   private long head;
   private long tail;
   private volatile boolean flushed;
@@ -118,6 +121,20 @@ final class ReceiveQueue {
     } finally {
       lock.unlock();
     }
+    Runnable wake;
+    while ((wake = onPost.poll()) != null) {
+      wake.run();
+    }
+  }
+
+  /**
+   * Runs {@code wake} once, on the thread that next posts a receive to this queue (claiming: to the
+   * shared ring it takes from), after the post. How a responder parked for a receive (RNR) learns
+   * that one is there at once, as an RNIC's responder does, instead of at its next timed look. The
+   * caller looks again after registering: a post just before it is not missed. Any thread.
+   */
+  void wakeOnPost(Runnable wake) {
+    (shared != null ? shared : this).onPost.add(wake);
   }
 
   /**

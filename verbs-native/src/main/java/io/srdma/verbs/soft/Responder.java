@@ -12,6 +12,7 @@ import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -91,9 +92,15 @@ final class Responder {
 
   /**
    * Waiting for time (a receive, RTR), not bytes: retried every {@link
-   * ResponderLoop#PARK_POLL_NANOS}.
+   * ResponderLoop#PARK_POLL_NANOS} (and, for a receive, as soon as one is posted: {@link #posted}).
    */
   private boolean parked;
+
+  /** A wake-up is registered with the receive queue and has not run yet (at most one at a time). */
+  private final AtomicBoolean awaitingPost = new AtomicBoolean();
+
+  /** Run by the thread that posts the receive this responder waits for: drive it now. */
+  private final Runnable posted = this::receivePosted;
 
   /** While {@link #parked}: when to look again. */
   private long pollAt;
@@ -441,12 +448,10 @@ final class Responder {
 
   /** A WRITE_WITH_IMM or SEND waits (bounded, without reading on) for a posted receive. */
   private boolean awaitReceive() throws IOException {
-    int slot;
-    try {
-      slot = qp.receiveQueue().awaitHead(System.nanoTime() - 1);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IOException("interrupted", e);
+    int slot = postedReceive();
+    if (slot < 0 && !passed(deadline) && awaitingPost.compareAndSet(false, true)) {
+      qp.receiveQueue().wakeOnPost(posted);
+      slot = postedReceive(); // a receive posted just before the registration is not missed
     }
     if (slot < 0) {
       if (passed(deadline)) {
@@ -459,6 +464,22 @@ final class Responder {
           0, access.window(), access.binding(), access.region(), access.offset(), length);
     }
     return beginSend(slot);
+  }
+
+  private void receivePosted() {
+    if (awaitingPost.compareAndSet(true, false)) {
+      loop.poke(this);
+    }
+  }
+
+  /** The slot of the oldest posted receive, or -1: a look, no wait. */
+  private int postedReceive() throws IOException {
+    try {
+      return qp.receiveQueue().awaitHead(System.nanoTime() - 1);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted", e);
+    }
   }
 
   private boolean beginSend(int slot) {

@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -18,10 +19,11 @@ import org.slf4j.LoggerFactory;
  * does not grow with the number of queue pairs. A responder waiting for time rather than bytes (a
  * receive not posted yet, a QP not in RTR yet, a payload or a peer that stalls) is looked at again
  * when its deadline passes; one that waits for a receive or RTR is looked at every {@link
- * #PARK_POLL_NANOS} until then.
+ * #PARK_POLL_NANOS} until then, and one waiting for a receive also as soon as one is posted ({@link
+ * #poke}).
  *
- * <p>Thread-safe entry points: {@link #adopt}, {@link #closeLater} and {@link #shutdown}; all else
- * runs on the loop's own thread.
+ * <p>Thread-safe entry points: {@link #adopt}, {@link #closeLater}, {@link #poke} and {@link
+ * #shutdown}; all else runs on the loop's own thread.
  */
 final class ResponderLoop implements Runnable {
   private static final Logger LOG = LoggerFactory.getLogger(ResponderLoop.class);
@@ -41,6 +43,8 @@ final class ResponderLoop implements Runnable {
   private final Thread thread;
   private final Queue<Responder> adopted = new ConcurrentLinkedQueue<>();
   private final Queue<Responder> closing = new ConcurrentLinkedQueue<>();
+  private final Queue<Responder> poked = new ConcurrentLinkedQueue<>();
+  private final AtomicLong pokes = new AtomicLong();
   private final ArrayList<Responder> members = new ArrayList<>();
   private final Consumer<SelectionKey> onReady = ResponderLoop::ready;
   private long nextScanNanos;
@@ -81,6 +85,21 @@ final class ResponderLoop implements Runnable {
     selector.wakeup();
   }
 
+  /**
+   * Asks the loop to drive {@code r} now, not at its next timed look (any thread): a receive it
+   * waits for was posted.
+   */
+  void poke(Responder r) {
+    pokes.incrementAndGet();
+    poked.add(r);
+    selector.wakeup();
+  }
+
+  /** Responders driven early by {@link #poke} so far (any thread; tests). */
+  long pokes() {
+    return pokes.get();
+  }
+
   /** Asks the loop to look at its responders' timers no later than {@code deadlineNanos}. */
   void wakeBy(long deadlineNanos) {
     if (deadlineNanos - nextScanNanos < 0) {
@@ -104,6 +123,7 @@ final class ResponderLoop implements Runnable {
         }
         takeAdopted();
         takeClosing();
+        takePoked();
         now = System.nanoTime();
         if (now - nextScanNanos >= 0) {
           scan(now);
@@ -165,6 +185,13 @@ final class ResponderLoop implements Runnable {
     while ((r = adopted.poll()) != null) {
       members.add(r);
       r.attach(this);
+    }
+  }
+
+  private void takePoked() {
+    Responder r;
+    while ((r = poked.poll()) != null) {
+      r.drive(); // a terminated one returns at once
     }
   }
 

@@ -218,6 +218,18 @@ final class SoftDeviceContext implements DeviceContext {
 
   /** Connections closed unheard because too many handshakes were pending. */
   /**
+   * Times its responders were driven early because a receive they waited for was posted (any
+   * thread; tests).
+   */
+  long responderPokes() {
+    long n = 0;
+    for (ResponderLoop loop : loops) {
+      n += loop.pokes();
+    }
+    return n;
+  }
+
+  /**
    * Counts a connection dropped for a malformed frame; true for the first and every 1000th, which
    * are logged at WARN (a hostile peer must not flood the log by reconnecting).
    */

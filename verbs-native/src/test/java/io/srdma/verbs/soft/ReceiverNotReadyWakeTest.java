@@ -1,0 +1,69 @@
+package io.srdma.verbs.soft;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.srdma.verbs.AccessFlags;
+import io.srdma.verbs.MemoryRegion;
+import io.srdma.verbs.ReceiveWorkRequest;
+import io.srdma.verbs.SendWorkRequest;
+import io.srdma.verbs.VerbsTestRig;
+import io.srdma.verbs.WcStatus;
+import io.srdma.verbs.WrOpcode;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * A WRITE_WITH_IMM that finds no receive posted (RNR) waits in the soft responder, and the post of
+ * the receive drives that responder at once (an RNIC retries on its RNR timer, which a deployment
+ * sets short; the soft responder looked only every millisecond, so a writer whose window ran ahead
+ * of the target's reposts lost a millisecond per receive it outran). Each round: the write waits,
+ * the receive is posted, the write lands and completes on both sides, and the post is what woke the
+ * responder. Not timed: the loop's wake-ups are counted.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class ReceiverNotReadyWakeTest {
+  private static final int ROUNDS = 8;
+  private static final int SIZE = 64;
+
+  @Test
+  void shouldDriveAResponderWaitingForAReceiveWhenOneIsPosted() {
+    try (VerbsTestRig rig = VerbsTestRig.open()) {
+      assumeTrue(
+          rig.ctxB instanceof SoftDeviceContext,
+          "needs the soft provider (its responder loop); this run uses "
+              + rig.ctxB.getClass().getSimpleName());
+      SoftDeviceContext target = (SoftDeviceContext) rig.ctxB;
+      MemoryRegion src = rig.register(rig.pdA, ROUNDS * SIZE, AccessFlags.LOCAL_WRITE);
+      MemoryRegion dst =
+          rig.register(rig.pdB, ROUNDS * SIZE, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
+      ByteBuffer srcMem = src.buffer();
+      ByteBuffer dstMem = dst.buffer();
+      SendWorkRequest wr = new SendWorkRequest(1).opcode(WrOpcode.RDMA_WRITE_WITH_IMM);
+      ReceiveWorkRequest recv = new ReceiveWorkRequest(1);
+      long before = target.responderPokes();
+      for (int i = 0; i < ROUNDS; i++) {
+        srcMem.putLong(i * SIZE, 0x5EED0000L + i);
+        wr.wrId(i).immData(i).remote(dst.address() + (long) i * SIZE, dst.rkey());
+        wr.sgl().clear();
+        wr.sgl().set(src, (long) i * SIZE, SIZE);
+        rig.qpA.postSend(wr);
+        // receiver not ready: nothing completes, nothing lands
+        rig.expectNone(rig.cqA, Duration.ofMillis(50));
+        assertEquals(0L, dstMem.getLong(i * SIZE), "nothing placed before a receive is posted");
+        rig.qpB.postReceive(recv.wrId(100 + i));
+        rig.expect(rig.cqA, WcStatus.SUCCESS, i);
+        rig.expect(rig.cqB, WcStatus.SUCCESS, 100 + i);
+        assertEquals(0x5EED0000L + i, dstMem.getLong(i * SIZE), "round " + i + " landed");
+      }
+      // each round's write waits (50 ms is long enough for it to reach the responder, except on a
+      // stalled machine, where that round's post simply comes first): the posts woke the responder
+      long woken = target.responderPokes() - before;
+      assertTrue(woken >= 1, "no post woke the waiting responder in " + ROUNDS + " rounds");
+    }
+  }
+}
