@@ -150,7 +150,10 @@ public final class ClientOptions {
 
   /**
    * Records that may be in flight at once (registered staging slots, default {@value
-   * #DEFAULT_STAGING_SLOTS}).
+   * #DEFAULT_STAGING_SLOTS}). Each record written holds one of the host's posted receives until the
+   * host opened it: keep this below the host's {@code receiveDepth} (256 by default), or writes
+   * past it wait for receives (RNR: on {@code ibv} an RNR NAK timer of up to a quarter second
+   * each).
    */
   public ClientOptions stagingSlots(int value) {
     stagingSlots = value;
