@@ -6,8 +6,11 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.srdma.verbs.AccessFlags;
 import io.srdma.verbs.MemoryRegion;
+import io.srdma.verbs.QueuePair;
+import io.srdma.verbs.QueuePairAttributes;
 import io.srdma.verbs.ReceiveWorkRequest;
 import io.srdma.verbs.SendWorkRequest;
+import io.srdma.verbs.SharedReceiveQueue;
 import io.srdma.verbs.VerbsTestRig;
 import io.srdma.verbs.WcStatus;
 import io.srdma.verbs.WrOpcode;
@@ -33,11 +36,7 @@ class ReceiverNotReadyWakeTest {
   @Test
   void shouldDriveAResponderWaitingForAReceiveWhenOneIsPosted() {
     try (VerbsTestRig rig = VerbsTestRig.open()) {
-      assumeTrue(
-          rig.ctxB instanceof SoftDeviceContext,
-          "needs the soft provider (its responder loop); this run uses "
-              + rig.ctxB.getClass().getSimpleName());
-      SoftDeviceContext target = (SoftDeviceContext) rig.ctxB;
+      SoftDeviceContext target = soft(rig);
       MemoryRegion src = rig.register(rig.pdA, ROUNDS * SIZE, AccessFlags.LOCAL_WRITE);
       MemoryRegion dst =
           rig.register(rig.pdB, ROUNDS * SIZE, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
@@ -65,5 +64,48 @@ class ReceiverNotReadyWakeTest {
       long woken = target.responderPokes() - before;
       assertTrue(woken >= 1, "no post woke the waiting responder in " + ROUNDS + " rounds");
     }
+  }
+
+  @Test
+  void shouldDriveAResponderWaitingOnASharedReceiveQueueWhenOneIsPostedThere() {
+    try (VerbsTestRig rig = VerbsTestRig.open()) {
+      SoftDeviceContext target = soft(rig);
+      SharedReceiveQueue srq = rig.track(rig.pdB.createSharedReceiveQueue(4, 1));
+      QueuePair sender = rig.track(rig.pdA.createQueuePair(QueuePairAttributes.of(rig.cqA, 8, 1)));
+      QueuePair receiver =
+          rig.track(
+              rig.pdB.createQueuePair(
+                  QueuePairAttributes.of(rig.cqB, 8, 1).withSharedReceiveQueue(srq)));
+      VerbsTestRig.connect(sender, AccessFlags.REMOTE_WRITE, receiver, AccessFlags.REMOTE_WRITE);
+      MemoryRegion src = rig.register(rig.pdA, ROUNDS * SIZE, AccessFlags.LOCAL_WRITE);
+      MemoryRegion dst =
+          rig.register(rig.pdB, ROUNDS * SIZE, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
+      SendWorkRequest wr = new SendWorkRequest(1).opcode(WrOpcode.RDMA_WRITE_WITH_IMM);
+      ReceiveWorkRequest recv = new ReceiveWorkRequest(1);
+      long before = target.responderPokes();
+      for (int i = 0; i < ROUNDS; i++) {
+        src.buffer().putLong(i * SIZE, 0x5EED0000L + i);
+        wr.wrId(i).immData(i).remote(dst.address() + (long) i * SIZE, dst.rkey());
+        wr.sgl().clear();
+        wr.sgl().set(src, (long) i * SIZE, SIZE);
+        sender.postSend(wr);
+        rig.expectNone(rig.cqA, Duration.ofMillis(50));
+        srq.postReceive(recv.wrId(100 + i));
+        rig.expect(rig.cqA, WcStatus.SUCCESS, i);
+        rig.expect(rig.cqB, WcStatus.SUCCESS, 100 + i);
+        assertEquals(0x5EED0000L + i, dst.buffer().getLong(i * SIZE), "round " + i + " landed");
+      }
+      long woken = target.responderPokes() - before;
+      assertTrue(
+          woken >= 1, "no post to the SRQ woke the waiting responder in " + ROUNDS + " rounds");
+    }
+  }
+
+  private static SoftDeviceContext soft(VerbsTestRig rig) {
+    assumeTrue(
+        rig.ctxB instanceof SoftDeviceContext,
+        "needs the soft provider (its responder loop); this run uses "
+            + rig.ctxB.getClass().getSimpleName());
+    return (SoftDeviceContext) rig.ctxB;
   }
 }
