@@ -137,6 +137,16 @@ final class ReceiveQueue {
     (shared != null ? shared : this).onPost.add(wake);
   }
 
+  /** Wake-ups registered here and not run yet (tests). */
+  int wakeUpsWaiting() {
+    return onPost.size();
+  }
+
+  /** Forgets {@code wake} (a terminated responder's), not run yet. Any thread. */
+  void cancelWakeOnPost(Runnable wake) {
+    (shared != null ? shared : this).onPost.remove(wake);
+  }
+
   /**
    * Waits until a receive is posted (or, claiming, taken from the shared ring) or {@code
    * deadlineNanos} passes.

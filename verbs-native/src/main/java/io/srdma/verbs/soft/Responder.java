@@ -824,6 +824,9 @@ final class Responder {
       key.cancel();
     }
     Requester.closeQuietly(channel);
+    if (qp != null && awaitingPost.getAndSet(false)) {
+      qp.receiveQueue().cancelWakeOnPost(posted); // an SRQ outlives its queue pairs
+    }
     loop.remove(this);
     ctx.forget(this);
     synchronized (released) {

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.srdma.verbs.AccessFlags;
+import io.srdma.verbs.DeviceOptions;
 import io.srdma.verbs.MemoryRegion;
 import io.srdma.verbs.QueuePair;
 import io.srdma.verbs.QueuePairAttributes;
@@ -98,6 +99,49 @@ class ReceiverNotReadyWakeTest {
       long woken = target.responderPokes() - before;
       assertTrue(
           woken >= 1, "no post to the SRQ woke the waiting responder in " + ROUNDS + " rounds");
+    }
+  }
+
+  /**
+   * A responder that waits on an SRQ and ends (its queue pairs closed, the RNR budget spent) leaves
+   * no wake-up behind on the SRQ, which outlives them: a peer cannot pile responders up there.
+   */
+  @Test
+  void shouldForgetTheWakeUpOfAResponderThatEndsWhileWaitingOnASharedReceiveQueue()
+      throws InterruptedException {
+    try (VerbsTestRig rig =
+        VerbsTestRig.open(new DeviceOptions().rnrTimeout(Duration.ofMillis(200)))) {
+      soft(rig);
+      SharedReceiveQueue srq = rig.track(rig.pdB.createSharedReceiveQueue(4, 1));
+      ReceiveQueue ring = ((SoftSharedReceiveQueue) srq).ring();
+      QueuePair sender = rig.track(rig.pdA.createQueuePair(QueuePairAttributes.of(rig.cqA, 8, 1)));
+      QueuePair receiver =
+          rig.track(
+              rig.pdB.createQueuePair(
+                  QueuePairAttributes.of(rig.cqB, 8, 1).withSharedReceiveQueue(srq)));
+      VerbsTestRig.connect(sender, AccessFlags.REMOTE_WRITE, receiver, AccessFlags.REMOTE_WRITE);
+      MemoryRegion src = rig.register(rig.pdA, SIZE, AccessFlags.LOCAL_WRITE);
+      MemoryRegion dst =
+          rig.register(rig.pdB, SIZE, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
+      SendWorkRequest wr =
+          new SendWorkRequest(1)
+              .wrId(1)
+              .opcode(WrOpcode.RDMA_WRITE_WITH_IMM)
+              .remote(dst.address(), dst.rkey());
+      wr.sgl().set(src, 0, SIZE);
+      sender.postSend(wr);
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (ring.wakeUpsWaiting() == 0 && System.nanoTime() < deadline) {
+        Thread.sleep(1);
+      }
+      assertEquals(1, ring.wakeUpsWaiting(), "the waiting responder registered once");
+      rig.expect(rig.cqA, WcStatus.RNR_RETRY_EXC_ERR, 1); // the budget ran out: it ended
+      receiver.close();
+      sender.close();
+      while (ring.wakeUpsWaiting() > 0 && System.nanoTime() < deadline) {
+        Thread.sleep(1);
+      }
+      assertEquals(0, ring.wakeUpsWaiting(), "nothing left on the SRQ once the responder ended");
     }
   }
 
