@@ -216,7 +216,6 @@ final class SoftDeviceContext implements DeviceContext {
     pendingHandshakes.decrementAndGet();
   }
 
-  /** Connections closed unheard because too many handshakes were pending. */
   /**
    * Times its responders were driven early because a receive they waited for was posted (any
    * thread; tests).
@@ -241,6 +240,7 @@ final class SoftDeviceContext implements DeviceContext {
     return malformedConnections.get();
   }
 
+  /** Connections closed unheard because too many handshakes were pending. */
   long refusedConnections() {
     return refusedConnections.get();
   }
