@@ -41,7 +41,18 @@ final class ClientHandshake {
   }
 
   /** What the handshake established. */
-  record Established(KeySchedule schedule, String sessionId, TlsBinding.Kind bindingKind) {}
+  /**
+   * @param hostReceives the receives the host keeps posted for the session (at most that many
+   *     records in flight), or 0 when the host did not say (one before {@link
+   *     Capabilities#RECEIVE_DEPTH})
+   */
+  record Established(
+      KeySchedule schedule, String sessionId, TlsBinding.Kind bindingKind, int hostReceives) {
+    /** Records to keep in flight with {@code stagingSlots}: no more than the host's receives. */
+    int window(int stagingSlots) {
+      return hostReceives > 0 ? Math.min(stagingSlots, hostReceives) : stagingSlots;
+    }
+  }
 
   private ClientHandshake() {}
 
@@ -100,8 +111,9 @@ final class ClientHandshake {
         // refused from the bytes alone, before the queue pair connects anywhere (request forgery)
         throw new ProtocolException(ProtocolException.Reason.BAD_VALUE, forged);
       }
-      TlsBinding.Kind kind =
-          Capabilities.bindingKind(Capabilities.checkAnswer(announced, ack.capabilities()));
+      int shared = Capabilities.checkAnswer(announced, ack.capabilities());
+      TlsBinding.Kind kind = Capabilities.bindingKind(shared);
+      int hostReceives = ack.receiveDepth(); // validated: 1.. when shared, else 0
       KeySchedule schedule;
       try (TlsBinding binding = peer.binding(Role.INITIATOR, kind)) {
         schedule =
@@ -135,7 +147,8 @@ final class ClientHandshake {
         schedule.close();
         throw e;
       }
-      return new Established(schedule, HexFormat.of().formatHex(sessionIdBytes), kind);
+      return new Established(
+          schedule, HexFormat.of().formatHex(sessionIdBytes), kind, hostReceives);
     }
   }
 

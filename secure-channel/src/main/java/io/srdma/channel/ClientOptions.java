@@ -150,10 +150,10 @@ public final class ClientOptions {
 
   /**
    * Records that may be in flight at once (registered staging slots, default {@value
-   * #DEFAULT_STAGING_SLOTS}). Each record written holds one of the host's posted receives until the
-   * host opened it: keep this below the host's {@code receiveDepth} (256 by default), or writes
-   * past it wait for receives (RNR: on {@code ibv} an RNR NAK timer of up to a quarter second
-   * each).
+   * #DEFAULT_STAGING_SLOTS}), but never more than the receives the host keeps posted for the
+   * session (its {@code receiveDepth}, 256 by default, said in HELLO_ACK): each record holds one
+   * until the host opened it, and a write past them would wait for one (RNR: on {@code ibv} an RNR
+   * NAK timer of up to a quarter second). Fewer than asked is logged once at INFO.
    */
   public ClientOptions stagingSlots(int value) {
     stagingSlots = value;

@@ -37,6 +37,7 @@ final class SealedWriter {
   private final MemoryRegion staging;
   private final ByteBuffer stagingBuffer;
   private final int slots;
+  private final int window; // records in flight at most: slots, or the host's receives if fewer
   private final int slotSize;
   private final int maxPayload;
   private final RecordSealer sealer;
@@ -61,15 +62,20 @@ final class SealedWriter {
       QueuePair qp,
       MemoryRegion staging,
       int slots,
+      int window,
       int maxPayload,
       SealingKeys keys,
       KeyEpochs epochs,
       int maxBatch) {
+    if (window < 1 || window > slots) {
+      throw new IllegalArgumentException("window " + window + " outside 1.." + slots);
+    }
     this.state = state;
     this.qp = qp;
     this.staging = staging;
     this.stagingBuffer = staging.buffer();
     this.slots = slots;
+    this.window = window;
     this.maxPayload = maxPayload;
     this.slotSize = maxPayload + SealedLayout.RECORD_OVERHEAD;
     this.sealer = new RecordSealer(keys, maxPayload);
@@ -81,14 +87,23 @@ final class SealedWriter {
     }
     this.runs = new BatchRuns(maxBatch, maxPayload);
     this.waiters = new AtomicReferenceArray<>(slots);
-    this.signalEvery = Math.max(1, slots / 4);
+    this.signalEvery = Math.max(1, window / 4);
     this.fence = new SendWorkRequest(1).opcode(WrOpcode.RDMA_WRITE).signaled(true).remote(0, 0);
     fence.sgl().clear();
   }
 
-  /** Records that can be in flight at once. */
+  /** Staging slots: the ring records are sealed into. */
   int slots() {
     return slots;
+  }
+
+  /**
+   * Records that can be in flight at once: the staging slots, or the receives the host keeps posted
+   * for the session where fewer (each record holds one until the host opened it; one past them
+   * would wait for a receive).
+   */
+  int window() {
+    return window;
   }
 
   int maxPayload() {
@@ -173,7 +188,7 @@ final class SealedWriter {
       if (gone != 0) {
         return gone;
       }
-      if (posted - completed >= slots) {
+      if (posted - completed >= window) {
         return WriteResult.BACK_PRESSURED;
       }
       // Sealed straight from src (heap: from its array; else copied once into the sealer's):
@@ -205,10 +220,10 @@ final class SealedWriter {
         return refused;
       }
       int records = runs.count();
-      if (records > slots) {
+      if (records > window) {
         return WriteResult.INVALID_ARGUMENT;
       }
-      if (posted - completed > slots - records) {
+      if (posted - completed > window - records) {
         return WriteResult.BACK_PRESSURED;
       }
       long sealed = runs.sealEach(batch, g.target(), this);
@@ -292,7 +307,7 @@ final class SealedWriter {
   }
 
   boolean hasRoom(int records) {
-    return posted - completed <= slots - records;
+    return posted - completed <= window - records;
   }
 
   /**

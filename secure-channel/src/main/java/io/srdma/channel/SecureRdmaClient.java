@@ -136,9 +136,26 @@ public final class SecureRdmaClient implements AutoCloseable {
             runtime.timer(),
             runtime::execute,
             o.requestTimeout());
+    int window = e.window(o.stagingSlots());
+    if (window < o.stagingSlots()) {
+      LOG.info(
+          "{}: at most {} records in flight, the receives the host keeps posted for the session"
+              + " (stagingSlots {}: writes past them would wait for a receive)",
+          name,
+          window,
+          o.stagingSlots());
+    }
     this.writer =
         new SealedWriter(
-            state, r.qp, r.staging, o.stagingSlots(), o.maxRecordPayload(), sealing, epochs, 4096);
+            state,
+            r.qp,
+            r.staging,
+            o.stagingSlots(),
+            window,
+            o.maxRecordPayload(),
+            sealing,
+            epochs,
+            4096);
     AtomicInteger n = new AtomicInteger();
     this.sealingPool =
         o.sealingThreads() == 0

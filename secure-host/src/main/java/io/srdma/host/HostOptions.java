@@ -240,10 +240,11 @@ public final class HostOptions {
 
   /**
    * Receive work requests kept posted per session for write notifications (default 256, 1..4096):
-   * every sealed record a client writes takes one until the host opened it, so a client with more
-   * records in flight than this waits for the next (the transport's RNR retry). Lowered, with a
-   * warning in the log at start, where {@code maxSessions} of them would not fit the device's
-   * completion queues (2^18 completions at most) or its queue pairs.
+   * every sealed record a client writes takes one until the host opened it, so each client is told
+   * this number in HELLO_ACK and keeps no more records in flight (one past them would wait for a
+   * receive: the transport's RNR retry). Lowered, with a warning in the log at start, where {@code
+   * maxSessions} of them would not fit the device's completion queues (2^18 completions at most) or
+   * its queue pairs.
    */
   public HostOptions receiveDepth(int value) {
     receiveDepth = value;

@@ -138,7 +138,13 @@ final class SessionHandshake {
               .establish();
       s.schedule = schedule;
       s.proxy.helloAck(
-          helloFrame.requestId(), VERSION, shared, publicKey, sessionId, qp.localInfo());
+          helloFrame.requestId(),
+          VERSION,
+          shared,
+          (shared & Capabilities.RECEIVE_DEPTH) != 0 ? depth : 0,
+          publicKey,
+          sessionId,
+          qp.localInfo());
     }
   }
 

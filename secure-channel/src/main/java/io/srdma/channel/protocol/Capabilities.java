@@ -15,11 +15,19 @@ public final class Capabilities {
    */
   public static final int TLS_EXPORTER = 1;
 
+  /**
+   * Bit 1: HELLO_ACK carries the receives the host keeps posted for the session ({@link
+   * HelloAckFlyweight#receiveDepth()}, 1 or more), and the client keeps no more records in flight
+   * than that: a WRITE_WITH_IMM past the posted receives waits for one (RNR), on an RNIC for the
+   * RNR NAK timer. Both ends of this version set it.
+   */
+  public static final int RECEIVE_DEPTH = 2;
+
   private Capabilities() {}
 
   /** What this side supports. */
   public static int local() {
-    return TlsBinding.exporterAvailable() ? TLS_EXPORTER : 0;
+    return RECEIVE_DEPTH | (TlsBinding.exporterAvailable() ? TLS_EXPORTER : 0);
   }
 
   /** The host's answer to a client's announced bits: those both support. */

@@ -48,6 +48,7 @@ public final class ControlProxy {
       int requestId,
       int version,
       int capabilities,
+      int receiveDepth,
       byte[] publicKey,
       byte[] sessionId,
       ConnectionInfo info)
@@ -56,7 +57,9 @@ public final class ControlProxy {
         MessageType.HELLO_ACK,
         requestId,
         (b, o, c) ->
-            helloAck.wrap(b, o, c).encode(version, capabilities, publicKey, sessionId, info));
+            helloAck
+                .wrap(b, o, c)
+                .encode(version, capabilities, receiveDepth, publicKey, sessionId, info));
   }
 
   /** Sends KEY_CONFIRM. See {@link KeyConfirmFlyweight#encode}. */

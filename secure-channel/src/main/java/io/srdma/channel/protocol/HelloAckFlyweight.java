@@ -7,14 +7,15 @@ import io.srdma.verbs.ConnectionInfo;
  * HELLO_ACK, server to client, the answer to HELLO (same request id): the version chosen, the
  * capabilities both sides share, the server's ephemeral X25519 public key, the session id the
  * server chose and the server queue pair's connection info. After it both sides hold every input of
- * the key schedule. Big-endian.
+ * the key schedule. With {@link Capabilities#RECEIVE_DEPTH} shared it also says how many receives
+ * the host keeps posted for the session (zero otherwise, as in the first version). Big-endian.
  *
  * <pre>
  *   0                   1                   2                   3
  *   0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
- *  +---------------+-----------------------------------------------+
- *  |    version    |                 reserved (0)                  |
- *  +---------------+-----------------------------------------------+
+ *  +---------------+---------------+-------------------------------+
+ *  |    version    | reserved (0)  |  receive depth (0 unless cap) |
+ *  +---------------+---------------+-------------------------------+
  *  |                         capabilities                          |
  *  +---------------------------------------------------------------+
  *  |              server X25519 public key (32 bytes)              |
@@ -31,11 +32,17 @@ public final class HelloAckFlyweight {
   /** Offset of the protocol version chosen (u8, ≥ 1, ≤ the client's max version). */
   public static final int VERSION_OFFSET = 0;
 
-  /** Offset of three reserved zero bytes. */
+  /** Offset of a reserved zero byte. */
   public static final int RESERVED_OFFSET = VERSION_OFFSET + 1;
 
+  /**
+   * Offset of the receives the host keeps posted for the session (u16): 1 or more when {@link
+   * Capabilities#RECEIVE_DEPTH} is among the shared capabilities, else 0.
+   */
+  public static final int RECEIVE_DEPTH_OFFSET = RESERVED_OFFSET + 1;
+
   /** Offset of the shared capabilities (u32). */
-  public static final int CAPABILITIES_OFFSET = RESERVED_OFFSET + 3;
+  public static final int CAPABILITIES_OFFSET = RECEIVE_DEPTH_OFFSET + 2;
 
   /** Offset of the server's X25519 public key. */
   public static final int PUBLIC_KEY_OFFSET = CAPABILITIES_OFFSET + 4;
@@ -80,6 +87,8 @@ public final class HelloAckFlyweight {
    *
    * @param version the protocol version chosen, 1..255
    * @param capabilities the shared capabilities
+   * @param receiveDepth the receives kept posted for the session, 1..65535 when {@code
+   *     capabilities} has {@link Capabilities#RECEIVE_DEPTH}, else 0
    * @param publicKey the server's X25519 public key, 32 bytes
    * @param sessionId the session id, 16 bytes
    * @param info the server queue pair's connection info
@@ -87,10 +96,16 @@ public final class HelloAckFlyweight {
    * @throws ProtocolException when a value is out of range
    */
   public int encode(
-      int version, int capabilities, byte[] publicKey, byte[] sessionId, ConnectionInfo info) {
+      int version,
+      int capabilities,
+      int receiveDepth,
+      byte[] publicKey,
+      byte[] sessionId,
+      ConnectionInfo info) {
     if (version < 1 || version > 255) {
       throw new ProtocolException(Reason.BAD_VALUE, "version " + version);
     }
+    checkReceiveDepth(capabilities, receiveDepth);
     Bytes.fixed(publicKey, Wire.KEY_LENGTH, "public key");
     Bytes.fixed(sessionId, SESSION_ID_LENGTH, "session id");
     byte[] ci = info.encode();
@@ -98,7 +113,7 @@ public final class HelloAckFlyweight {
     Bytes.capacity(length, end, "HELLO_ACK");
     Bytes.putU8(buffer, offset + VERSION_OFFSET, version);
     Bytes.putU8(buffer, offset + RESERVED_OFFSET, 0);
-    Bytes.putU16(buffer, offset + RESERVED_OFFSET + 1, 0);
+    Bytes.putU16(buffer, offset + RECEIVE_DEPTH_OFFSET, receiveDepth);
     Bytes.putInt(buffer, offset + CAPABILITIES_OFFSET, capabilities);
     System.arraycopy(publicKey, 0, buffer, offset + PUBLIC_KEY_OFFSET, Wire.KEY_LENGTH);
     System.arraycopy(sessionId, 0, buffer, offset + SESSION_ID_OFFSET, SESSION_ID_LENGTH);
@@ -118,7 +133,8 @@ public final class HelloAckFlyweight {
     if (version() < 1) {
       throw new ProtocolException(Reason.BAD_VALUE, "version 0");
     }
-    Bytes.zero(buffer, offset + RESERVED_OFFSET, 3, "HELLO_ACK reserved");
+    Bytes.zero(buffer, offset + RESERVED_OFFSET, 1, "HELLO_ACK reserved");
+    checkReceiveDepth(capabilities(), receiveDepth());
     int n = Bytes.getU16(buffer, offset + CONNECTION_INFO_LENGTH_OFFSET);
     Bytes.exactly(length, CONNECTION_INFO_OFFSET + n, "HELLO_ACK");
     connectionInfo();
@@ -128,6 +144,25 @@ public final class HelloAckFlyweight {
   /** The protocol version chosen. */
   public int version() {
     return Bytes.getU8(buffer, offset + VERSION_OFFSET);
+  }
+
+  /**
+   * The receives the host keeps posted for the session: 1 or more when {@link
+   * Capabilities#RECEIVE_DEPTH} is shared, else 0 (not said).
+   */
+  public int receiveDepth() {
+    return Bytes.getU16(buffer, offset + RECEIVE_DEPTH_OFFSET);
+  }
+
+  private static void checkReceiveDepth(int capabilities, int receiveDepth) {
+    boolean said = (capabilities & Capabilities.RECEIVE_DEPTH) != 0;
+    if (said ? receiveDepth < 1 || receiveDepth > 0xFFFF : receiveDepth != 0) {
+      throw new ProtocolException(
+          Reason.BAD_VALUE,
+          "receive depth "
+              + receiveDepth
+              + (said ? " (must be 1..65535)" : " without the RECEIVE_DEPTH capability"));
+    }
   }
 
   /** The capabilities both sides share. */

@@ -8,9 +8,20 @@ import org.junit.jupiter.api.Test;
 
 class CapabilitiesTest {
   @Test
-  void shouldAnnounceTheExporterExactlyWhenTheRuntimeHasIt() {
+  void shouldAnnounceTheExporterExactlyWhenTheRuntimeHasItAndTheReceiveDepthAlways() {
     assertEquals(
-        TlsBinding.exporterAvailable() ? Capabilities.TLS_EXPORTER : 0, Capabilities.local());
+        (TlsBinding.exporterAvailable() ? Capabilities.TLS_EXPORTER : 0)
+            | Capabilities.RECEIVE_DEPTH,
+        Capabilities.local());
+  }
+
+  @Test
+  void shouldShareTheReceiveDepthOnlyWithAClientThatAnnouncedIt() {
+    // a client of before session 26 announces no RECEIVE_DEPTH: its HELLO_ACK keeps two zeros
+    assertEquals(0, Capabilities.shared(0) & Capabilities.RECEIVE_DEPTH);
+    assertEquals(
+        Capabilities.RECEIVE_DEPTH,
+        Capabilities.shared(Capabilities.RECEIVE_DEPTH) & Capabilities.RECEIVE_DEPTH);
   }
 
   @Test

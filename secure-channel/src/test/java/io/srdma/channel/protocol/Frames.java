@@ -63,7 +63,7 @@ public final class Frames {
   static byte[] serverFrames() {
     return written(
         p -> {
-          p.helloAck(1, 1, 0, SERVER_KEY, SESSION_ID, SERVER_QP);
+          p.helloAck(1, 1, Capabilities.RECEIVE_DEPTH, 256, SERVER_KEY, SESSION_ID, SERVER_QP);
           p.keyConfirm(0, 0, CONFIRM);
           p.grant(
               2,
@@ -135,6 +135,7 @@ public final class Frames {
         HelloAckFlyweight h = f.helloAck();
         h.version();
         h.capabilities();
+        h.receiveDepth();
         h.publicKey();
         h.sessionId();
         h.connectionInfo();

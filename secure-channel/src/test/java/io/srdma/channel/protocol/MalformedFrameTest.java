@@ -301,6 +301,22 @@ class MalformedFrameTest {
   }
 
   @Test
+  void shouldRefuseAHelloAckWhoseReceiveDepthDisagreesWithItsCapabilities() {
+    byte[] frames = Frames.serverFrames(); // starts with a HELLO_ACK saying 256 receives
+    int body = FrameHeaderFlyweight.HEADER_LENGTH;
+    byte[] noCapability = frames.clone();
+    noCapability[body + HelloAckFlyweight.CAPABILITIES_OFFSET + 3] = 0; // the bit cleared
+    refusedFromServer(Reason.BAD_VALUE, noCapability);
+    byte[] zero = frames.clone();
+    zero[body + HelloAckFlyweight.RECEIVE_DEPTH_OFFSET] = 0;
+    zero[body + HelloAckFlyweight.RECEIVE_DEPTH_OFFSET + 1] = 0;
+    refusedFromServer(Reason.BAD_VALUE, zero);
+    byte[] reserved = frames.clone();
+    reserved[body + HelloAckFlyweight.RESERVED_OFFSET] = 1;
+    refusedFromServer(Reason.RESERVED_NOT_ZERO, reserved);
+  }
+
+  @Test
   void shouldRefuseMessagesFromTheWrongSide() {
     byte[] grant = Frames.serverFrames();
     ProtocolException e = refused(Reason.UNEXPECTED_TYPE, grant, Side.CLIENT);
@@ -341,7 +357,22 @@ class MalformedFrameTest {
     assertReason(Reason.BAD_VALUE, () -> p.hello(1, 1, 0, new byte[31], Frames.CLIENT_QP));
     assertReason(
         Reason.BAD_VALUE,
-        () -> p.helloAck(1, 1, 0, Frames.SERVER_KEY, new byte[8], Frames.SERVER_QP));
+        () -> p.helloAck(1, 1, 0, 0, Frames.SERVER_KEY, new byte[8], Frames.SERVER_QP));
+    // a receive depth exactly when the capability is shared, and then at least one
+    assertReason(
+        Reason.BAD_VALUE,
+        () ->
+            p.helloAck(
+                1,
+                1,
+                Capabilities.RECEIVE_DEPTH,
+                0,
+                Frames.SERVER_KEY,
+                Frames.SESSION_ID,
+                Frames.SERVER_QP));
+    assertReason(
+        Reason.BAD_VALUE,
+        () -> p.helloAck(1, 1, 0, 8, Frames.SERVER_KEY, Frames.SESSION_ID, Frames.SERVER_QP));
     assertReason(
         Reason.BAD_VALUE, () -> p.grant(1, 1, "kv", Operations.READ, 0, 1, 1, 0, 0, new byte[0]));
     assertReason(Reason.BAD_VALUE, () -> p.rekey(0, 0));

@@ -90,7 +90,8 @@ class ProtocolRoundTripTest {
     Frame f = r.read().expect(MessageType.HELLO_ACK);
     HelloAckFlyweight a = f.helloAck();
     assertEquals(1, a.version());
-    assertEquals(0, a.capabilities());
+    assertEquals(Capabilities.RECEIVE_DEPTH, a.capabilities());
+    assertEquals(256, a.receiveDepth());
     assertArrayEquals(SERVER_KEY, a.publicKey());
     assertArrayEquals(SESSION_ID, a.sessionId());
     assertEquals(SERVER_QP, a.connectionInfo());
