@@ -18,6 +18,7 @@ import io.srdma.verbs.WrOpcode;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -57,8 +58,7 @@ class ReceiverNotReadyWakeTest {
    * no wake-up behind on the SRQ, which outlives them: a peer cannot pile responders up there.
    */
   @Test
-  void shouldForgetTheWakeUpOfAResponderThatEndsWhileWaitingOnASharedReceiveQueue()
-      throws InterruptedException {
+  void shouldForgetTheWakeUpOfAResponderThatEndsWhileWaitingOnASharedReceiveQueue() {
     try (VerbsTestRig rig =
         VerbsTestRig.open(new DeviceOptions().rnrTimeout(Duration.ofMillis(200)))) {
       soft(rig);
@@ -75,17 +75,20 @@ class ReceiverNotReadyWakeTest {
               .remote(dst.address(), dst.rkey());
       wr.sgl().set(src, 0, SIZE);
       sender.postSend(wr);
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-      while (ring.wakeUpsWaiting() == 0 && System.nanoTime() < deadline) {
-        Thread.sleep(1);
-      }
+      awaitWakeUps(ring, 1);
       assertEquals(1, ring.wakeUpsWaiting(), "the waiting responder registered once");
       rig.expect(rig.cqA, WcStatus.RNR_RETRY_EXC_ERR, 1); // the budget ran out: it ended
       sender.close();
-      while (ring.wakeUpsWaiting() > 0 && System.nanoTime() < deadline) {
-        Thread.sleep(1);
-      }
+      awaitWakeUps(ring, 0);
       assertEquals(0, ring.wakeUpsWaiting(), "nothing left on the SRQ once the responder ended");
+    }
+  }
+
+  /** Waits (at most 10 s) until {@code ring} holds {@code count} wake-ups; the caller asserts. */
+  private static void awaitWakeUps(ReceiveQueue ring, int count) {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (ring.wakeUpsWaiting() != count && System.nanoTime() < deadline) {
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
     }
   }
 
