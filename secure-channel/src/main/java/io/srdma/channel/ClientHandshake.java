@@ -14,6 +14,7 @@ import io.srdma.keys.Role;
 import io.srdma.keys.TlsBinding;
 import io.srdma.keys.X25519KeyPair;
 import io.srdma.verbs.ConnectionInfo;
+import io.srdma.verbs.MemoryRegion;
 import io.srdma.verbs.QueuePair;
 import java.io.IOException;
 import java.security.SecureRandom;
@@ -24,8 +25,9 @@ import org.slf4j.LoggerFactory;
 /**
  * The client's side of the session handshake, inside the TLS connection: HELLO with the X25519 key
  * and the queue pair's connection information, HELLO_ACK, the key schedule bound to the TLS session
- * and both QP numbers, KEY_CONFIRM both ways, then the queue pair to RTS. Runs once on the
- * connecting thread, which waits (bounded) for each of the host's frames; not shared.
+ * and both QP numbers, CREDIT_WORD when the host returns receive credits, KEY_CONFIRM both ways,
+ * then the queue pair to RTS. Runs once on the connecting thread, which waits (bounded) for each of
+ * the host's frames; not shared.
  */
 final class ClientHandshake {
   // the client's logger: operators filter on it (and tests count its warnings)
@@ -40,19 +42,20 @@ final class ClientHandshake {
     Frame next() throws IOException;
   }
 
-  /** What the handshake established. */
   /**
-   * @param hostReceives the receives the host keeps posted for the session (at most that many
-   *     records in flight), or 0 when the host did not say (one before {@link
-   *     Capabilities#RECEIVE_DEPTH})
+   * What the handshake established.
+   *
+   * @param hostReceives the receives the host keeps posted for the session, or 0 when the host did
+   *     not say (one before {@link Capabilities#RECEIVE_DEPTH})
+   * @param credits whether the host returns receive credits into the client's credit word ({@link
+   *     Capabilities#RECEIVE_CREDITS})
    */
   record Established(
-      KeySchedule schedule, String sessionId, TlsBinding.Kind bindingKind, int hostReceives) {
-    /** Records to keep in flight with {@code stagingSlots}: no more than the host's receives. */
-    int window(int stagingSlots) {
-      return hostReceives > 0 ? Math.min(stagingSlots, hostReceives) : stagingSlots;
-    }
-  }
+      KeySchedule schedule,
+      String sessionId,
+      TlsBinding.Kind bindingKind,
+      int hostReceives,
+      boolean credits) {}
 
   private ClientHandshake() {}
 
@@ -84,6 +87,7 @@ final class ClientHandshake {
       Frames frames,
       ControlProxy proxy,
       QueuePair qp,
+      MemoryRegion creditWord,
       int requestId,
       HostResponderAddress responder)
       throws IOException {
@@ -127,8 +131,12 @@ final class ClientHandshake {
                 .responderQpn(hostInfo.qpn())
                 .establish();
       }
+      boolean credits = (shared & Capabilities.RECEIVE_CREDITS) != 0;
       try {
         try {
+          if (credits) {
+            proxy.creditWord(creditWord.address(), creditWord.rkey());
+          }
           proxy.keyConfirm(0, 0, schedule.current().confirmation());
         } catch (IOException e) {
           throw refusalOr(e, frames);
@@ -148,7 +156,7 @@ final class ClientHandshake {
         throw e;
       }
       return new Established(
-          schedule, HexFormat.of().formatHex(sessionIdBytes), kind, hostReceives);
+          schedule, HexFormat.of().formatHex(sessionIdBytes), kind, hostReceives, credits);
     }
   }
 

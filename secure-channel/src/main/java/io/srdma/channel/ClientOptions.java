@@ -150,10 +150,14 @@ public final class ClientOptions {
 
   /**
    * Records that may be in flight at once (registered staging slots, default {@value
-   * #DEFAULT_STAGING_SLOTS}), but never more than the receives the host keeps posted for the
-   * session (its {@code receiveDepth}, 256 by default, said in HELLO_ACK): each record holds one
-   * until the host opened it, and a write past them would wait for one (RNR: on {@code ibv} an RNR
-   * NAK timer of up to a quarter second). Fewer than asked is logged once at INFO.
+   * #DEFAULT_STAGING_SLOTS}). Each record also holds one of the receives the host keeps posted for
+   * the session (its {@code receiveDepth}, 256 by default, said in HELLO_ACK) until the host opened
+   * it and reposted the receive, which the host tells the client with receive credits: no more
+   * records are posted beyond the host's credit than its receive depth (a write past them would
+   * wait for a receive — RNR: on {@code ibv} an RNR NAK timer of up to a quarter second, and the
+   * session lost after the budget), and one post list holds at most {@code min(stagingSlots,
+   * receiveDepth - receiveDepth / 2 + 1)} records. A host without receive credits: no more records
+   * in flight than its receive depth, logged once at INFO where fewer than the slots.
    */
   public ClientOptions stagingSlots(int value) {
     stagingSlots = value;

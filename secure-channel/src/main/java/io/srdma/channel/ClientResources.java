@@ -14,9 +14,9 @@ import org.slf4j.LoggerFactory;
 /**
  * Device objects of one client on the process's shared device context: protection domain, a place
  * on one of the context's completion lanes (reserved before the queue pair is created on the lane's
- * queue), queue pair, staging and read registrations; closed in reverse, the lane left after the
- * queue pair is destroyed, the shared context given back last. Used by the connecting and the
- * closing thread only.
+ * queue), queue pair, staging, read and credit-word registrations; closed in reverse, the lane left
+ * after the queue pair is destroyed, the shared context given back last. Used by the connecting and
+ * the closing thread only.
  */
 final class ClientResources {
   private static final Logger LOG = LoggerFactory.getLogger(ClientResources.class);
@@ -30,6 +30,7 @@ final class ClientResources {
   private boolean joined;
   MemoryRegion staging;
   MemoryRegion read;
+  MemoryRegion credits; // the word the host writes receive credits into (CreditWord)
 
   void open(ClientOptions o) {
     context = SharedDeviceContext.acquire(o.provider(), o.device());
@@ -41,10 +42,16 @@ final class ClientResources {
     joined = true;
     CompletionQueue cq = lane.cq();
     qp = pd.createQueuePair(new QueuePairAttributes(cq, cq, sendDepth, 1, 1, 1));
-    qp.init(0);
+    // remote writes reach only the credit word: the one registration of this client's own
+    // protection domain that allows them
+    qp.init(AccessFlags.REMOTE_WRITE);
     int slotSize = o.maxRecordPayload() + SealedLayout.RECORD_OVERHEAD;
     staging = pd.registerMemory(stagingMemory(slots * slotSize), AccessFlags.LOCAL_WRITE);
     read = pd.registerMemory(ByteBuffer.allocateDirect(o.maxReadBytes()), AccessFlags.LOCAL_WRITE);
+    credits =
+        pd.registerMemory(
+            ByteBuffer.allocateDirect(CreditWord.BYTES),
+            AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
   }
 
   /**
@@ -85,7 +92,7 @@ final class ClientResources {
       joined = false;
       context.lanes().leave(lane, registeredQpn, laneNeed);
     }
-    for (AutoCloseable c : new AutoCloseable[] {staging, read, pd, context}) {
+    for (AutoCloseable c : new AutoCloseable[] {staging, read, credits, pd, context}) {
       close(c);
     }
   }

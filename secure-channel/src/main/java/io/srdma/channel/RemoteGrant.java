@@ -27,8 +27,9 @@ import java.util.concurrent.ScheduledFuture;
  *       block (the client's writer lock aside) and hand nothing to another thread: the caller seals
  *       into a registered staging slot and posts. They return a position (&gt; 0) or a {@link
  *       WriteResult} code; {@link WriteResult#BACK_PRESSURED} means every staging slot is in
- *       flight: poll ({@link SecureRdmaClient#pollCompletions()}) or idle, then try again.
- *       Completion: {@link SecureRdmaClient#completedPosition()} or a {@link
+ *       flight, or the host has not yet credited the receives the records need (receive credits,
+ *       {@link ClientOptions#stagingSlots}): poll ({@link SecureRdmaClient#pollCompletions()}) or
+ *       idle, then try again. Completion: {@link SecureRdmaClient#completedPosition()} or a {@link
  *       WriteCompletionHandler}.
  *   <li>{@link #write} and {@link #writeBlocking}: convenience. Any length (split into records),
  *       waiting up to the request timeout for slots, a {@link CompletionStage} per call; they

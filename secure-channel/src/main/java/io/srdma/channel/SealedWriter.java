@@ -27,6 +27,12 @@ import java.util.concurrent.locks.ReentrantLock;
  * R_Key, touches no memory and consumes no receive at the host), so every posted record completes
  * within one more round trip and {@link #completedPosition} always reaches {@link #postedPosition}.
  *
+ * <p>Room: a record holds a staging slot until it completes, and a receive of the host's until the
+ * host opened it and reposted the receive. Where the host returns receive credits ({@link
+ * CreditWord}) no more records are posted beyond its credit than its receive depth; where it does
+ * not, no more are in flight than that depth. Past it a write would wait for a receive (on an RNIC
+ * for the RNR NAK timer, and the session lost after the budget): {@code BACK_PRESSURED} instead.
+ *
  * <p>Thread-safe: writes of several threads are serialized by one lock held while sealing and
  * posting (released through {@link #unlock}, which runs a fence the polling thread could not);
  * {@link #onCompletion} is called by one polling thread at a time.
@@ -38,6 +44,9 @@ final class SealedWriter {
   private final ByteBuffer stagingBuffer;
   private final int slots;
   private final int window; // records in flight at most: slots, or the host's receives if fewer
+  private final CreditWord credits; // null: the host returns no credits
+  private final int receives; // with credits: records posted beyond the host's credit at most
+  private final int maxList; // records in one post list at most
   private final int slotSize;
   private final int maxPayload;
   private final RecordSealer sealer;
@@ -57,25 +66,43 @@ final class SealedWriter {
   private volatile long failedAt = Long.MAX_VALUE; // sequence of the first failed record
   private volatile WriteCompletionHandler handler;
 
+  /**
+   * A writer of {@code slots} staging slots to a host that keeps {@code hostReceives} receives
+   * posted for the session (0: not said) and, where {@code credits} is not null, returns receive
+   * credits into it.
+   */
   SealedWriter(
       SessionState state,
       QueuePair qp,
       MemoryRegion staging,
       int slots,
-      int window,
+      int hostReceives,
+      CreditWord credits,
       int maxPayload,
       SealingKeys keys,
       KeyEpochs epochs,
       int maxBatch) {
-    if (window < 1 || window > slots) {
-      throw new IllegalArgumentException("window " + window + " outside 1.." + slots);
+    if (slots < 1 || hostReceives < 0 || (credits != null && hostReceives < 1)) {
+      throw new IllegalArgumentException(
+          slots + " slots, " + hostReceives + " host receives, credits " + (credits != null));
+    }
+    this.credits = credits;
+    this.receives = hostReceives;
+    if (credits == null) {
+      this.window = hostReceives > 0 ? Math.min(slots, hostReceives) : slots;
+      this.maxList = window;
+    } else {
+      // The staging slots bound what is in flight, the host's receives what is posted beyond its
+      // credit; a post list stays within receives - every + 1 (every = the reposts a credit waits
+      // for), so a writer waiting for room always has a credit coming.
+      this.window = slots;
+      this.maxList = Math.min(slots, hostReceives - Math.max(1, hostReceives / 2) + 1);
     }
     this.state = state;
     this.qp = qp;
     this.staging = staging;
     this.stagingBuffer = staging.buffer();
     this.slots = slots;
-    this.window = window;
     this.maxPayload = maxPayload;
     this.slotSize = maxPayload + SealedLayout.RECORD_OVERHEAD;
     this.sealer = new RecordSealer(keys, maxPayload);
@@ -98,12 +125,20 @@ final class SealedWriter {
   }
 
   /**
-   * Records that can be in flight at once: the staging slots, or the receives the host keeps posted
-   * for the session where fewer (each record holds one until the host opened it; one past them
-   * would wait for a receive).
+   * Records that can be in flight (posted, not completed) at once: the staging slots; or, where the
+   * host returns no credits, the receives it keeps posted for the session if fewer (each record
+   * holds one until the host opened it; one past them would wait for a receive).
    */
   int window() {
     return window;
+  }
+
+  /**
+   * Most records in one post list: the window, or with credits {@code receives - receives / 2 + 1}
+   * (a list that needs more room than a credit frees could wait for ever).
+   */
+  int maxList() {
+    return maxList;
   }
 
   int maxPayload() {
@@ -188,7 +223,7 @@ final class SealedWriter {
       if (gone != 0) {
         return gone;
       }
-      if (posted - completed >= window) {
+      if (!hasRoom(1)) {
         return WriteResult.BACK_PRESSURED;
       }
       // Sealed straight from src (heap: from its array; else copied once into the sealer's):
@@ -220,10 +255,10 @@ final class SealedWriter {
         return refused;
       }
       int records = runs.count();
-      if (records > window) {
+      if (records > maxList) {
         return WriteResult.INVALID_ARGUMENT;
       }
-      if (posted - completed > window - records) {
+      if (!hasRoom(records)) {
         return WriteResult.BACK_PRESSURED;
       }
       long sealed = runs.sealEach(batch, g.target(), this);
@@ -306,8 +341,13 @@ final class SealedWriter {
     }
   }
 
+  /**
+   * Whether {@code records} more can be posted now: staging slots free, and with credits as many
+   * receives at the host; the caller holds the lock.
+   */
   boolean hasRoom(int records) {
-    return posted - completed <= window - records;
+    return posted - completed <= window - records
+        && (credits == null || posted - credits.credited(posted) <= receives - records);
   }
 
   /**

@@ -119,6 +119,7 @@ public final class SecureRdmaClient implements AutoCloseable {
             () -> connection.awaitFrame(wait),
             proxy,
             r.qp,
+            r.credits,
             requestIds.getAndIncrement(),
             new HostResponderAddress(
                 r.providerName(), o.allowedResponderAddresses(), connection.remoteAddress()));
@@ -136,26 +137,27 @@ public final class SecureRdmaClient implements AutoCloseable {
             runtime.timer(),
             runtime::execute,
             o.requestTimeout());
-    int window = e.window(o.stagingSlots());
-    if (window < o.stagingSlots()) {
-      LOG.info(
-          "{}: at most {} records in flight, the receives the host keeps posted for the session"
-              + " (stagingSlots {}: writes past them would wait for a receive)",
-          name,
-          window,
-          o.stagingSlots());
-    }
     this.writer =
         new SealedWriter(
             state,
             r.qp,
             r.staging,
             o.stagingSlots(),
-            window,
+            e.hostReceives(),
+            e.credits() ? new CreditWord(r.credits.buffer()) : null,
             o.maxRecordPayload(),
             sealing,
             epochs,
             4096);
+    if (writer.window() < o.stagingSlots()) {
+      LOG.info(
+          "{}: at most {} records in flight, the receives the host keeps posted for the session"
+              + " (stagingSlots {}: writes past them would wait for a receive; this host returns no"
+              + " receive credits)",
+          name,
+          writer.window(),
+          o.stagingSlots());
+    }
     AtomicInteger n = new AtomicInteger();
     this.sealingPool =
         o.sealingThreads() == 0

@@ -12,7 +12,10 @@ package io.srdma.channel;
  * <p>Thread safety: constants and static methods only, usable from any thread. Buffers: none.
  */
 public final class WriteResult {
-  /** No staging slot is free: completions must free one first; try again (nothing posted). */
+  /**
+   * No staging slot is free (completions must free one first), or the host has no receive credited
+   * for the record (its opener must catch up first); try again (nothing posted).
+   */
   public static final long BACK_PRESSURED = -1;
 
   /** The grant does not allow WRITE. */

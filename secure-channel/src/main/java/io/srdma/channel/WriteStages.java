@@ -69,7 +69,7 @@ final class WriteStages {
       return CompletableFuture.failedFuture(gone);
     }
     CompletableFuture<Void> done = new CompletableFuture<>();
-    int batch = Math.max(1, Math.min(records, writer.window() / 2));
+    int batch = Math.max(1, Math.min(records, Math.min(writer.maxList(), writer.window() / 2)));
     long deadline = System.nanoTime() + timeout.toNanos();
     for (int first = 0; first < records; first += batch) {
       int count = Math.min(batch, records - first);

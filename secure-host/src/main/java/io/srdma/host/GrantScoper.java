@@ -18,7 +18,6 @@ import io.srdma.verbs.MemoryWindow;
 import io.srdma.verbs.SendWorkRequest;
 import io.srdma.verbs.VerbsException;
 import io.srdma.verbs.WcStatus;
-import io.srdma.verbs.WorkCompletion;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -46,11 +45,11 @@ final class GrantScoper {
 
   private final HostSession s;
   private final HostContext ctx;
-  private final Object sendLock = new Object();
 
   /**
-   * The work-request id of the last BIND or LOCAL_INV (guarded by sendLock): each gets its own, so
-   * a completion that arrives after its wait timed out is never taken for a later one's.
+   * The work-request id of the last BIND or LOCAL_INV (guarded by the session's send queue lock):
+   * each gets its own, so a completion that arrives after its wait timed out is never taken for a
+   * later one's.
    */
   private long lastWrId;
 
@@ -61,8 +60,6 @@ final class GrantScoper {
    * than only that its session closed.
    */
   private final Object noticeLock = new Object();
-
-  private final WorkCompletion[] sendCompletion = {new WorkCompletion()};
 
   private final GrantRequestBudget budget = new GrantRequestBudget(System.nanoTime());
 
@@ -271,13 +268,17 @@ final class GrantScoper {
     long address = hosted.registration().address() + live.offset();
     try {
       WcStatus status;
-      synchronized (sendLock) {
+      SessionSendQueue sq = s.sendQueue;
+      sq.lock();
+      try {
         long wrId = ++lastWrId;
         s.qp.postSend(
             new SendWorkRequest(1)
                 .wrId(wrId)
                 .bind(window, hosted.registration(), address, live.length(), rights));
-        status = awaitSend(wrId);
+        status = sq.await(wrId, ctx.options().requestTimeout());
+      } finally {
+        sq.unlock();
       }
       if (status != WcStatus.SUCCESS) {
         throw new VerbsException(
@@ -288,21 +289,6 @@ final class GrantScoper {
       throw e;
     }
     return new HostGrant(id, slot, live, hosted, s, window, null, address, window.rkey());
-  }
-
-  /** Waits (bounded) for the send completion of {@code wrId}; caller holds sendLock. */
-  private WcStatus awaitSend(long wrId) {
-    long deadline = System.nanoTime() + ctx.options().requestTimeout().toNanos();
-    while (true) {
-      long left = deadline - System.nanoTime();
-      if (left <= 0) {
-        return null;
-      }
-      int n = s.sendCq.await(sendCompletion, Duration.ofNanos(left));
-      if (n == 1 && sendCompletion[0].wrId() == wrId) {
-        return sendCompletion[0].status();
-      }
-    }
   }
 
   /**
@@ -338,18 +324,19 @@ final class GrantScoper {
     }
     try {
       if (g.window != null) {
-        synchronized (sendLock) {
-          try {
-            if (!s.qpFailed) {
-              long wrId = ++lastWrId;
-              s.qp.postSend(new SendWorkRequest(1).wrId(wrId).localInvalidate(g.rkey));
-              awaitSend(wrId);
-            }
-          } catch (VerbsException e) {
-            LOG.debug("LOCAL_INV of grant {}: {}", g.id, e.getMessage());
-          } finally {
-            g.window.close();
+        SessionSendQueue sq = s.sendQueue;
+        sq.lock();
+        try {
+          if (!s.qpFailed) {
+            long wrId = ++lastWrId;
+            s.qp.postSend(new SendWorkRequest(1).wrId(wrId).localInvalidate(g.rkey));
+            sq.await(wrId, ctx.options().requestTimeout());
           }
+        } catch (VerbsException e) {
+          LOG.debug("LOCAL_INV of grant {}: {}", g.id, e.getMessage());
+        } finally {
+          g.window.close();
+          sq.unlock();
         }
       } else {
         g.scopedRegion.close();

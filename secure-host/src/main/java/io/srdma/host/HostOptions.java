@@ -240,8 +240,10 @@ public final class HostOptions {
 
   /**
    * Receive work requests kept posted per session for write notifications (default 256, 1..4096):
-   * every sealed record a client writes takes one until the host opened it, so each client is told
-   * this number in HELLO_ACK and keeps no more records in flight (one past them would wait for a
+   * every sealed record a client writes takes one until the host opened it and reposted it, so each
+   * client is told this number in HELLO_ACK and the host returns receive credits (the count of
+   * receives reposted, written into a word of the client's every {@code receiveDepth / 2}): a
+   * client posts no more records beyond the last credit than this (one past them would wait for a
    * receive: the transport's RNR retry). Lowered, with a warning in the log at start, where {@code
    * maxSessions} of them would not fit the device's completion queues (2^18 completions at most) or
    * its queue pairs.

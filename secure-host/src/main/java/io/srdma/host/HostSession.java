@@ -107,6 +107,8 @@ final class HostSession {
   String refusalDetail;
   HostTables.TenantDomain domain;
   CompletionQueue sendCq;
+  volatile SessionSendQueue sendQueue;
+  ReceiveCredits credits; // null: the client takes none
   OpenerThread opener;
   boolean quotaHeld;
   AuthenticatedPeer peer;
@@ -321,6 +323,9 @@ final class HostSession {
         }
         case KEY_CONFIRM -> {
           inTime();
+          if (handshake.creditWord(f)) {
+            continue; // where the client takes receive credits; its KEY_CONFIRM comes next
+          }
           handshake.confirm(f);
           phase = Phase.CONNECTING;
           // the connect waits for the responder the peer named: never on a worker
@@ -575,6 +580,9 @@ final class HostSession {
     }
     if (opener != null) {
       ctx.openers().release(opener); // after its queue pair closed: nothing more reports to it
+    }
+    if (credits != null) {
+      credits.close(); // after its queue pair closed: no credit write reads it any more
     }
     if (sendCq != null) {
       sendCq.close();

@@ -6,6 +6,7 @@ import io.srdma.verbs.WorkCompletion;
 import io.srdma.verbs.internal.QpnTable;
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
@@ -28,7 +29,9 @@ import org.slf4j.LoggerFactory;
  * 2 vCPUs, 6 % less CPU per 64 B message, docs/performance.md session 24); otherwise it goes
  * straight to the wait (whose own back-off spins and yields briefly before it parks), leaving the
  * core to the threads that produce its work. While a {@link #drain} waits it polls without waiting,
- * so a drain of an idle opener takes at most one {@link #PARK}.
+ * so a drain of an idle opener takes at most one {@link #PARK}. A receive credit that could not be
+ * written when it fell due ({@link ReceiveCredits}) is tried again after every poll, and an opener
+ * that owes one waits at most {@link #OWED_WAIT} at a time.
  *
  * <p>{@link #attach}, {@link #detach}, {@link #drain} and {@link #stop} are thread-safe; the rest
  * runs on the opener thread.
@@ -54,6 +57,9 @@ final class OpenerThread implements Runnable {
    */
   static final Duration PARK = Duration.ofMillis(10);
 
+  /** Longest single wait of an opener that owes a receive credit it could not write yet. */
+  static final Duration OWED_WAIT = Duration.ofNanos(100_000);
+
   private final CompletionQueue queue;
   private final Thread thread;
   private volatile QpnTable<RecordReceiver> byQpn = QpnTable.empty(); // copy on write
@@ -66,6 +72,8 @@ final class OpenerThread implements Runnable {
   private final AtomicLong drained = new AtomicLong();
   private final AtomicInteger drainWaiters = new AtomicInteger();
   private final Object drainLock = new Object();
+  private RecordReceiver[] owing = new RecordReceiver[4]; // credits owed, not written yet
+  private int owingCount;
 
   /** Sessions assigned (guarded by the pool). */
   int load;
@@ -131,7 +139,7 @@ final class OpenerThread implements Runnable {
         n =
             spinning || drainWaiters.get() > 0
                 ? queue.poll(completions)
-                : queue.await(completions, PARK);
+                : queue.await(completions, owingCount > 0 ? OWED_WAIT : PARK);
       } catch (RuntimeException e) {
         if (!stopped) {
           LOG.error("{}: completion queue failed", thread.getName(), e);
@@ -152,6 +160,9 @@ final class OpenerThread implements Runnable {
             LOG.error("{}: opening a record failed", thread.getName(), e);
           }
         }
+      }
+      if (owingCount > 0) {
+        flushOwed();
       }
       if (n > 0) {
         empty = 0;
@@ -175,6 +186,34 @@ final class OpenerThread implements Runnable {
         }
       }
     }
+  }
+
+  /** The opener thread: {@code r} owes a credit it could not write; tried after every poll. */
+  void owe(RecordReceiver r) {
+    if (owingCount == owing.length) {
+      owing = Arrays.copyOf(owing, 2 * owing.length);
+    }
+    owing[owingCount++] = r;
+  }
+
+  private void flushOwed() {
+    int kept = 0;
+    for (int i = 0; i < owingCount; i++) {
+      RecordReceiver r = owing[i];
+      owing[i] = null;
+      boolean done;
+      try {
+        done = r.flushCredits();
+      } catch (RuntimeException e) {
+        LOG.error("{}: writing a receive credit failed", thread.getName(), e);
+        r.owing = false;
+        done = true;
+      }
+      if (!done) {
+        owing[kept++] = r;
+      }
+    }
+    owingCount = kept;
   }
 
   /**

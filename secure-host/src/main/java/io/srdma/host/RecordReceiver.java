@@ -18,8 +18,9 @@ import org.slf4j.LoggerFactory;
 /**
  * One session's receive path: a receive completion of its queue pair → the grant its slot names →
  * the record opened with the session's {@link RecordOpener} (replay window per session and epoch) →
- * the region's {@link RecordListener}. Confined to the session's {@link OpenerThread}, except
- * {@link #recordsIn} and {@link #bytesIn}.
+ * the region's {@link RecordListener}; each receive reposted, and counted to the session's {@link
+ * ReceiveCredits} where the client takes them. Confined to the session's {@link OpenerThread},
+ * except {@link #recordsIn} and {@link #bytesIn}.
  */
 final class RecordReceiver {
   private static final Logger LOG = LoggerFactory.getLogger(RecordReceiver.class);
@@ -29,12 +30,22 @@ final class RecordReceiver {
   private final RecordOpener opener;
   private final KeySchedule schedule;
   private final QueuePair qp;
+  private final ReceiveCredits credits; // null: the client takes none
   private final ReceiveWorkRequest receive = new ReceiveWorkRequest(1);
   private final AtomicLong recordsIn = new AtomicLong();
   private final AtomicLong bytesIn = new AtomicLong();
 
-  RecordReceiver(HostSession session, RecordOpener opener, KeySchedule schedule, QueuePair qp) {
+  /** Whether a credit is owed that could not be written yet (the opener thread's). */
+  boolean owing;
+
+  RecordReceiver(
+      HostSession session,
+      RecordOpener opener,
+      KeySchedule schedule,
+      QueuePair qp,
+      ReceiveCredits credits) {
     this.s = session;
+    this.credits = credits;
     this.counters = session.ctx.counters();
     this.opener = opener;
     this.schedule = schedule;
@@ -151,8 +162,26 @@ final class RecordReceiver {
         qp.postReceive(receive.wrId(wrId));
       } catch (VerbsException e) {
         LOG.debug("repost on session {}: {}", s.hexId, e.getMessage());
+        return;
+      }
+      if (credits != null && !credits.reposted() && !owing) {
+        owing = true;
+        s.opener.owe(this);
       }
     }
+  }
+
+  /**
+   * The opener thread, again: writes the credit owed.
+   *
+   * @return true when none is owed any more (or the session is over)
+   */
+  boolean flushCredits() {
+    if (s.ended.get() || s.qpFailed || credits.flush()) {
+      owing = false;
+      return true;
+    }
+    return false;
   }
 
   /**

@@ -2,6 +2,7 @@ package io.srdma.host;
 
 import io.srdma.channel.protocol.Capabilities;
 import io.srdma.channel.protocol.ControlProxy;
+import io.srdma.channel.protocol.CreditWordFlyweight;
 import io.srdma.channel.protocol.ErrorCode;
 import io.srdma.channel.protocol.Frame;
 import io.srdma.channel.protocol.FrameWriter;
@@ -42,6 +43,10 @@ final class SessionHandshake {
   private final HostSession s;
   private final HostContext ctx;
   private ConnectionInfo clientInfo; // from HELLO, for KEY_CONFIRM
+  private boolean creditsChosen; // RECEIVE_CREDITS shared in HELLO_ACK
+  private boolean creditWordSeen; // the client's CREDIT_WORD came: its address and rkey
+  private long creditAddress;
+  private int creditRkey;
 
   SessionHandshake(HostSession session) {
     this.s = session;
@@ -106,6 +111,7 @@ final class SessionHandshake {
     byte[] clientKey = hello.publicKey();
     int shared = Capabilities.shared(hello.capabilities());
     s.domain = ctx.tables().domain(s.tenant);
+    creditsChosen = (shared & Capabilities.RECEIVE_CREDITS) != 0;
     s.sendCq = ctx.device().createCompletionQueue(16);
     // one session, one opener: every receive of this queue pair completes on its queue
     s.opener = ctx.openers().assign();
@@ -114,6 +120,7 @@ final class SessionHandshake {
         s.domain.pd.createQueuePair(
             new QueuePairAttributes(s.sendCq, s.opener.queue(), 16, depth, 1, 1));
     s.qp = qp;
+    s.sendQueue = new SessionSendQueue(s.sendCq);
     qp.init(AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ);
     ReceiveWorkRequest receive = new ReceiveWorkRequest(1);
     for (int i = 0; i < depth; i++) {
@@ -149,6 +156,31 @@ final class SessionHandshake {
   }
 
   /**
+   * CREDIT_WORD, between HELLO_ACK and the client's KEY_CONFIRM when receive credits were chosen:
+   * where the host writes them.
+   *
+   * @return false when {@code f} is another frame (for {@link #confirm})
+   * @throws ProtocolException a CREDIT_WORD the host did not ask for, or a second one
+   */
+  boolean creditWord(Frame f) {
+    if (f.type() != MessageType.CREDIT_WORD) {
+      return false;
+    }
+    if (!creditsChosen || creditWordSeen) {
+      throw new ProtocolException(
+          ProtocolException.Reason.UNEXPECTED_TYPE,
+          creditsChosen
+              ? "a second CREDIT_WORD"
+              : "CREDIT_WORD without RECEIVE_CREDITS chosen in HELLO_ACK");
+    }
+    CreditWordFlyweight word = f.creditWord(); // validated: 4-byte aligned
+    creditAddress = word.address();
+    creditRkey = word.rkey();
+    creditWordSeen = true;
+    return true;
+  }
+
+  /**
    * KEY_CONFIRM: checks the peer's confirmation and readies the queue pair to receive; the session
    * then connects it ({@link QueuePair#readyToSend}, on the host's {@link QueuePairConnector}: on
    * the soft provider a TCP connect to the responder the peer named) and calls {@link
@@ -156,6 +188,11 @@ final class SessionHandshake {
    */
   void confirm(Frame confirm) throws IOException {
     confirm.expect(MessageType.KEY_CONFIRM);
+    if (creditsChosen && !creditWordSeen) {
+      throw new ProtocolException(
+          ProtocolException.Reason.UNEXPECTED_TYPE,
+          "KEY_CONFIRM before CREDIT_WORD (RECEIVE_CREDITS was chosen in HELLO_ACK)");
+    }
     KeySchedule schedule = s.schedule;
     QueuePair qp = s.qp;
     if (confirm.keyConfirm().epoch() != 0) {
@@ -163,13 +200,19 @@ final class SessionHandshake {
           ProtocolException.Reason.BAD_VALUE, "first key confirmation must be for epoch 0");
     }
     schedule.current().verifyPeerConfirmation(confirm.keyConfirm().confirmation());
+    if (creditWordSeen) {
+      s.credits =
+          new ReceiveCredits(
+              s.domain.pd, qp, s.sendQueue, creditAddress, creditRkey, ctx.receiveDepth());
+    }
     RecordReceiver receiver =
         new RecordReceiver(
             s,
             RecordOpener.forSchedule(
                 schedule, ctx.options().maxRecordPayload(), s.opener.workspace()),
             schedule,
-            qp);
+            qp,
+            s.credits);
     s.receiver = receiver;
     s.opener.attach(qp.qpn(), receiver);
     qp.readyToReceive(clientInfo);

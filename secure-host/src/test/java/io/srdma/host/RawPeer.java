@@ -1,6 +1,7 @@
 package io.srdma.host;
 
 import io.srdma.channel.protocol.ControlProxy;
+import io.srdma.channel.protocol.Frame;
 import io.srdma.channel.protocol.FrameReader;
 import io.srdma.channel.protocol.FrameWriter;
 import io.srdma.channel.protocol.MessageType;
@@ -38,7 +39,28 @@ final class RawPeer implements AutoCloseable {
   private final CompletionQueue cq;
   private final QueuePair qp;
 
+  /**
+   * The host's ERROR text when it refused the handshake ({@link #RawPeer(ChannelRig, String,
+   * String, int, Step)}), else null.
+   */
+  final String refusal;
+
+  /** A step of the handshake, on the peer's control connection. */
+  interface Step {
+    void run(ControlProxy proxy) throws IOException;
+  }
+
   RawPeer(ChannelRig rig, String tenant, String peerName) throws IOException {
+    this(rig, tenant, peerName, 0, p -> {});
+  }
+
+  /**
+   * A session whose HELLO announces {@code capabilities} and which runs {@code beforeConfirm} just
+   * before its KEY_CONFIRM; when the host answers that with ERROR, {@link #refusal} is its text and
+   * the queue pair is not connected.
+   */
+  RawPeer(ChannelRig rig, String tenant, String peerName, int capabilities, Step beforeConfirm)
+      throws IOException {
     context = RdmaProviders.firstDevice(ChannelRig.PROVIDER).open(new DeviceOptions());
     pd = context.allocateProtectionDomain();
     cq = context.createCompletionQueue(16);
@@ -52,7 +74,7 @@ final class RawPeer implements AutoCloseable {
     reader = new FrameReader(socket.getInputStream(), Side.SERVER);
     proxy = new ControlProxy(new FrameWriter(socket.getOutputStream()));
     try (X25519KeyPair local = X25519KeyPair.generate(new SecureRandom())) {
-      proxy.hello(1, 1, 0, local.publicKey(), qp.localInfo());
+      proxy.hello(1, 1, capabilities, local.publicKey(), qp.localInfo());
       var ack = reader.read().expect(MessageType.HELLO_ACK).helloAck();
       // the reader reuses its buffer: copy what the next read would overwrite
       ConnectionInfo hostInfo = ack.connectionInfo();
@@ -67,8 +89,15 @@ final class RawPeer implements AutoCloseable {
                   .initiatorQpn(qp.qpn())
                   .responderQpn(hostInfo.qpn())
                   .establish()) {
+        beforeConfirm.run(proxy);
         proxy.keyConfirm(0, 0, schedule.current().confirmation());
-        reader.read().expect(MessageType.KEY_CONFIRM);
+        Frame answer = reader.read();
+        if (answer.type() == MessageType.ERROR) {
+          refusal = answer.error().text();
+          return;
+        }
+        answer.expect(MessageType.KEY_CONFIRM);
+        refusal = null;
         qp.readyToReceive(hostInfo);
         qp.readyToSend();
       }

@@ -56,15 +56,16 @@ class ReloadRevocationTest {
     rig = new ChannelRig(dir);
     SecureRdmaClient acme = rig.client("acme", "trainer-1");
     HostSession session = sessionOf(acme);
-    Object sendLock = field(GrantScoper.class, "sendLock", session.grants);
+    SessionSendQueue sendQueue = session.sendQueue;
     GrantAuthority authority = (GrantAuthority) field(RegionHost.class, "authority", rig.host);
     Policy strict = samplePolicyWith("max-bytes-per-grant: 16MiB", "max-bytes-per-grant: 1KiB");
 
     CompletableFuture<RemoteGrant> pending = new CompletableFuture<>();
     ReloadResult r;
-    // the scoper's send lock held: the request is decided and recorded by the policy, then waits
-    // in scope() for its BIND, as behind a slow device
-    synchronized (sendLock) {
+    // the session's send queue lock held: the request is decided and recorded by the policy, then
+    // waits in scope() for its BIND, as behind a slow device
+    sendQueue.lock();
+    try {
       Thread t =
           new Thread(
               () -> {
@@ -81,6 +82,8 @@ class ReloadRevocationTest {
       t.start();
       ChannelRig.await(() -> authority.liveGrants().size() == 1, "decided by the policy");
       r = rig.host.reloadPolicy(strict, "operator");
+    } finally {
+      sendQueue.unlock();
     }
     assertEquals(1, r.forbidden().size(), "the reload found the 4 KiB grant forbidden");
     long before = ChannelRig.checksum(rig.acmeKv);

@@ -23,23 +23,40 @@ public final class Capabilities {
    */
   public static final int RECEIVE_DEPTH = 2;
 
+  /**
+   * Bit 2: the host returns receive credits. The client sends {@link MessageType#CREDIT_WORD} (a
+   * 4-byte word it registered, remote-writable) before its KEY_CONFIRM, and the host RDMA-WRITEs
+   * there the low 32 bits of the count of the session's receives it has reposted; the client keeps
+   * no more than {@link HelloAckFlyweight#receiveDepth()} records posted beyond that count, instead
+   * of capping records in flight by its write completions (which come back before the host
+   * reposted). Counts only together with {@link #RECEIVE_DEPTH}: {@link #shared} never chooses it
+   * alone and {@link #checkAnswer} refuses an answer that does. Both ends of this version set it.
+   */
+  public static final int RECEIVE_CREDITS = 4;
+
   private Capabilities() {}
 
   /** What this side supports. */
   public static int local() {
-    return RECEIVE_DEPTH | (TlsBinding.exporterAvailable() ? TLS_EXPORTER : 0);
+    return RECEIVE_DEPTH | RECEIVE_CREDITS | (TlsBinding.exporterAvailable() ? TLS_EXPORTER : 0);
   }
 
-  /** The host's answer to a client's announced bits: those both support. */
+  /**
+   * The host's answer to a client's announced bits: those both support, without {@link
+   * #RECEIVE_CREDITS} unless {@link #RECEIVE_DEPTH} is among them (credits are counted against the
+   * depth).
+   */
   public static int shared(int announced) {
-    return announced & local();
+    int both = announced & local();
+    return (both & RECEIVE_DEPTH) != 0 ? both : both & ~RECEIVE_CREDITS;
   }
 
   /**
    * Checks the host's answer against what this client announced.
    *
+   * @return {@code answer}
    * @throws ProtocolException {@link ProtocolException.Reason#BAD_VALUE} if the host chose a bit
-   *     the client did not announce
+   *     the client did not announce, or {@link #RECEIVE_CREDITS} without {@link #RECEIVE_DEPTH}
    */
   public static int checkAnswer(int announced, int answer) {
     if ((answer & ~announced) != 0) {
@@ -49,6 +66,15 @@ public final class Capabilities {
               + Integer.toHexString(answer)
               + " beyond those announced, 0x"
               + Integer.toHexString(announced));
+    }
+    if ((answer & RECEIVE_CREDITS) != 0 && (answer & RECEIVE_DEPTH) == 0) {
+      throw new ProtocolException(
+          ProtocolException.Reason.BAD_VALUE,
+          "host chose RECEIVE_CREDITS (0x"
+              + Integer.toHexString(RECEIVE_CREDITS)
+              + ") without RECEIVE_DEPTH (0x"
+              + Integer.toHexString(RECEIVE_DEPTH)
+              + ")");
     }
     return answer;
   }

@@ -14,6 +14,7 @@ public final class ControlProxy {
   private final HelloFlyweight hello = new HelloFlyweight();
   private final HelloAckFlyweight helloAck = new HelloAckFlyweight();
   private final KeyConfirmFlyweight keyConfirm = new KeyConfirmFlyweight();
+  private final CreditWordFlyweight creditWord = new CreditWordFlyweight();
   private final GrantRequestFlyweight grantRequest = new GrantRequestFlyweight();
   private final GrantFlyweight grant = new GrantFlyweight();
   private final GrantDeniedFlyweight grantDenied = new GrantDeniedFlyweight();
@@ -69,6 +70,15 @@ public final class ControlProxy {
         MessageType.KEY_CONFIRM,
         requestId,
         (b, o, c) -> keyConfirm.wrap(b, o, c).encode(epoch, confirmation));
+  }
+
+  /**
+   * Sends CREDIT_WORD (client, request id 0): where the host writes receive credits. See {@link
+   * CreditWordFlyweight#encode}.
+   */
+  public synchronized void creditWord(long address, int rkey) throws IOException {
+    writer.write(
+        MessageType.CREDIT_WORD, 0, (b, o, c) -> creditWord.wrap(b, o, c).encode(address, rkey));
   }
 
   /** Sends GRANT_REQUEST (client). See {@link GrantRequestFlyweight#encode}. */

@@ -16,6 +16,7 @@ public final class Frame {
   private final HelloFlyweight hello = new HelloFlyweight();
   private final HelloAckFlyweight helloAck = new HelloAckFlyweight();
   private final KeyConfirmFlyweight keyConfirm = new KeyConfirmFlyweight();
+  private final CreditWordFlyweight creditWord = new CreditWordFlyweight();
   private final GrantRequestFlyweight grantRequest = new GrantRequestFlyweight();
   private final GrantFlyweight grant = new GrantFlyweight();
   private final GrantDeniedFlyweight grantDenied = new GrantDeniedFlyweight();
@@ -42,6 +43,7 @@ public final class Frame {
       case HELLO -> hello().validate();
       case HELLO_ACK -> helloAck().validate();
       case KEY_CONFIRM -> keyConfirm().validate();
+      case CREDIT_WORD -> creditWord().validate();
       case GRANT_REQUEST -> grantRequest().validate();
       case GRANT -> grant().validate();
       case GRANT_DENIED -> grantDenied().validate();
@@ -115,6 +117,11 @@ public final class Frame {
   /** The KEY_CONFIRM body. */
   public KeyConfirmFlyweight keyConfirm() {
     return keyConfirm.wrap(body(MessageType.KEY_CONFIRM), HEADER_LENGTH, bodyLength);
+  }
+
+  /** The CREDIT_WORD body. */
+  public CreditWordFlyweight creditWord() {
+    return creditWord.wrap(body(MessageType.CREDIT_WORD), HEADER_LENGTH, bodyLength);
   }
 
   /** The GRANT_REQUEST body. */

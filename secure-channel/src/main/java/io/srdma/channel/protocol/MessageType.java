@@ -13,6 +13,11 @@ public enum MessageType {
   HELLO_ACK(0x02, false, true, true, HelloAckFlyweight.MIN_LENGTH, HelloAckFlyweight.MAX_LENGTH),
   /** Key confirmation value for an epoch, each way. */
   KEY_CONFIRM(0x03, true, true, false, KeyConfirmFlyweight.LENGTH, KeyConfirmFlyweight.LENGTH),
+  /**
+   * Where the host writes receive credits: sent by the client once, between HELLO_ACK and its
+   * KEY_CONFIRM, iff {@link Capabilities#RECEIVE_CREDITS} was chosen.
+   */
+  CREDIT_WORD(0x04, true, false, false, CreditWordFlyweight.LENGTH, CreditWordFlyweight.LENGTH),
   /** Ask for a grant. A request. */
   GRANT_REQUEST(
       0x10, true, false, true, GrantRequestFlyweight.MIN_LENGTH, GrantRequestFlyweight.MAX_LENGTH),

@@ -2,17 +2,52 @@ package io.srdma.channel.protocol;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.srdma.keys.TlsBinding;
 import org.junit.jupiter.api.Test;
 
 class CapabilitiesTest {
   @Test
-  void shouldAnnounceTheExporterExactlyWhenTheRuntimeHasItAndTheReceiveDepthAlways() {
+  void shouldAnnounceTheExporterExactlyWhenTheRuntimeHasItAndReceiveDepthAndCreditsAlways() {
     assertEquals(
         (TlsBinding.exporterAvailable() ? Capabilities.TLS_EXPORTER : 0)
-            | Capabilities.RECEIVE_DEPTH,
+            | Capabilities.RECEIVE_DEPTH
+            | Capabilities.RECEIVE_CREDITS,
         Capabilities.local());
+    assertEquals(4, Capabilities.RECEIVE_CREDITS);
+  }
+
+  @Test
+  void shouldShareReceiveCreditsOnlyTogetherWithTheReceiveDepth() {
+    int both = Capabilities.RECEIVE_DEPTH | Capabilities.RECEIVE_CREDITS;
+    assertEquals(both, Capabilities.shared(both) & both);
+    // a client of session 26 announces the depth alone: no credits
+    assertEquals(
+        Capabilities.RECEIVE_DEPTH, Capabilities.shared(Capabilities.RECEIVE_DEPTH) & both);
+    // credits without the depth they count against are dropped
+    assertEquals(0, Capabilities.shared(Capabilities.RECEIVE_CREDITS) & both);
+    assertEquals(
+        0,
+        Capabilities.shared(Capabilities.RECEIVE_CREDITS | Capabilities.TLS_EXPORTER)
+            & Capabilities.RECEIVE_CREDITS);
+  }
+
+  @Test
+  void shouldRefuseAHostAnswerWithCreditsButWithoutTheDepth() {
+    int announced = Capabilities.local();
+    ProtocolException e =
+        assertThrows(
+            ProtocolException.class,
+            () -> Capabilities.checkAnswer(announced, Capabilities.RECEIVE_CREDITS));
+    assertEquals(ProtocolException.Reason.BAD_VALUE, e.reason());
+    assertTrue(e.getMessage().contains("RECEIVE_CREDITS"), e.getMessage());
+    assertTrue(e.getMessage().contains("RECEIVE_DEPTH"), e.getMessage());
+    int both = Capabilities.RECEIVE_DEPTH | Capabilities.RECEIVE_CREDITS;
+    assertEquals(both, Capabilities.checkAnswer(announced, both));
+    assertEquals(
+        Capabilities.RECEIVE_DEPTH,
+        Capabilities.checkAnswer(announced, Capabilities.RECEIVE_DEPTH));
   }
 
   @Test

@@ -23,6 +23,8 @@ public final class Frames {
   static final byte[] SESSION_ID = filled(16, 0x33);
   static final byte[] CONFIRM = filled(32, 0x44);
   static final byte[] REGION_KEY = filled(40, 0x55);
+  static final long CREDIT_ADDRESS = 0xffff_8000_0012_3450L; // high bit set: a u64, not an i64
+  static final int CREDIT_RKEY = 0xcafe_f00d;
 
   private Frames() {}
 
@@ -48,6 +50,7 @@ public final class Frames {
     return written(
         p -> {
           p.hello(1, 1, 0, CLIENT_KEY, CLIENT_QP);
+          p.creditWord(CREDIT_ADDRESS, CREDIT_RKEY);
           p.keyConfirm(0, 0, CONFIRM);
           p.grantRequest(2, "kvcache", Operations.ALL, 4096, 65536, 30_000);
           p.release(3, 42);
@@ -143,6 +146,10 @@ public final class Frames {
       case KEY_CONFIRM -> {
         f.keyConfirm().epoch();
         f.keyConfirm().confirmation();
+      }
+      case CREDIT_WORD -> {
+        f.creditWord().address();
+        f.creditWord().rkey();
       }
       case GRANT_REQUEST -> {
         GrantRequestFlyweight r = f.grantRequest();

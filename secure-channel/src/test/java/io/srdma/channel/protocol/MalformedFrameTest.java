@@ -97,7 +97,7 @@ class MalformedFrameTest {
 
   @Test
   void shouldRefuseAnUnknownType() {
-    for (int type : new int[] {0x00, 0x04, 0x15, 0x32, 0x7f, 0xff}) {
+    for (int type : new int[] {0x00, 0x05, 0x15, 0x32, 0x7f, 0xff}) {
       refusedFromClient(Reason.UNKNOWN_TYPE, raw(0x5352, 1, type, 0, 0, 1, 8, PING_BODY));
     }
   }
@@ -316,6 +316,49 @@ class MalformedFrameTest {
     refusedFromServer(Reason.RESERVED_NOT_ZERO, reserved);
   }
 
+  /** A CREDIT_WORD body with any address and rkey. */
+  private static byte[] creditWordBody(long address, int rkey) {
+    return ByteBuffer.allocate(12).putLong(address).putInt(rkey).array();
+  }
+
+  @Test
+  void shouldRefuseMalformedCreditWords() throws IOException {
+    byte[] good = creditWordBody(0x7f00_1000L, 9);
+    assertEquals(
+        0x7f00_1000L,
+        Frames.reader(raw(MessageType.CREDIT_WORD, 0, good), Side.CLIENT)
+            .read()
+            .creditWord()
+            .address(),
+        "the well-formed body reads");
+    refusedFromClient(
+        Reason.BODY_TOO_SHORT, raw(MessageType.CREDIT_WORD, 0, Arrays.copyOf(good, 11)));
+    refusedFromClient(
+        Reason.FRAME_TOO_LARGE, raw(MessageType.CREDIT_WORD, 0, Arrays.copyOf(good, 13)));
+    refusedFromClient(Reason.BODY_TOO_SHORT, raw(MessageType.CREDIT_WORD, 0, new byte[0]));
+    for (long address : new long[] {1, 2, 3, 0x7f00_1006L, 0x8000_0000_0000_0001L, -1L}) {
+      ProtocolException e =
+          refused(
+              Reason.BAD_VALUE,
+              raw(MessageType.CREDIT_WORD, 0, creditWordBody(address, 9)),
+              Side.CLIENT);
+      assertTrue(e.getMessage().contains("not 4-byte aligned"), e.getMessage());
+    }
+    // the host never sends it, like every other client-only frame
+    refusedFromServer(Reason.UNEXPECTED_TYPE, raw(MessageType.CREDIT_WORD, 0, good));
+    refusedFromServer(Reason.UNEXPECTED_TYPE, Frames.written(p -> p.creditWord(0x1000, 1)));
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ControlProxy p = new ControlProxy(new FrameWriter(out));
+    for (long address : new long[] {1, 2, 3, 0x7f00_1006L, -1L}) {
+      assertReason(Reason.BAD_VALUE, () -> p.creditWord(address, 9));
+    }
+    assertEquals(0, out.size());
+    byte[] small = new byte[CreditWordFlyweight.LENGTH - 1];
+    assertReason(
+        Reason.FRAME_TOO_LARGE,
+        () -> new CreditWordFlyweight().wrap(small, 0, small.length).encode(0, 0));
+  }
+
   @Test
   void shouldRefuseMessagesFromTheWrongSide() {
     byte[] grant = Frames.serverFrames();
@@ -332,6 +375,8 @@ class MalformedFrameTest {
         Reason.UNEXPECTED_TYPE,
         assertThrows(ProtocolException.class, () -> f.expect(MessageType.HELLO)).reason());
     assertEquals(Reason.UNEXPECTED_TYPE, assertThrows(ProtocolException.class, f::grant).reason());
+    assertEquals(
+        Reason.UNEXPECTED_TYPE, assertThrows(ProtocolException.class, f::creditWord).reason());
   }
 
   @Test

@@ -4,6 +4,8 @@ import static io.srdma.channel.ByteSearch.contains;
 import static io.srdma.channel.protocol.Frames.CLIENT_KEY;
 import static io.srdma.channel.protocol.Frames.CLIENT_QP;
 import static io.srdma.channel.protocol.Frames.CONFIRM;
+import static io.srdma.channel.protocol.Frames.CREDIT_ADDRESS;
+import static io.srdma.channel.protocol.Frames.CREDIT_RKEY;
 import static io.srdma.channel.protocol.Frames.REGION_KEY;
 import static io.srdma.channel.protocol.Frames.SERVER_KEY;
 import static io.srdma.channel.protocol.Frames.SERVER_QP;
@@ -22,6 +24,7 @@ import java.io.InputStream;
 import java.io.SequenceInputStream;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -44,6 +47,12 @@ class ProtocolRoundTripTest {
     assertEquals(0, f.hello().capabilities());
     assertArrayEquals(CLIENT_KEY, f.hello().publicKey());
     assertEquals(CLIENT_QP, f.hello().connectionInfo());
+
+    f = r.read().expect(MessageType.CREDIT_WORD);
+    assertEquals(0, f.requestId());
+    assertEquals(CreditWordFlyweight.LENGTH, f.bodyLength());
+    assertEquals(CREDIT_ADDRESS, f.creditWord().address());
+    assertEquals(CREDIT_RKEY, f.creditWord().rkey());
 
     f = r.read().expect(MessageType.KEY_CONFIRM);
     assertEquals(0, f.keyConfirm().epoch());
@@ -80,7 +89,7 @@ class ProtocolRoundTripTest {
     assertEquals(0, f.bodyLength());
 
     assertNull(r.read());
-    assertEquals(9, r.framesRead());
+    assertEquals(10, r.framesRead());
   }
 
   @Test
@@ -174,6 +183,28 @@ class ProtocolRoundTripTest {
           (byte) 0x88
         },
         b);
+  }
+
+  @Test
+  void shouldLayTheCreditWordOutAsDocumented() {
+    byte[] b = Frames.written(p -> p.creditWord(0x0102_0304_0506_0708L, 0x1122_3344));
+    assertEquals(16 + 12, b.length);
+    assertEquals(MessageType.CREDIT_WORD.code(), b[3]);
+    assertArrayEquals(
+        new byte[] {1, 2, 3, 4, 5, 6, 7, 8, 0x11, 0x22, 0x33, 0x44},
+        Arrays.copyOfRange(b, 16, b.length));
+  }
+
+  @Test
+  void shouldRoundTripAHelloAckThatChoosesReceiveCredits() throws IOException {
+    int chosen = Capabilities.RECEIVE_DEPTH | Capabilities.RECEIVE_CREDITS;
+    FrameReader r =
+        Frames.reader(
+            Frames.written(p -> p.helloAck(1, 1, chosen, 64, SERVER_KEY, SESSION_ID, SERVER_QP)),
+            Side.SERVER);
+    HelloAckFlyweight a = r.read().expect(MessageType.HELLO_ACK).helloAck();
+    assertEquals(chosen, Capabilities.checkAnswer(Capabilities.local(), a.capabilities()));
+    assertEquals(64, a.receiveDepth());
   }
 
   @Test
