@@ -96,6 +96,19 @@ final class ChannelRig implements AutoCloseable {
     return track(SecureRdmaClient.connect(options(tenant, peer)));
   }
 
+  /** The host's session of client {@code c} (tests that reach into the host). */
+  @SuppressWarnings("unchecked")
+  HostSession session(SecureRdmaClient c) throws ReflectiveOperationException {
+    java.lang.reflect.Field f = RegionHost.class.getDeclaredField("sessions");
+    f.setAccessible(true);
+    for (HostSession s : ((java.util.Map<HostSession, ?>) f.get(host)).keySet()) {
+      if (s.hexId().equals(c.sessionId())) {
+        return s;
+      }
+    }
+    throw new AssertionError("no host session for " + c.sessionId());
+  }
+
   SecureRdmaClient track(SecureRdmaClient c) {
     clients.add(c);
     return c;

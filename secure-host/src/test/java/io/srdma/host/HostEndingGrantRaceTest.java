@@ -9,11 +9,9 @@ import io.srdma.channel.AttackProbe;
 import io.srdma.channel.ChannelException;
 import io.srdma.channel.RemoteGrant;
 import io.srdma.channel.SecureRdmaClient;
-import java.lang.reflect.Field;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.EnumSet;
-import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -39,25 +37,13 @@ class HostEndingGrantRaceTest {
     }
   }
 
-  @SuppressWarnings("unchecked")
-  private HostSession sessionOf(SecureRdmaClient c) throws Exception {
-    Field f = RegionHost.class.getDeclaredField("sessions");
-    f.setAccessible(true);
-    for (HostSession s : ((Map<HostSession, Thread>) f.get(rig.host)).keySet()) {
-      if (s.hexId().equals(c.sessionId())) {
-        return s;
-      }
-    }
-    throw new AssertionError("no host session for " + c.sessionId());
-  }
-
   @Test
   void aSessionTheHostIsEndingGetsNoNewGrantWhileItsEndWaitsForTheWatchdog() throws Exception {
     rig = new ChannelRig(dir);
     SecureRdmaClient acme = rig.client("acme", "trainer-1");
     RemoteGrant first =
         acme.grant("kvcache", EnumSet.of(Access.WRITE), 0, 4096, Duration.ofMinutes(1));
-    HostSession session = sessionOf(acme);
+    HostSession session = rig.session(acme);
 
     CountDownLatch busy = new CountDownLatch(1);
     CountDownLatch release = new CountDownLatch(1);
@@ -105,7 +91,7 @@ class HostEndingGrantRaceTest {
     RemoteGrant reader =
         acme.grant("kvcache", EnumSet.of(Access.READ), 0, 4096, Duration.ofMinutes(1));
     int known = AttackProbe.regionKeyGeneration(reader);
-    HostSession session = sessionOf(acme);
+    HostSession session = rig.session(acme);
 
     CountDownLatch busy = new CountDownLatch(1);
     CountDownLatch release = new CountDownLatch(1);

@@ -102,6 +102,51 @@ class HostReceiveCreditsTest {
   }
 
   @Test
+  void shouldWriteACreditOwedWhileAGrantHeldTheSendQueueOnceItIsFree() throws Exception {
+    int records = 3 * RECEIVES;
+    try (ChannelRig rig = new ChannelRig(dir, o -> o.receiveDepth(RECEIVES))) {
+      SecureRdmaClient c =
+          rig.track(SecureRdmaClient.connect(rig.options("acme", "trainer-1").stagingSlots(64)));
+      RemoteGrant g =
+          c.grant("kvcache", EnumSet.of(Access.WRITE), 0, records * 64L, Duration.ofMinutes(1));
+      SessionSendQueue sendQueue = rig.session(c).sendQueue;
+      int sent = 0;
+      // as a grant's bind waiting for its completion would: the opener cannot write a credit
+      sendQueue.lock();
+      try {
+        while (sent < records && g.tryWrite(sent * 64L, ChannelRig.bytes(16, sent), 0, 16) > 0) {
+          sent++;
+        }
+        assertEquals(RECEIVES, sent, "the receive depth before any credit");
+        int opened = sent;
+        ChannelRig.await(() -> rig.acmeRecords.size() == opened, "every record posted opened");
+        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20)); // the opener tries, and owes
+        assertEquals(
+            WriteResult.BACK_PRESSURED,
+            g.tryWrite(sent * 64L, ChannelRig.bytes(16, sent), 0, 16),
+            "no credit while the send queue is held");
+      } finally {
+        sendQueue.unlock();
+      }
+      long deadline = System.nanoTime() + ChannelRig.scaled(Duration.ofSeconds(10)).toNanos();
+      while (sent < records) {
+        // nothing more arrives at the host to prompt a credit: only its retry writes the owed one
+        long r = g.tryWrite(sent * 64L, ChannelRig.bytes(16, sent), 0, 16);
+        if (r == WriteResult.BACK_PRESSURED) {
+          assertTrue(System.nanoTime() < deadline, "the owed credit came within 10 s");
+          c.pollCompletions();
+          LockSupport.parkNanos(100_000);
+          continue;
+        }
+        assertTrue(r > 0, "accepted: " + WriteResult.name(r));
+        sent++;
+      }
+      ChannelRig.await(() -> rig.acmeRecords.size() == records, "every record opened");
+      assertNull(c.dataPathFailure(), "the data path stayed up");
+    }
+  }
+
+  @Test
   void shouldRefuseCreditWordTheHostDidNotAskFor() throws Exception {
     try (ChannelRig rig = new ChannelRig(dir);
         RawPeer peer = new RawPeer(rig, "acme", "trainer-1", 0, p -> p.creditWord(64, 7))) {

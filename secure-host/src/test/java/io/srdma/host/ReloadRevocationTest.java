@@ -21,7 +21,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.EnumSet;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -55,7 +54,7 @@ class ReloadRevocationTest {
   void shouldRefuseAGrantThatAReloadForbadeWhileItsWindowWasBeingBound() throws Exception {
     rig = new ChannelRig(dir);
     SecureRdmaClient acme = rig.client("acme", "trainer-1");
-    HostSession session = sessionOf(acme);
+    HostSession session = rig.session(acme);
     SessionSendQueue sendQueue = session.sendQueue;
     GrantAuthority authority = (GrantAuthority) field(RegionHost.class, "authority", rig.host);
     Policy strict = samplePolicyWith("max-bytes-per-grant: 16MiB", "max-bytes-per-grant: 1KiB");
@@ -141,18 +140,6 @@ class ReloadRevocationTest {
     assertTrue(sample.contains(from), "the sample policy has " + from);
     return new PolicyLoader()
         .parse("strict.yaml", sample.replace(from, to).getBytes(StandardCharsets.UTF_8));
-  }
-
-  @SuppressWarnings("unchecked")
-  private HostSession sessionOf(SecureRdmaClient c) throws Exception {
-    Map<HostSession, Object> sessions =
-        (Map<HostSession, Object>) field(RegionHost.class, "sessions", rig.host);
-    for (HostSession s : sessions.keySet()) {
-      if (s.hexId().equals(c.sessionId())) {
-        return s;
-      }
-    }
-    throw new AssertionError("no host session for " + c.sessionId());
   }
 
   private static Object field(Class<?> type, String name, Object of) throws Exception {
