@@ -78,8 +78,13 @@ final class WriteStages {
             new ChannelException(
                 ChannelException.Reason.RESOURCE_EXHAUSTED,
                 state.isOpen()
-                    ? "no staging slot free within " + timeout
-                    : "session is over while waiting for a staging slot"));
+                    ? "no room for "
+                        + count
+                        + " record(s) within "
+                        + timeout
+                        + ": every staging slot in flight, or the host's receives not yet"
+                        + " credited (its listener behind)"
+                    : "session is over while waiting for room to write"));
         return done;
       }
       try {

@@ -473,7 +473,8 @@ final class SealedTransport implements BenchTransport {
       if (deadline == 0) {
         deadline = System.nanoTime() + STALL.toNanos();
       } else if (System.nanoTime() - deadline > 0) {
-        throw new TimeoutException("sealed: no staging slot freed for " + STALL);
+        throw new TimeoutException(
+            "sealed: no staging slot freed or receive credited for " + STALL);
       }
       idle(idle++);
     }
