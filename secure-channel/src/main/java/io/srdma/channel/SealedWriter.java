@@ -43,7 +43,7 @@ final class SealedWriter {
   private final MemoryRegion staging;
   private final ByteBuffer stagingBuffer;
   private final int slots;
-  private final int window; // records in flight at most: slots, or the host's receives if fewer
+  private final int window; // records in flight at most: slots (no credits: or host receives)
   private final CreditWord credits; // null: the host returns no credits
   private final int receives; // with credits: records posted beyond the host's credit at most
   private final int maxList; // records in one post list at most
