@@ -83,6 +83,14 @@ final class ConsoleMetrics {
         "connections refused by per-address limits before authentication",
         ConsoleStats::rateLimited);
     counter("srdma.quota.refusals", "sessions refused by quotas", ConsoleStats::quotaRefusals);
+    counter(
+        "srdma.receive.credit.writes",
+        "receive credits written to clients (one per half receive depth reposted)",
+        ConsoleStats::receiveCreditWrites);
+    counter(
+        "srdma.receive.credits.deferred",
+        "receive credits that waited for a session's busy send queue",
+        ConsoleStats::receiveCreditsDeferred);
     gauge("srdma.sessions", "live sessions", ConsoleStats::sessions);
     gauge("srdma.grants.live", "live grants", ConsoleStats::liveGrants);
     loginSuccess = login("success");

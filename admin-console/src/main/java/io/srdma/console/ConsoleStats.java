@@ -23,6 +23,8 @@ package io.srdma.console;
  * @param responderRefusals HELLOs naming a responder address that is not the peer's own
  * @param rateLimited connections refused by the per-address limits before authentication
  * @param quotaRefusals sessions refused by the session quotas
+ * @param receiveCreditWrites receive credits the host wrote to its clients
+ * @param receiveCreditsDeferred receive credits that waited for a session's busy send queue
  */
 public record ConsoleStats(
     long bytesMoved,
@@ -39,7 +41,46 @@ public record ConsoleStats(
     long handshakeDeadlines,
     long responderRefusals,
     long rateLimited,
-    long quotaRefusals) {
+    long quotaRefusals,
+    long receiveCreditWrites,
+    long receiveCreditsDeferred) {
+
+  /** A snapshot without the receive-credit counters (both zero). */
+  public ConsoleStats(
+      long bytesMoved,
+      long recordsOpened,
+      long recordsRejected,
+      long operations,
+      int sessions,
+      int liveGrants,
+      long denials,
+      long remoteAccessErrors,
+      long authFailures,
+      long staleNotifications,
+      long sessionsTerminated,
+      long handshakeDeadlines,
+      long responderRefusals,
+      long rateLimited,
+      long quotaRefusals) {
+    this(
+        bytesMoved,
+        recordsOpened,
+        recordsRejected,
+        operations,
+        sessions,
+        liveGrants,
+        denials,
+        remoteAccessErrors,
+        authFailures,
+        staleNotifications,
+        sessionsTerminated,
+        handshakeDeadlines,
+        responderRefusals,
+        rateLimited,
+        quotaRefusals,
+        0,
+        0);
+  }
 
   /** A snapshot without the pre-authentication and enforcement counters (all zero). */
   public ConsoleStats(
@@ -62,6 +103,8 @@ public record ConsoleStats(
         denials,
         remoteAccessErrors,
         authFailures,
+        0,
+        0,
         0,
         0,
         0,

@@ -150,7 +150,9 @@ public final class HostConsoleBackend implements ConsoleBackend {
         s.handshakeDeadlines(),
         s.responderRefusals(),
         s.rateLimited(),
-        s.quotaRefusals());
+        s.quotaRefusals(),
+        s.receiveCreditWrites(),
+        s.receiveCreditsDeferred());
   }
 
   @Override

@@ -14,7 +14,9 @@ class ConsoleMetricsTest {
   void shouldExportTheEnforcementAndPreAuthenticationCounters() {
     String text =
         new ConsoleMetrics()
-            .scrape(new ConsoleStats(1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 14, 15, 16), List.of());
+            .scrape(
+                new ConsoleStats(1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 14, 15, 16, 17, 18),
+                List.of());
     for (String line :
         List.of(
             "srdma_notifications_stale_total 11.0",
@@ -23,6 +25,8 @@ class ConsoleMetricsTest {
             "srdma_responder_refusals_total 14.0",
             "srdma_connections_rate_limited_total 15.0",
             "srdma_quota_refusals_total 16.0",
+            "srdma_receive_credit_writes_total 17.0",
+            "srdma_receive_credits_deferred_total 18.0",
             "srdma_auth_failures_total 9.0")) {
       assertTrue(text.lines().anyMatch(line::equals), line + " in\n" + text);
     }

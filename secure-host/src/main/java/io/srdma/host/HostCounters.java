@@ -23,6 +23,8 @@ final class HostCounters {
   final LongAdder sessionsTerminated = new LongAdder();
   final LongAdder handshakeDeadlines = new LongAdder();
   final LongAdder responderRefusals = new LongAdder();
+  final LongAdder receiveCreditWrites = new LongAdder();
+  final LongAdder receiveCreditsDeferred = new LongAdder();
 
   /** A snapshot, with the two gauges the host counts itself. */
   HostStats snapshot(int sessions, int liveGrants) {
@@ -44,6 +46,8 @@ final class HostCounters {
         staleNotifications.sum(),
         sessionsTerminated.sum(),
         handshakeDeadlines.sum(),
-        responderRefusals.sum());
+        responderRefusals.sum(),
+        receiveCreditWrites.sum(),
+        receiveCreditsDeferred.sum());
   }
 }

@@ -28,6 +28,11 @@ package io.srdma.host;
  *     first-record deadline or not finishing the handshake in time
  * @param responderRefusals sessions refused for naming a responder address that is not the peer's
  *     own (request forgery)
+ * @param receiveCreditWrites receive credits written to clients (one per half receive depth of
+ *     receives reposted, docs/protocol.md)
+ * @param receiveCreditsDeferred receive credits that fell due while the session's send queue was
+ *     busy (a grant's bind or invalidation, or four credit writes unacknowledged) and were written
+ *     by a retry: many of them mean openers or grant scoping that hold writers back
  */
 public record HostStats(
     int sessions,
@@ -47,4 +52,6 @@ public record HostStats(
     long staleNotifications,
     long sessionsTerminated,
     long handshakeDeadlines,
-    long responderRefusals) {}
+    long responderRefusals,
+    long receiveCreditWrites,
+    long receiveCreditsDeferred) {}

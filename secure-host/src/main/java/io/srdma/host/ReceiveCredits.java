@@ -9,6 +9,7 @@ import io.srdma.verbs.VerbsException;
 import io.srdma.verbs.WrOpcode;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * One session's receive credits (capability {@code RECEIVE_CREDITS}, docs/protocol.md): the count
@@ -37,6 +38,7 @@ final class ReceiveCredits implements AutoCloseable {
   private final ByteBuffer words;
   private final SendWorkRequest write;
   private final int every;
+  private final LongAdder written; // the host's count of credit writes
   private long reposted;
   private long credited;
   private volatile long writes; // written by the opener thread only
@@ -44,7 +46,8 @@ final class ReceiveCredits implements AutoCloseable {
 
   /**
    * Credits of a session whose host keeps {@code receiveDepth} receives posted, written to the
-   * client's word at {@code address} under {@code rkey} through {@code qp}.
+   * client's word at {@code address} under {@code rkey} through {@code qp}, each counted in {@code
+   * written}.
    */
   ReceiveCredits(
       ProtectionDomain pd,
@@ -52,8 +55,10 @@ final class ReceiveCredits implements AutoCloseable {
       SessionSendQueue sendQueue,
       long address,
       int rkey,
-      int receiveDepth) {
+      int receiveDepth,
+      LongAdder written) {
     this.qp = qp;
+    this.written = written;
     this.sendQueue = sendQueue;
     this.every = every(receiveDepth);
     this.source =
@@ -109,6 +114,7 @@ final class ReceiveCredits implements AutoCloseable {
       qp.postSend(write);
       sendQueue.creditPosted();
       writes++;
+      written.increment();
       credited = reposted;
       return true;
     } catch (VerbsException e) {

@@ -166,6 +166,7 @@ final class RecordReceiver {
       }
       if (credits != null && !credits.reposted() && !owing) {
         owing = true;
+        counters.receiveCreditsDeferred.increment();
         s.opener.owe(this);
       }
     }

@@ -203,7 +203,13 @@ final class SessionHandshake {
     if (creditWordSeen) {
       s.credits =
           new ReceiveCredits(
-              s.domain.pd, qp, s.sendQueue, creditAddress, creditRkey, ctx.receiveDepth());
+              s.domain.pd,
+              qp,
+              s.sendQueue,
+              creditAddress,
+              creditRkey,
+              ctx.receiveDepth(),
+              ctx.counters().receiveCreditWrites);
     }
     RecordReceiver receiver =
         new RecordReceiver(

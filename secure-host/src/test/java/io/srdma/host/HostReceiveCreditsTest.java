@@ -98,6 +98,9 @@ class HostReceiveCreditsTest {
       }
       assertNull(c.dataPathFailure(), "the data path stayed up");
       assertEquals(1, rig.host.sessions().size(), "the session lives");
+      assertTrue(
+          rig.host.stats().receiveCreditWrites() >= (records - RECEIVES) / (RECEIVES / 2),
+          "the records past the first " + RECEIVES + " went on credits the host wrote");
     }
   }
 
@@ -143,6 +146,7 @@ class HostReceiveCreditsTest {
       }
       ChannelRig.await(() -> rig.acmeRecords.size() == records, "every record opened");
       assertNull(c.dataPathFailure(), "the data path stayed up");
+      assertTrue(rig.host.stats().receiveCreditsDeferred() >= 1, "the deferred credit counted");
     }
   }
 
