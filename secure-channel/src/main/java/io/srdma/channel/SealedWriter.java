@@ -1,5 +1,6 @@
 package io.srdma.channel;
 
+import io.srdma.channel.protocol.Capabilities;
 import io.srdma.channel.record.RecordSealer;
 import io.srdma.channel.record.SealingKeys;
 import io.srdma.verbs.MemoryRegion;
@@ -96,7 +97,7 @@ final class SealedWriter {
       // credit; a post list stays within receives - every + 1 (every = the reposts a credit waits
       // for), so a writer waiting for room always has a credit coming.
       this.window = slots;
-      this.maxList = Math.min(slots, hostReceives - Math.max(1, hostReceives / 2) + 1);
+      this.maxList = Math.min(slots, hostReceives - Capabilities.creditEvery(hostReceives) + 1);
     }
     this.state = state;
     this.qp = qp;

@@ -1,5 +1,6 @@
 package io.srdma.host;
 
+import io.srdma.channel.protocol.Capabilities;
 import io.srdma.verbs.AccessFlags;
 import io.srdma.verbs.MemoryRegion;
 import io.srdma.verbs.ProtectionDomain;
@@ -26,7 +27,7 @@ import java.util.concurrent.atomic.LongAdder;
  * in flight) stays owed: the opener thread tries again ({@link OpenerThread}).
  *
  * <p>Confined to the session's opener thread, except {@link #close} (after the queue pair closed,
- * under the send queue's lock) and {@link #writes}.
+ * under the send queue's lock).
  */
 final class ReceiveCredits implements AutoCloseable {
   static final int SOURCES = 8;
@@ -41,7 +42,7 @@ final class ReceiveCredits implements AutoCloseable {
   private final LongAdder written; // the host's count of credit writes
   private long reposted;
   private long credited;
-  private volatile long writes; // written by the opener thread only
+  private long writes; // credit writes posted
   private boolean closed; // guarded by the send queue's lock
 
   /**
@@ -60,22 +61,13 @@ final class ReceiveCredits implements AutoCloseable {
     this.qp = qp;
     this.written = written;
     this.sendQueue = sendQueue;
-    this.every = every(receiveDepth);
+    this.every = Capabilities.creditEvery(receiveDepth);
     this.source =
         pd.registerMemory(
             ByteBuffer.allocateDirect(SOURCES * Integer.BYTES), AccessFlags.LOCAL_WRITE);
     this.words = source.buffer().order(ByteOrder.BIG_ENDIAN);
     this.write =
         new SendWorkRequest(1).opcode(WrOpcode.RDMA_WRITE).signaled(true).remote(address, rkey);
-  }
-
-  /**
-   * Reposts owed before a credit is written: half the receive depth (at least 1). The client's post
-   * lists stay within {@code depth - every + 1} records, so a client waiting for room always has at
-   * least this much owed to it once the host reposted what it sent.
-   */
-  static int every(int receiveDepth) {
-    return Math.max(1, receiveDepth / 2);
   }
 
   /**
@@ -123,11 +115,6 @@ final class ReceiveCredits implements AutoCloseable {
     } finally {
       sendQueue.unlock();
     }
-  }
-
-  /** Credit writes posted so far (tests). */
-  long writes() {
-    return writes;
   }
 
   /** After the queue pair closed: no credit is posted from now on, and the source words go. */

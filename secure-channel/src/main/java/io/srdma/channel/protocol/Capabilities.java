@@ -36,6 +36,16 @@ public final class Capabilities {
 
   private Capabilities() {}
 
+  /**
+   * With {@link #RECEIVE_CREDITS}: the reposts the host lets accumulate before it writes a credit,
+   * half the receive depth (at least 1); a client's post list is at most {@code receiveDepth -
+   * creditEvery(receiveDepth) + 1} records, so a client waiting for room always has a credit coming
+   * (docs/protocol.md, receive credits).
+   */
+  public static int creditEvery(int receiveDepth) {
+    return Math.max(1, receiveDepth / 2);
+  }
+
   /** What this side supports. */
   public static int local() {
     return RECEIVE_DEPTH | RECEIVE_CREDITS | (TlsBinding.exporterAvailable() ? TLS_EXPORTER : 0);
