@@ -122,11 +122,13 @@ public final class BenchRunner {
         t.latency(new RunSpec(config.warmup(), 0, false, 1), new Histogram(3));
       }
       progress.phase(name, size, "throughput");
+      long switches0 = ContextSwitches.total();
       long cpu0 = processCpuNanos();
       ThroughputResult tr =
           t.throughput(
               new RunSpec(config.duration(), 0, config.verify(), config.depth().forSize(size)));
       long cpu1 = processCpuNanos();
+      long switches1 = ContextSwitches.total();
       if (!tr.intact()) {
         return failed(name, size, "the receiver did not get every message intact: " + tr);
       }
@@ -151,7 +153,8 @@ public final class BenchRunner {
           h.getValueAtPercentile(99.9) / 1e3,
           h.getMaxValue() / 1e3,
           h.getTotalCount(),
-          cpuPerGb);
+          cpuPerGb,
+          ContextSwitches.perMessage(switches0, switches1, tr.messagesDelivered()));
     } catch (Exception | LinkageError e) {
       return failed(name, size, String.valueOf(e));
     }

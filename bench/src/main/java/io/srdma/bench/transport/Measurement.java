@@ -16,6 +16,9 @@ package io.srdma.bench.transport;
  * @param latencySamples messages in the latency run
  * @param cpuSecondsPerGb process CPU seconds spent during the throughput run per 10^9 bytes
  *     delivered; NaN when the JVM cannot tell
+ * @param contextSwitchesPerMessage context switches of the whole process (every thread, both
+ *     endpoints) during the throughput run per message delivered; NaN where the OS cannot tell (see
+ *     ContextSwitches)
  */
 public record Measurement(
     String transport,
@@ -28,7 +31,8 @@ public record Measurement(
     double p999Micros,
     double maxMicros,
     long latencySamples,
-    double cpuSecondsPerGb) {
+    double cpuSecondsPerGb,
+    double contextSwitchesPerMessage) {
 
   /** Status of a measured transport. */
   public static final String OK = "ok";
@@ -51,6 +55,7 @@ public record Measurement(
         Double.NaN,
         Double.NaN,
         0,
+        Double.NaN,
         Double.NaN);
   }
 

@@ -31,6 +31,7 @@ public final class Report {
           "latencyMaxUs",
           "latencySamples",
           "cpuSecondsPerGB",
+          "contextSwitchesPerMessage",
           "mbpsVsTlsJdk",
           "mbpsVsPlainWrite",
           "cpuPerGBVsTlsJdk",
@@ -70,8 +71,8 @@ public final class Report {
       out.printf(Locale.ROOT, "%n### %s messages%n%n", size(size));
       out.println(
           "| transport | MB/s delivered | msg/s | write-compl. MB/s | p50 µs | p99 µs | p99.9 µs"
-              + " | CPU s/GB | MB/s vs tls-jdk | MB/s vs plain-write |");
-      out.println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+              + " | CPU s/GB | switches/msg | MB/s vs tls-jdk | MB/s vs plain-write |");
+      out.println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
       for (Measurement m : ofSize(all, size)) {
         if (!m.ok()) {
           out.printf(Locale.ROOT, "| %s | %s: %s |%n", m.transport(), m.status(), oneLine(m));
@@ -80,7 +81,7 @@ public final class Report {
         ThroughputResult t = m.throughput();
         out.printf(
             Locale.ROOT,
-            "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n",
+            "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n",
             m.transport(),
             fixed(t.deliveredMbPerSecond(), 1),
             grouped(t.deliveredMessagesPerSecond()),
@@ -89,6 +90,7 @@ public final class Report {
             fixed(m.p99Micros(), 1),
             fixed(m.p999Micros(), 1),
             fixed(m.cpuSecondsPerGb(), 2),
+            fixed(m.contextSwitchesPerMessage(), 3),
             ratio(ratio(m, all, Transports.TLS_BASELINE, Measurement::deliveredMbPerSecond)),
             ratio(ratio(m, all, Transports.RDMA_BASELINE, Measurement::deliveredMbPerSecond)));
       }
@@ -290,6 +292,7 @@ public final class Report {
     r.put("latencyMaxUs", m.maxMicros());
     r.put("latencySamples", m.latencySamples());
     r.put("cpuSecondsPerGB", m.cpuSecondsPerGb());
+    r.put("contextSwitchesPerMessage", m.contextSwitchesPerMessage());
     r.put(
         "mbpsVsTlsJdk", ratio(m, all, Transports.TLS_BASELINE, Measurement::deliveredMbPerSecond));
     r.put(

@@ -23,6 +23,7 @@ public final class RoundSummary {
    * @param roundsOk rounds in which it was measured
    * @param mbps delivered MB/s: median, min, max over those rounds
    * @param cpuSecondsPerGb median CPU s/GB
+   * @param switchesPerMessage median context switches of the process per message delivered
    * @param p50Micros median of the rounds' one-way latency medians
    * @param vsTls MB/s over tls-jdk's in the same round: median, min, max
    * @param vsPlain MB/s over plain-write's in the same round: median, min, max
@@ -35,6 +36,7 @@ public final class RoundSummary {
       int roundsOk,
       Spread mbps,
       double cpuSecondsPerGb,
+      double switchesPerMessage,
       double p50Micros,
       Spread vsTls,
       Spread vsPlain,
@@ -75,6 +77,7 @@ public final class RoundSummary {
         int n = rounds.size();
         double[] mbps = new double[n];
         double[] cpu = new double[n];
+        double[] switches = new double[n];
         double[] p50 = new double[n];
         double[] vsTls = new double[n];
         double[] vsPlain = new double[n];
@@ -87,6 +90,7 @@ public final class RoundSummary {
           ok += measured ? 1 : 0;
           mbps[r] = measured ? m.deliveredMbPerSecond() : Double.NaN;
           cpu[r] = measured ? m.cpuSecondsPerGb() : Double.NaN;
+          switches[r] = measured ? m.contextSwitchesPerMessage() : Double.NaN;
           p50[r] = measured ? m.p50Micros() : Double.NaN;
           vsTls[r] = measured ? ratio(m, round, Transports.TLS_BASELINE) : Double.NaN;
           vsPlain[r] = measured ? ratio(m, round, Transports.RDMA_BASELINE) : Double.NaN;
@@ -102,6 +106,7 @@ public final class RoundSummary {
                 ok,
                 Spread.of(mbps),
                 Spread.of(cpu).median(),
+                Spread.of(switches).median(),
                 Spread.of(p50).median(),
                 Spread.of(vsTls),
                 Spread.of(vsPlain),
@@ -133,20 +138,21 @@ public final class RoundSummary {
     for (int size : sizes) {
       out.printf(Locale.ROOT, "%n### %s messages, %d rounds%n%n", Report.size(size), rounds);
       out.println(
-          "| transport | rounds measured | MB/s delivered | CPU s/GB | p50 µs"
+          "| transport | rounds measured | MB/s delivered | CPU s/GB | switches/msg | p50 µs"
               + " | MB/s vs tls-jdk | MB/s vs plain-write | efficiency vs AEAD bound |");
-      out.println("|---|---:|---:|---:|---:|---:|---:|---:|");
+      out.println("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
       for (Row r : rows) {
         if (r.messageSize() != size) {
           continue;
         }
         out.printf(
             Locale.ROOT,
-            "| %s | %d | %s | %s | %s | %s | %s | %s |%n",
+            "| %s | %d | %s | %s | %s | %s | %s | %s | %s |%n",
             r.transport(),
             r.roundsOk(),
             spread(r.mbps(), "%,.1f"),
             fixed(r.cpuSecondsPerGb(), "%.2f"),
+            fixed(r.switchesPerMessage(), "%.3f"),
             fixed(r.p50Micros(), "%,.1f"),
             spread(r.vsTls(), "%.2fx"),
             spread(r.vsPlain(), "%.2fx"),
@@ -168,6 +174,7 @@ public final class RoundSummary {
       m.put("deliveredMBpsMin", r.mbps().min());
       m.put("deliveredMBpsMax", r.mbps().max());
       m.put("cpuSecondsPerGBMedian", r.cpuSecondsPerGb());
+      m.put("contextSwitchesPerMessageMedian", r.switchesPerMessage());
       m.put("latencyP50UsMedian", r.p50Micros());
       m.put("mbpsVsTlsJdkMedian", r.vsTls().median());
       m.put("mbpsVsTlsJdkMin", r.vsTls().min());

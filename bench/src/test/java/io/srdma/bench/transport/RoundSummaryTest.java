@@ -15,7 +15,7 @@ class RoundSummaryTest {
   private static Measurement measured(String transport, int mb) {
     ThroughputResult t = new ThroughputResult(SIZE, mb, mb, 1_000_000_000L, mb, 1, 0, 0, 0);
     return new Measurement(
-        transport, SIZE, Measurement.OK, null, t, 10, 20, 30, 40, 100, mb / 100.0);
+        transport, SIZE, Measurement.OK, null, t, 10, 20, 30, 40, 100, mb / 100.0, mb / 1000.0);
   }
 
   @Test
@@ -37,10 +37,13 @@ class RoundSummaryTest {
     assertEquals(3.0, sealed.vsTls().max(), 1e-9);
     assertTrue(Double.isNaN(sealed.vsPlain().median()), "no plain-write in these rounds");
     assertEquals(1.0, rows.get(1).vsTls().median(), 1e-9);
+    assertEquals(0.12, sealed.switchesPerMessage(), 1e-9, "median of 0.1, 0.3, 0.12");
 
     StringWriter out = new StringWriter();
     RoundSummary.print(new PrintWriter(out), List.of(SIZE), rows, 3);
-    assertTrue(out.toString().contains("| sealed | 3 | 120.0 [100.0–300.0] |"), out.toString());
+    assertTrue(
+        out.toString().contains("| sealed | 3 | 120.0 [100.0–300.0] | 1.20 | 0.120 |"),
+        out.toString());
     assertTrue(out.toString().contains("2.00x [0.60x–3.00x]"), out.toString());
   }
 

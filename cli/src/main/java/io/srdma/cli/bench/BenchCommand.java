@@ -42,8 +42,8 @@ import picocli.CommandLine.Spec;
 /**
  * {@code srdma bench}: the end-to-end benchmark. Moves messages between two endpoints in this JVM
  * over loopback with every selected transport and prints, per message size, delivered throughput,
- * sender write-completion throughput, one-way latency percentiles and CPU per GB, with ratios
- * against the {@code tls-jdk} and {@code plain-write} baselines.
+ * sender write-completion throughput, one-way latency percentiles, CPU per GB and context switches
+ * per message, with ratios against the {@code tls-jdk} and {@code plain-write} baselines.
  */
 @Command(
     name = "bench",
@@ -660,6 +660,10 @@ public final class BenchCommand implements Callable<Integer> {
     m.put("verify", c.verify());
     m.put("latency", "one-way, send start to receiver delivered, same-JVM System.nanoTime");
     m.put("cpu", "process CPU time during the throughput run / bytes delivered (both endpoints)");
+    m.put(
+        "switches",
+        "process context switches (getrusage, voluntary + involuntary) during the throughput run"
+            + " / messages delivered (both endpoints)");
     return m;
   }
 
