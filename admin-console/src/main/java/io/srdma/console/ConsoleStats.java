@@ -45,43 +45,6 @@ public record ConsoleStats(
     long receiveCreditWrites,
     long receiveCreditsDeferred) {
 
-  /** A snapshot without the receive-credit counters (both zero). */
-  public ConsoleStats(
-      long bytesMoved,
-      long recordsOpened,
-      long recordsRejected,
-      long operations,
-      int sessions,
-      int liveGrants,
-      long denials,
-      long remoteAccessErrors,
-      long authFailures,
-      long staleNotifications,
-      long sessionsTerminated,
-      long handshakeDeadlines,
-      long responderRefusals,
-      long rateLimited,
-      long quotaRefusals) {
-    this(
-        bytesMoved,
-        recordsOpened,
-        recordsRejected,
-        operations,
-        sessions,
-        liveGrants,
-        denials,
-        remoteAccessErrors,
-        authFailures,
-        staleNotifications,
-        sessionsTerminated,
-        handshakeDeadlines,
-        responderRefusals,
-        rateLimited,
-        quotaRefusals,
-        0,
-        0);
-  }
-
   /** A snapshot without the pre-authentication and enforcement counters (all zero). */
   public ConsoleStats(
       long bytesMoved,
