@@ -1,6 +1,7 @@
 package io.srdma.host;
 
 import io.srdma.verbs.CompletionQueue;
+import io.srdma.verbs.CpuSet;
 import io.srdma.verbs.DeviceContext;
 import java.util.ArrayList;
 import java.util.List;
@@ -23,10 +24,15 @@ final class OpenerPool implements AutoCloseable {
 
   /**
    * Makes {@code count} openers, each with a completion queue of {@code capacity} entries (none
-   * started).
+   * started), to run on {@code cpus} (null: unpinned).
    */
   static OpenerPool create(
-      String name, DeviceContext device, int count, int capacity, int maxRecordPayload) {
+      String name,
+      DeviceContext device,
+      int count,
+      int capacity,
+      int maxRecordPayload,
+      CpuSet cpus) {
     List<OpenerThread> out = new ArrayList<>(count);
     boolean ok = false;
     try {
@@ -35,7 +41,7 @@ final class OpenerPool implements AutoCloseable {
         try {
           // the opener's plaintext buffer asks the AEAD selection, which may refuse (forced and
           // unavailable): the queue made for it is closed too
-          out.add(new OpenerThread(name + "-opener-" + i, cq, maxRecordPayload));
+          out.add(new OpenerThread(name + "-opener-" + i, cq, maxRecordPayload, cpus));
         } catch (RuntimeException | Error e) {
           cq.close();
           throw e;
@@ -52,6 +58,12 @@ final class OpenerPool implements AutoCloseable {
     }
   }
 
+  /**
+   * Starts every opener.
+   *
+   * @throws io.srdma.verbs.VerbsException an opener could not be pinned to its CPUs (close the
+   *     pool)
+   */
   void start() {
     for (OpenerThread o : openers) {
       o.start();

@@ -2,6 +2,8 @@ package io.srdma.host;
 
 import io.srdma.channel.record.RecordOpener;
 import io.srdma.verbs.CompletionQueue;
+import io.srdma.verbs.CpuSet;
+import io.srdma.verbs.ThreadPlacement;
 import io.srdma.verbs.WorkCompletion;
 import io.srdma.verbs.internal.QpnTable;
 import java.nio.ByteBuffer;
@@ -62,6 +64,7 @@ final class OpenerThread implements Runnable {
 
   private final CompletionQueue queue;
   private final Thread thread;
+  private final ThreadPlacement placement;
   private volatile QpnTable<RecordReceiver> byQpn = QpnTable.empty(); // copy on write
   private final Object attachLock = new Object();
   private final WorkCompletion[] completions = new WorkCompletion[32];
@@ -81,6 +84,14 @@ final class OpenerThread implements Runnable {
   private volatile boolean stopped;
 
   OpenerThread(String name, CompletionQueue queue, int maxRecordPayload) {
+    this(name, queue, maxRecordPayload, null);
+  }
+
+  /**
+   * @param cpus the CPUs the thread pins itself to before it polls, or null to leave it unpinned
+   */
+  OpenerThread(String name, CompletionQueue queue, int maxRecordPayload, CpuSet cpus) {
+    this.placement = new ThreadPlacement(cpus);
     this.queue = queue;
     this.plain = RecordOpener.newPlaintextBuffer(maxRecordPayload);
     this.workspace = new RecordOpener.Workspace(maxRecordPayload);
@@ -108,8 +119,14 @@ final class OpenerThread implements Runnable {
     return thread;
   }
 
+  /**
+   * Starts the thread and, when it is to be pinned, waits until it is.
+   *
+   * @throws io.srdma.verbs.VerbsException the thread could not be pinned (it has ended)
+   */
   void start() {
     thread.start();
+    placement.awaitApplied("opener " + thread.getName());
   }
 
   /** Routes completions of queue pair {@code qpn} to {@code receiver} from now on. */
@@ -128,6 +145,9 @@ final class OpenerThread implements Runnable {
 
   @Override
   public void run() {
+    if (!placement.apply()) {
+      return; // the starter reports it
+    }
     long idleSince = System.nanoTime();
     int empty = 0; // polls in a row that found nothing
     int stretch = 0; // records since the opener last ran dry

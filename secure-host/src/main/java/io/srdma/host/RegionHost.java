@@ -16,6 +16,7 @@ import io.srdma.verbs.DeviceAttributes;
 import io.srdma.verbs.DeviceContext;
 import io.srdma.verbs.MemoryRegion;
 import io.srdma.verbs.RdmaProviders;
+import io.srdma.verbs.VerbsException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -164,7 +165,9 @@ public final class RegionHost implements AutoCloseable {
       int openerCount = Math.min(o.openerThreads(), o.maxSessions());
       long perOpener = ((long) o.maxSessions() + openerCount - 1) / openerCount;
       int cqSize = (int) Math.max(receiveDepth, Math.min(cqCapacity, receiveDepth * perOpener));
-      pool = OpenerPool.create(name, context, openerCount, cqSize, o.maxRecordPayload());
+      pool =
+          OpenerPool.create(
+              name, context, openerCount, cqSize, o.maxRecordPayload(), o.openerCpus());
       this.openers = pool;
       this.tables = new HostTables(context, o, counters);
       this.sessions = tables.sessions;
@@ -258,7 +261,16 @@ public final class RegionHost implements AutoCloseable {
           "cannot listen on " + options.bind() + ": " + e.getMessage(),
           e);
     }
-    host.openers.start();
+    try {
+      host.openers.start();
+    } catch (VerbsException e) {
+      host.close();
+      throw new ChannelException(
+          ChannelException.Reason.INVALID_ARGUMENT,
+          null,
+          "openerCpus " + options.openerCpus() + ": " + e.getMessage(),
+          e);
+    }
     for (EventLoop loop : host.loops) {
       loop.start();
     }

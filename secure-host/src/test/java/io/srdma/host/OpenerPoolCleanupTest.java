@@ -31,7 +31,7 @@ class OpenerPoolCleanupTest {
       DeviceContext counting = counting(real, events);
       // a negative payload size makes the opener's buffer refuse, after its queue was made
       assertThrows(
-          IllegalArgumentException.class, () -> OpenerPool.create("t", counting, 2, 16, -1));
+          IllegalArgumentException.class, () -> OpenerPool.create("t", counting, 2, 16, -1, null));
     }
     assertEquals(List.of("created", "closed"), events);
   }

@@ -1,5 +1,7 @@
 package io.srdma.verbs.soft;
 
+import io.srdma.verbs.CpuSet;
+import io.srdma.verbs.ThreadPlacement;
 import java.io.IOException;
 import java.nio.channels.ClosedSelectorException;
 import java.nio.channels.SelectionKey;
@@ -41,6 +43,7 @@ final class ResponderLoop implements Runnable {
 
   private final Selector selector;
   private final Thread thread;
+  private final ThreadPlacement placement;
   private final Queue<Responder> adopted = new ConcurrentLinkedQueue<>();
   private final Queue<Responder> closing = new ConcurrentLinkedQueue<>();
   private final Queue<Responder> poked = new ConcurrentLinkedQueue<>();
@@ -59,14 +62,28 @@ final class ResponderLoop implements Runnable {
   private volatile boolean stopped;
 
   ResponderLoop(String name) throws IOException {
+    this(name, null);
+  }
+
+  /**
+   * @param cpus the CPUs the loop's thread pins itself to before it serves anything, or null
+   */
+  ResponderLoop(String name, CpuSet cpus) throws IOException {
+    placement = new ThreadPlacement(cpus);
     selector = Selector.open();
     thread = new Thread(this, name);
     thread.setDaemon(true);
     nextScanNanos = System.nanoTime() + IDLE_SCAN_NANOS;
   }
 
+  /**
+   * Starts the thread and, when it is to be pinned, waits until it is.
+   *
+   * @throws io.srdma.verbs.VerbsException the thread could not be pinned (it has ended)
+   */
   void start() {
     thread.start();
+    placement.awaitApplied("soft responder " + thread.getName());
   }
 
   boolean inLoop() {
@@ -113,6 +130,9 @@ final class ResponderLoop implements Runnable {
 
   @Override
   public void run() {
+    if (!placement.apply()) {
+      stopped = true;
+    }
     try {
       while (!stopped) {
         long now = System.nanoTime();
@@ -234,6 +254,14 @@ final class ResponderLoop implements Runnable {
   /** Stops the loop and closes its connections (bounded wait). */
   void shutdown() {
     stopped = true;
+    if (thread.getState() == Thread.State.NEW) { // never started: nothing runs, close here
+      try {
+        selector.close();
+      } catch (IOException e) {
+        LOG.debug("closing the selector of {}: {}", thread.getName(), e.toString());
+      }
+      return;
+    }
     selector.wakeup();
     if (!inLoop()) {
       try {

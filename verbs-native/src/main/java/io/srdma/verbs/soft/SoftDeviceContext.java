@@ -126,16 +126,30 @@ final class SoftDeviceContext implements DeviceContext {
     loops = new ResponderLoop[RESPONDER_THREADS];
     try {
       for (int i = 0; i < loops.length; i++) {
-        loops[i] = new ResponderLoop("srdma-soft-resp-" + tag + "-" + i);
+        loops[i] = new ResponderLoop("srdma-soft-resp-" + tag + "-" + i, options.responderCpus());
       }
     } catch (IOException e) {
+      for (ResponderLoop loop : loops) {
+        if (loop != null) {
+          loop.shutdown();
+        }
+      }
       timer.shutdownNow();
       closeServer();
       throw new VerbsException(
           VerbsException.Reason.IO, "open_device", "cannot open a responder selector", e);
     }
-    for (ResponderLoop loop : loops) {
-      loop.start();
+    try {
+      for (ResponderLoop loop : loops) {
+        loop.start();
+      }
+    } catch (RuntimeException e) {
+      for (ResponderLoop loop : loops) {
+        loop.shutdown(); // started or not: stops it and closes its selector
+      }
+      timer.shutdownNow();
+      closeServer();
+      throw e;
     }
     acceptor = new Thread(this::acceptLoop, "srdma-soft-accept-" + tag);
     acceptor.setDaemon(true);
