@@ -77,7 +77,24 @@ public final class BenchRunner {
     return all;
   }
 
+  /**
+   * One transport at every size, on the writer's CPUs ({@link CpuSplit#pinWriter}) from its set-up
+   * to its close, so that the threads it starts on this thread's side inherit them.
+   */
   private List<Measurement> runTransport(String name) {
+    CpuSplit.Restore restore;
+    try {
+      restore = context.cpus().pinWriter();
+    } catch (RuntimeException e) {
+      return notMeasured(
+          name, Measurement.FAILED, "cannot pin the writer to its CPUs: " + e.getMessage());
+    }
+    try (CpuSplit.Restore r = restore) {
+      return placedTransport(name);
+    }
+  }
+
+  private List<Measurement> placedTransport(String name) {
     List<Measurement> out = new ArrayList<>();
     BenchTransport transport;
     try {

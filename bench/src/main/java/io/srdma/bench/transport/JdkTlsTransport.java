@@ -41,6 +41,7 @@ final class JdkTlsTransport implements BenchTransport {
   private final byte[] readChunk = new byte[READ_CHUNK];
   private final ByteBuffer readView = ByteBuffer.wrap(readChunk);
   private final int coalesce;
+  private final CpuSplit cpus;
   private byte[] message;
   private byte[] unit; // coalesce messages end to end, for throughput runs that coalesce
   private int perUnit;
@@ -48,8 +49,13 @@ final class JdkTlsTransport implements BenchTransport {
   private volatile long deliveredAtNanos;
 
   JdkTlsTransport(DevPki pki, int coalesce) {
+    this(pki, coalesce, CpuSplit.NONE);
+  }
+
+  JdkTlsTransport(DevPki pki, int coalesce, CpuSplit cpus) {
     this.pki = pki;
     this.coalesce = coalesce;
+    this.cpus = cpus;
   }
 
   @Override
@@ -123,7 +129,7 @@ final class JdkTlsTransport implements BenchTransport {
     Payload.StreamReceiver receiver = new Payload.StreamReceiver(size, spec.verify());
     CompletableFuture<Void> received =
         ReceiverThread.start(
-            "srdma-bench-tls-jdk-receiver", () -> receive(receiver, ack), this::closeQuietly);
+            "srdma-bench-tls-jdk-receiver", cpus, () -> receive(receiver, ack), this::closeQuietly);
     CRC32C crc = new CRC32C();
     long start = System.nanoTime();
     long sent = 0;

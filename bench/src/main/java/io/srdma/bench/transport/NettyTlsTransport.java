@@ -29,6 +29,7 @@ import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.zip.CRC32C;
 import javax.net.ssl.SSLException;
@@ -65,9 +66,15 @@ final class NettyTlsTransport implements BenchTransport {
   private final ReceiverHandler receiver = new ReceiverHandler();
   private ByteBuf body;
   private int size;
+  private final CpuSplit cpus;
 
   NettyTlsTransport(DevPki pki) {
+    this(pki, CpuSplit.NONE);
+  }
+
+  NettyTlsTransport(DevPki pki, CpuSplit cpus) {
     this.pki = pki;
+    this.cpus = cpus;
   }
 
   @Override
@@ -117,6 +124,13 @@ final class NettyTlsTransport implements BenchTransport {
     SslContext clientSsl = context(false);
     senderGroup = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
     receiverGroup = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+    if (cpus.receiver() != null) { // its one loop thread, before it serves anything
+      try {
+        receiverGroup.submit(cpus::pinReceiver).get(10, TimeUnit.SECONDS);
+      } catch (ExecutionException e) {
+        throw e.getCause() instanceof Exception c ? c : e;
+      }
+    }
     CompletableFuture<SslHandler> accepted = new CompletableFuture<>();
     serverChannel =
         new ServerBootstrap()

@@ -97,6 +97,7 @@ final class PlainWriteTransport implements BenchTransport {
   private SendWorkRequest[] dataWrs;
   private SendWorkRequest[] postList;
   private SendWorkRequest creditWr;
+  private final CpuSplit cpus;
   private int dataReceivesPosted;
   private int creditReceivesPosted;
 
@@ -121,12 +122,17 @@ final class PlainWriteTransport implements BenchTransport {
   }
 
   PlainWriteTransport(String provider, PipelineDepth depth, int coalesce) {
+    this(provider, depth, coalesce, CpuSplit.NONE);
+  }
+
+  PlainWriteTransport(String provider, PipelineDepth depth, int coalesce, CpuSplit cpus) {
     if (coalesce < 1) {
       throw new IllegalArgumentException("coalesce must be >= 1: " + coalesce);
     }
     this.provider = provider;
     this.depth = depth;
     this.coalesce = coalesce;
+    this.cpus = cpus;
   }
 
   @Override
@@ -164,7 +170,7 @@ final class PlainWriteTransport implements BenchTransport {
     Device device = RdmaProviders.firstDevice(provider);
     deviceName = device.providerName() + "/" + device.name();
     senderCtx = device.open(new DeviceOptions());
-    receiverCtx = device.open(new DeviceOptions());
+    receiverCtx = device.open(cpus.receiverDevice());
     senderPd = senderCtx.allocateProtectionDomain();
     receiverPd = receiverCtx.allocateProtectionDomain();
     senderCq = senderCtx.createCompletionQueue(4 * slots + 4 * CREDIT_RECEIVES);
@@ -252,6 +258,7 @@ final class PlainWriteTransport implements BenchTransport {
     CompletableFuture<Void> received =
         ReceiverThread.start(
             "srdma-bench-plain-write-receiver",
+            cpus,
             () -> receive(creditEvery, verify, ack),
             () -> {
               senderQp.toError();

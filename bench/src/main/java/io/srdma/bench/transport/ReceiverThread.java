@@ -23,11 +23,24 @@ final class ReceiverThread {
    * @return completes when the loop returns, exceptionally when it throws
    */
   static CompletableFuture<Void> start(String name, Loop loop, Runnable onFailure) {
+    return start(name, CpuSplit.NONE, loop, onFailure);
+  }
+
+  /**
+   * Starts {@code loop} on a new daemon thread that first pins itself to the receiver's CPUs of
+   * {@code cpus} (a pin that fails fails the run).
+   *
+   * @param onFailure runs when the loop or the pin fails (close the connection so a blocked sender
+   *     wakes)
+   * @return completes when the loop returns, exceptionally when it throws
+   */
+  static CompletableFuture<Void> start(String name, CpuSplit cpus, Loop loop, Runnable onFailure) {
     CompletableFuture<Void> done = new CompletableFuture<>();
     Thread t =
         new Thread(
             () -> {
               try {
+                cpus.pinReceiver();
                 loop.run();
                 done.complete(null);
               } catch (Throwable e) {

@@ -128,18 +128,24 @@ final class SealedTransport implements BenchTransport {
   private volatile long wakeAt = Long.MAX_VALUE; // the delivered count the parked sender waits for
   private volatile long lastCompletionNanos;
   private boolean verify;
+  private final CpuSplit cpus;
 
   SealedTransport(String provider, int depth, int coalesce) {
     this(provider, PipelineDepth.of(depth), coalesce);
   }
 
   SealedTransport(String provider, PipelineDepth depth, int coalesce) {
+    this(provider, depth, coalesce, CpuSplit.NONE);
+  }
+
+  SealedTransport(String provider, PipelineDepth depth, int coalesce, CpuSplit cpus) {
     if (coalesce < 1) {
       throw new IllegalArgumentException("coalesce must be >= 1: " + coalesce);
     }
     this.provider = provider;
     this.depth = depth;
     this.coalesce = coalesce;
+    this.cpus = cpus;
   }
 
   @Override
@@ -237,7 +243,9 @@ final class SealedTransport implements BenchTransport {
                 .audit(new AuditTrail(audit))
                 .receiveDepth(RECEIVES)
                 .maxSessions(MAX_SESSIONS)
-                .provider(provider));
+                .provider(provider)
+                .device(cpus.receiverDevice())
+                .openerCpus(cpus.receiver()));
     region = host.registerRegion("bench", "ring", REGION_BYTES);
     region.onRecord(this::onRecord);
     client =

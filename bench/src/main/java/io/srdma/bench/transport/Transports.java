@@ -28,14 +28,14 @@ public final class Transports {
 
   private static Map<String, Factory> registry() {
     Map<String, Factory> m = new LinkedHashMap<>();
-    m.put(JdkTlsTransport.NAME, ctx -> new JdkTlsTransport(ctx.pki(), ctx.coalesce()));
-    m.put(NettyTlsTransport.NAME, ctx -> new NettyTlsTransport(ctx.pki()));
+    m.put(JdkTlsTransport.NAME, ctx -> new JdkTlsTransport(ctx.pki(), ctx.coalesce(), ctx.cpus()));
+    m.put(NettyTlsTransport.NAME, ctx -> new NettyTlsTransport(ctx.pki(), ctx.cpus()));
     m.put(
         PlainWriteTransport.NAME,
-        ctx -> new PlainWriteTransport(ctx.provider(), ctx.depth(), ctx.coalesce()));
+        ctx -> new PlainWriteTransport(ctx.provider(), ctx.depth(), ctx.coalesce(), ctx.cpus()));
     m.put(
         SealedTransport.NAME,
-        ctx -> new SealedTransport(ctx.provider(), ctx.depth(), ctx.coalesce()));
+        ctx -> new SealedTransport(ctx.provider(), ctx.depth(), ctx.coalesce(), ctx.cpus()));
     return Collections.unmodifiableMap(m);
   }
 }

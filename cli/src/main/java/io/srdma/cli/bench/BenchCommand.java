@@ -3,6 +3,7 @@ package io.srdma.cli.bench;
 import io.srdma.bench.transport.AeadBound;
 import io.srdma.bench.transport.BenchContext;
 import io.srdma.bench.transport.BenchRunner;
+import io.srdma.bench.transport.CpuSplit;
 import io.srdma.bench.transport.LoadConfig;
 import io.srdma.bench.transport.LoadResult;
 import io.srdma.bench.transport.LoadRun;
@@ -177,6 +178,27 @@ public final class BenchCommand implements Callable<Integer> {
   int coalesce;
 
   @Option(
+      names = "--writer-cpus",
+      paramLabel = "LIST",
+      description =
+          "Run the writing side on these CPUs (a Linux CPU list: 0, 0-1, 0,2): the thread that"
+              + " writes and every thread it starts (client completion lanes and soft responders,"
+              + " Netty's sender loop). Same for every transport. Default: unpinned.")
+  String writerCpus;
+
+  @Option(
+      names = "--receiver-cpus",
+      paramLabel = "LIST",
+      description =
+          "Run the receiving side's threads on these CPUs: for sealed the host's openers and soft"
+              + " responders (HostOptions.openerCpus, DeviceOptions.responderCpus), for plain-write"
+              + " the receiving device's responders and receiver thread, for tls-jdk the receiver"
+              + " thread, for tls-netty the server's event loop. Default: unpinned.")
+  String receiverCpus;
+
+  private CpuSplit cpuSplit = CpuSplit.NONE;
+
+  @Option(
       names = "--rounds",
       paramLabel = "N",
       defaultValue = "1",
@@ -327,7 +349,7 @@ public final class BenchCommand implements Callable<Integer> {
     List<Map<Integer, AeadBound.Rate>> bounds = new ArrayList<>();
     boolean sealed = config.transports().stream().anyMatch(Report::sealed);
     Map<String, String> negotiated;
-    try (BenchContext context = new BenchContext(provider, config.depth(), coalesce)) {
+    try (BenchContext context = new BenchContext(provider, config.depth(), coalesce, cpuSplit)) {
       Progress progress =
           new Progress(
               err, progressMode, rounds * config.transports().size() * config.sizes().size());
@@ -395,7 +417,9 @@ public final class BenchCommand implements Callable<Integer> {
             "--coalesce",
             "--quick",
             "--verify",
-            "--rounds")) {
+            "--rounds",
+            "--writer-cpus",
+            "--receiver-cpus")) {
       if (cl.getParseResult().hasMatchedOption(o)) {
         throw new ParameterException(cl, o + " does not apply to --load");
       }
@@ -552,6 +576,7 @@ public final class BenchCommand implements Callable<Integer> {
     if (json != null && Files.isDirectory(json)) {
       throw new ParameterException(cl, "--json: " + json + " is a directory");
     }
+    cpuSplit = CpuSplitOption.parse(cl, writerCpus, receiverCpus);
     return new BenchRunner.Config(List.copyOf(sizes), d, w, List.copyOf(chosen), depth, verify);
   }
 
@@ -566,8 +591,8 @@ public final class BenchCommand implements Callable<Integer> {
   private String headline(BenchRunner.Config c, AeadSelection.Choice cipher) {
     return String.format(
         Locale.ROOT,
-        "srdma bench: %s per run after %s warm-up, depth %s%s, provider %s, AEAD %s (%s)%s; JDK %s,"
-            + " %d CPUs, load average %.2f",
+        "srdma bench: %s per run after %s warm-up, depth %s%s, provider %s, AEAD %s (%s)%s%s; JDK"
+            + " %s, %d CPUs, load average %.2f",
         Report.duration(c.duration()),
         Report.duration(c.warmup()),
         depthLine(c),
@@ -576,6 +601,7 @@ public final class BenchCommand implements Callable<Integer> {
         cipher.provider().name(),
         cipher.provider().description(),
         c.verify() ? ", verifying every message" : "",
+        cpuSplit.active() ? ", " + cpuSplit.describe() : "",
         Runtime.version(),
         Runtime.getRuntime().availableProcessors(),
         java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
@@ -658,6 +684,10 @@ public final class BenchCommand implements Callable<Integer> {
     m.put("coalesce", coalesce);
     m.put("rounds", rounds);
     m.put("verify", c.verify());
+    Map<String, Object> cpus = new LinkedHashMap<>();
+    cpus.put("writer", cpuSplit.writer() == null ? null : cpuSplit.writer().toString());
+    cpus.put("receiver", cpuSplit.receiver() == null ? null : cpuSplit.receiver().toString());
+    m.put("cpus", cpus);
     m.put("latency", "one-way, send start to receiver delivered, same-JVM System.nanoTime");
     m.put("cpu", "process CPU time during the throughput run / bytes delivered (both endpoints)");
     m.put(

@@ -5,10 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.srdma.bench.transport.Report;
 import io.srdma.bench.transport.Transports;
 import io.srdma.cli.SrdmaCommand;
+import io.srdma.verbs.CpuAffinity;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
@@ -226,6 +228,47 @@ class BenchCommandTest {
   }
 
   @Test
+  @SuppressWarnings("unchecked")
+  void shouldSplitTheSidesOverCpusAndSayItInTheHeadlineAndJson() throws Exception {
+    assumeTrue(CpuAffinity.supported(), "CPU affinity needs 64-bit Linux");
+    int[] cpus = CpuAffinity.current().toArray();
+    assumeTrue(cpus.length >= 2, "needs 2 CPUs to split");
+    String writer = Integer.toString(cpus[0]);
+    String receiver = Integer.toString(cpus[cpus.length - 1]);
+    Path json = dir.resolve("split.json");
+    Run r =
+        bench(
+            "--sizes",
+            "4KiB",
+            "--duration",
+            "200ms",
+            "--warmup",
+            "0",
+            "--transports",
+            "sealed,tls-jdk",
+            "--writer-cpus",
+            writer,
+            "--receiver-cpus",
+            receiver,
+            "--progress",
+            "none",
+            "--json",
+            json.toString());
+    assertEquals(0, r.exit(), r.out() + r.err());
+    String headline = r.out().lines().findFirst().orElseThrow();
+    assertTrue(
+        headline.contains("writer CPUs " + writer + ", receiver CPUs " + receiver), headline);
+    Map<String, Object> root = (Map<String, Object>) MiniJson.parse(Files.readString(json));
+    Map<String, Object> split =
+        (Map<String, Object>) ((Map<String, Object>) root.get("config")).get("cpus");
+    assertEquals(writer, split.get("writer"));
+    assertEquals(receiver, split.get("receiver"));
+    for (Object o : (List<Object>) root.get("results")) {
+      assertEquals("ok", ((Map<String, Object>) o).get("status"), o.toString());
+    }
+  }
+
+  @Test
   void shouldExplainEveryOptionInHelp() {
     Run r = bench("--help");
     assertEquals(0, r.exit());
@@ -242,6 +285,8 @@ class BenchCommandTest {
             "--quick",
             "--verify",
             "--rounds",
+            "--writer-cpus",
+            "--receiver-cpus",
             "--progress")) {
       assertTrue(r.out().contains(o), o + " in\n" + r.out());
     }
@@ -277,6 +322,10 @@ class BenchCommandTest {
         "--warmup 2h; --warmup",
         "--quick --duration 2s; --quick",
         "--progress loud; --progress",
+        "--writer-cpus x; --writer-cpus: CPU list 'x': 'x' is not a CPU number",
+        "--receiver-cpus 3-1; --receiver-cpus: CPU list '3-1': range 3-1 runs backwards",
+        "--receiver-cpus 1023; --receiver-cpus 1023: CPU 1023 is not one this process may run on",
+        "--load --writer-cpus 0; --writer-cpus does not apply",
         "--frobnicate; --frobnicate"
       })
   void shouldRefuseBadOptionsNamingTheOption(String args, String expected) {
