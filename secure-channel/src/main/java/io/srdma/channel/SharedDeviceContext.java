@@ -115,6 +115,8 @@ final class SharedDeviceContext implements AutoCloseable {
         + '|'
         + d.portNumber()
         + '|'
-        + d.allowPlainRegionAddresses();
+        + d.allowPlainRegionAddresses()
+        + '|'
+        + d.responderCpus(); // a client asking for pinned responders never shares unpinned ones
   }
 }

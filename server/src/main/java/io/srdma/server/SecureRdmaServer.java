@@ -349,6 +349,9 @@ public final class SecureRdmaServer implements AutoCloseable {
     if (c.openerThreads != null) {
       options.openerThreads(c.openerThreads);
     }
+    if (c.openerCpus != null) {
+      options.openerCpus(c.openerCpus);
+    }
     return options;
   }
 }

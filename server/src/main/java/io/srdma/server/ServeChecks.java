@@ -334,7 +334,8 @@ final class ServeChecks {
         .bindAddress(c.bindAddress)
         .bindPort(c.bindPort)
         .portNumber(c.ibvPort)
-        .gidIndex(c.gidIndex);
+        .gidIndex(c.gidIndex)
+        .responderCpus(c.responderCpus);
   }
 
   /**

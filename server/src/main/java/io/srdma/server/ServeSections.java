@@ -1,5 +1,6 @@
 package io.srdma.server;
 
+import io.srdma.verbs.CpuSet;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
@@ -26,6 +27,7 @@ abstract class ServeSections extends ConfigReader {
           "bind-port",
           "ibv-port",
           "gid-index",
+          "responder-cpus",
           "allowed-responder-addresses",
           "trust-hello-address");
   private static final List<String> TLS_KEYS =
@@ -59,6 +61,7 @@ abstract class ServeSections extends ConfigReader {
           "control-threads",
           "worker-threads",
           "opener-threads",
+          "opener-cpus",
           "connect-threads",
           "max-connects-per-tenant",
           "shutdown-timeout");
@@ -71,6 +74,7 @@ abstract class ServeSections extends ConfigReader {
   int bindPort;
   int ibvPort = 1;
   int gidIndex = 1;
+  CpuSet responderCpus; // null: unpinned
   Path certificate;
   Path key;
   Path keyPassphraseFile;
@@ -102,6 +106,7 @@ abstract class ServeSections extends ConfigReader {
   Integer controlThreads;
   Integer workerThreads;
   Integer openerThreads;
+  CpuSet openerCpus; // null: unpinned
   int connectThreads = io.srdma.host.HostOptions.DEFAULT_CONNECT_THREADS;
   int maxConnectsPerTenant = io.srdma.host.HostOptions.DEFAULT_MAX_CONNECTS_PER_TENANT;
   Duration shutdownTimeout = Duration.ofSeconds(20);
@@ -197,6 +202,7 @@ abstract class ServeSections extends ConfigReader {
     bindPort = intOr(f.get("bind-port"), "device.bind-port", 0, 65535, bindPort);
     ibvPort = intOr(f.get("ibv-port"), "device.ibv-port", 1, 255, ibvPort);
     gidIndex = intOr(f.get("gid-index"), "device.gid-index", 0, 65535, gidIndex);
+    responderCpus = cpusOr(f.get("responder-cpus"), "device.responder-cpus", responderCpus);
     if (f.containsKey("trust-hello-address")) {
       trustHelloAddress =
           bool(f.get("trust-hello-address"), "device.trust-hello-address", trustHelloAddress);
@@ -361,6 +367,7 @@ abstract class ServeSections extends ConfigReader {
               io.srdma.host.HostOptions.MAX_OPENER_THREADS,
               1);
     }
+    openerCpus = cpusOr(f.get("opener-cpus"), "limits.opener-cpus", openerCpus);
     readConnects(f.get("connect-threads"), f.get("max-connects-per-tenant"));
     shutdownTimeout =
         durationOr(f.get("shutdown-timeout"), "limits.shutdown-timeout", shutdownTimeout);
@@ -422,5 +429,22 @@ abstract class ServeSections extends ConfigReader {
     }
     connectThreads = (int) (long) threads;
     maxConnectsPerTenant = (int) (long) perTenant;
+  }
+
+  /** A CPU list ({@code 1}, {@code "0-3,6"}), or {@code fallback} when the key is absent. */
+  final CpuSet cpusOr(Entry e, String key, CpuSet fallback) {
+    if (e == null) {
+      return fallback;
+    }
+    String v = scalar(e, key);
+    if (v == null) {
+      return fallback;
+    }
+    try {
+      return CpuSet.parse(v);
+    } catch (IllegalArgumentException x) {
+      error(e.value(), key, x.getMessage());
+      return fallback;
+    }
   }
 }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.srdma.verbs.CpuSet;
 import java.net.InetAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -127,5 +128,27 @@ class ServeHostLimitsConfigTest {
         refused("threads-bad.yaml", "limits:\n  worker-threads: 0\n  control-threads: 65\n");
     assertTrue(e.getMessage().contains("limits.worker-threads"), e.getMessage());
     assertTrue(e.getMessage().contains("limits.control-threads"), e.getMessage());
+  }
+
+  @Test
+  void shouldReadTheCpusOfTheOpenersAndResponders() throws Exception {
+    ServeConfig none = ServeConfig.read(write("cpus-none.yaml", HEAD));
+    assertEquals(null, none.openerCpus);
+    assertEquals(null, none.responderCpus);
+    assertEquals(null, ServeChecks.deviceOptions(none).responderCpus());
+    ServeConfig c =
+        ServeConfig.read(
+            write(
+                "cpus.yaml",
+                HEAD + "limits:\n  opener-cpus: \"2-3,6\"\ndevice:\n  responder-cpus: 1\n"));
+    assertEquals(CpuSet.parse("2-3,6"), c.openerCpus);
+    assertEquals(CpuSet.of(1), c.responderCpus);
+    assertEquals(CpuSet.of(1), ServeChecks.deviceOptions(c).responderCpus());
+    ServeConfig.ConfigException e =
+        refused(
+            "cpus-bad.yaml", "limits:\n  opener-cpus: 3-1\ndevice:\n  responder-cpus: [1, 2]\n");
+    assertTrue(e.getMessage().contains("limits.opener-cpus"), e.getMessage());
+    assertTrue(e.getMessage().contains("runs backwards"), e.getMessage());
+    assertTrue(e.getMessage().contains("device.responder-cpus"), e.getMessage());
   }
 }

@@ -4,9 +4,13 @@ import io.srdma.verbs.Device;
 import io.srdma.verbs.DeviceContext;
 import io.srdma.verbs.DeviceOptions;
 import io.srdma.verbs.VerbsException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /** A libibverbs device, found by name each time it is opened. */
 final class IbvDevice implements Device {
+  private static final Logger LOG = LoggerFactory.getLogger(IbvDevice.class);
+
   private final String name;
 
   IbvDevice(String name) {
@@ -25,6 +29,12 @@ final class IbvDevice implements Device {
 
   @Override
   public DeviceContext open(DeviceOptions options) {
+    if (options.responderCpus() != null) { // said, not silently dropped
+      LOG.info(
+          "responderCpus {} places nothing: the {} provider has no responder threads",
+          options.responderCpus(),
+          "ibv (the RNIC responds)");
+    }
     options.conclude();
     long context = openByName();
     IbvDeviceContext ctx;
