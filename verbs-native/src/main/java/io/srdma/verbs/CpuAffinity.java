@@ -1,7 +1,6 @@
 package io.srdma.verbs;
 
-import java.util.Locale;
-import jnr.ffi.LibraryLoader;
+import io.srdma.verbs.internal.LinuxLibC;
 import jnr.ffi.Runtime;
 import jnr.ffi.annotations.In;
 import jnr.ffi.annotations.Out;
@@ -31,21 +30,9 @@ public final class CpuAffinity {
     int sched_getaffinity(int pid, @size_t long size, @Out long[] mask);
   }
 
-  private static final LibC LIBC = load();
+  private static final LibC LIBC = LinuxLibC.bind(LibC.class);
 
   private CpuAffinity() {}
-
-  private static LibC load() {
-    String os = System.getProperty("os.name", "").toLowerCase(Locale.ROOT);
-    if (!os.startsWith("linux") || !"64".equals(System.getProperty("sun.arch.data.model"))) {
-      return null;
-    }
-    try {
-      return LibraryLoader.create(LibC.class).failImmediately().load("c");
-    } catch (LinkageError | RuntimeException e) {
-      return null;
-    }
-  }
 
   /** Whether this platform can pin threads (64-bit Linux with a loadable libc). */
   public static boolean supported() {

@@ -1,7 +1,6 @@
 package io.srdma.bench.transport;
 
-import java.util.Locale;
-import jnr.ffi.LibraryLoader;
+import io.srdma.verbs.internal.LinuxLibC;
 import jnr.ffi.annotations.Out;
 
 /**
@@ -33,21 +32,9 @@ final class ContextSwitches {
     int getrusage(int who, @Out long[] usage);
   }
 
-  private static final LibC LIBC = load();
+  private static final LibC LIBC = LinuxLibC.bind(LibC.class);
 
   private ContextSwitches() {}
-
-  private static LibC load() {
-    String os = System.getProperty("os.name", "").toLowerCase(Locale.ROOT);
-    if (!os.startsWith("linux") || !"64".equals(System.getProperty("sun.arch.data.model"))) {
-      return null;
-    }
-    try {
-      return LibraryLoader.create(LibC.class).failImmediately().load("c");
-    } catch (LinkageError | RuntimeException e) {
-      return null;
-    }
-  }
 
   /** Voluntary plus involuntary context switches of the process so far, or -1 when unknown. */
   static long total() {
