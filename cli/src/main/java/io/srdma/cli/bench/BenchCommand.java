@@ -3,6 +3,7 @@ package io.srdma.cli.bench;
 import io.srdma.bench.transport.AeadBound;
 import io.srdma.bench.transport.BenchContext;
 import io.srdma.bench.transport.BenchRunner;
+import io.srdma.bench.transport.CpuModel;
 import io.srdma.bench.transport.CpuSplit;
 import io.srdma.bench.transport.LoadConfig;
 import io.srdma.bench.transport.LoadResult;
@@ -592,7 +593,7 @@ public final class BenchCommand implements Callable<Integer> {
     return String.format(
         Locale.ROOT,
         "srdma bench: %s per run after %s warm-up, depth %s%s, provider %s, AEAD %s (%s)%s%s; JDK"
-            + " %s, %d CPUs, load average %.2f",
+            + " %s, %d CPUs (%s), load average %.2f",
         Report.duration(c.duration()),
         Report.duration(c.warmup()),
         depthLine(c),
@@ -604,6 +605,7 @@ public final class BenchCommand implements Callable<Integer> {
         cpuSplit.active() ? ", " + cpuSplit.describe() : "",
         Runtime.version(),
         Runtime.getRuntime().availableProcessors(),
+        CpuModel.read().describe(),
         java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
   }
 
@@ -628,6 +630,11 @@ public final class BenchCommand implements Callable<Integer> {
     h.put("command", String.join(" ", spec.commandLine().getParseResult().originalArgs()));
     Map<String, Object> machine = new LinkedHashMap<>();
     machine.put("cpus", Runtime.getRuntime().availableProcessors());
+    CpuModel cpu = CpuModel.read();
+    machine.put("cpuModel", cpu.name());
+    machine.put("cpuFamily", cpu.family());
+    machine.put("cpuModelNumber", cpu.model());
+    machine.put("cpuFeatures", new ArrayList<Object>(cpu.features()));
     machine.put("java", Runtime.version().toString());
     machine.put("os", System.getProperty("os.name") + " " + System.getProperty("os.version"));
     machine.put(
