@@ -25,7 +25,7 @@ import java.time.Duration;
 import java.util.EnumSet;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -88,13 +88,14 @@ class HostCpuPlacementTest {
               .audit(new AuditTrail(log))
               .bind(new InetSocketAddress("127.0.0.1", port))
               .openerCpus(CpuSet.of(CpuSet.MAX_CPU));
-      long before = hostThreads();
+      Set<Thread> before = hostThreads();
       ChannelException e = assertThrows(ChannelException.class, () -> RegionHost.start(o));
       assertEquals(ChannelException.Reason.INVALID_ARGUMENT, e.reason());
       assertTrue(e.getMessage().contains("openerCpus 1023"), e.getMessage());
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-      while (hostThreads() > before && System.nanoTime() < deadline) {
-        Thread.sleep(20);
+      for (Thread t : hostThreads()) {
+        if (!before.contains(t)) {
+          t.join(10_000); // executors' threads end just after shutdownNow returns
+        }
       }
       assertEquals(before, hostThreads(), "threads left by the failed start");
       try (ServerSocket again = new ServerSocket(port, 1, o.bind().getAddress())) {
@@ -103,9 +104,9 @@ class HostCpuPlacementTest {
     }
   }
 
-  private static long hostThreads() {
+  private static Set<Thread> hostThreads() {
     return Thread.getAllStackTraces().keySet().stream()
         .filter(t -> t.isAlive() && t.getName().startsWith("srdma-"))
-        .count();
+        .collect(Collectors.toSet());
   }
 }

@@ -20,7 +20,9 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -56,10 +58,10 @@ class ResponderPlacementTest {
     }
   }
 
-  private static long javaThreads(String prefix) {
+  private static Set<Thread> javaThreads(String prefix) {
     return Thread.getAllStackTraces().keySet().stream()
         .filter(t -> t.isAlive() && t.getName().startsWith(prefix))
-        .count();
+        .collect(Collectors.toSet());
   }
 
   @Test
@@ -91,7 +93,7 @@ class ResponderPlacementTest {
   void aSetTheResponderCannotHaveFailsTheOpenAndLeavesNothingRunning() throws Exception {
     assumeTrue(CpuAffinity.supported(), "CPU affinity needs 64-bit Linux");
     assumeTrue(!CpuAffinity.current().contains(CpuSet.MAX_CPU), "this machine has CPU 1023");
-    long threadsBefore = javaThreads("srdma-soft-");
+    Set<Thread> threadsBefore = javaThreads("srdma-soft-");
     DeviceOptions impossible = new DeviceOptions().responderCpus(CpuSet.of(CpuSet.MAX_CPU));
     VerbsException e =
         assertThrows(
@@ -100,9 +102,10 @@ class ResponderPlacementTest {
     assertEquals(VerbsException.Reason.INVALID_ARGUMENT, e.reason());
     assertTrue(e.getMessage().contains("1023"), e.getMessage());
     assertTrue(e.getMessage().contains("soft responder"), e.getMessage());
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (javaThreads("srdma-soft-") > threadsBefore && System.nanoTime() < deadline) {
-      Thread.sleep(20); // the timer's thread ends just after shutdownNow returns
+    for (Thread t : javaThreads("srdma-soft-")) {
+      if (!threadsBefore.contains(t)) {
+        t.join(10_000); // the timer's thread ends just after shutdownNow returns
+      }
     }
     assertEquals(threadsBefore, javaThreads("srdma-soft-"), "threads left by the failed open");
   }
