@@ -5,6 +5,8 @@ import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.srdma.channel.record.AeadPlan;
+import io.srdma.channel.record.AeadProvider;
 import io.srdma.channel.record.AeadRates;
 import io.srdma.channel.record.AeadSelection;
 import io.srdma.verbs.doctor.DeviceCounter;
@@ -135,16 +137,19 @@ final class ConsoleMetrics {
   }
 
   /**
-   * {@code srdma_aead_info{provider="accp",description="..."} 1}, and every candidate's start-up
-   * seal and open rates by record size ({@code srdma_aead_seal_mbps{provider,record_size}}).
+   * {@code srdma_aead_info{provider="accp",description="...",mode="auto",records="all"} 1} — one
+   * per provider of the plan, {@code records} saying which: {@code all}, or {@code under 4096} and
+   * {@code from 4096} — and every candidate's start-up seal and open rates by record size ({@code
+   * srdma_aead_seal_mbps{provider,record_size}}).
    */
   private void registerAead(AeadSelection.Choice c) {
-    Gauge.builder("srdma.aead.info", () -> 1)
-        .description("the data path's AES-256-GCM provider (value 1), see srdma doctor")
-        .tag("provider", c.provider().name())
-        .tag("description", c.provider().description())
-        .tag("mode", c.mode().label())
-        .register(registry);
+    AeadPlan plan = c.plan();
+    if (plan.isSingle()) {
+      aeadInfo(plan.small(), c, "all");
+    } else {
+      aeadInfo(plan.small(), c, "under " + plan.bulkFrom());
+      aeadInfo(plan.bulk(), c, "from " + plan.bulkFrom());
+    }
     for (AeadRates r : c.rates()) {
       for (AeadRates.Rate x : r.bySize()) {
         double seal = x.sealMBps();
@@ -161,6 +166,16 @@ final class ConsoleMetrics {
             .register(registry);
       }
     }
+  }
+
+  private void aeadInfo(AeadProvider p, AeadSelection.Choice c, String records) {
+    Gauge.builder("srdma.aead.info", () -> 1)
+        .description("the data path's AES-256-GCM providers (value 1), see srdma doctor")
+        .tag("provider", p.name())
+        .tag("description", p.description())
+        .tag("mode", c.mode().label())
+        .tag("records", records)
+        .register(registry);
   }
 
   private FunctionCounter deviceMeter(DeviceKey key) {

@@ -1,7 +1,10 @@
 package io.srdma.console;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.abort;
 
+import io.srdma.channel.record.AeadException;
+import io.srdma.channel.record.AeadPlan;
 import io.srdma.channel.record.AeadProvider;
 import io.srdma.channel.record.AeadRates;
 import io.srdma.channel.record.AeadSelection;
@@ -54,6 +57,7 @@ class ConsoleMetricsTest {
                     l.startsWith("srdma_aead_info{")
                         && l.contains("provider=\"jdk\"")
                         && l.contains("mode=\"auto\"")
+                        && l.contains("records=\"all\"")
                         && l.matches(".*\\} 1(\\.0)?")),
         text);
     for (String line :
@@ -62,6 +66,40 @@ class ConsoleMetricsTest {
             "srdma_aead_open_mbps{provider=\"jdk\",record_size=\"65536\"} 4400.25",
             "srdma_aead_seal_mbps{provider=\"accp\",record_size=\"65536\"} 9400.0")) {
       assertTrue(text.lines().anyMatch(line::equals), line + " in\n" + text);
+    }
+  }
+
+  @Test
+  void shouldExportBothProvidersOfASplitPlanAndWhichRecordsEachSeals() {
+    AeadProvider jdk = AeadProvider.jdk();
+    AeadProvider accp;
+    try {
+      accp = AeadProvider.accp();
+    } catch (AeadException e) {
+      abort("ACCP does not load here, and a split plan needs a second provider: " + e.getMessage());
+      return;
+    }
+    AeadSelection.Choice choice =
+        new AeadSelection.Choice(
+            AeadPlan.split(accp, jdk, 4096),
+            AeadSelection.Mode.AUTO,
+            "auto: test",
+            List.of(),
+            null,
+            null,
+            null);
+    String text =
+        new ConsoleMetrics(() -> choice)
+            .scrape(new ConsoleStats(0, 0, 0, 0, 0, 0, 0, 0, 0), List.of());
+    for (String[] want : new String[][] {{"accp", "under 4096"}, {"jdk", "from 4096"}}) {
+      assertTrue(
+          text.lines()
+              .anyMatch(
+                  l ->
+                      l.startsWith("srdma_aead_info{")
+                          && l.contains("provider=\"" + want[0] + "\"")
+                          && l.contains("records=\"" + want[1] + "\"")),
+          String.join(" ", want) + " in\n" + text);
     }
   }
 }

@@ -89,9 +89,7 @@ public final class DoctorCommand implements Callable<Integer> {
       return false;
     }
     out.println();
-    out.printf(
-        "data-path AEAD: %s (%s), %s%n",
-        c.provider().name(), c.provider().description(), c.reason());
+    out.printf("data-path AEAD: %s, %s%n", c.plan().description(), c.reason());
     for (AeadRates r : c.rates()) {
       out.printf("  %-7s %s%n", r.provider(), r);
     }

@@ -56,14 +56,14 @@ final class ClientResources {
 
   /**
    * The staging ring's memory: a heap array where the device takes heap memory for the local side
-   * (loopback) and the data path's AES-GCM is a JCE one, so records are sealed straight into their
-   * slots (the JCE's AES-GCM writes arrays at full speed, direct memory at about half,
-   * RecordSealer); else direct memory — which openssl and gcrypt seal into straight, and the JCE
-   * ones through the sealer's array and one copy.
+   * (loopback) and the data path's AES-GCM of large records is a JCE one, so records are sealed
+   * straight into their slots (the JCE's AES-GCM writes arrays at full speed, direct memory at
+   * about half, RecordSealer); else direct memory — which openssl and gcrypt seal into straight,
+   * and the JCE ones through the sealer's array and one copy.
    */
   private ByteBuffer stagingMemory(int bytes) {
     return context.context().queryDevice().localHeapMemory()
-            && !AeadSelection.current().provider().nativeMemory()
+            && !AeadSelection.current().plan().bulk().nativeMemory()
         ? ByteBuffer.allocate(bytes)
         : ByteBuffer.allocateDirect(bytes);
   }

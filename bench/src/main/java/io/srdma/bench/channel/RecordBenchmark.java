@@ -103,9 +103,12 @@ public class RecordBenchmark {
     random.nextBytes(aad);
   }
 
-  /** The selection's provider if it is a JCE one, else ACCP where it loads, else the JDK's. */
+  /**
+   * The selection's provider of large records if it is a JCE one, else ACCP where it loads, else
+   * the JDK's.
+   */
   private static AeadProvider jceProvider() {
-    AeadProvider selected = AeadSelection.current().provider();
+    AeadProvider selected = AeadSelection.current().plan().bulk();
     if (!selected.nativeMemory()) {
       return selected;
     }

@@ -48,6 +48,14 @@ public final class AeadBound {
   private AeadBound() {}
 
   /**
+   * The provider of the process's {@link AeadSelection} plan that seals the records of messages of
+   * {@code size} bytes (records of at most {@value SealedLayout#DEFAULT_MAX_RECORD_PAYLOAD} bytes).
+   */
+  public static String providerFor(int size) {
+    return AeadSelection.current().plan().forPayload(Math.min(size, RECORD)).name();
+  }
+
+  /**
    * Seals for {@code slice}, then opens for {@code slice}, messages of {@code size} bytes.
    *
    * @param size bytes per message

@@ -225,19 +225,20 @@ public final class Report {
       Map<String, Object> config,
       List<List<Measurement>> rounds,
       List<Object> summary) {
-    return json(header, config, rounds, List.of(), null, summary);
+    return json(header, config, rounds, List.of(), size -> null, summary);
   }
 
   /**
    * As {@link #json(Map, Map, List, List)}, with each sealed result's AEAD bound of its round
-   * ({@code bounds}, one map per round, size to rate) and the provider's name ({@code aead}).
+   * ({@code bounds}, one map per round, size to rate) and the name of the provider that sealed its
+   * records ({@code aead}: message size to name, see {@link AeadBound#providerFor}).
    */
   public static String json(
       Map<String, Object> header,
       Map<String, Object> config,
       List<List<Measurement>> rounds,
       List<Map<Integer, AeadBound.Rate>> bounds,
-      String aead,
+      java.util.function.IntFunction<String> aead,
       List<Object> summary) {
     Map<String, Object> root = new LinkedHashMap<>(header);
     root.put("config", config);
@@ -249,7 +250,7 @@ public final class Report {
         one.putAll(result(m, rounds.get(r)));
         AeadBound.Rate b =
             sealed(m.transport()) && r < bounds.size() ? bounds.get(r).get(m.messageSize()) : null;
-        one.put("aeadProvider", b == null ? null : aead);
+        one.put("aeadProvider", b == null ? null : aead.apply(m.messageSize()));
         one.put("aeadSealMBps", b == null ? null : b.sealMBps());
         one.put("aeadOpenMBps", b == null ? null : b.openMBps());
         one.put("aeadBoundMBps", b == null ? null : b.boundMBps());

@@ -16,6 +16,7 @@ import io.srdma.bench.transport.Report;
 import io.srdma.bench.transport.RoundSummary;
 import io.srdma.bench.transport.Transports;
 import io.srdma.channel.record.AeadException;
+import io.srdma.channel.record.AeadPlan;
 import io.srdma.channel.record.AeadRates;
 import io.srdma.channel.record.AeadSelection;
 import io.srdma.cli.SizeConverter;
@@ -372,11 +373,11 @@ public final class BenchCommand implements Callable<Integer> {
           }
         }
         bounds.add(bound);
-        Report.printBounds(out, config.sizes(), round, bound, cipher.provider().name());
+        Report.printBounds(out, config.sizes(), round, bound, cipher.plan().label());
       }
       progress.finish();
       negotiated = runner.negotiated();
-      Report.printNegotiated(out, negotiated, sealed, cipher.provider().name());
+      Report.printNegotiated(out, negotiated, sealed, cipher.plan().label());
     }
     List<RoundSummary.Row> summary =
         rounds > 1 ? RoundSummary.rows(config.sizes(), byRound, bounds) : List.of();
@@ -393,7 +394,7 @@ public final class BenchCommand implements Callable<Integer> {
               configJson(config),
               byRound,
               bounds,
-              cipher.provider().name(),
+              AeadBound::providerFor,
               RoundSummary.json(summary)),
           StandardCharsets.UTF_8);
       err.println("bench: results written to " + json);
@@ -472,9 +473,8 @@ public final class BenchCommand implements Callable<Integer> {
     }
     out.printf(
         Locale.ROOT,
-        "srdma bench --load: AEAD %s (%s), JDK %s, %d CPUs, load average %.2f, max heap %d MiB%n%n",
-        cipher.provider().name(),
-        cipher.provider().description(),
+        "srdma bench --load: AEAD %s, JDK %s, %d CPUs, load average %.2f, max heap %d MiB%n%n",
+        cipher.plan().description(),
         Runtime.version(),
         Runtime.getRuntime().availableProcessors(),
         java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage(),
@@ -592,15 +592,14 @@ public final class BenchCommand implements Callable<Integer> {
   private String headline(BenchRunner.Config c, AeadSelection.Choice cipher) {
     return String.format(
         Locale.ROOT,
-        "srdma bench: %s per run after %s warm-up, depth %s%s, provider %s, AEAD %s (%s)%s%s; JDK"
+        "srdma bench: %s per run after %s warm-up, depth %s%s, provider %s, AEAD %s%s%s; JDK"
             + " %s, %d CPUs (%s), load average %.2f",
         Report.duration(c.duration()),
         Report.duration(c.warmup()),
         depthLine(c),
         coalesce > 1 ? ", coalescing up to " + coalesce + " messages per unit" : "",
         provider,
-        cipher.provider().name(),
-        cipher.provider().description(),
+        cipher.plan().description(),
         c.verify() ? ", verifying every message" : "",
         cpuSplit.active() ? ", " + cpuSplit.describe() : "",
         Runtime.version(),
@@ -649,8 +648,12 @@ public final class BenchCommand implements Callable<Integer> {
   /** The data-path AEAD: which, why, and the start-up rate check of every candidate. */
   static Map<String, Object> aeadJson(AeadSelection.Choice cipher) {
     Map<String, Object> a = new LinkedHashMap<>();
-    a.put("provider", cipher.provider().name());
-    a.put("description", cipher.provider().description());
+    AeadPlan plan = cipher.plan();
+    a.put("provider", plan.label());
+    a.put("description", plan.description());
+    a.put("small", plan.small().name());
+    a.put("bulk", plan.bulk().name());
+    a.put("bulkFrom", plan.isSingle() ? null : plan.bulkFrom());
     a.put("mode", cipher.mode().label());
     a.put("reason", cipher.reason());
     a.put("accpUnavailable", cipher.accpUnavailable());

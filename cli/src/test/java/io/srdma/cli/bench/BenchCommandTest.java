@@ -64,10 +64,14 @@ class BenchCommandTest {
       assertTrue(root.containsKey(k), k);
     }
     Map<String, Object> aead = (Map<String, Object>) root.get("aead");
-    assertTrue(
-        List.of("jdk", "accp", "openssl", "gcrypt").contains(aead.get("provider")),
-        aead.toString());
-    assertTrue(r.out().lines().findFirst().orElseThrow().contains("AEAD " + aead.get("provider")));
+    List<String> providers = List.of("jdk", "accp", "openssl", "gcrypt");
+    assertTrue(providers.contains(aead.get("small")), aead.toString());
+    assertTrue(providers.contains(aead.get("bulk")), aead.toString());
+    assertEquals(
+        aead.get("small").equals(aead.get("bulk")),
+        aead.get("bulkFrom") == null,
+        "a single plan has no bulk size: " + aead);
+    assertTrue(r.out().lines().findFirst().orElseThrow().contains("AEAD " + aead.get("small")));
     assertTrue(r.out().contains("### AEAD bound: " + aead.get("provider")), r.out());
     assertFalse(((List<Object>) aead.get("rateCheck")).isEmpty(), aead.toString());
     Map<String, Object> config = (Map<String, Object>) root.get("config");
@@ -99,8 +103,9 @@ class BenchCommandTest {
                 / Math.min((Double) m.get("aeadSealMBps"), (Double) m.get("aeadOpenMBps")),
             eff,
             1e-9);
-        assertEquals(
-            ((Map<String, Object>) root.get("aead")).get("provider"), m.get("aeadProvider"));
+        Double bulkFrom = (Double) aead.get("bulkFrom");
+        boolean bulk = bulkFrom != null && (Double) m.get("messageSize") >= bulkFrom;
+        assertEquals(aead.get(bulk ? "bulk" : "small"), m.get("aeadProvider"), m.toString());
       }
       assertEquals(m.get("messagesSent"), m.get("messagesDelivered"), transport);
       assertInstanceOf(Double.class, m.get("deliveredMBps"));

@@ -12,30 +12,34 @@ import javax.crypto.spec.SecretKeySpec;
 
 /**
  * The short rate check of the AEAD selection: AES-256-GCM seal and open, as the record layer calls
- * them (init with a fresh nonce, 60 bytes of associated data, doFinal array to array; for openssl
- * and gcrypt the same through their library, direct buffer to direct buffer, the memory it is used
- * on), of 64 B, 4 KiB and 64 KiB records on the calling thread. The candidates are measured
- * interleaved, in rounds of {@value #SLICE_MICROS} µs per provider, size and direction, and each
- * keeps its best round (the least disturbed by other work on the machine). The rounds go on until
- * every candidate's bulk score has risen by less than {@value #SETTLED_PERCENT} % for two rounds in
- * a row (at least {@value #MIN_ROUNDS} rounds), at most {@value #BUDGET_MILLIS} ms with the
- * warm-up: the JDK's GCM runs at a few percent of its speed until C2 has compiled it, which takes
- * hundreds of ms of a cold JVM (more on a loaded machine), and a check that ended before would
- * compare a cold JDK with a native library; so each candidate first seals and opens up to {@value
- * #WARM_RECORDS} small records (at most {@value #WARM_MILLIS} ms). A check that hit the budget says
- * so ({@link Result#settled}); its rates are lower bounds, the JDK's the more so. A JDK with a bulk
- * rate still below {@value #COLD_SHARE} of the best other candidate's same rate (that path of its
- * GCM not yet compiled: the rounds can settle on that) is warmed and measured alone for at most
- * {@value #COLD_EXTRA_MILLIS} ms more, and {@link Result#jdkCold} says if it never caught up. Uses
- * a throwaway key.
+ * them on soft and ibv (a JCE one: init with a fresh nonce, 60 bytes of associated data, doFinal
+ * array to array, and the copy of the record into the direct, registered slot after sealing and out
+ * of it before opening; openssl and gcrypt the same through their library, direct buffer to direct
+ * buffer, with no copy of the caller's), of 64 B, 4, 16 and 64 KiB records on the calling thread,
+ * so that the rates compare what each costs the data path. The candidates are measured interleaved,
+ * in rounds of {@value #SLICE_MICROS} µs per provider, size and direction, and each keeps its best
+ * round (the least disturbed by other work on the machine). The rounds go on until every
+ * candidate's overall score (every size) has risen by less than {@value #SETTLED_PERCENT} % for two
+ * rounds in a row (at least {@value #MIN_ROUNDS} rounds), at most {@value #BUDGET_MILLIS} ms with
+ * the warm-up: the JDK's GCM runs at a few percent of its speed until C2 has compiled it, which
+ * takes hundreds of ms of a cold JVM (more on a loaded machine), and a check that ended before
+ * would compare a cold JDK with a native library; so each candidate first seals and opens up to
+ * {@value #WARM_RECORDS} small records (at most {@value #WARM_MILLIS} ms). A check that hit the
+ * budget says so ({@link Result#settled}); its rates are lower bounds, the JDK's the more so. A JDK
+ * with a bulk rate still below {@value #COLD_SHARE} of the best other candidate's same rate (that
+ * path of its GCM not yet compiled: the rounds can settle on that) is warmed and measured alone for
+ * at most {@value #COLD_EXTRA_MILLIS} ms more, and {@link Result#jdkCold} says if it never caught
+ * up. Uses a throwaway key.
  *
  * <p>Stateless; thread-safe.
  */
 public final class AeadRateCheck {
   /** Record sizes measured. */
-  static final int[] SIZES = {64, 4096, 64 * 1024};
+  static final int[] SIZES = {64, 4096, 16 * 1024, 64 * 1024};
 
-  /** Sizes from this one up decide the choice ({@link AeadRates#bulkScore}). */
+  /**
+   * Sizes from this one up are the bulk sizes ({@link AeadRates#bulkScore}, the cold-JDK check).
+   */
   static final int BULK_FROM = 4096;
 
   static final int MIN_ROUNDS = 4;
@@ -134,7 +138,7 @@ public final class AeadRateCheck {
       rounds++;
       settled = rounds >= MIN_ROUNDS;
       for (int p = 0; p < n; p++) {
-        double now = rates(providers.get(p), best[p]).bulkScore();
+        double now = rates(providers.get(p), best[p]).overallScore();
         stable[p] = now < score[p] * (1 + SETTLED_PERCENT / 100.0) ? stable[p] + 1 : 0;
         score[p] = Math.max(score[p], now);
         settled &= stable[p] >= 2;
@@ -152,7 +156,7 @@ public final class AeadRateCheck {
   }
 
   /**
-   * While any of the JDK's bulk rates (4 and 64 KiB, seal and open) is below {@link #COLD_SHARE} of
+   * While any of the JDK's bulk rates (4 KiB and up, seal and open) is below {@link #COLD_SHARE} of
    * the best other candidate's same rate, keeps warming and measuring the JDK alone, at most {@link
    * #COLD_EXTRA_MILLIS} past the budget: rounds that settled before the compiler reached the JDK's
    * GCM (or one of its paths) would make {@code auto} choose against a JDK running at a tenth of
@@ -234,7 +238,7 @@ public final class AeadRateCheck {
       this.cipher = provider.nativeMemory() ? null : provider.newCipher();
       this.gcm = provider.nativeMemory() ? provider.newNativeGcm(plain.length) : null;
       this.plainNative = gcm == null ? null : ByteBuffer.allocateDirect(plain.length);
-      this.sealedNative = gcm == null ? null : ByteBuffer.allocateDirect(sealed.length);
+      this.sealedNative = ByteBuffer.allocateDirect(sealed.length);
       byte[] k = new byte[32];
       SecureRandom random = new SecureRandom();
       random.nextBytes(k);
@@ -305,6 +309,7 @@ public final class AeadRateCheck {
       cipher.init(Cipher.ENCRYPT_MODE, key, new GCMParameterSpec(128, nonce));
       cipher.updateAAD(aad, 0, AAD);
       cipher.doFinal(plain, 0, size, sealed, 0);
+      sealedNative.put(0, sealed, 0, size + 16); // into the registered slot, as RecordSealer does
     }
 
     private void open(int size) throws GeneralSecurityException {
@@ -314,6 +319,7 @@ public final class AeadRateCheck {
         }
         return;
       }
+      sealedNative.get(0, sealed, 0, size + 16); // out of the region, as RecordOpener does
       cipher.init(Cipher.DECRYPT_MODE, key, new GCMParameterSpec(128, nonce));
       cipher.updateAAD(aad, 0, AAD);
       cipher.doFinal(sealed, 0, size + 16, plain, 0);

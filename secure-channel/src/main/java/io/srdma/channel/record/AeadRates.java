@@ -41,7 +41,29 @@ public record AeadRates(String provider, List<Rate> bySize) {
   }
 
   /**
-   * The decision score: harmonic mean of the seal and open rates at the bulk sizes (4 KiB and the
+   * The rate at one record size: harmonic mean of its seal and open rates (a stream of such
+   * records, each sealed once and opened once, on one core), or NaN when that size was not
+   * measured.
+   */
+  public double scoreAt(int size) {
+    Rate r = at(size);
+    return r == null ? Double.NaN : 2 / (1 / r.sealMBps() + 1 / r.openMBps());
+  }
+
+  /**
+   * The geometric mean of {@link #scoreAt} over every size measured: what the rate check watches to
+   * tell when its rounds have settled (every size decides a part of the {@link AeadPlan}).
+   */
+  public double overallScore() {
+    double log = 0;
+    for (Rate r : bySize) {
+      log += Math.log(scoreAt(r.size()));
+    }
+    return bySize.isEmpty() ? Double.NaN : Math.exp(log / bySize.size());
+  }
+
+  /**
+   * The bulk score: harmonic mean of the seal and open rates at the bulk sizes (4 KiB up to the
    * largest record, 64 KiB); the rate a stream of records of those sizes, each sealed once and
    * opened once, would run at on one core.
    */

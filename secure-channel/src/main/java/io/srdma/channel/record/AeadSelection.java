@@ -9,15 +9,22 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Picks the data path's AES-256-GCM once per process: the JDK's, ACCP's, OpenSSL libcrypto's or
- * libgcrypt's (see {@link AeadProvider}). Every candidate must pass the {@link AeadKnownAnswer
- * known-answer test} first; then a short {@link AeadRateCheck rate check} measures each on this
- * machine (the JCE ones on arrays, openssl and gcrypt on native memory — each on the memory the
- * record layer hands it), and in {@code auto} the fastest native library (the faster of openssl and
- * gcrypt unless ACCP is ahead of it by {@value #ACCP_MARGIN}×, see {@link #preferredNative}) is
- * chosen when its bulk score (harmonic mean of seal and open MB/s at 4 KiB and 64 KiB records) is
- * at least {@value #ACCP_MARGIN}× the JDK's; a tie or a small lead stays with the JDK, which is
- * always there and is one native library less to trust. The choice, why, and every candidate's
- * rates are logged once at INFO.
+ * libgcrypt's (see {@link AeadProvider}), as an {@link AeadPlan} — a provider for small records and
+ * one for large ones, the same one where one is fastest at both. Every candidate must pass the
+ * {@link AeadKnownAnswer known-answer test} first; then a short {@link AeadRateCheck rate check}
+ * measures each on this machine as the data path pays for it (the JCE ones on arrays plus the copy
+ * into and out of the registered slot, openssl and gcrypt on native memory). In {@code auto}, at
+ * each of 64 B and 64 KiB the fastest native library there (score: harmonic mean of its seal and
+ * open MB/s at that size) is chosen when it is at least {@value #NATIVE_MARGIN}× the JDK's score
+ * there, else the JDK — a tie or a small lead stays with the JDK, which is always there and is one
+ * native library less to trust. The 64 B winner seals and opens records under the plan's {@link
+ * AeadPlan#bulkFrom() bulk size}, the 64 KiB winner the rest; the bulk size is the smallest size
+ * measured from which up the 64 KiB winner is the faster of the two at every size measured (4 KiB,
+ * 16 KiB, 64 KiB: records between two sizes go to the provider faster at the size below them). On a
+ * CPU where one library is fastest per small record and another per large one (libgcrypt's few
+ * calls against AWS-LC's AVX-512 code, say) each size gets the faster, instead of the choice
+ * flipping with the noise of a short check between two providers each far ahead at one end. The
+ * choice, why, and every candidate's rates are logged once at INFO.
  *
  * <p>Forced by {@link #select(Mode)} ({@code --aead}), else the system property {@value #PROPERTY},
  * else the environment variable {@value #ENV}: {@code auto} | {@code jdk} | {@code accp} | {@code
@@ -36,10 +43,16 @@ public final class AeadSelection {
   public static final String ENV = "SRDMA_AEAD";
 
   /**
-   * A native library's (ACCP's, openssl's, gcrypt's) bulk score must be at least this multiple of
-   * the JDK's for the fastest of them to be chosen in auto.
+   * A native library's (ACCP's, openssl's, gcrypt's) score at a size must be at least this multiple
+   * of the JDK's for it to be chosen for that size in auto.
    */
-  public static final double ACCP_MARGIN = 1.10;
+  public static final double NATIVE_MARGIN = 1.10;
+
+  /** The size that picks the provider of small records. */
+  static final int SMALL_RECORD = AeadRateCheck.SIZES[0];
+
+  /** The size that picks the provider of large records. */
+  static final int LARGE_RECORD = AeadRateCheck.SIZES[AeadRateCheck.SIZES.length - 1];
 
   private static final Logger LOG = LoggerFactory.getLogger(AeadSelection.class);
   private static volatile Choice process;
@@ -81,16 +94,16 @@ public final class AeadSelection {
   /**
    * The choice.
    *
-   * @param provider the provider the data path uses
+   * @param plan the provider the data path uses for each record size
    * @param mode what was asked for
-   * @param reason why this provider, in words
-   * @param rates the rate check's result of every candidate measured, the chosen one first
+   * @param reason why this plan, in words
+   * @param rates the rate check's result of every candidate measured, the plan's providers first
    * @param accpUnavailable why ACCP is not a candidate, or null when it is (or was not tried)
    * @param opensslUnavailable why openssl is not a candidate, or null when it is (or was not tried)
    * @param gcryptUnavailable why gcrypt is not a candidate, or null when it is (or was not tried)
    */
   public record Choice(
-      AeadProvider provider,
+      AeadPlan plan,
       Mode mode,
       String reason,
       List<AeadRates> rates,
@@ -102,30 +115,19 @@ public final class AeadSelection {
       rates = List.copyOf(rates);
     }
 
-    /** A choice in which neither openssl nor gcrypt was tried. */
+    /** A choice of one provider in which neither openssl nor gcrypt was tried. */
     public Choice(
         AeadProvider provider,
         Mode mode,
         String reason,
         List<AeadRates> rates,
         String accpUnavailable) {
-      this(provider, mode, reason, rates, accpUnavailable, null, null);
+      this(AeadPlan.single(provider), mode, reason, rates, accpUnavailable, null, null);
     }
 
-    /** The rates of the provider in use. */
-    public AeadRates chosenRates() {
-      return rates.get(0);
-    }
-
-    /** One line: provider, why, every candidate's rates. */
+    /** One line: the plan, why, every candidate's rates. */
     public String summary() {
-      StringBuilder b =
-          new StringBuilder()
-              .append(provider.name())
-              .append(" (")
-              .append(provider.description())
-              .append("): ")
-              .append(reason);
+      StringBuilder b = new StringBuilder().append(plan.description()).append(": ").append(reason);
       for (AeadRates r : rates) {
         b.append("; ").append(r.provider()).append(' ').append(r);
       }
@@ -269,7 +271,7 @@ public final class AeadSelection {
     }
     AeadRateCheck.Result r = AeadRateCheck.measure(measured);
     return new Choice(
-        forced,
+        AeadPlan.single(forced),
         mode,
         "forced (" + PROPERTY + "=" + mode.label() + "); " + r.describe(),
         r.rates(),
@@ -279,36 +281,93 @@ public final class AeadSelection {
   }
 
   /**
-   * Which of the first {@code count} rates (the native libraries') auto weighs against the JDK: the
-   * fastest, except that the fastest native-memory one (openssl, gcrypt) keeps its place unless a
-   * JCE one is ahead of it by {@value #ACCP_MARGIN}x — a JCE provider's rates are array to array
-   * and leave out the copy into registered memory its data path pays on soft and ibv, which the
-   * native-memory ones' include. Native-memory libraries are compared with each other as measured.
+   * Auto's plan, why in words, and the rates with the plan's first.
    *
-   * @return the index, or -1 when {@code count} is 0
+   * @param plan the provider of each record size
+   * @param why the reason, without the rate check's own line
+   * @param rates every candidate's rates, the plan's providers first
    */
-  static int preferredNative(List<AeadRates> rates, int count) {
-    int best = -1;
-    int onNative = -1;
-    for (int i = 0; i < count; i++) {
-      if (best < 0 || rates.get(i).bulkScore() > rates.get(best).bulkScore()) {
-        best = i;
+  record Planned(AeadPlan plan, String why, List<AeadRates> rates) {}
+
+  /**
+   * Auto's rule (see the class comment) over measured candidates: the first {@code natives} are the
+   * native libraries, the JDK is at {@code jdkAt} (-1 when it is not a candidate); {@code rates}
+   * are in the order of {@code measured}.
+   */
+  static Planned plan(List<AeadProvider> measured, List<AeadRates> rates, int natives, int jdkAt) {
+    int small = fastestAt(rates, natives, jdkAt, SMALL_RECORD);
+    int large = fastestAt(rates, natives, jdkAt, LARGE_RECORD);
+    AeadPlan plan;
+    String why;
+    if (small == large) {
+      plan = AeadPlan.single(measured.get(small));
+      why =
+          "auto: "
+              + measured.get(small).name()
+              + " "
+              + lead(rates, small, jdkAt, SMALL_RECORD)
+              + " and "
+              + lead(rates, small, jdkAt, LARGE_RECORD);
+    } else {
+      int bulkFrom = LARGE_RECORD;
+      List<String> between = new ArrayList<>();
+      int[] sizes = AeadRateCheck.SIZES;
+      boolean ahead = true;
+      for (int i = sizes.length - 2; i > 0; i--) { // downwards while the large one stays ahead
+        double ratio = rates.get(large).scoreAt(sizes[i]) / rates.get(small).scoreAt(sizes[i]);
+        ahead &= ratio > 1;
+        if (ahead) {
+          bulkFrom = sizes[i];
+        }
+        between.add(0, String.format(Locale.ROOT, "%.2fx at %s", ratio, AeadPlan.size(sizes[i])));
       }
-      if (onNativeMemory(rates.get(i).provider())
-          && (onNative < 0 || rates.get(i).bulkScore() > rates.get(onNative).bulkScore())) {
-        onNative = i;
+      plan = AeadPlan.split(measured.get(small), measured.get(large), bulkFrom);
+      why =
+          String.format(
+              Locale.ROOT,
+              "auto: %s %s, %s %s; %s against %s: %s",
+              measured.get(small).name(),
+              lead(rates, small, jdkAt, SMALL_RECORD),
+              measured.get(large).name(),
+              lead(rates, large, jdkAt, LARGE_RECORD),
+              measured.get(large).name(),
+              measured.get(small).name(),
+              String.join(", ", between));
+    }
+    List<AeadRates> ordered = new ArrayList<>();
+    ordered.add(rates.get(small));
+    if (large != small) {
+      ordered.add(rates.get(large));
+    }
+    for (int i = 0; i < rates.size(); i++) {
+      if (i != small && i != large) {
+        ordered.add(rates.get(i));
       }
     }
-    if (onNative >= 0
-        && best != onNative
-        && rates.get(best).bulkScore() < ACCP_MARGIN * rates.get(onNative).bulkScore()) {
-      return onNative;
-    }
-    return best;
+    return new Planned(plan, why, ordered);
   }
 
-  private static boolean onNativeMemory(String provider) {
-    return provider.equals(AeadProvider.OPENSSL) || provider.equals(AeadProvider.GCRYPT);
+  /**
+   * Which provider auto chooses for records of {@code size} bytes: of the first {@code natives}
+   * rates (the native libraries'), the one with the highest {@link AeadRates#scoreAt score} there,
+   * if it is at least {@value #NATIVE_MARGIN}x the JDK's (at {@code jdk}; -1 when there is no JDK);
+   * else the JDK.
+   *
+   * @return an index into {@code rates}, or -1 when there are no candidates
+   */
+  static int fastestAt(List<AeadRates> rates, int natives, int jdk, int size) {
+    int best = -1;
+    for (int i = 0; i < natives; i++) {
+      if (best < 0 || rates.get(i).scoreAt(size) > rates.get(best).scoreAt(size)) {
+        best = i;
+      }
+    }
+    if (jdk < 0 || best < 0) {
+      return best < 0 ? jdk : best;
+    }
+    return rates.get(best).scoreAt(size) >= NATIVE_MARGIN * rates.get(jdk).scoreAt(size)
+        ? best
+        : jdk;
   }
 
   private static AeadProvider forced(Supplier<AeadProvider> supplier, String name) {
@@ -378,42 +437,37 @@ public final class AeadSelection {
       measured.add(j);
     }
     AeadRateCheck.Result r = AeadRateCheck.measure(measured);
-    List<AeadRates> rates = r.rates();
-    int best = preferredNative(rates, natives.size());
-    int chosen;
-    String why;
-    if (j == null) {
-      chosen = best;
-      why = "auto: the JDK's AES-GCM was refused (" + jdkRefused[0] + "); the fastest of the rest";
-    } else if (best < 0) {
-      chosen = measured.size() - 1;
-      why = "auto: the only candidate";
-    } else {
-      double ratio = rates.get(best).bulkScore() / rates.get(measured.size() - 1).bulkScore();
-      chosen = ratio >= ACCP_MARGIN ? best : measured.size() - 1;
-      why =
-          String.format(
-              Locale.ROOT,
-              "auto: %s's bulk rate (4 and 64 KiB, seal and open) is %.2fx the JDK's, %s %.2fx",
-              measured.get(best).name(),
-              ratio,
-              ratio >= ACCP_MARGIN ? "at least" : "below",
-              ACCP_MARGIN);
-    }
-    List<AeadRates> ordered = new ArrayList<>();
-    ordered.add(rates.get(chosen));
-    for (int i = 0; i < rates.size(); i++) {
-      if (i != chosen) {
-        ordered.add(rates.get(i));
-      }
-    }
+    Planned p = plan(measured, r.rates(), natives.size(), j != null ? measured.size() - 1 : -1);
     return new Choice(
-        measured.get(chosen),
+        p.plan(),
         Mode.AUTO,
-        why + "; " + r.describe(),
-        ordered,
+        p.why()
+            + (j == null ? "; the JDK's AES-GCM was refused (" + jdkRefused[0] + ")" : "")
+            + "; "
+            + r.describe(),
+        p.rates(),
         accpRefused[0],
         opensslRefused[0],
         gcryptRefused[0]);
+  }
+
+  /** E.g. {@code fastest at 64 B (1.48x the JDK's)}, or why the JDK kept that size. */
+  private static String lead(List<AeadRates> rates, int chosen, int jdk, int size) {
+    String at = AeadPlan.size(size);
+    if (jdk < 0) {
+      return "the fastest at " + at + " (no JDK candidate)";
+    }
+    if (chosen == jdk) {
+      return String.format(
+          Locale.ROOT,
+          "at %s (no native library at least %.2fx its rate there)",
+          at,
+          NATIVE_MARGIN);
+    }
+    return String.format(
+        Locale.ROOT,
+        "the fastest at %s (%.2fx the JDK's)",
+        at,
+        rates.get(chosen).scoreAt(size) / rates.get(jdk).scoreAt(size));
   }
 }

@@ -80,6 +80,11 @@ final class NativeGcm implements AutoCloseable {
     this.freeContext = CLEANER.register(this, () -> library.freeContext(c));
   }
 
+  /** The library's name ({@code openssl}, {@code gcrypt}), as its provider's. */
+  String libraryName() {
+    return library.name();
+  }
+
   /** The largest payload of one call. */
   int maxPayload() {
     return maxPayload;

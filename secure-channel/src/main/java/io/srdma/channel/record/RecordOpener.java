@@ -17,19 +17,26 @@ import javax.crypto.spec.GCMParameterSpec;
  * writing. Rejects malformed, truncated, replayed, relocated and tampered records with a typed
  * {@link OpenResult}; the replay window of each epoch is moved only by authentic records.
  *
- * <p>One instance per reading thread; its {@link Cipher} comes from the {@link AeadSelection}. A
- * direct destination is decrypted into an array and copied: {@code Cipher.doFinal(ByteBuffer,
- * ByteBuffer)} from the copied record into it was measured slower at 4 and 64 KiB with both
- * providers on JDK 17 and Java 25, and allocates (ACCP: an array of the record's size), {@code
- * SealPathBenchmark}. With a native-memory provider ({@code openssl}, {@code gcrypt}) the record is
- * copied out of the region into the workspace's native context instead and opened from there
- * straight into a direct destination (or a heap one of 16 KiB or more, pinned; smaller heap ones
- * through the context's scratch), with nothing allocated ({@link NativeGcm}).
+ * <p>One instance per reading thread; its {@link Cipher}s and native contexts come from the {@link
+ * AeadSelection}'s {@link AeadPlan} (each record is opened by the provider the plan names for its
+ * payload size, read from the header before anything else is done with the record). A direct
+ * destination is decrypted into an array and copied: {@code Cipher.doFinal(ByteBuffer, ByteBuffer)}
+ * from the copied record into it was measured slower at 4 and 64 KiB with both providers on JDK 17
+ * and Java 25, and allocates (ACCP: an array of the record's size), {@code SealPathBenchmark}. With
+ * a native-memory provider ({@code openssl}, {@code gcrypt}) the record is copied out of the region
+ * into the workspace's native context instead and opened from there straight into a direct
+ * destination (or a heap one of 16 KiB or more, pinned; smaller heap ones through the context's
+ * scratch), with nothing allocated ({@link NativeGcm}).
  */
 public final class RecordOpener {
   private final IntFunction<DirectionKeys> keysForEpoch;
-  private final Cipher cipher; // a JCE provider's; null for a native-memory one
-  private final NativeGcm gcm; // the workspace's, for a native-memory provider (openssl, gcrypt)
+  // Each size class of the plan has a JCE cipher or the workspace's native context (openssl,
+  // gcrypt) of its provider; the same ones when the plan is single.
+  private final int bulkFrom;
+  private final Cipher smallCipher;
+  private final NativeGcm smallGcm;
+  private final Cipher bulkCipher;
+  private final NativeGcm bulkGcm;
   private final int maxPayload;
   private final boolean replayProtection;
   private final Workspace workspace;
@@ -65,7 +72,7 @@ public final class RecordOpener {
    */
   public RecordOpener(
       IntFunction<DirectionKeys> keysForEpoch, int maxPayload, boolean replayProtection) {
-    this(keysForEpoch, maxPayload, replayProtection, AeadSelection.current().provider());
+    this(keysForEpoch, maxPayload, replayProtection, AeadSelection.current().plan());
   }
 
   /**
@@ -82,14 +89,30 @@ public final class RecordOpener {
       int maxPayload,
       boolean replayProtection,
       AeadProvider aead) {
-    this(keysForEpoch, maxPayload, replayProtection, aead, new Workspace(maxPayload, false));
+    this(keysForEpoch, maxPayload, replayProtection, AeadPlan.single(aead));
+  }
+
+  /**
+   * An opener that opens each record with the provider {@code plan} names for its size.
+   *
+   * @param keysForEpoch the receive keys of an epoch, or null when there are none
+   * @param maxPayload the largest payload of one record, in bytes
+   * @param replayProtection whether a sequence seen before is refused
+   * @param plan the AES-GCM provider of each record size
+   */
+  public RecordOpener(
+      IntFunction<DirectionKeys> keysForEpoch,
+      int maxPayload,
+      boolean replayProtection,
+      AeadPlan plan) {
+    this(keysForEpoch, maxPayload, replayProtection, plan, new Workspace(maxPayload, false));
   }
 
   private RecordOpener(
       IntFunction<DirectionKeys> keysForEpoch,
       int maxPayload,
       boolean replayProtection,
-      AeadProvider aead,
+      AeadPlan plan,
       Workspace workspace) {
     checkMaxPayload(maxPayload);
     if (workspace.maxPayload < maxPayload) {
@@ -101,8 +124,17 @@ public final class RecordOpener {
     this.replayProtection = replayProtection;
     this.maxPayload = maxPayload;
     this.workspace = workspace;
-    this.cipher = aead.nativeMemory() ? null : aead.newCipher();
-    this.gcm = aead.nativeMemory() ? workspace.nativeGcm(aead) : null;
+    AeadPlan p = plan.upTo(maxPayload);
+    this.bulkFrom = p.bulkFrom();
+    this.smallCipher = p.small().nativeMemory() ? null : p.small().newCipher();
+    this.smallGcm = p.small().nativeMemory() ? workspace.nativeGcm(p.small()) : null;
+    if (p.isSingle()) {
+      this.bulkCipher = smallCipher;
+      this.bulkGcm = smallGcm;
+    } else {
+      this.bulkCipher = p.bulk().nativeMemory() ? null : p.bulk().newCipher();
+      this.bulkGcm = p.bulk().nativeMemory() ? workspace.nativeGcm(p.bulk()) : null;
+    }
   }
 
   static void checkMaxPayload(int maxPayload) {
@@ -130,7 +162,9 @@ public final class RecordOpener {
     final boolean shared;
     final byte[] head = new byte[RecordFlyweight.HEADER_LENGTH];
     private byte[] record; // for a JCE provider: made on first need
-    private NativeGcm gcm; // for a native-memory provider: made on first need
+    // for native-memory providers: made on first need, one per library (a plan may use two)
+    private NativeGcm gcm;
+    private NativeGcm otherGcm;
     byte[] plain; // for a destination without an array only: made on first need
 
     /**
@@ -163,6 +197,15 @@ public final class RecordOpener {
     NativeGcm nativeGcm(AeadProvider aead) {
       if (gcm == null) {
         gcm = aead.newNativeGcm(maxPayload);
+      } else if (!gcm.libraryName().equals(aead.name())) {
+        if (otherGcm == null) {
+          otherGcm = aead.newNativeGcm(maxPayload);
+        } else if (!otherGcm.libraryName().equals(aead.name())) {
+          throw new AeadException(
+              "a workspace serves two native AES-GCM libraries at most; asked for a third: "
+                  + aead.name());
+        }
+        return otherGcm;
       }
       return gcm;
     }
@@ -175,7 +218,7 @@ public final class RecordOpener {
    * scratch and a wipe of it), heap for a JCE one (decrypted straight into its array). Thread-safe.
    */
   public static ByteBuffer newPlaintextBuffer(int capacity) {
-    return AeadSelection.current().provider().nativeMemory()
+    return AeadSelection.current().plan().bulk().nativeMemory()
         ? ByteBuffer.allocateDirect(capacity)
         : ByteBuffer.allocate(capacity);
   }
@@ -219,7 +262,7 @@ public final class RecordOpener {
         },
         maxPayload,
         true,
-        AeadSelection.current().provider(),
+        AeadSelection.current().plan(),
         workspace);
   }
 
@@ -243,9 +286,9 @@ public final class RecordOpener {
           ? OpenResult.TRUNCATED
           : OpenResult.MALFORMED;
     }
-    byte[] record = gcm != null ? workspace.head : workspace.record();
-    source.get(offset, record, 0, RecordFlyweight.HEADER_LENGTH);
-    header.wrap(record, 0);
+    byte[] head = workspace.head;
+    source.get(offset, head, 0, RecordFlyweight.HEADER_LENGTH);
+    header.wrap(head, 0);
     int length = header.length();
     if (header.version() != RecordFlyweight.VERSION
         || header.flags() != 0
@@ -278,9 +321,12 @@ public final class RecordOpener {
     if (keys == null || keys.isClosed()) {
       return OpenResult.UNKNOWN_EPOCH;
     }
+    boolean bulk = length >= bulkFrom;
+    NativeGcm gcm = bulk ? bulkGcm : smallGcm;
     if (gcm != null) {
-      return openNative(source, offset, binding, remoteOffset, plaintext, keys, window);
+      return openNative(gcm, source, offset, binding, remoteOffset, plaintext, keys, window);
     }
+    byte[] record = workspace.record();
     // The record is copied out of the region before the tag is checked: the peer can write into
     // its granted range at any time, and an AEAD that read the region twice (GHASH, then CTR, or
     // a provider's own buffering) could verify one ciphertext and decrypt another. The copy is
@@ -290,8 +336,9 @@ public final class RecordOpener {
         record,
         RecordFlyweight.HEADER_LENGTH,
         length + RecordFlyweight.TAG_LENGTH);
-    int aadLength = RecordSealer.associatedData(aad, record, binding, remoteOffset);
+    int aadLength = RecordSealer.associatedData(aad, head, binding, remoteOffset);
     keys.writeNonce(sequence, nonce, 0);
+    Cipher cipher = bulk ? bulkCipher : smallCipher;
     // Heap destination: decrypted straight into its array (the JDK checks the tag before it
     // writes any plaintext; whatever a provider wrote before a bad tag is cleared here). Else via
     // our own array.
@@ -335,6 +382,7 @@ public final class RecordOpener {
    * there straight into a direct plaintext buffer.
    */
   private OpenResult openNative(
+      NativeGcm gcm,
       ByteBuffer source,
       int offset,
       RecordBinding binding,

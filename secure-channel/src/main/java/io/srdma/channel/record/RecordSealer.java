@@ -13,18 +13,19 @@ import javax.crypto.spec.GCMParameterSpec;
  * offset, region, tenant and grant it was sealed for. Sequences increase strictly and restart at 0
  * with each new epoch's keys (a new key), so no nonce ever repeats under one key.
  *
- * <p>One instance per writing thread; the {@link Cipher} (of the {@link AeadSelection}) and buffers
- * are reused. Seals from a heap plaintext's array (any other plaintext is copied once into this
- * sealer's array) into a heap array, then copies the record into the destination (registered,
- * direct) buffer. A writable heap destination — the client's staging on a provider that takes heap
- * memory for the local side ({@code DeviceAttributes.localHeapMemory}: loopback) — gets the record
- * straight into its array, without that copy (unless the plaintext lies in the same array). Sealing
- * straight into the destination by {@code Cipher.doFinal(ByteBuffer, ByteBuffer)} was measured
- * slower for both providers on JDK 17 and Java 25, and it allocates: ACCP 2.5.0's AES-GCM has no
- * direct-buffer path (it copies each direct buffer into a new array of its size), SunJCE's copies
- * direct buffers through two new 512-byte arrays. {@code SealPathBenchmark}, 2 vCPU AMD EPYC,
- * medians of 2 alternated runs, GB/s (B/op), a direct plaintext copied into the array and sealed
- * here vs sealed straight into the direct slot (a heap plaintext: the same order):
+ * <p>One instance per writing thread; the {@link Cipher}s and native contexts (of the {@link
+ * AeadSelection}'s {@link AeadPlan}: each record is sealed by the provider the plan names for its
+ * payload size) and buffers are reused. Seals from a heap plaintext's array (any other plaintext is
+ * copied once into this sealer's array) into a heap array, then copies the record into the
+ * destination (registered, direct) buffer. A writable heap destination — the client's staging on a
+ * provider that takes heap memory for the local side ({@code DeviceAttributes.localHeapMemory}:
+ * loopback) — gets the record straight into its array, without that copy (unless the plaintext lies
+ * in the same array). Sealing straight into the destination by {@code Cipher.doFinal(ByteBuffer,
+ * ByteBuffer)} was measured slower for both providers on JDK 17 and Java 25, and it allocates: ACCP
+ * 2.5.0's AES-GCM has no direct-buffer path (it copies each direct buffer into a new array of its
+ * size), SunJCE's copies direct buffers through two new 512-byte arrays. {@code SealPathBenchmark},
+ * 2 vCPU AMD EPYC, medians of 2 alternated runs, GB/s (B/op), a direct plaintext copied into the
+ * array and sealed here vs sealed straight into the direct slot (a heap plaintext: the same order):
  *
  * <pre>
  *                    4 KiB                        64 KiB
@@ -63,8 +64,12 @@ public final class RecordSealer {
           + RecordBinding.OWNER_EXTRA
           + 8;
 
-  private final Cipher cipher; // a JCE provider's; null for a native-memory one
-  private final NativeGcm gcm; // a native-memory provider's (openssl, gcrypt); null for a JCE one
+  // Each size class of the plan has a JCE cipher or a native context (the same ones when single).
+  private final int bulkFrom;
+  private final Cipher smallCipher;
+  private final NativeGcm smallGcm;
+  private final Cipher bulkCipher;
+  private final NativeGcm bulkGcm;
   private final int maxPayload;
   private final byte[] input; // staging for plaintext without an accessible array
   private final byte[] output;
@@ -90,7 +95,7 @@ public final class RecordSealer {
    * @param maxPayload the largest plaintext of one record
    */
   public RecordSealer(SealingKeys shared, int maxPayload) {
-    this(shared, maxPayload, AeadSelection.current().provider());
+    this(shared, maxPayload, AeadSelection.current().plan());
   }
 
   /**
@@ -102,18 +107,40 @@ public final class RecordSealer {
    * @param aead the AES-GCM provider
    */
   public RecordSealer(SealingKeys shared, int maxPayload, AeadProvider aead) {
+    this(shared, maxPayload, AeadPlan.single(aead));
+  }
+
+  /**
+   * A sealer that seals each record with the provider {@code plan} names for its size.
+   *
+   * @param shared the key and counter every sealer of this direction uses
+   * @param maxPayload the largest plaintext of one record
+   * @param plan the AES-GCM provider of each record size
+   */
+  public RecordSealer(SealingKeys shared, int maxPayload, AeadPlan plan) {
     if (maxPayload < 1 || maxPayload > (1 << 24)) {
       throw new RecordException(
           RecordException.Reason.BAD_ARGUMENT, "maxPayload must be 1..16 MiB");
     }
     this.shared = shared;
     this.maxPayload = maxPayload;
-    boolean nativeMemory = aead.nativeMemory();
-    this.input = nativeMemory ? new byte[0] : new byte[maxPayload];
-    this.output =
-        nativeMemory ? new byte[RecordFlyweight.HEADER_LENGTH] : new byte[maxPayload + OVERHEAD];
-    this.cipher = nativeMemory ? null : aead.newCipher();
-    this.gcm = nativeMemory ? aead.newNativeGcm(maxPayload) : null;
+    AeadPlan p = plan.upTo(maxPayload);
+    this.bulkFrom = p.bulkFrom();
+    AeadProvider small = p.small();
+    int smallMax = Math.min(maxPayload, p.isSingle() ? maxPayload : bulkFrom - 1);
+    this.smallCipher = small.nativeMemory() ? null : small.newCipher();
+    this.smallGcm = small.nativeMemory() ? small.newNativeGcm(smallMax) : null;
+    if (p.isSingle()) {
+      this.bulkCipher = smallCipher;
+      this.bulkGcm = smallGcm;
+    } else {
+      this.bulkCipher = p.bulk().nativeMemory() ? null : p.bulk().newCipher();
+      this.bulkGcm = p.bulk().nativeMemory() ? p.bulk().newNativeGcm(maxPayload) : null;
+    }
+    // arrays only as large as the largest record a JCE cipher seals
+    int onArrays = bulkCipher != null ? maxPayload : smallCipher != null ? smallMax : 0;
+    this.input = new byte[onArrays];
+    this.output = new byte[onArrays == 0 ? RecordFlyweight.HEADER_LENGTH : onArrays + OVERHEAD];
   }
 
   /** Switches to the next epoch's keys; sequences restart at 0 under the new key. */
@@ -198,6 +225,8 @@ public final class RecordSealer {
       return SEQUENCE_EXHAUSTED;
     }
     DirectionKeys keys = generation.keys;
+    boolean bulk = length >= bulkFrom;
+    NativeGcm gcm = bulk ? bulkGcm : smallGcm;
     if (gcm != null) { // native memory in and out where the buffers are direct: no array between
       header.wrap(output, 0).encode(keys.epoch(), sequence, length);
       int aadLength = associatedData(aad, output, 0, binding, remoteOffset);
@@ -235,6 +264,7 @@ public final class RecordSealer {
       inOffset = 0;
     }
     keys.writeNonce(sequence, nonce, 0);
+    Cipher cipher = bulk ? bulkCipher : smallCipher;
     try {
       cipher.init(Cipher.ENCRYPT_MODE, keys.aesKey(), new GCMParameterSpec(128, nonce));
       cipher.updateAAD(aad, 0, aadLength);

@@ -51,7 +51,7 @@ class AeadSelectionTest {
   void shouldUseTheJdkInAutoWhenTheOtherCandidateFailsItsKnownAnswerTest() {
     Choice c =
         AeadSelection.choose(Mode.AUTO, AeadProvider::jdk, () -> FakeGcmProvider.aead("corrupt"));
-    assertEquals(AeadProvider.JDK, c.provider().name());
+    assertEquals(AeadProvider.JDK, c.plan().small().name());
     assertTrue(c.accpUnavailable().contains("known-answer"), c.accpUnavailable());
     assertEquals(1, c.rates().size());
   }
@@ -101,10 +101,11 @@ class AeadSelectionTest {
     assertTrue(openssl.nativeMemory());
     assertThrows(AeadException.class, openssl::newCipher, "no JCE cipher from a native provider");
     Choice c = AeadSelection.choose(Mode.OPENSSL, AeadProvider::jdk, ABSENT, () -> openssl);
-    assertEquals(AeadProvider.OPENSSL, c.provider().name());
-    assertTrue(c.provider().description().startsWith("OpenSSL "), c.provider().description());
+    assertEquals(AeadProvider.OPENSSL, c.plan().small().name());
+    assertTrue(
+        c.plan().small().description().startsWith("OpenSSL "), c.plan().small().description());
     assertEquals(2, c.rates().size(), "the JDK measured beside it: " + c.summary());
-    assertTrue(c.chosenRates().at(64 * 1024).sealMBps() > 0, c.summary());
+    assertTrue(c.rates().get(0).at(64 * 1024).sealMBps() > 0, c.summary());
   }
 
   @Test
@@ -131,26 +132,133 @@ class AeadSelectionTest {
     assertTrue(gcrypt.nativeMemory());
     assertThrows(AeadException.class, gcrypt::newCipher, "no JCE cipher from a native provider");
     Choice c = AeadSelection.choose(Mode.GCRYPT, AeadProvider::jdk, ABSENT, ABSENT, () -> gcrypt);
-    assertEquals(AeadProvider.GCRYPT, c.provider().name());
-    assertTrue(c.provider().description().startsWith("libgcrypt "), c.provider().description());
+    assertEquals(AeadProvider.GCRYPT, c.plan().small().name());
+    assertTrue(
+        c.plan().small().description().startsWith("libgcrypt "), c.plan().small().description());
     assertEquals(2, c.rates().size(), "the JDK measured beside it: " + c.summary());
-    assertTrue(c.chosenRates().at(64 * 1024).sealMBps() > 0, c.summary());
+    assertTrue(c.rates().get(0).at(64 * 1024).sealMBps() > 0, c.summary());
   }
 
   @Test
-  void shouldCompareNativeMemoryLibrariesAsMeasured() {
-    assertEquals( // openssl and gcrypt both work on native memory: no margin between them
-        1, AeadSelection.preferredNative(List.of(bulk("openssl", 1000), bulk("gcrypt", 1010)), 2));
+  void shouldChooseTheFastestNativeLibraryAtASizeOnlyByTheMarginOverTheJdk() {
+    List<AeadRates> r =
+        List.of(rates("accp", 300, 9000), rates("gcrypt", 700, 5000), rates("jdk", 400, 4000));
+    assertEquals(1, AeadSelection.fastestAt(r, 2, 2, 64), "gcrypt at 64 B");
+    assertEquals(0, AeadSelection.fastestAt(r, 2, 2, 65536), "accp at 64 KiB");
+    List<AeadRates> close = List.of(rates("gcrypt", 430, 4300), rates("jdk", 400, 4000));
+    assertEquals(1, AeadSelection.fastestAt(close, 1, 1, 64), "under 1.10x: the JDK keeps it");
+    assertEquals(1, AeadSelection.fastestAt(close, 1, 1, 65536));
+    assertEquals(0, AeadSelection.fastestAt(close, 1, -1, 64), "no JDK: the fastest native");
+    assertEquals(0, AeadSelection.fastestAt(List.of(rates("jdk", 1, 1)), 0, 0, 64));
+    assertEquals(-1, AeadSelection.fastestAt(List.of(), 0, -1, 64));
+  }
+
+  @Test
+  void shouldGiveSmallAndLargeRecordsEachTheirFastestProvider() throws Exception {
+    List<AeadProvider> measured = List.of(named("accp"), named("gcrypt"), AeadProvider.jdk());
+    AeadSelection.Planned p =
+        AeadSelection.plan(
+            measured,
+            List.of(
+                rates("accp", 300, 4500, 9000),
+                rates("gcrypt", 700, 4000, 5000),
+                rates("jdk", 400, 3000, 4000)),
+            2,
+            2);
+    assertEquals("gcrypt", p.plan().small().name());
+    assertEquals("accp", p.plan().bulk().name());
+    assertEquals(4096, p.plan().bulkFrom(), "accp is ahead at 4 KiB too");
+    assertSame(p.plan().small(), p.plan().forPayload(4095));
+    assertSame(p.plan().bulk(), p.plan().forPayload(4096));
+    assertEquals("gcrypt under 4 KiB, accp from 4 KiB", p.plan().label());
     assertEquals(
-        0, AeadSelection.preferredNative(List.of(bulk("openssl", 1010), bulk("gcrypt", 1000)), 2));
-    assertEquals( // ACCP must lead the faster of them by the margin
-        2,
-        AeadSelection.preferredNative(
-            List.of(bulk("accp", 1300), bulk("openssl", 1000), bulk("gcrypt", 1200)), 3));
-    assertEquals(
-        0,
-        AeadSelection.preferredNative(
-            List.of(bulk("accp", 1400), bulk("openssl", 1000), bulk("gcrypt", 1200)), 3));
+        List.of("gcrypt", "accp", "jdk"), p.rates().stream().map(AeadRates::provider).toList());
+    assertTrue(p.why().contains("gcrypt the fastest at 64 B (1.75x the JDK's)"), p.why());
+    assertTrue(p.why().contains("accp the fastest at 64 KiB (2.25x the JDK's)"), p.why());
+
+    AeadSelection.Planned behind =
+        AeadSelection.plan(
+            measured,
+            List.of(
+                rates("accp", 300, 3500, 9000),
+                rates("gcrypt", 700, 4000, 5000),
+                rates("jdk", 400, 3000, 4000)),
+            2,
+            2);
+    assertEquals(65536, behind.plan().bulkFrom(), "gcrypt keeps 4 KiB, where it measured faster");
+    assertSame(behind.plan().small(), behind.plan().forPayload(65535));
+    assertTrue(
+        behind.why().matches(".*; accp against gcrypt: 0\\.8\\dx at 4 KiB, 0\\.8\\dx at 16 KiB"),
+        behind.why());
+
+    AeadSelection.Planned crossing =
+        AeadSelection.plan(
+            measured,
+            List.of(
+                rates("accp", 300, 3500, 6000, 9000),
+                rates("gcrypt", 700, 4000, 4500, 5000),
+                rates("jdk", 400, 3000, 3500, 4000)),
+            2,
+            2);
+    assertEquals(16384, crossing.plan().bulkFrom(), "accp from where it is ahead to the top");
+    AeadSelection.Planned notContiguous =
+        AeadSelection.plan(
+            measured,
+            List.of(
+                rates("accp", 300, 4500, 4400, 9000),
+                rates("gcrypt", 700, 4000, 4500, 5000),
+                rates("jdk", 400, 3000, 3500, 4000)),
+            2,
+            2);
+    assertEquals(65536, notContiguous.plan().bulkFrom(), "behind at 16 KiB: not from 4 KiB");
+
+    AeadSelection.Planned one =
+        AeadSelection.plan(
+            measured,
+            List.of(
+                rates("accp", 300, 3500, 4000),
+                rates("gcrypt", 700, 4000, 5000),
+                rates("jdk", 400, 3000, 4000)),
+            2,
+            2);
+    assertTrue(one.plan().isSingle());
+    assertEquals("gcrypt", one.plan().label());
+    assertEquals(Integer.MAX_VALUE, one.plan().bulkFrom());
+
+    AeadSelection.Planned jdkLarge =
+        AeadSelection.plan(
+            measured,
+            List.of(
+                rates("accp", 300, 3500, 4000),
+                rates("gcrypt", 700, 4000, 4200),
+                rates("jdk", 400, 3000, 4000)),
+            2,
+            2);
+    assertEquals("jdk", jdkLarge.plan().bulk().name(), "no native 1.10x the JDK at 64 KiB");
+    assertTrue(jdkLarge.why().contains("no native library at least 1.10x"), jdkLarge.why());
+  }
+
+  private static AeadProvider named(String name) throws Exception {
+    return new AeadProvider(name, AeadProvider.jdk().newCipher().getProvider(), "test " + name);
+  }
+
+  private static AeadRates rates(String provider, double small, double large) {
+    return rates(provider, small, (small + large) / 2, large);
+  }
+
+  private static AeadRates rates(String provider, double small, double middle, double large) {
+    return rates(provider, small, middle, middle, large);
+  }
+
+  private static AeadRates rates(
+      String provider, double small, double at4k, double at16k, double large) {
+    return new AeadRates(
+        provider,
+        List.of(
+            new AeadRates.Rate(64, small, small),
+            new AeadRates.Rate(4096, at4k, at4k),
+            new AeadRates.Rate(16384, at16k, at16k),
+            new AeadRates.Rate(65536, large, large)));
   }
 
   @Test
@@ -161,35 +269,9 @@ class AeadSelectionTest {
   }
 
   @Test
-  void shouldPreferOpensslAmongNativeLibrariesUnlessAnotherLeadsByTheMargin() {
-    assertEquals(
-        1, AeadSelection.preferredNative(List.of(bulk("accp", 1050), bulk("openssl", 1000)), 2));
-    assertEquals(
-        0, AeadSelection.preferredNative(List.of(bulk("accp", 1150), bulk("openssl", 1000)), 2));
-    assertEquals( // the JDK's entry, past count, is not a native library
-        1,
-        AeadSelection.preferredNative(
-            List.of(bulk("accp", 900), bulk("openssl", 1000), bulk("jdk", 5000)), 2));
-    assertEquals(
-        1, AeadSelection.preferredNative(List.of(bulk("openssl", 900), bulk("accp", 1000)), 2));
-    assertEquals(
-        0, AeadSelection.preferredNative(List.of(bulk("openssl", 900), bulk("jdk", 5000)), 1));
-    assertEquals(-1, AeadSelection.preferredNative(List.of(bulk("jdk", 5000)), 0));
-  }
-
-  private static AeadRates bulk(String provider, double mbps) {
-    return new AeadRates(
-        provider,
-        List.of(
-            new AeadRates.Rate(64, 100, 100),
-            new AeadRates.Rate(4096, mbps, mbps),
-            new AeadRates.Rate(65536, mbps, mbps)));
-  }
-
-  @Test
   void shouldSayWhyEachNativeLibraryIsNotUsedInAuto() {
     Choice c = AeadSelection.choose(Mode.AUTO, AeadProvider::jdk, ABSENT, ABSENT);
-    assertEquals(AeadProvider.JDK, c.provider().name());
+    assertEquals(AeadProvider.JDK, c.plan().small().name());
     assertEquals("not on this machine (test)", c.opensslUnavailable());
     assertTrue(c.summary().contains("openssl unavailable: not on this machine"), c.summary());
   }
@@ -197,7 +279,7 @@ class AeadSelectionTest {
   @Test
   void shouldSayWhyAccpIsNotUsedInAuto() {
     Choice c = AeadSelection.choose(Mode.AUTO, AeadProvider::jdk, ABSENT);
-    assertEquals(AeadProvider.JDK, c.provider().name());
+    assertEquals(AeadProvider.JDK, c.plan().small().name());
     assertEquals("not on this machine (test)", c.accpUnavailable());
     assertTrue(c.summary().contains("accp unavailable: not on this machine"), c.summary());
   }
@@ -205,9 +287,9 @@ class AeadSelectionTest {
   @Test
   void shouldUseTheForcedJdkWithoutLoadingAnyOtherProvider() {
     Choice c = AeadSelection.choose(Mode.JDK, AeadProvider::jdk, ABSENT);
-    assertEquals(AeadProvider.JDK, c.provider().name());
+    assertEquals(AeadProvider.JDK, c.plan().small().name());
     assertNull(c.accpUnavailable());
-    AeadRates.Rate r = c.chosenRates().at(64 * 1024);
+    AeadRates.Rate r = c.rates().get(0).at(64 * 1024);
     assertTrue(r.sealMBps() > 0 && r.openMBps() > 0, c.summary());
   }
 
@@ -220,13 +302,17 @@ class AeadSelectionTest {
             AeadProvider::jdk,
             () -> new AeadProvider("accp", AeadProvider.jdk().newCipher().getProvider(), "twin"));
     assertEquals(2, c.rates().size());
-    assertEquals(c.provider().name(), c.chosenRates().provider());
+    assertEquals(c.plan().small().name(), c.rates().get(0).provider());
     AeadRates accp = c.rates().stream().filter(r -> r.provider().equals("accp")).findFirst().get();
     AeadRates jdk = c.rates().stream().filter(r -> r.provider().equals("jdk")).findFirst().get();
-    double ratio = accp.bulkScore() / jdk.bulkScore();
-    assertEquals(
-        ratio >= AeadSelection.ACCP_MARGIN, c.provider().name().equals("accp"), c.reason());
-    assertTrue(c.reason().startsWith("auto: accp's bulk rate"), c.reason());
+    for (int size : new int[] {64, 65536}) {
+      double ratio = accp.scoreAt(size) / jdk.scoreAt(size);
+      assertEquals(
+          ratio >= AeadSelection.NATIVE_MARGIN,
+          c.plan().forPayload(size).name().equals("accp"),
+          size + " B: " + c.reason());
+    }
+    assertTrue(c.reason().startsWith("auto: "), c.reason());
   }
 
   @Test
