@@ -1,6 +1,8 @@
 package io.srdma.bench.channel;
 
+import io.srdma.channel.record.AeadPlan;
 import io.srdma.channel.record.AeadProvider;
+import io.srdma.channel.record.AeadSelection;
 import io.srdma.channel.record.OpenResult;
 import io.srdma.channel.record.RecordBinding;
 import io.srdma.channel.record.RecordOpener;
@@ -38,6 +40,7 @@ import org.openjdk.jmh.annotations.Warmup;
  * <pre>
  * java -jar bench/target/benchmarks.jar AeadRecordBenchmark -prof gc
  * java -jar bench/target/benchmarks.jar 'AeadRecordBenchmark\.(seal|open)$' -p provider=openssl,gcrypt -prof gc
+ * java -jar bench/target/benchmarks.jar 'AeadRecordBenchmark\.(seal|open)$' -p provider=auto -prof gc
  * </pre>
  *
  * {@code openssl} and {@code gcrypt} (libcrypto, libgcrypt on native memory) are no JCE providers:
@@ -56,7 +59,8 @@ public class AeadRecordBenchmark {
 
   /**
    * The AES-GCM provider: {@code jdk}, {@code accp} (or {@code openssl}, {@code gcrypt}, see
-   * above).
+   * above), or {@code auto}: the process's {@link AeadPlan} (the provider of each record's size;
+   * the bare cipher is the one of this size).
    */
   @Param({"jdk", "accp"})
   public String provider;
@@ -83,19 +87,21 @@ public class AeadRecordBenchmark {
   /** A key, a sealer and an opener of the provider, one record sealed to open. */
   @Setup(Level.Trial)
   public void setUp() throws Exception {
-    AeadProvider aead =
+    AeadPlan plan =
         switch (provider) {
-          case "accp" -> AeadProvider.accp();
-          case "openssl" -> AeadProvider.openssl();
-          case "gcrypt" -> AeadProvider.gcrypt();
-          default -> AeadProvider.jdk();
+          case "auto" -> AeadSelection.current().plan();
+          case "accp" -> AeadPlan.single(AeadProvider.accp());
+          case "openssl" -> AeadPlan.single(AeadProvider.openssl());
+          case "gcrypt" -> AeadPlan.single(AeadProvider.gcrypt());
+          default -> AeadPlan.single(AeadProvider.jdk());
         };
+    AeadProvider aead = plan.forPayload(size);
     SecureRandom random = new SecureRandom();
     byte[] key = new byte[DirectionKeys.KEY_LENGTH];
     random.nextBytes(key);
     keys = DirectionKeys.fromMaterial(Direction.INITIATOR_TO_RESPONDER, 0, key, new byte[4]);
-    sealer = new RecordSealer(new SealingKeys(keys), MAX, aead);
-    opener = new RecordOpener(e -> keys, MAX, false, aead);
+    sealer = new RecordSealer(new SealingKeys(keys), MAX, plan);
+    opener = new RecordOpener(e -> keys, MAX, false, plan);
     payload = ByteBuffer.allocate(size);
     random.nextBytes(payload.array());
     registered = ByteBuffer.allocateDirect(size + RecordSealer.OVERHEAD);

@@ -212,10 +212,11 @@ public final class RecordOpener {
   }
 
   /**
-   * A plaintext buffer of {@code capacity} bytes of the kind the process's AES-GCM ({@link
-   * AeadSelection#current()}) opens into with the fewest copies: direct for a native-memory
-   * provider (opened straight into it; a heap one under 16 KiB costs a copy through the context's
-   * scratch and a wipe of it), heap for a JCE one (decrypted straight into its array). Thread-safe.
+   * A plaintext buffer of {@code capacity} bytes of the kind the process's AES-GCM of large records
+   * ({@link AeadPlan#bulk()} of {@link AeadSelection#current()}, where copies cost the most) opens
+   * into with the fewest copies: direct for a native-memory provider (opened straight into it; a
+   * heap one under 16 KiB costs a copy through the context's scratch and a wipe of it), heap for a
+   * JCE one (decrypted straight into its array). Thread-safe.
    */
   public static ByteBuffer newPlaintextBuffer(int capacity) {
     return AeadSelection.current().plan().bulk().nativeMemory()
