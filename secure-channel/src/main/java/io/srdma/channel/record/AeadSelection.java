@@ -48,12 +48,6 @@ public final class AeadSelection {
    */
   public static final double NATIVE_MARGIN = 1.10;
 
-  /** The size that picks the provider of small records. */
-  static final int SMALL_RECORD = AeadRateCheck.SIZES[0];
-
-  /** The size that picks the provider of large records. */
-  static final int LARGE_RECORD = AeadRateCheck.SIZES[AeadRateCheck.SIZES.length - 1];
-
   private static final Logger LOG = LoggerFactory.getLogger(AeadSelection.class);
   private static volatile Choice process;
 
@@ -280,96 +274,6 @@ public final class AeadSelection {
         null);
   }
 
-  /**
-   * Auto's plan, why in words, and the rates with the plan's first.
-   *
-   * @param plan the provider of each record size
-   * @param why the reason, without the rate check's own line
-   * @param rates every candidate's rates, the plan's providers first
-   */
-  record Planned(AeadPlan plan, String why, List<AeadRates> rates) {}
-
-  /**
-   * Auto's rule (see the class comment) over measured candidates: the first {@code natives} are the
-   * native libraries, the JDK is at {@code jdkAt} (-1 when it is not a candidate); {@code rates}
-   * are in the order of {@code measured}.
-   */
-  static Planned plan(List<AeadProvider> measured, List<AeadRates> rates, int natives, int jdkAt) {
-    int small = fastestAt(rates, natives, jdkAt, SMALL_RECORD);
-    int large = fastestAt(rates, natives, jdkAt, LARGE_RECORD);
-    AeadPlan plan;
-    String why;
-    if (small == large) {
-      plan = AeadPlan.single(measured.get(small));
-      why =
-          "auto: "
-              + measured.get(small).name()
-              + " "
-              + lead(rates, small, jdkAt, SMALL_RECORD)
-              + " and "
-              + lead(rates, small, jdkAt, LARGE_RECORD);
-    } else {
-      int bulkFrom = LARGE_RECORD;
-      List<String> between = new ArrayList<>();
-      int[] sizes = AeadRateCheck.SIZES;
-      boolean ahead = true;
-      for (int i = sizes.length - 2; i > 0; i--) { // downwards while the large one stays ahead
-        double ratio = rates.get(large).scoreAt(sizes[i]) / rates.get(small).scoreAt(sizes[i]);
-        ahead &= ratio > 1;
-        if (ahead) {
-          bulkFrom = sizes[i];
-        }
-        between.add(0, String.format(Locale.ROOT, "%.2fx at %s", ratio, AeadPlan.size(sizes[i])));
-      }
-      plan = AeadPlan.split(measured.get(small), measured.get(large), bulkFrom);
-      why =
-          String.format(
-              Locale.ROOT,
-              "auto: %s %s, %s %s; %s against %s: %s",
-              measured.get(small).name(),
-              lead(rates, small, jdkAt, SMALL_RECORD),
-              measured.get(large).name(),
-              lead(rates, large, jdkAt, LARGE_RECORD),
-              measured.get(large).name(),
-              measured.get(small).name(),
-              String.join(", ", between));
-    }
-    List<AeadRates> ordered = new ArrayList<>();
-    ordered.add(rates.get(small));
-    if (large != small) {
-      ordered.add(rates.get(large));
-    }
-    for (int i = 0; i < rates.size(); i++) {
-      if (i != small && i != large) {
-        ordered.add(rates.get(i));
-      }
-    }
-    return new Planned(plan, why, ordered);
-  }
-
-  /**
-   * Which provider auto chooses for records of {@code size} bytes: of the first {@code natives}
-   * rates (the native libraries'), the one with the highest {@link AeadRates#scoreAt score} there,
-   * if it is at least {@value #NATIVE_MARGIN}x the JDK's (at {@code jdk}; -1 when there is no JDK);
-   * else the JDK.
-   *
-   * @return an index into {@code rates}, or -1 when there are no candidates
-   */
-  static int fastestAt(List<AeadRates> rates, int natives, int jdk, int size) {
-    int best = -1;
-    for (int i = 0; i < natives; i++) {
-      if (best < 0 || rates.get(i).scoreAt(size) > rates.get(best).scoreAt(size)) {
-        best = i;
-      }
-    }
-    if (jdk < 0 || best < 0) {
-      return best < 0 ? jdk : best;
-    }
-    return rates.get(best).scoreAt(size) >= NATIVE_MARGIN * rates.get(jdk).scoreAt(size)
-        ? best
-        : jdk;
-  }
-
   private static AeadProvider forced(Supplier<AeadProvider> supplier, String name) {
     AeadProvider p;
     try {
@@ -437,7 +341,8 @@ public final class AeadSelection {
       measured.add(j);
     }
     AeadRateCheck.Result r = AeadRateCheck.measure(measured);
-    Planned p = plan(measured, r.rates(), natives.size(), j != null ? measured.size() - 1 : -1);
+    AeadAuto.Planned p =
+        AeadAuto.plan(measured, r.rates(), natives.size(), j != null ? measured.size() - 1 : -1);
     return new Choice(
         p.plan(),
         Mode.AUTO,
@@ -449,25 +354,5 @@ public final class AeadSelection {
         accpRefused[0],
         opensslRefused[0],
         gcryptRefused[0]);
-  }
-
-  /** E.g. {@code fastest at 64 B (1.48x the JDK's)}, or why the JDK kept that size. */
-  private static String lead(List<AeadRates> rates, int chosen, int jdk, int size) {
-    String at = AeadPlan.size(size);
-    if (jdk < 0) {
-      return "the fastest at " + at + " (no JDK candidate)";
-    }
-    if (chosen == jdk) {
-      return String.format(
-          Locale.ROOT,
-          "at %s (no native library at least %.2fx its rate there)",
-          at,
-          NATIVE_MARGIN);
-    }
-    return String.format(
-        Locale.ROOT,
-        "the fastest at %s (%.2fx the JDK's)",
-        at,
-        rates.get(chosen).scoreAt(size) / rates.get(jdk).scoreAt(size));
   }
 }

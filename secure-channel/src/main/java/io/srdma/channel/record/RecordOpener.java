@@ -30,13 +30,7 @@ import javax.crypto.spec.GCMParameterSpec;
  */
 public final class RecordOpener {
   private final IntFunction<DirectionKeys> keysForEpoch;
-  // Each size class of the plan has a JCE cipher or the workspace's native context (openssl,
-  // gcrypt) of its provider; the same ones when the plan is single.
-  private final int bulkFrom;
-  private final Cipher smallCipher;
-  private final NativeGcm smallGcm;
-  private final Cipher bulkCipher;
-  private final NativeGcm bulkGcm;
+  private final PlanCiphers ciphers; // native contexts: the workspace's
   private final int maxPayload;
   private final boolean replayProtection;
   private final Workspace workspace;
@@ -124,17 +118,7 @@ public final class RecordOpener {
     this.replayProtection = replayProtection;
     this.maxPayload = maxPayload;
     this.workspace = workspace;
-    AeadPlan p = plan.upTo(maxPayload);
-    this.bulkFrom = p.bulkFrom();
-    this.smallCipher = p.small().nativeMemory() ? null : p.small().newCipher();
-    this.smallGcm = p.small().nativeMemory() ? workspace.nativeGcm(p.small()) : null;
-    if (p.isSingle()) {
-      this.bulkCipher = smallCipher;
-      this.bulkGcm = smallGcm;
-    } else {
-      this.bulkCipher = p.bulk().nativeMemory() ? null : p.bulk().newCipher();
-      this.bulkGcm = p.bulk().nativeMemory() ? workspace.nativeGcm(p.bulk()) : null;
-    }
+    this.ciphers = new PlanCiphers(plan, maxPayload, (aead, max) -> workspace.nativeGcm(aead));
   }
 
   static void checkMaxPayload(int maxPayload) {
@@ -322,8 +306,7 @@ public final class RecordOpener {
     if (keys == null || keys.isClosed()) {
       return OpenResult.UNKNOWN_EPOCH;
     }
-    boolean bulk = length >= bulkFrom;
-    NativeGcm gcm = bulk ? bulkGcm : smallGcm;
+    NativeGcm gcm = ciphers.gcm(length);
     if (gcm != null) {
       return openNative(gcm, source, offset, binding, remoteOffset, plaintext, keys, window);
     }
@@ -339,7 +322,7 @@ public final class RecordOpener {
         length + RecordFlyweight.TAG_LENGTH);
     int aadLength = RecordSealer.associatedData(aad, head, binding, remoteOffset);
     keys.writeNonce(sequence, nonce, 0);
-    Cipher cipher = bulk ? bulkCipher : smallCipher;
+    Cipher cipher = ciphers.cipher(length);
     // Heap destination: decrypted straight into its array (the JDK checks the tag before it
     // writes any plaintext; whatever a provider wrote before a bad tag is cleared here). Else via
     // our own array.

@@ -64,12 +64,7 @@ public final class RecordSealer {
           + RecordBinding.OWNER_EXTRA
           + 8;
 
-  // Each size class of the plan has a JCE cipher or a native context (the same ones when single).
-  private final int bulkFrom;
-  private final Cipher smallCipher;
-  private final NativeGcm smallGcm;
-  private final Cipher bulkCipher;
-  private final NativeGcm bulkGcm;
+  private final PlanCiphers ciphers;
   private final int maxPayload;
   private final byte[] input; // staging for plaintext without an accessible array
   private final byte[] output;
@@ -124,21 +119,9 @@ public final class RecordSealer {
     }
     this.shared = shared;
     this.maxPayload = maxPayload;
-    AeadPlan p = plan.upTo(maxPayload);
-    this.bulkFrom = p.bulkFrom();
-    AeadProvider small = p.small();
-    int smallMax = Math.min(maxPayload, p.isSingle() ? maxPayload : bulkFrom - 1);
-    this.smallCipher = small.nativeMemory() ? null : small.newCipher();
-    this.smallGcm = small.nativeMemory() ? small.newNativeGcm(smallMax) : null;
-    if (p.isSingle()) {
-      this.bulkCipher = smallCipher;
-      this.bulkGcm = smallGcm;
-    } else {
-      this.bulkCipher = p.bulk().nativeMemory() ? null : p.bulk().newCipher();
-      this.bulkGcm = p.bulk().nativeMemory() ? p.bulk().newNativeGcm(maxPayload) : null;
-    }
+    this.ciphers = new PlanCiphers(plan, maxPayload, AeadProvider::newNativeGcm);
     // arrays only as large as the largest record a JCE cipher seals
-    int onArrays = bulkCipher != null ? maxPayload : smallCipher != null ? smallMax : 0;
+    int onArrays = ciphers.largestOnArrays();
     this.input = new byte[onArrays];
     this.output = new byte[onArrays == 0 ? RecordFlyweight.HEADER_LENGTH : onArrays + OVERHEAD];
   }
@@ -225,8 +208,7 @@ public final class RecordSealer {
       return SEQUENCE_EXHAUSTED;
     }
     DirectionKeys keys = generation.keys;
-    boolean bulk = length >= bulkFrom;
-    NativeGcm gcm = bulk ? bulkGcm : smallGcm;
+    NativeGcm gcm = ciphers.gcm(length);
     if (gcm != null) { // native memory in and out where the buffers are direct: no array between
       header.wrap(output, 0).encode(keys.epoch(), sequence, length);
       int aadLength = associatedData(aad, output, 0, binding, remoteOffset);
@@ -264,7 +246,7 @@ public final class RecordSealer {
       inOffset = 0;
     }
     keys.writeNonce(sequence, nonce, 0);
-    Cipher cipher = bulk ? bulkCipher : smallCipher;
+    Cipher cipher = ciphers.cipher(length);
     try {
       cipher.init(Cipher.ENCRYPT_MODE, keys.aesKey(), new GCMParameterSpec(128, nonce));
       cipher.updateAAD(aad, 0, aadLength);

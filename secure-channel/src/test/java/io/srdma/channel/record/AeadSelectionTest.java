@@ -143,21 +143,21 @@ class AeadSelectionTest {
   void shouldChooseTheFastestNativeLibraryAtASizeOnlyByTheMarginOverTheJdk() {
     List<AeadRates> r =
         List.of(rates("accp", 300, 9000), rates("gcrypt", 700, 5000), rates("jdk", 400, 4000));
-    assertEquals(1, AeadSelection.fastestAt(r, 2, 2, 64), "gcrypt at 64 B");
-    assertEquals(0, AeadSelection.fastestAt(r, 2, 2, 65536), "accp at 64 KiB");
+    assertEquals(1, AeadAuto.fastestAt(r, 2, 2, 64), "gcrypt at 64 B");
+    assertEquals(0, AeadAuto.fastestAt(r, 2, 2, 65536), "accp at 64 KiB");
     List<AeadRates> close = List.of(rates("gcrypt", 430, 4300), rates("jdk", 400, 4000));
-    assertEquals(1, AeadSelection.fastestAt(close, 1, 1, 64), "under 1.10x: the JDK keeps it");
-    assertEquals(1, AeadSelection.fastestAt(close, 1, 1, 65536));
-    assertEquals(0, AeadSelection.fastestAt(close, 1, -1, 64), "no JDK: the fastest native");
-    assertEquals(0, AeadSelection.fastestAt(List.of(rates("jdk", 1, 1)), 0, 0, 64));
-    assertEquals(-1, AeadSelection.fastestAt(List.of(), 0, -1, 64));
+    assertEquals(1, AeadAuto.fastestAt(close, 1, 1, 64), "under 1.10x: the JDK keeps it");
+    assertEquals(1, AeadAuto.fastestAt(close, 1, 1, 65536));
+    assertEquals(0, AeadAuto.fastestAt(close, 1, -1, 64), "no JDK: the fastest native");
+    assertEquals(0, AeadAuto.fastestAt(List.of(rates("jdk", 1, 1)), 0, 0, 64));
+    assertEquals(-1, AeadAuto.fastestAt(List.of(), 0, -1, 64));
   }
 
   @Test
   void shouldGiveSmallAndLargeRecordsEachTheirFastestProvider() throws Exception {
     List<AeadProvider> measured = List.of(named("accp"), named("gcrypt"), AeadProvider.jdk());
-    AeadSelection.Planned p =
-        AeadSelection.plan(
+    AeadAuto.Planned p =
+        AeadAuto.plan(
             measured,
             List.of(
                 rates("accp", 300, 4500, 9000),
@@ -176,8 +176,8 @@ class AeadSelectionTest {
     assertTrue(p.why().contains("gcrypt the fastest at 64 B (1.75x the JDK's)"), p.why());
     assertTrue(p.why().contains("accp the fastest at 64 KiB (2.25x the JDK's)"), p.why());
 
-    AeadSelection.Planned behind =
-        AeadSelection.plan(
+    AeadAuto.Planned behind =
+        AeadAuto.plan(
             measured,
             List.of(
                 rates("accp", 300, 3500, 9000),
@@ -191,8 +191,8 @@ class AeadSelectionTest {
         behind.why().matches(".*; accp against gcrypt: 0\\.8\\dx at 4 KiB, 0\\.8\\dx at 16 KiB"),
         behind.why());
 
-    AeadSelection.Planned crossing =
-        AeadSelection.plan(
+    AeadAuto.Planned crossing =
+        AeadAuto.plan(
             measured,
             List.of(
                 rates("accp", 300, 3500, 6000, 9000),
@@ -201,8 +201,8 @@ class AeadSelectionTest {
             2,
             2);
     assertEquals(16384, crossing.plan().bulkFrom(), "accp from where it is ahead to the top");
-    AeadSelection.Planned notContiguous =
-        AeadSelection.plan(
+    AeadAuto.Planned notContiguous =
+        AeadAuto.plan(
             measured,
             List.of(
                 rates("accp", 300, 4500, 4400, 9000),
@@ -212,8 +212,8 @@ class AeadSelectionTest {
             2);
     assertEquals(65536, notContiguous.plan().bulkFrom(), "behind at 16 KiB: not from 4 KiB");
 
-    AeadSelection.Planned one =
-        AeadSelection.plan(
+    AeadAuto.Planned one =
+        AeadAuto.plan(
             measured,
             List.of(
                 rates("accp", 300, 3500, 4000),
@@ -225,8 +225,8 @@ class AeadSelectionTest {
     assertEquals("gcrypt", one.plan().label());
     assertEquals(Integer.MAX_VALUE, one.plan().bulkFrom());
 
-    AeadSelection.Planned jdkLarge =
-        AeadSelection.plan(
+    AeadAuto.Planned jdkLarge =
+        AeadAuto.plan(
             measured,
             List.of(
                 rates("accp", 300, 3500, 4000),
