@@ -146,9 +146,11 @@ public final class BenchCommand implements Callable<Integer> {
       names = "--aead",
       paramLabel = "MODE",
       description =
-          "AES-256-GCM of the sealed data path: auto (the fastest of the JDK's, ACCP's, OpenSSL"
+          "AES-256-GCM of the sealed data path: auto (of the JDK's, ACCP's, OpenSSL"
               + " libcrypto's and libgcrypt's, by a known-answer test and a rate check at"
-              + " start-up), jdk, accp, openssl or gcrypt (an error when it is unavailable)"
+              + " start-up, the fastest for small records and the fastest for large ones, which"
+              + " may be two), jdk, accp, openssl or gcrypt (one for every record; an error when it"
+              + " is unavailable)"
               + " (default: the srdma.aead property, else SRDMA_AEAD, else auto).")
   String aead;
 
