@@ -6,6 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.IntFunction;
 
 /** The tables on stdout and the JSON file. */
 public final class Report {
@@ -238,7 +239,7 @@ public final class Report {
       Map<String, Object> config,
       List<List<Measurement>> rounds,
       List<Map<Integer, AeadBound.Rate>> bounds,
-      java.util.function.IntFunction<String> aead,
+      IntFunction<String> aead,
       List<Object> summary) {
     Map<String, Object> root = new LinkedHashMap<>(header);
     root.put("config", config);

@@ -157,14 +157,11 @@ class AeadSelectionTest {
   void shouldGiveSmallAndLargeRecordsEachTheirFastestProvider() throws Exception {
     List<AeadProvider> measured = List.of(named("accp"), named("gcrypt"), AeadProvider.jdk());
     AeadAuto.Planned p =
-        AeadAuto.plan(
+        plan(
             measured,
-            List.of(
-                rates("accp", 300, 4500, 9000),
-                rates("gcrypt", 700, 4000, 5000),
-                rates("jdk", 400, 3000, 4000)),
-            2,
-            2);
+            rates("accp", 300, 4500, 9000),
+            rates("gcrypt", 700, 4000, 5000),
+            rates("jdk", 400, 3000, 4000));
     assertEquals("gcrypt", p.plan().small().name());
     assertEquals("accp", p.plan().bulk().name());
     assertEquals(4096, p.plan().bulkFrom(), "accp is ahead at 4 KiB too");
@@ -177,14 +174,11 @@ class AeadSelectionTest {
     assertTrue(p.why().contains("accp the fastest at 64 KiB (2.25x the JDK's)"), p.why());
 
     AeadAuto.Planned behind =
-        AeadAuto.plan(
+        plan(
             measured,
-            List.of(
-                rates("accp", 300, 3500, 9000),
-                rates("gcrypt", 700, 4000, 5000),
-                rates("jdk", 400, 3000, 4000)),
-            2,
-            2);
+            rates("accp", 300, 3500, 9000),
+            rates("gcrypt", 700, 4000, 5000),
+            rates("jdk", 400, 3000, 4000));
     assertEquals(65536, behind.plan().bulkFrom(), "gcrypt keeps 4 KiB, where it measured faster");
     assertSame(behind.plan().small(), behind.plan().forPayload(65535));
     assertTrue(
@@ -192,50 +186,44 @@ class AeadSelectionTest {
         behind.why());
 
     AeadAuto.Planned crossing =
-        AeadAuto.plan(
+        plan(
             measured,
-            List.of(
-                rates("accp", 300, 3500, 6000, 9000),
-                rates("gcrypt", 700, 4000, 4500, 5000),
-                rates("jdk", 400, 3000, 3500, 4000)),
-            2,
-            2);
+            rates("accp", 300, 3500, 6000, 9000),
+            rates("gcrypt", 700, 4000, 4500, 5000),
+            rates("jdk", 400, 3000, 3500, 4000));
     assertEquals(16384, crossing.plan().bulkFrom(), "accp from where it is ahead to the top");
     AeadAuto.Planned notContiguous =
-        AeadAuto.plan(
+        plan(
             measured,
-            List.of(
-                rates("accp", 300, 4500, 4400, 9000),
-                rates("gcrypt", 700, 4000, 4500, 5000),
-                rates("jdk", 400, 3000, 3500, 4000)),
-            2,
-            2);
+            rates("accp", 300, 4500, 4400, 9000),
+            rates("gcrypt", 700, 4000, 4500, 5000),
+            rates("jdk", 400, 3000, 3500, 4000));
     assertEquals(65536, notContiguous.plan().bulkFrom(), "behind at 16 KiB: not from 4 KiB");
 
     AeadAuto.Planned one =
-        AeadAuto.plan(
+        plan(
             measured,
-            List.of(
-                rates("accp", 300, 3500, 4000),
-                rates("gcrypt", 700, 4000, 5000),
-                rates("jdk", 400, 3000, 4000)),
-            2,
-            2);
+            rates("accp", 300, 3500, 4000),
+            rates("gcrypt", 700, 4000, 5000),
+            rates("jdk", 400, 3000, 4000));
     assertTrue(one.plan().isSingle());
     assertEquals("gcrypt", one.plan().label());
     assertEquals(Integer.MAX_VALUE, one.plan().bulkFrom());
 
     AeadAuto.Planned jdkLarge =
-        AeadAuto.plan(
+        plan(
             measured,
-            List.of(
-                rates("accp", 300, 3500, 4000),
-                rates("gcrypt", 700, 4000, 4200),
-                rates("jdk", 400, 3000, 4000)),
-            2,
-            2);
+            rates("accp", 300, 3500, 4000),
+            rates("gcrypt", 700, 4000, 4200),
+            rates("jdk", 400, 3000, 4000));
     assertEquals("jdk", jdkLarge.plan().bulk().name(), "no native 1.10x the JDK at 64 KiB");
     assertTrue(jdkLarge.why().contains("no native library at least 1.10x"), jdkLarge.why());
+  }
+
+  /** Auto's rule over ACCP and gcrypt (the native libraries, in this order) and the JDK. */
+  private static AeadAuto.Planned plan(
+      List<AeadProvider> measured, AeadRates accp, AeadRates gcrypt, AeadRates jdk) {
+    return AeadAuto.plan(measured, List.of(accp, gcrypt, jdk), 2, 2);
   }
 
   private static AeadProvider named(String name) throws Exception {
