@@ -46,6 +46,11 @@ import org.slf4j.LoggerFactory;
  *       each lasts until its grant's expiry), so the deployment's view of this host's grants ends
  *       with the grants' own expiry. On recovery, a key this host had published that is gone was
  *       deleted meanwhile: that grant is revoked.
+ *   <li>A publication whose answer was lost (the connection failed after the write was sent) may or
+ *       may not be in etcd: the next probe re-reads this host's keys; listed under the lease it was
+ *       sent with, it was written; not listed, a console may have deleted it, and the grant is
+ *       revoked (fail closed; {@link GrantLedger} holds these rules). A refusal from etcd (access,
+ *       quota, size) wrote nothing: the grant is published again later.
  * </ul>
  *
  * State is confined to the node's apply thread, except {@link #resync()} (probe thread), which
@@ -72,14 +77,19 @@ final class ClusterGrantSync implements Follower {
   private final ScheduledExecutorService apply;
   private final BooleanSupplier connected;
   private final Clock clock;
-  // apply thread only
-  private final Map<Long, Long> published = new HashMap<>(); // grant id -> lease id
-  private final Set<Long> pending = new HashSet<>();
+  private final KeyWriter writer;
+  private final GrantLedger ledger = new GrantLedger(); // apply thread only
   private Watch.Watcher watcher; // guarded by this
   private Watch.Watcher requestWatcher; // guarded by this
   private volatile boolean broken = true;
   private volatile boolean closed;
   private final AtomicLong oversized = new AtomicLong();
+
+  /** Writes one grant's key under a lease; answers the revision of the write. */
+  @FunctionalInterface
+  interface KeyWriter {
+    CompletableFuture<Long> put(ByteSequence key, ByteSequence value, long lease);
+  }
 
   ClusterGrantSync(
       EtcdLink link,
@@ -88,6 +98,30 @@ final class ClusterGrantSync implements Follower {
       ScheduledExecutorService apply,
       BooleanSupplier connected,
       Clock clock) {
+    this(
+        link,
+        host,
+        grants,
+        apply,
+        connected,
+        clock,
+        (key, value, lease) ->
+            link.client()
+                .getKVClient()
+                .put(key, value, PutOption.builder().withLeaseId(lease).build())
+                .thenApply(put -> put.getHeader().getRevision()));
+  }
+
+  /** As above, writing keys with {@code writer} (tests lose its answers). */
+  ClusterGrantSync(
+      EtcdLink link,
+      String host,
+      HostGrants grants,
+      ScheduledExecutorService apply,
+      BooleanSupplier connected,
+      Clock clock,
+      KeyWriter writer) {
+    this.writer = writer;
     this.link = link;
     this.host = host;
     this.grants = grants;
@@ -121,7 +155,7 @@ final class ClusterGrantSync implements Follower {
 
   @Override
   public void resync() {
-    Set<Long> present = new HashSet<>();
+    Map<Long, GrantLedger.Written> present = new HashMap<>();
     long grantsRevision =
         EtcdRange.scan(
                 link,
@@ -129,20 +163,18 @@ final class ClusterGrantSync implements Follower {
                 true,
                 0,
                 "reading this host's grants",
-                kv -> present.add(ClusterKeys.grantIdOf(kv.getKey())))
+                kv ->
+                    present.put(
+                        ClusterKeys.grantIdOf(kv.getKey()),
+                        new GrantLedger.Written(kv.getLease(), kv.getModRevision())))
             .revision();
-    execute(() -> revokeVanished(present));
+    execute(() -> revokeAll(ledger.read(present, grantsRevision)));
     long requestsRevision = readRequests();
     synchronized (this) {
       if (closed) {
         return;
       }
-      if (watcher != null) {
-        watcher.close();
-      }
-      if (requestWatcher != null) {
-        requestWatcher.close();
-      }
+      closeWatches();
       requestWatcher =
           link.client()
               .getWatchClient()
@@ -225,14 +257,15 @@ final class ClusterGrantSync implements Follower {
     return revision;
   }
 
-  private void revokeVanished(Set<Long> present) {
-    for (Long id : List.copyOf(published.keySet())) {
-      if (!present.contains(id)) {
-        published.remove(id);
-        if (grants.revoke(id, ACTOR)) {
-          LOG.info("grant {} was revoked in the cluster while this host was cut off: revoked", id);
-        }
-      }
+  private void revokeAll(List<GrantLedger.Revoke> revokes) {
+    for (GrantLedger.Revoke r : revokes) {
+      revoke(r);
+    }
+  }
+
+  private void revoke(GrantLedger.Revoke r) {
+    if (grants.revoke(r.grantId(), ACTOR)) {
+      LOG.info("grant {} revoked: {}", r.grantId(), r.why());
     }
   }
 
@@ -240,8 +273,9 @@ final class ClusterGrantSync implements Follower {
     for (WatchEvent e : r.getEvents()) {
       if (e.getEventType() == WatchEvent.EventType.DELETE) {
         long id = ClusterKeys.grantIdOf(e.getKeyValue().getKey());
+        long revision = e.getKeyValue().getModRevision();
         if (id >= 0) {
-          execute(() -> deleted(id));
+          execute(() -> deleted(id, revision));
         }
       }
     }
@@ -292,9 +326,10 @@ final class ClusterGrantSync implements Follower {
     }
   }
 
-  private void deleted(long id) {
-    published.remove(id);
-    if (grants.revoke(id, ACTOR)) {
+  private void deleted(long id, long revision) {
+    if (!ledger.deleted(id, revision)) {
+      LOG.debug("an earlier key of grant {} was deleted (revision {}): ignored", id, revision);
+    } else if (grants.revoke(id, ACTOR)) {
       LOG.info("grant {} revoked from the cluster (its key was deleted)", id);
     }
   }
@@ -322,7 +357,7 @@ final class ClusterGrantSync implements Follower {
     Set<Long> live = new HashSet<>();
     for (ClusterGrant g : grants.live()) {
       live.add(g.grantId());
-      if (published.containsKey(g.grantId()) || pending.contains(g.grantId())) {
+      if (ledger.tracked(g.grantId())) {
         continue;
       }
       long ms = Duration.between(now, g.expiresAt()).toMillis();
@@ -331,49 +366,74 @@ final class ClusterGrantSync implements Follower {
       }
       publish(g, Math.max(1, (ms + 999) / 1000));
     }
-    for (Map.Entry<Long, Long> e : List.copyOf(published.entrySet())) {
-      if (!live.contains(e.getKey())) {
-        published.remove(e.getKey());
-        // the lease's revocation deletes the key with it
-        link.client()
-            .getLeaseClient()
-            .revoke(e.getValue())
-            .whenComplete(
-                (r, x) -> {
-                  if (x != null) {
-                    LOG.debug("revoking the lease of ended grant {}: {}", e.getKey(), x.toString());
-                  }
-                });
-      }
+    for (Map.Entry<Long, Long> e : ledger.toWithdraw(live).entrySet()) {
+      long id = e.getKey();
+      // the lease's revocation deletes the key with it
+      link.client()
+          .getLeaseClient()
+          .revoke(e.getValue())
+          .whenComplete(
+              (r, x) ->
+                  execute(
+                      () -> {
+                        if (x == null || EtcdLink.notFound(x)) {
+                          ledger.withdrawn(id);
+                        } else {
+                          LOG.debug("revoking the lease of ended grant {}: {}", id, x.toString());
+                          ledger.withdrawFailed(id);
+                        }
+                      }));
     }
   }
 
   private void publish(ClusterGrant g, long ttlSeconds) {
     long id = g.grantId();
-    pending.add(id);
+    ledger.writing(id);
     link.client()
         .getLeaseClient()
         .grant(ttlSeconds)
-        .thenCompose(
-            lease ->
-                link.client()
-                    .getKVClient()
-                    .put(
-                        link.keys().grant(host, id),
-                        ByteSequence.from(g.toJson()),
-                        PutOption.builder().withLeaseId(lease.getID()).build())
-                    .thenApply(put -> lease.getID()))
         .whenComplete(
-            (leaseId, x) ->
-                execute(
-                    () -> {
-                      pending.remove(id);
-                      if (x != null) {
-                        LOG.debug("publishing grant {} failed: {}", id, x.toString());
-                      } else {
-                        published.put(id, leaseId);
-                      }
-                    }));
+            (lease, x) -> {
+              if (x != null) {
+                // no lease, so no write was sent
+                execute(() -> refused(id, x));
+                return;
+              }
+              long leaseId = lease.getID();
+              CompletableFuture<Long> put;
+              try {
+                put =
+                    writer.put(link.keys().grant(host, id), ByteSequence.from(g.toJson()), leaseId);
+              } catch (RuntimeException e) {
+                put = CompletableFuture.failedFuture(e);
+              }
+              put.whenComplete((revision, y) -> execute(() -> answered(id, leaseId, revision, y)));
+            });
+  }
+
+  private void answered(long id, long lease, Long revision, Throwable x) {
+    if (x == null) {
+      GrantLedger.Revoke r = ledger.written(id, lease, revision);
+      if (r != null) {
+        revoke(r);
+      }
+    } else if (EtcdLink.refusal(x)) {
+      refused(id, x);
+      link.client().getLeaseClient().revoke(lease); // nothing is under it; best effort
+    } else {
+      ledger.lost(id, lease);
+      markBroken(); // the next probe re-reads this host's keys, which settles it
+      LOG.info(
+          "publishing grant {}: etcd's answer was lost ({}); the next read of this host's keys"
+              + " tells whether it was written",
+          id,
+          x.toString());
+    }
+  }
+
+  private void refused(long id, Throwable x) {
+    ledger.refused(id);
+    LOG.debug("publishing grant {} failed: {}", id, x.toString());
   }
 
   private void execute(Runnable r) {
@@ -394,10 +454,19 @@ final class ClusterGrantSync implements Follower {
         apply.submit(
             () -> {
               List<java.util.concurrent.CompletableFuture<?>> revokes = new java.util.ArrayList<>();
-              for (Long lease : published.values()) {
-                revokes.add(link.client().getLeaseClient().revoke(lease));
+              for (Long lease : ledger.withdrawAll()) {
+                revokes.add(
+                    link.client()
+                        .getLeaseClient()
+                        .revoke(lease)
+                        .exceptionally(
+                            x -> {
+                              if (EtcdLink.notFound(x)) {
+                                return null; // expired, or a lost write's lease never used
+                              }
+                              throw new java.util.concurrent.CompletionException(x);
+                            }));
               }
-              published.clear();
               return java.util.concurrent.CompletableFuture.allOf(
                   revokes.toArray(new java.util.concurrent.CompletableFuture<?>[0]));
             });
@@ -419,6 +488,14 @@ final class ClusterGrantSync implements Follower {
   @Override
   public synchronized void close() {
     closed = true;
+    closeWatches();
+  }
+
+  /**
+   * Stops both watches until the next {@link #resync()} (tests: a watch that died with its
+   * connection, so that only the re-read of this host's keys can find what was deleted meanwhile).
+   */
+  synchronized void closeWatches() {
     if (watcher != null) {
       watcher.close();
       watcher = null;

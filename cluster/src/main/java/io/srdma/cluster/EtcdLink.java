@@ -173,6 +173,56 @@ public final class EtcdLink implements AutoCloseable {
     }
   }
 
+  /**
+   * Whether etcd refused a write outright (so nothing was written): access denied, quota or size
+   * exceeded, an invalid or unknown argument (a lease not found). Unavailability, timeouts and
+   * cancellations are not refusals: such a write may have been applied.
+   */
+  static boolean refusal(Throwable t) {
+    if (permissionDenied(t) || EtcdRange.tooLarge(t)) {
+      return true;
+    }
+    for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+      if (c instanceof EtcdException ee && REFUSALS.contains(ee.getErrorCode().name())) {
+        return true;
+      }
+      if (c instanceof io.grpc.StatusRuntimeException s
+          && REFUSALS.contains(s.getStatus().getCode().name())) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** gRPC codes (and jetcd's ErrorCode names for them) that etcd answers before applying. */
+  private static final java.util.Set<String> REFUSALS =
+      java.util.Set.of(
+          "INVALID_ARGUMENT",
+          "NOT_FOUND",
+          "ALREADY_EXISTS",
+          "PERMISSION_DENIED",
+          "RESOURCE_EXHAUSTED",
+          "FAILED_PRECONDITION",
+          "OUT_OF_RANGE",
+          "UNAUTHENTICATED");
+
+  /** Whether etcd answered "not found" (e.g. a lease that expired), anywhere in the cause chain. */
+  static boolean notFound(Throwable t) {
+    for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+      if (c instanceof EtcdException ee && ee.getErrorCode() == ErrorCode.NOT_FOUND) {
+        return true;
+      }
+      if (c instanceof io.grpc.StatusRuntimeException s
+          && s.getStatus().getCode() == io.grpc.Status.Code.NOT_FOUND) {
+        return true;
+      }
+      if (c.getMessage() != null && c.getMessage().contains("requested lease not found")) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /** Whether etcd's answer was "permission denied" (RBAC), anywhere in the cause chain. */
   static boolean permissionDenied(Throwable t) {
     for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
