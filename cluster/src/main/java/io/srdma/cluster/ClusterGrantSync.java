@@ -1,10 +1,7 @@
 package io.srdma.cluster;
 
 import io.etcd.jetcd.ByteSequence;
-import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.Watch;
-import io.etcd.jetcd.kv.GetResponse;
-import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.PutOption;
 import io.etcd.jetcd.options.WatchOption;
 import io.etcd.jetcd.watch.WatchEvent;
@@ -12,7 +9,6 @@ import io.etcd.jetcd.watch.WatchResponse;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -21,7 +17,6 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -41,7 +36,7 @@ import org.slf4j.LoggerFactory;
  *       PREFIX/requests/FROM/HOST/ID} for this host revokes that grant, if the request names a
  *       grant this host has with the same expiry and peer (grant ids restart with the host, a
  *       request outlives none of its grants); requests written while this host was cut off are read
- *       on recovery.
+ *       on recovery ({@link RevokeRequests}).
  *   <li>Cut off from etcd: nothing is published and the leases are not renewed (they need not be:
  *       each lasts until its grant's expiry), so the deployment's view of this host's grants ends
  *       with the grants' own expiry. On recovery, a key this host had published that is gone was
@@ -60,15 +55,6 @@ final class ClusterGrantSync implements Follower {
   static final Duration PERIOD = Duration.ofMillis(200);
   static final String ACTOR = "cluster";
 
-  /**
-   * The largest revoke request acted on: a request is a grant's JSON (~300 bytes; host, tenant,
-   * peer and region names included), so 16 KiB is ample margin; a larger value is skipped.
-   */
-  static final int MAX_REQUEST_BYTES = 16 * 1024;
-
-  /** Revoke requests addressed to this host read at once at resync. */
-  static final int REQUESTS_IN_FLIGHT = 64;
-
   private static final Logger LOG = LoggerFactory.getLogger(ClusterGrantSync.class);
 
   private final EtcdLink link;
@@ -83,7 +69,7 @@ final class ClusterGrantSync implements Follower {
   private Watch.Watcher requestWatcher; // guarded by this
   private volatile boolean broken = true;
   private volatile boolean closed;
-  private final AtomicLong oversized = new AtomicLong();
+  private final RevokeRequests requests;
 
   /** Writes one grant's key under a lease; answers the revision of the write. */
   @FunctionalInterface
@@ -122,6 +108,7 @@ final class ClusterGrantSync implements Follower {
       Clock clock,
       KeyWriter writer) {
     this.writer = writer;
+    this.requests = new RevokeRequests(link, host, grants, this::execute);
     this.link = link;
     this.host = host;
     this.grants = grants;
@@ -140,7 +127,7 @@ final class ClusterGrantSync implements Follower {
 
   /** Revoke requests skipped as too large since start. */
   long oversized() {
-    return oversized.get();
+    return requests.oversized();
   }
 
   @Override
@@ -169,23 +156,13 @@ final class ClusterGrantSync implements Follower {
                         new GrantLedger.Written(kv.getLease(), kv.getModRevision())))
             .revision();
     execute(() -> revokeAll(ledger.read(present, grantsRevision)));
-    long requestsRevision = readRequests();
+    long requestsRevision = requests.read();
     synchronized (this) {
       if (closed) {
         return;
       }
       closeWatches();
-      requestWatcher =
-          link.client()
-              .getWatchClient()
-              .watch(
-                  link.keys().requests(),
-                  WatchOption.builder()
-                      .isPrefix(true)
-                      .withNoDelete(true)
-                      .withRevision(requestsRevision + 1)
-                      .build(),
-                  Watch.listener(this::onRequests, this::onError));
+      requestWatcher = requests.watch(requestsRevision, this::onError);
       watcher =
           link.client()
               .getWatchClient()
@@ -199,62 +176,6 @@ final class ClusterGrantSync implements Follower {
                   Watch.listener(this::onNext, this::onError));
     }
     broken = false;
-  }
-
-  /**
-   * Reads the revoke requests addressed to this host and acts on each; returns the revision read
-   * at. The keys name their target ({@code requests/FROM/HOST/ID}) but not as a prefix, so the
-   * whole prefix is read keys only (paged) and only this host's requests are read with their
-   * values, one key per request: what another host writes under its own {@code requests/FROM/}
-   * costs this host its keys' bytes, never its values'.
-   */
-  private long readRequests() {
-    List<ByteSequence> mine = new ArrayList<>();
-    EtcdRange.Result keys =
-        EtcdRange.scan(
-            link,
-            link.keys().requests(),
-            true,
-            0,
-            "reading revoke requests",
-            kv -> {
-              if (host.equals(link.keys().requestTarget(kv.getKey()))) {
-                mine.add(kv.getKey());
-              }
-            });
-    long revision = keys.revision();
-    long skipped = keys.skipped();
-    GetOption at = GetOption.builder().withRevision(revision).build();
-    for (int i = 0; i < mine.size(); i += REQUESTS_IN_FLIGHT) {
-      List<ByteSequence> batch = mine.subList(i, Math.min(mine.size(), i + REQUESTS_IN_FLIGHT));
-      List<CompletableFuture<GetResponse>> reads = new ArrayList<>();
-      for (ByteSequence key : batch) {
-        reads.add(link.client().getKVClient().get(key, at));
-      }
-      for (int j = 0; j < batch.size(); j++) {
-        GetResponse r;
-        try {
-          r = link.await(reads.get(j), "reading a revoke request");
-        } catch (ClusterException e) {
-          if (!EtcdRange.tooLarge(e)) {
-            throw e;
-          }
-          skipped++;
-          LOG.warn(
-              "revoke request {} skipped: too large to read ({})",
-              EtcdRange.escape(batch.get(j)),
-              e.getMessage());
-          continue;
-        }
-        for (KeyValue kv : r.getKvs()) {
-          if (!onRequest(kv)) {
-            skipped++;
-          }
-        }
-      }
-    }
-    oversized.addAndGet(skipped);
-    return revision;
   }
 
   private void revokeAll(List<GrantLedger.Revoke> revokes) {
@@ -277,51 +198,6 @@ final class ClusterGrantSync implements Follower {
         if (id >= 0) {
           execute(() -> deleted(id, revision));
         }
-      }
-    }
-  }
-
-  private void onRequests(WatchResponse r) {
-    for (WatchEvent e : r.getEvents()) {
-      if (e.getEventType() == WatchEvent.EventType.PUT && !onRequest(e.getKeyValue())) {
-        oversized.incrementAndGet();
-      }
-    }
-  }
-
-  /** Acts on a revoke request if it is addressed to this host; false if it was too large. */
-  private boolean onRequest(KeyValue kv) {
-    if (!host.equals(link.keys().requestTarget(kv.getKey()))) {
-      return true;
-    }
-    String from = link.keys().requestSource(kv.getKey());
-    if (kv.getValue().size() > MAX_REQUEST_BYTES) {
-      LOG.warn(
-          "revoke request {} skipped: its value is {} bytes, over the {} a console writes",
-          EtcdRange.escape(kv.getKey()),
-          kv.getValue().size(),
-          MAX_REQUEST_BYTES);
-      return false;
-    }
-    ClusterGrant asked;
-    try {
-      asked = ClusterGrant.parse(kv.getValue().getBytes());
-    } catch (ClusterException e) {
-      LOG.warn("a malformed revoke request from {} ignored: {}", from, e.getMessage());
-      return true;
-    }
-    execute(() -> requested(asked, from));
-    return true;
-  }
-
-  private void requested(ClusterGrant asked, String from) {
-    for (ClusterGrant g : grants.live()) {
-      if (g.grantId() == asked.grantId()
-          && g.expiresAt().equals(asked.expiresAt())
-          && g.peer().equals(asked.peer())
-          && grants.revoke(g.grantId(), ACTOR)) {
-        LOG.info("grant {} revoked at the request of {}'s console", g.grantId(), from);
-        return;
       }
     }
   }

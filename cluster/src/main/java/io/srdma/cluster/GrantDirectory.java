@@ -52,7 +52,7 @@ public final class GrantDirectory {
    * The largest grant value listed: a grant's JSON is ~240 bytes (names included), so 16 KiB is
    * ample margin; a larger value is skipped and logged.
    */
-  static final int MAX_GRANT_BYTES = ClusterGrantSync.MAX_REQUEST_BYTES;
+  static final int MAX_GRANT_BYTES = RevokeRequests.MAX_REQUEST_BYTES;
 
   /**
    * Revokes a grant anywhere in the deployment: deletes its key; its host revokes it.
