@@ -21,6 +21,10 @@ final class HostGrant {
   final MemoryRegion scopedRegion;
   final long remoteAddress;
   final int rkey;
+
+  /** Whether the grant allows WRITE: only such a grant's slot may be named by a notification. */
+  final boolean writable;
+
   volatile ScheduledFuture<?> expiry;
   boolean ended;
 
@@ -45,6 +49,7 @@ final class HostGrant {
     this.scopedRegion = scopedRegion;
     this.remoteAddress = remoteAddress;
     this.rkey = rkey;
+    this.writable = live.operations().contains(io.srdma.policy.Operation.WRITE);
   }
 
   long end() {

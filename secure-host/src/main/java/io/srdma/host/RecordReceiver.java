@@ -121,6 +121,13 @@ final class RecordReceiver {
                 + " is free or its grant ended)");
         return;
       }
+      if (!g.writable) {
+        // the record would be read where the notification says, not where this WRITE put its
+        // bytes: a grant that may not write must not be the source of a delivered record (one
+        // placed earlier under another, since revoked, WRITE grant included)
+        reject(g, 0, wc.byteLength(), "write notification names a grant without WRITE");
+        return;
+      }
       long offset = g.live.offset() + (imm & 0xffffffL) * g.unit;
       long space = Math.min(wc.byteLength(), g.end() - offset);
       if (offset >= g.end() || space < 0) {
