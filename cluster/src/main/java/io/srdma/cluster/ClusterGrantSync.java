@@ -108,7 +108,7 @@ final class ClusterGrantSync implements Follower {
       Clock clock,
       KeyWriter writer) {
     this.writer = writer;
-    this.requests = new RevokeRequests(link, host, grants, this::execute);
+    this.requests = new RevokeRequests(link, host, grants, this::markBroken);
     this.link = link;
     this.host = host;
     this.grants = grants;
@@ -118,6 +118,7 @@ final class ClusterGrantSync implements Follower {
   }
 
   void start() {
+    requests.start();
     apply.scheduleWithFixedDelay(
         this::reconcileQuietly,
         PERIOD.toMillis(),
@@ -142,6 +143,9 @@ final class ClusterGrantSync implements Follower {
 
   @Override
   public void resync() {
+    // cleared first: a markBroken() while this reads (a lost answer, a full request queue) stands,
+    // and the next probe reads again; if this throws, the node marks it broken again
+    broken = false;
     Map<Long, GrantLedger.Written> present = new HashMap<>();
     long grantsRevision =
         EtcdRange.scan(
@@ -175,7 +179,6 @@ final class ClusterGrantSync implements Follower {
                       .build(),
                   Watch.listener(this::onNext, this::onError));
     }
-    broken = false;
   }
 
   private void revokeAll(List<GrantLedger.Revoke> revokes) {
@@ -362,9 +365,12 @@ final class ClusterGrantSync implements Follower {
   }
 
   @Override
-  public synchronized void close() {
-    closed = true;
-    closeWatches();
+  public void close() {
+    synchronized (this) {
+      closed = true;
+      closeWatches();
+    }
+    requests.close();
   }
 
   /**
