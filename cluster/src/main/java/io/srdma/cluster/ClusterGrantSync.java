@@ -126,6 +126,11 @@ final class ClusterGrantSync implements Follower {
         java.util.concurrent.TimeUnit.MILLISECONDS);
   }
 
+  /** Revoke requests dropped from a full queue since start (each read again at a resync). */
+  long droppedRequests() {
+    return requests.dropped();
+  }
+
   /** Revoke requests skipped as too large since start. */
   long oversized() {
     return requests.oversized();

@@ -11,8 +11,10 @@ import io.etcd.jetcd.watch.WatchResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
@@ -146,7 +148,10 @@ final class RevokeRequests {
    * at. The keys name their target ({@code requests/FROM/HOST/ID}) but not as a prefix, so the
    * whole prefix is read keys only (paged) and only this host's requests are read with their
    * values, one key per request: what another host writes under its own {@code requests/FROM/}
-   * costs this host its keys' bytes, never its values'.
+   * costs this host its keys' bytes, never its values'. Only requests whose key names one of this
+   * host's live grants are read (the live grants are taken after the keys: a grant issued before a
+   * request was written is among them), so how many values are read is bounded by this host's
+   * grants, not by what another host wrote.
    */
   long read() {
     long waitUntil = System.nanoTime() + QUEUE_WAIT.toNanos();
@@ -165,6 +170,11 @@ final class RevokeRequests {
             });
     long revision = keys.revision();
     long skipped = keys.skipped();
+    Set<Long> live = new HashSet<>();
+    for (ClusterGrant g : grants.live()) {
+      live.add(g.grantId());
+    }
+    mine.removeIf(k -> !live.contains(ClusterKeys.grantIdOf(k)));
     GetOption at = GetOption.builder().withRevision(revision).build();
     for (int i = 0; i < mine.size(); i += REQUESTS_IN_FLIGHT) {
       List<ByteSequence> batch = mine.subList(i, Math.min(mine.size(), i + REQUESTS_IN_FLIGHT));

@@ -1,5 +1,6 @@
 package io.srdma.cluster;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -186,6 +187,7 @@ class RevokeRequestFloodTest {
         Await.until(Duration.ofSeconds(5), "the matcher stuck", () -> grants.waiting);
         // more requests than the queue holds, then the one that names grant 7
         Semaphore inFlight = new Semaphore(128);
+        AtomicLong failed = new AtomicLong();
         for (int i = 0; i < RevokeRequests.PENDING + 100; i++) {
           inFlight.acquire();
           h2.client()
@@ -196,11 +198,25 @@ class RevokeRequestFloodTest {
                       new ClusterGrant(
                               "h1", 1_000_000 + i, "acme", "p", "kvcache", 0, 1, "read", far)
                           .toJson()))
-              .whenComplete((r, x) -> inFlight.release());
+              .whenComplete(
+                  (r, x) -> {
+                    if (x != null) {
+                      failed.incrementAndGet();
+                    }
+                    inFlight.release();
+                  });
         }
         inFlight.acquire(128);
+        assertEquals(0, failed.get(), "every request written");
+        Await.until(Duration.ofSeconds(10), "the queue full", () -> sync.droppedRequests() > 0);
+        Thread.sleep(500); // the last requests' events delivered
+        long dropped = sync.droppedRequests();
         put(h2, 7, seven);
-        Await.until(Duration.ofSeconds(5), "the full queue noticed", sync::broken);
+        Await.until(
+            Duration.ofSeconds(5),
+            "the request for grant 7 dropped",
+            () -> sync.droppedRequests() == dropped + 1);
+        assertTrue(sync.broken(), "a dropped request has the next probe read them all again");
         grants.stuck.countDown();
         Thread.sleep(500);
         assertFalse(grants.grants.revoked.containsKey(7L), "dropped: not acted on yet");
