@@ -361,6 +361,7 @@ public final class CertCommand implements Runnable {
                 return ClusterPolicyCommands.publishRevocation(
                     cluster,
                     authority.crl(),
+                    authority.certificate(),
                     List.of(serial),
                     spec.commandLine().getOut(),
                     spec.commandLine().getErr());

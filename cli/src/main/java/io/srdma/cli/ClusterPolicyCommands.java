@@ -18,6 +18,7 @@ import java.math.BigInteger;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.cert.X509CRL;
+import java.security.cert.X509Certificate;
 import java.util.List;
 import java.util.OptionalLong;
 import java.util.concurrent.Callable;
@@ -232,12 +233,17 @@ final class ClusterPolicyCommands {
    * @return the exit status
    */
   static int publishRevocation(
-      Path cluster, X509CRL crl, List<BigInteger> revoked, PrintWriter out, PrintWriter err) {
+      Path cluster,
+      X509CRL crl,
+      X509Certificate ca,
+      List<BigInteger> revoked,
+      PrintWriter out,
+      PrintWriter err) {
     return withLink(
         cluster,
         err,
         link -> {
-          RevocationPublisher.Published p = RevocationPublisher.publish(link, crl, revoked);
+          RevocationPublisher.Published p = RevocationPublisher.publish(link, crl, revoked, ca);
           out.printf(
               p.changed()
                   ? "published revocation list number %s to the cluster (revision %d): every host"

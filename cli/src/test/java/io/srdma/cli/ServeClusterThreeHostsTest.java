@@ -260,7 +260,7 @@ class ServeClusterThreeHostsTest {
         }
         long t1 = System.nanoTime();
         RevocationPublisher.Published published =
-            RevocationPublisher.publish(ops, ca.crl(), List.of(serial));
+            RevocationPublisher.publish(ops, ca.crl(), List.of(serial), ca.certificate());
         long publishMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t1);
         assertTrue(published.changed());
         long[] ended = whenEach(serves, t1, h -> !hasSession(h, TRAINER));

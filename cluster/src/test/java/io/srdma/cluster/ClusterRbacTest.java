@@ -228,7 +228,7 @@ class ClusterRbacTest {
     ca.revoke(peer.certificate().getSerialNumber());
     assertTrue(
         RevocationPublisher.publish(
-                operator, ca.crl(), List.of(peer.certificate().getSerialNumber()))
+                operator, ca.crl(), List.of(peer.certificate().getSerialNumber()), ca.certificate())
             .changed());
     Await.until(
         ONE_SECOND,

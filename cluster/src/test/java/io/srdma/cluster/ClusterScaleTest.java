@@ -147,7 +147,7 @@ class ClusterScaleTest {
       BigInteger serial = peer.certificate().getSerialNumber();
       ca.revoke(serial);
       revocationStart.set(System.nanoTime());
-      RevocationPublisher.publish(writer, ca.crl(), List.of(serial));
+      RevocationPublisher.publish(writer, ca.crl(), List.of(serial), ca.certificate());
       Await.until(
           Duration.ofMinutes(2),
           "every host has the revocation",

@@ -113,7 +113,7 @@ class ThreeHostClusterTest {
     BigInteger serial = c.certificate().getSerialNumber();
     assertTrue(ca.revoke(serial));
     RevocationPublisher.Published r =
-        RevocationPublisher.publish(console, ca.crl(), List.of(serial));
+        RevocationPublisher.publish(console, ca.crl(), List.of(serial), ca.certificate());
     assertTrue(r.changed());
     Await.until(
         ONE_SECOND,
@@ -206,7 +206,7 @@ class ThreeHostClusterTest {
     Credential c = ca.issuePeer(PeerIdentity.of("acme", "late"), Duration.ofDays(1));
     BigInteger serial = c.certificate().getSerialNumber();
     ca.revoke(serial);
-    RevocationPublisher.publish(console, ca.crl(), List.of(serial));
+    RevocationPublisher.publish(console, ca.crl(), List.of(serial), ca.certificate());
     PolicyPublisher.Pushed p = push(variant(9));
     Await.until(
         ONE_SECOND,
