@@ -131,7 +131,9 @@ class RevokeRequestFloodTest {
         BigInteger serial = peer.certificate().getSerialNumber();
         assertTrue(ca.revoke(serial));
         long t0 = System.nanoTime();
-        assertTrue(RevocationPublisher.publish(console, ca.crl(), List.of(serial)).changed());
+        assertTrue(
+            RevocationPublisher.publish(console, ca.crl(), List.of(serial), ca.certificate())
+                .changed());
         Await.until(Duration.ofSeconds(120), "revoked on h1 at all", () -> refuses(trust, peer));
         long ms = (System.nanoTime() - t0) / 1_000_000;
         assertTrue(ms <= 1000, "revocation took " + ms + " ms on h1 (docs: within 1 s)");
