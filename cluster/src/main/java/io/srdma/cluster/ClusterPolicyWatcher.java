@@ -38,6 +38,11 @@ import org.slf4j.LoggerFactory;
  * refusals are reported (audited through the listener and logged at WARN) at most once per {@link
  * #REPORT_INTERVAL}, the others logged at DEBUG, so a writer replaying values cannot flood the
  * audit log.
+ *
+ * <p>A text that could not be put in force for a passing reason (its serial could not be kept: disk
+ * full, read-only; the listener failed or kept the old policy) is no refusal: the {@link KeyWatch}
+ * hands it over again at each probe until it is in force, and it passes the same checks again (its
+ * serial is then the floor with the same text).
  */
 final class ClusterPolicyWatcher {
   private static final Logger LOG = LoggerFactory.getLogger(ClusterPolicyWatcher.class);
@@ -111,14 +116,14 @@ final class ClusterPolicyWatcher {
     return refusals.get();
   }
 
-  private synchronized void apply(byte[] value, long revision) {
+  private synchronized KeyWatch.Outcome apply(byte[] value, long revision) {
     String label = "etcd:" + link.keys().prefix() + "/policy@" + revision;
     SignedPolicy signed;
     try {
       signed = SignedPolicy.verify(value, link.keys().prefix(), ca);
     } catch (ClusterException e) {
       refuseUnverified(label, value, e.getMessage());
-      return;
+      return KeyWatch.Outcome.REFUSED;
     }
     byte[] text = signed.policy();
     String sha = PolicyStatus.sha256(text);
@@ -132,7 +137,7 @@ final class ClusterPolicyWatcher {
               + " is below the highest this host applied ("
               + floor
               + "): an older policy replayed");
-      return;
+      return KeyWatch.Outcome.REFUSED;
     }
     if (signed.serial() == floor && floorSha != null && !sha.equals(floorSha)) {
       refuse(
@@ -140,7 +145,7 @@ final class ClusterPolicyWatcher {
           PolicyRefusal.Reason.ROLLBACK,
           signed.serial(),
           "its serial " + signed.serial() + " is the highest applied, with another text");
-      return;
+      return KeyWatch.Outcome.REFUSED;
     }
     Policy next;
     try {
@@ -149,33 +154,47 @@ final class ClusterPolicyWatcher {
       counted(PolicyRefusal.Reason.INVALID, signed.serial());
       listener.rejected(e);
       LOG.warn("pushed policy {} refused, the policy in force stays: {}", label, e.getMessage());
-      return;
+      return KeyWatch.Outcome.REFUSED;
     }
     if (signed.serial() > floor && serials != null) {
       // kept before the policy is put in force: a crash in between keeps the higher floor
       try {
         serials.advance(BigInteger.valueOf(signed.serial()), HexFormat.of().parseHex(sha));
       } catch (KeyExchangeException e) {
-        refuse(
-            label,
-            PolicyRefusal.Reason.INVALID,
-            signed.serial(),
-            "its serial could not be kept (" + e.getMessage() + ")");
-        return;
+        // not the value's fault (disk full, read-only): not a refusal, and retried; the floor
+        // stays, so the retry passes the same checks
+        throw new KeyWatch.RetryLater(
+            "pushed policy "
+                + label
+                + " is not in force: its serial could not be kept ("
+                + e.getMessage()
+                + ")",
+            e);
       }
     }
     if (signed.serial() > floor) {
       floor = signed.serial();
       floorSha = sha;
     }
+    // from here on the serial is the floor with this text, so a retry of the same value passes
     if (!next.sha256().equals(authority.policy().sha256())) {
       ReloadResult r = authority.reload(next);
-      listener.reloaded(r);
+      try {
+        listener.reloaded(r);
+      } catch (RuntimeException e) {
+        if (authority.policy() == next) {
+          // not known to be in force on the host: the retry reloads it and tells the listener again
+          authority.reload(r.previous());
+        }
+        publish(report(authority.policy().sha256(), 0, clock.instant(), false));
+        throw new KeyWatch.RetryLater("pushed policy " + label + " was not put in force: " + e, e);
+      }
       if (!authority.policy().sha256().equals(next.sha256())) {
         // the listener could not put it in force and put the old policy back: report that one
-        LOG.error("pushed policy {} was not put in force", label);
         publish(report(authority.policy().sha256(), 0, clock.instant(), false));
-        return;
+        throw new KeyWatch.RetryLater(
+            "pushed policy " + label + " was not put in force (the listener kept the old one)",
+            null);
       }
       LOG.info(
           "pushed policy {} (serial {}) in force (sha256 {})",
@@ -187,6 +206,7 @@ final class ClusterPolicyWatcher {
       appliedText.accept(new String(text, StandardCharsets.UTF_8));
     }
     publish(report(next.sha256(), revision, clock.instant(), false));
+    return KeyWatch.Outcome.APPLIED;
   }
 
   /** Refuses a value whose signature does not verify for this deployment, saying why. */

@@ -18,6 +18,12 @@ import org.slf4j.LoggerFactory;
  * revoked peer are refused, and the host's session watchdog, which re-verifies every live session's
  * certificate against the same list, ends its sessions within its sweep (600 ms). The list is also
  * written over the host's CRL file (atomically), so a restart while etcd is away starts with it.
+ *
+ * <p>A list refused for what it is (malformed, not the CA's, an older or different list of the same
+ * number) is refused for good. One that could not be applied for a local, passing reason (its CRL
+ * number or the CRL file could not be written: disk full, read-only) is retried by the {@link
+ * KeyWatch} at each probe until it is in force; applying the same list again is harmless (an equal
+ * number with the same content is no rollback).
  */
 final class ClusterRevocationWatcher {
   private static final Logger LOG = LoggerFactory.getLogger(ClusterRevocationWatcher.class);
@@ -26,6 +32,8 @@ final class ClusterRevocationWatcher {
   private final RevocationList revocations;
   private final Path crlFile;
   private final BiConsumer<BigInteger, Integer> applied;
+  // guarded by this: a number put in force whose file write or callback did not complete
+  private BigInteger unsettled;
 
   ClusterRevocationWatcher(
       EtcdLink link,
@@ -43,44 +51,62 @@ final class ClusterRevocationWatcher {
         link, link.keys().crl(), "the deployment revocation list", this::apply, apply);
   }
 
-  private void apply(byte[] pem, long revision) {
+  private synchronized KeyWatch.Outcome apply(byte[] pem, long revision) {
     X509CRL crl;
     try {
       crl = Crls.decode(pem);
     } catch (ClusterException e) {
       LOG.error("revocation list at etcd revision {} is malformed; ignored", revision);
-      return;
+      return KeyWatch.Outcome.REFUSED;
     }
     BigInteger before = revocations.number();
     try {
+      // the same list again (a retry) passes: an equal number with the same content is no rollback
       revocations.update(crl);
     } catch (KeyExchangeException e) {
-      if (e.reason() == KeyExchangeException.Reason.CRL_ROLLBACK) {
-        LOG.debug("revocation list at etcd revision {} is not newer: {}", revision, e.getMessage());
-      } else {
-        LOG.error(
-            "revocation list at etcd revision {} refused (the list in force stays): {}",
-            revision,
-            e.getMessage());
+      switch (e.reason()) {
+        case CRL_ROLLBACK -> {
+          LOG.debug(
+              "revocation list at etcd revision {} is not newer: {}", revision, e.getMessage());
+          return KeyWatch.Outcome.REFUSED;
+        }
+        case REVOCATION_STATUS_UNKNOWN -> {
+          // not the CA's, badly signed, no CRL number: the list itself is wrong
+          LOG.error(
+              "revocation list at etcd revision {} refused (the list in force stays): {}",
+              revision,
+              e.getMessage());
+          return KeyWatch.Outcome.REFUSED;
+        }
+        default ->
+            // IO_ERROR: its number could not be kept (disk full, read-only); anything else is not
+            // known to be the list's fault either
+            throw new KeyWatch.RetryLater("the list is not in force: " + e.getMessage(), e);
       }
-      return;
     }
     BigInteger number = revocations.number();
-    if (number == null || number.equals(before)) {
-      return;
+    if (number == null || (number.equals(before) && !number.equals(unsettled))) {
+      return KeyWatch.Outcome.APPLIED;
     }
     int revoked = crl.getRevokedCertificates() == null ? 0 : crl.getRevokedCertificates().size();
-    LOG.info(
-        "revocation list number {} from etcd in force: {} revoked (was number {})",
-        number,
-        revoked,
-        before);
+    if (!number.equals(before)) {
+      LOG.info(
+          "revocation list number {} from etcd in force: {} revoked (was number {})",
+          number,
+          revoked,
+          before);
+    }
+    // until the file is written and the callback has run, handing the same list over again does
+    // both again
+    unsettled = number;
     if (crlFile != null) {
       writeFile(pem);
     }
     if (applied != null) {
       applied.accept(number, revoked);
     }
+    unsettled = null;
+    return KeyWatch.Outcome.APPLIED;
   }
 
   private void writeFile(byte[] pem) {
@@ -89,16 +115,18 @@ final class ClusterRevocationWatcher {
       Files.write(tmp, pem);
       Files.move(tmp, crlFile, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     } catch (IOException e) {
-      LOG.warn(
-          "revocation list from etcd is in force but could not be written to {}: {} (a restart"
-              + " before etcd answers would start with the older file)",
-          crlFile,
-          e.toString());
       try {
         Files.deleteIfExists(tmp);
       } catch (IOException ignored) {
         // nothing more to do
       }
+      throw new KeyWatch.RetryLater(
+          "the list is in force but could not be written to "
+              + crlFile
+              + ": "
+              + e
+              + " (a restart before it is would start with the older file)",
+          e);
     }
   }
 }

@@ -14,18 +14,62 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Follows one etcd key: reads it, then watches it from the next revision, handing every new value
- * to a sink in revision order and never the same or an older revision twice. A watch that fails
- * (etcd gone, history compacted) marks this follower broken; {@link #resync()} (called by the
- * cluster node when etcd answers again) reads the key afresh and watches again, so whatever was
- * written meanwhile is applied on recovery.
+ * to a sink in revision order and never an older revision, nor the same one again once it is
+ * settled. A watch that fails (etcd gone, history compacted) marks this follower broken; {@link
+ * #resync()} (called by the cluster node when etcd answers again) reads the key afresh and watches
+ * again, so whatever was written meanwhile is applied on recovery.
+ *
+ * <p>A value is settled when the sink put it in force or refused it for good ({@link
+ * Outcome#APPLIED}, {@link Outcome#REFUSED}: a bad signature, a rollback, malformed content). A
+ * sink that fails for a passing reason ({@link RetryLater}: a local state file that cannot be
+ * written) or with any other exception leaves the value unsettled and marks the follower broken, so
+ * the next probe's resync reads it again and hands it over again: a revocation list or policy
+ * refused once because the disk was full comes into force once the disk recovers, without being
+ * published again. The sinks' own checks (CRL number, policy serial) make handing over the same
+ * value again harmless.
+ *
+ * <p>A resync that finds etcd's revision below the last settled one (etcd restored from a snapshot
+ * or replaced) forgets that revision, so values written after the restore are not dropped as old;
+ * the sinks' number and serial checks still refuse anything older than what was applied.
  */
 final class KeyWatch implements Follower {
   private static final Logger LOG = LoggerFactory.getLogger(KeyWatch.class);
 
   /** Receives each new value; called with the follower's lock held, never concurrently. */
   interface Sink {
-    void accept(byte[] value, long modRevision);
+    /**
+     * Puts a value in force, or refuses it.
+     *
+     * @return whether it was applied or refused for good (it reports its refusals itself); either
+     *     way the value is settled and not handed over again
+     * @throws RetryLater if it could not be applied for a passing reason (handed over again at the
+     *     next resync); any other exception is taken the same way
+     */
+    Outcome accept(byte[] value, long modRevision);
   }
+
+  /** What a sink did with a value: either way it is settled. */
+  enum Outcome {
+    /** In force (or already was). */
+    APPLIED,
+    /** Refused for a reason that handing it over again would not change. */
+    REFUSED
+  }
+
+  /**
+   * A value could not be applied for a reason that may pass (a local file that cannot be written):
+   * it is handed over again at the next resync.
+   */
+  static final class RetryLater extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    RetryLater(String message, Throwable cause) {
+      super(message, cause);
+    }
+  }
+
+  /** At most one WARN per interval about the same value failing again. */
+  private static final long RETRY_REPORT_NANOS = java.util.concurrent.TimeUnit.MINUTES.toNanos(1);
 
   private final EtcdLink link;
   private final ByteSequence key;
@@ -35,7 +79,12 @@ final class KeyWatch implements Follower {
   // (a policy reload, a CRL update, a put to etcd) runs here instead
   private final Executor apply;
   private Watch.Watcher watcher;
+  // the last settled revision (applied or refused for good); guarded by this
   private long applied;
+  // the revision whose application last failed, and when that was last reported at WARN
+  private long failedRevision;
+  private long failedReportedAt;
+  private int failures;
   private volatile boolean broken = true;
   private volatile boolean closed;
 
@@ -58,17 +107,32 @@ final class KeyWatch implements Follower {
   }
 
   /**
-   * Reads the key, applies it if newer than what was applied, and watches again from there.
+   * Reads the key, applies it if newer than what was settled, and watches again from there.
    *
    * @throws ClusterException {@link ClusterException.Reason#UNAVAILABLE} if etcd does not answer
-   *     (the follower stays broken)
+   *     (the caller marks the follower broken again)
    */
   @Override
   public synchronized void resync() {
     if (closed) {
       return;
     }
+    // cleared before the read, not after the watch: a failure reported while this runs (the watch
+    // failing, a value that could not be applied) marks it broken again and is not wiped
+    broken = false;
     GetResponse r = link.await(link.client().getKVClient().get(key), "reading " + what);
+    long current = r.getHeader().getRevision();
+    if (current < applied) {
+      // a linearizable read never answers below a revision this client saw, unless etcd went back
+      LOG.warn(
+          "etcd's revision went back from {} to {} (restored or replaced?): {} is read afresh; its"
+              + " own checks still refuse anything older than what is in force",
+          applied,
+          current,
+          what);
+      applied = 0;
+      failedRevision = 0;
+    }
     if (!r.getKvs().isEmpty()) {
       KeyValue kv = r.getKvs().get(0);
       deliver(kv.getValue().getBytes(), kv.getModRevision());
@@ -84,7 +148,6 @@ final class KeyWatch implements Follower {
                 key,
                 WatchOption.builder().withRevision(from).build(),
                 Watch.listener(this::onNext, this::onError));
-    broken = false;
   }
 
   private void onNext(WatchResponse r) {
@@ -121,12 +184,54 @@ final class KeyWatch implements Follower {
     if (modRevision <= applied) {
       return;
     }
-    applied = modRevision;
+    Outcome outcome;
     try {
-      sink.accept(value, modRevision);
+      outcome = sink.accept(value, modRevision);
     } catch (RuntimeException e) {
-      // the sink reports its own refusals; a follower that dies on one value follows no more
-      LOG.error("applying {} at revision {} failed; still following", what, modRevision, e);
+      // not settled: the next probe's resync reads it again and hands it over again
+      broken = true;
+      retryLater(modRevision, e);
+      return;
+    }
+    if (failedRevision != 0) {
+      LOG.info(
+          "{} at etcd revision {} {} after {} failed attempt(s)",
+          what,
+          modRevision,
+          outcome == Outcome.APPLIED ? "applied" : "refused",
+          failures);
+      failedRevision = 0;
+    }
+    applied = modRevision;
+  }
+
+  private void retryLater(long modRevision, RuntimeException e) {
+    long now = System.nanoTime();
+    boolean report = modRevision != failedRevision || now - failedReportedAt >= RETRY_REPORT_NANOS;
+    failures = modRevision == failedRevision ? failures + 1 : 1;
+    failedRevision = modRevision;
+    String why = e instanceof RetryLater ? e.getMessage() : e.toString();
+    if (report) {
+      failedReportedAt = now;
+      String message =
+          what
+              + " at etcd revision "
+              + modRevision
+              + " could not be applied ("
+              + why
+              + "); what is in force stays, and it is retried at each probe until it is";
+      if (e instanceof RetryLater) {
+        LOG.warn(message);
+      } else {
+        LOG.warn(message, e);
+      }
+    } else {
+      LOG.debug(
+          "{} at etcd revision {} could not be applied again (attempt {}): {}",
+          what,
+          modRevision,
+          failures,
+          why);
     }
   }
 

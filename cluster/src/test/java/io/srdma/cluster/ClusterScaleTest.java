@@ -76,7 +76,10 @@ class ClusterScaleTest {
                 link,
                 link.keys().crl(),
                 "crl of host " + h,
-                (value, rev) -> arrived.set(index, System.nanoTime()),
+                (value, rev) -> {
+                  arrived.set(index, System.nanoTime());
+                  return KeyWatch.Outcome.APPLIED;
+                },
                 apply);
         w.resync();
         watches.add(w);
