@@ -41,8 +41,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A text that could not be put in force for a passing reason (its serial could not be kept: disk
  * full, read-only; the listener failed or kept the old policy) is no refusal: the {@link KeyWatch}
- * hands it over again at each probe until it is in force, and it passes the same checks again (its
- * serial is then the floor with the same text).
+ * hands it over again at later probes (backing off from 250 ms to 30 s) until it is in force, and
+ * it passes the same checks again (its serial is then the floor with the same text).
  */
 final class ClusterPolicyWatcher {
   private static final Logger LOG = LoggerFactory.getLogger(ClusterPolicyWatcher.class);

@@ -22,8 +22,8 @@ import org.slf4j.LoggerFactory;
  * <p>A list refused for what it is (malformed, not the CA's, an older or different list of the same
  * number) is refused for good. One that could not be applied for a local, passing reason (its CRL
  * number or the CRL file could not be written: disk full, read-only) is retried by the {@link
- * KeyWatch} at each probe until it is in force; applying the same list again is harmless (an equal
- * number with the same content is no rollback).
+ * KeyWatch} at later probes (backing off from 250 ms to 30 s) until it is in force; applying the
+ * same list again is harmless (an equal number with the same content is no rollback).
  */
 final class ClusterRevocationWatcher {
   private static final Logger LOG = LoggerFactory.getLogger(ClusterRevocationWatcher.class);

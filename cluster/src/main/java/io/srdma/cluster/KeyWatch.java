@@ -23,10 +23,10 @@ import org.slf4j.LoggerFactory;
  * Outcome#APPLIED}, {@link Outcome#REFUSED}: a bad signature, a rollback, malformed content). A
  * sink that fails for a passing reason ({@link RetryLater}: a local state file that cannot be
  * written) or with any other exception leaves the value unsettled and marks the follower broken, so
- * the next probe's resync reads it again and hands it over again: a revocation list or policy
- * refused once because the disk was full comes into force once the disk recovers, without being
- * published again. The sinks' own checks (CRL number, policy serial) make handing over the same
- * value again harmless.
+ * a later probe's resync reads it again and hands it over again (after {@link #RETRY_FIRST},
+ * doubling per failure up to {@link #RETRY_MAX}): a revocation list or policy refused once because
+ * the disk was full comes into force once the disk recovers, without being published again. The
+ * sinks' own checks (CRL number, policy serial) make handing over the same value again harmless.
  *
  * <p>A resync that finds etcd's revision below the last settled one (etcd restored from a snapshot
  * or replaced) forgets that revision, so values written after the restore are not dropped as old;
@@ -68,6 +68,12 @@ final class KeyWatch implements Follower {
     }
   }
 
+  /** The first wait before a value that failed is handed over again; it doubles per failure. */
+  static final java.time.Duration RETRY_FIRST = java.time.Duration.ofMillis(250);
+
+  /** The longest wait between two attempts at a value that keeps failing. */
+  static final java.time.Duration RETRY_MAX = java.time.Duration.ofSeconds(30);
+
   /** At most one WARN per interval about the same value failing again. */
   private static final long RETRY_REPORT_NANOS = java.util.concurrent.TimeUnit.MINUTES.toNanos(1);
 
@@ -85,6 +91,7 @@ final class KeyWatch implements Follower {
   private long failedRevision;
   private long failedReportedAt;
   private int failures;
+  private long retryAt; // nanoTime before which a failed value is not handed over again
   private volatile boolean broken = true;
   private volatile boolean closed;
 
@@ -184,6 +191,10 @@ final class KeyWatch implements Follower {
     if (modRevision <= applied) {
       return;
     }
+    if (modRevision == failedRevision && System.nanoTime() - retryAt < 0) {
+      broken = true; // backing off: handed over again at a later probe
+      return;
+    }
     Outcome outcome;
     try {
       outcome = sink.accept(value, modRevision);
@@ -209,6 +220,10 @@ final class KeyWatch implements Follower {
     long now = System.nanoTime();
     boolean report = modRevision != failedRevision || now - failedReportedAt >= RETRY_REPORT_NANOS;
     failures = modRevision == failedRevision ? failures + 1 : 1;
+    // 250 ms, doubling to at most RETRY_MAX: a failure that does not pass costs a few lines a
+    // minute (the sink's own included), not four a second
+    retryAt =
+        now + Math.min(RETRY_MAX.toNanos(), RETRY_FIRST.toNanos() << Math.min(failures - 1, 16));
     failedRevision = modRevision;
     String why = e instanceof RetryLater ? e.getMessage() : e.toString();
     if (report) {
@@ -219,7 +234,9 @@ final class KeyWatch implements Follower {
               + modRevision
               + " could not be applied ("
               + why
-              + "); what is in force stays, and it is retried at each probe until it is";
+              + "); what is in force stays, and it is retried (backing off to every "
+              + RETRY_MAX.toSeconds()
+              + " s) until it is";
       if (e instanceof RetryLater) {
         LOG.warn(message);
       } else {

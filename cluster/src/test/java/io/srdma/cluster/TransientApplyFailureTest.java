@@ -81,7 +81,9 @@ class TransientApplyFailureTest {
         Files.createDirectory(numberFile);
         BigInteger serial = peer.certificate().getSerialNumber();
         assertTrue(ca.revoke(serial));
-        assertTrue(RevocationPublisher.publish(console, ca.crl(), List.of(serial)).changed());
+        assertTrue(
+            RevocationPublisher.publish(console, ca.crl(), List.of(serial), ca.certificate())
+                .changed());
         Thread.sleep(1500); // the watched list arrives and is refused (IO_ERROR)
         assertFalse(refuses(trust, peer), "precondition: the first application failed");
 
@@ -211,7 +213,7 @@ class TransientApplyFailureTest {
                 OptionalLong.empty(),
                 etcd.ca());
         Await.until(Duration.ofSeconds(3), "the listener told once", () -> reloads.get() == 1);
-        Thread.sleep(200);
+        Thread.sleep(KeyWatch.RETRY_FIRST.toMillis() + 100); // past the first back-off
         assertFalse(authority.policy().sha256().equals(p.sha256()), "not in force after a failure");
         assertTrue(follower.broken(), "a value not applied marks the follower broken");
         assertEquals(0, watcher.refusals(), "a failure to apply is no refusal of the value");
