@@ -295,6 +295,12 @@ public final class ClusterNode implements AutoCloseable {
         errors.add(e.toString());
       }
     }
+    for (Follower f : followers) {
+      String u = f.unapplied(); // read, not in force (a local file unwritable…): retried
+      if (u != null) {
+        errors.add(u);
+      }
+    }
     if (!errors.isEmpty()) {
       String why = "etcd answers but not all is followed: " + String.join("; ", errors);
       if (state == State.CONNECTED) {

@@ -15,6 +15,14 @@ interface Follower extends AutoCloseable {
    */
   void resync();
 
+  /**
+   * What it read but could not put in force yet (it is retried), saying why; null when nothing
+   * waits. A node with such a follower is not following the deployment: it reports DEGRADED.
+   */
+  default String unapplied() {
+    return null;
+  }
+
   @Override
   void close();
 }

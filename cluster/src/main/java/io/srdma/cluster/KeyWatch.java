@@ -92,6 +92,7 @@ final class KeyWatch implements Follower {
   private long failedReportedAt;
   private int failures;
   private long retryAt; // nanoTime before which a failed value is not handed over again
+  private String failedWhy;
   private volatile boolean broken = true;
   private volatile boolean closed;
 
@@ -180,6 +181,13 @@ final class KeyWatch implements Follower {
     }
   }
 
+  @Override
+  public synchronized String unapplied() {
+    return failedRevision == 0
+        ? null
+        : what + " at etcd revision " + failedRevision + " is not in force: " + failedWhy;
+  }
+
   private void onError(Throwable t) {
     if (!closed) {
       broken = true;
@@ -226,6 +234,7 @@ final class KeyWatch implements Follower {
         now + Math.min(RETRY_MAX.toNanos(), RETRY_FIRST.toNanos() << Math.min(failures - 1, 16));
     failedRevision = modRevision;
     String why = e instanceof RetryLater ? e.getMessage() : e.toString();
+    failedWhy = why;
     if (report) {
       failedReportedAt = now;
       String message =

@@ -217,6 +217,10 @@ class TransientApplyFailureTest {
         assertFalse(authority.policy().sha256().equals(p.sha256()), "not in force after a failure");
         assertTrue(follower.broken(), "a value not applied marks the follower broken");
         assertEquals(0, watcher.refusals(), "a failure to apply is no refusal of the value");
+        String waiting = follower.unapplied();
+        assertTrue(
+            waiting != null && waiting.contains("not in force"),
+            "reported as waiting (the node shows DEGRADED): " + waiting);
 
         follower.resync();
         Await.until(
@@ -225,6 +229,7 @@ class TransientApplyFailureTest {
             () -> authority.policy().sha256().equals(p.sha256()));
         assertEquals(2, reloads.get(), "the listener told again");
         assertFalse(follower.broken());
+        assertEquals(null, follower.unapplied(), "nothing waits any more");
         // settled now: a further resync hands nothing over again
         follower.resync();
         assertEquals(2, reloads.get());
