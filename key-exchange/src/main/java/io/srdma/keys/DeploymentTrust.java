@@ -170,7 +170,7 @@ public final class DeploymentTrust {
       return new KeyExchangeException(
           KeyExchangeException.Reason.UNTRUSTED_ISSUER,
           "certificate was not issued by the deployment CA (issuer "
-              + leaf.getIssuerX500Principal().getName()
+              + printable(leaf.getIssuerX500Principal().getName())
               + ")");
     }
     if (r == PKIXReason.INVALID_KEY_USAGE) {
@@ -181,6 +181,30 @@ public final class DeploymentTrust {
         KeyExchangeException.Reason.CERTIFICATE_INVALID,
         "certificate refused by path validation (" + r + ")" + serial,
         e);
+  }
+
+  /** The longest peer-chosen name put into a message. */
+  static final int NAME_LIMIT = 256;
+
+  /**
+   * A name the peer chose (an issuer's DN, which the JDK prints with CR, LF and ESC as they are),
+   * fit for a message that applications log: printable ASCII kept, every other char as a Java
+   * unicode escape (backslash, u, four hex digits), cut at {@value #NAME_LIMIT} chars.
+   */
+  static String printable(String name) {
+    StringBuilder b = new StringBuilder(Math.min(name.length(), NAME_LIMIT) + 8);
+    for (int i = 0; i < name.length(); i++) {
+      if (b.length() >= NAME_LIMIT) {
+        return b.append("...").toString();
+      }
+      char c = name.charAt(i);
+      if (c >= 0x20 && c < 0x7f) {
+        b.append(c);
+      } else {
+        b.append(String.format("\\u%04x", (int) c));
+      }
+    }
+    return b.toString();
   }
 
   private static void checkUsage(X509Certificate leaf, CertificateUsage usage) {

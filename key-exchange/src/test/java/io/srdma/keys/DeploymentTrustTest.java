@@ -2,6 +2,7 @@ package io.srdma.keys;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -101,6 +102,18 @@ class DeploymentTrustTest {
                 KeyExchangeException.class,
                 () -> pki.trust().verify(new X509Certificate[0], CertificateUsage.TLS_CLIENT))
             .reason());
+  }
+
+  @Test
+  void shouldPrintAPeerChosenIssuerNameWithoutControlCharacters() {
+    // a spoofed server's self-signed issuer name reaches the client's exception text, then its log
+    assertEquals(
+        "CN=evil\\u000d\\u000a2026-12-06 INFO forged line\\u001b[2J",
+        DeploymentTrust.printable("CN=evil\r\n2026-12-06 INFO forged line\u001b[2J"));
+    assertEquals("CN=caf\\u00e9", DeploymentTrust.printable("CN=caf\u00e9"));
+    String huge = DeploymentTrust.printable("CN=" + "x".repeat(10_000));
+    assertEquals(DeploymentTrust.NAME_LIMIT + 3, huge.length());
+    assertTrue(huge.endsWith("..."));
   }
 
   @Test

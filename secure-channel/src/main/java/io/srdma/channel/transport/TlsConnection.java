@@ -21,6 +21,7 @@ import java.util.concurrent.locks.ReentrantLock;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLEngineResult;
 import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLProtocolException;
 
 /**
  * One control connection (host or client side): TLS 1.3 through an {@link SSLEngine} over a
@@ -259,6 +260,16 @@ public final class TlsConnection {
       }
       switch (r.getStatus()) {
         case BUFFER_UNDERFLOW -> {
+          if (netIn != null && !netIn.hasRemaining()) {
+            // the engine waits for a record longer than the whole buffer, which TLS 1.3 never
+            // sends (2^14 + 256 bytes at most, RFC 8446 5.2): more bytes can never arrive, and the
+            // socket stays readable, so waiting would spin this loop until a deadline
+            fail(
+                new SSLProtocolException(
+                    "the peer sent a TLS record longer than "
+                        + netIn.capacity()
+                        + " bytes (TLS 1.3 allows 16,640 after its header)"));
+          }
           return; // a partial record: wait for more bytes
         }
         case BUFFER_OVERFLOW -> {
