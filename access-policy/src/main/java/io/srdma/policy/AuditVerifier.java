@@ -35,6 +35,13 @@ import javax.crypto.Mac;
  * certificate, and the SHA-256 of the lines it covers. Optionally: a head recorded elsewhere must
  * be in the chain, and a stopped log must end with its close checkpoint.
  *
+ * <p>A head is only evidence if the line that carries it is authenticated: anyone who can write the
+ * files can end a chain of their own with a line holding the recorded {@code seq} and {@code mac}
+ * (the MAC is only text without the key). So a head is checked only with the audit key, or with a
+ * {@link AuditCheckpointTrust} when every line from the first one given through the head's line is
+ * covered by checkpoints that verify under it; otherwise {@link #verify(Collection, Head, boolean)}
+ * throws {@link UnprovenHead} rather than call the chain intact.
+ *
  * <p>Each file is read front to back, a line at a time; memory does not grow with the number of
  * lines or the size of the files. A line longer than 1 MiB (1,048,576 bytes) is not a record (the
  * log's own lines are under 64 KiB). Only to name where a missing line went (reordered rather than
@@ -62,10 +69,12 @@ public final class AuditVerifier {
    * not show).
    *
    * @param files the log files, any order
-   * @param expectedHead the head recorded elsewhere ({@link Head#parse}), or null
+   * @param expectedHead must be null: without the key or a CA a head shows nothing ({@link
+   *     UnprovenHead}); kept so that a malformed head is still reported as such
    * @return the result
    * @throws AuditException if a file cannot be read
-   * @throws PolicyException of category ILLEGAL_ARGUMENT if {@code expectedHead} is malformed
+   * @throws PolicyException of category ILLEGAL_ARGUMENT if {@code expectedHead} is malformed, or
+   *     {@link UnprovenHead} if it is given at all
    */
   public static AuditVerification verify(Collection<Path> files, String expectedHead) {
     return new AuditVerifier(null, null)
@@ -75,15 +84,30 @@ public final class AuditVerifier {
   /**
    * Verifies files.
    *
+   * <p>With {@code expectedHead} and no audit key: a chain whose head line is not covered by
+   * checkpoints that verify under the trust (every line from the first given through it) is not
+   * called intact, and neither is one checked without a trust at all: {@link UnprovenHead} is
+   * thrown instead. A problem the walk or the head comparison finds is still reported as such.
+   *
    * @param files the log files, any order
    * @param expectedHead a head recorded elsewhere, or null
    * @param closed the writer has stopped: the chain must end with a close checkpoint
    * @return the result
    * @throws AuditException if a file cannot be read
+   * @throws UnprovenHead if {@code expectedHead} is given without the audit key and the head line
+   *     is not covered by checkpoints that verify under the trust
    */
   public AuditVerification verify(Collection<Path> files, Head expectedHead, boolean closed) {
     if (files.isEmpty()) {
       throw new PolicyException(PolicyException.Category.ILLEGAL_ARGUMENT, "no files to verify");
+    }
+    if (expectedHead != null && key == null && trust == null) {
+      throw new UnprovenHead(
+          "a recorded head cannot be checked without the audit key: anyone who can write the"
+              + " files can end a forged chain with a line carrying the head's seq and MAC, which"
+              + " only the key (or checkpoints signed by a host of the CA, with a CA) can tell"
+              + " from the real one",
+          0);
     }
     Walk w = walk(new ArrayList<>(files), expectedHead);
     if (!w.result.intact()) {
@@ -111,8 +135,48 @@ public final class AuditVerifier {
       if (h != null) {
         return h;
       }
+      if (key == null) {
+        long headSeq = expectedHead.seq() > 0 ? expectedHead.seq() : w.headMacSeq;
+        if (headSeq > w.signedThrough) {
+          throw new UnprovenHead(
+              "the recorded head (seq "
+                  + headSeq
+                  + ") is in the chain, but without the audit key that shows nothing unless"
+                  + " checkpoints that verify under the CA cover every line through it, and "
+                  + (w.signedThrough == 0
+                      ? "none covers the first line given"
+                      : "they cover only seq " + w.firstSeq + ".." + w.signedThrough)
+                  + ": anyone who can write the files can end a forged chain with a line carrying"
+                  + " the head's seq and MAC",
+              w.signedThrough);
+        }
+      }
     }
     return w.result;
+  }
+
+  /**
+   * A head was given, but what it would be compared with is not authenticated: no audit key, and no
+   * checkpoint verified under the trust covers the head's line (or no trust). Not a finding about
+   * the log: the check asked for cannot be made with what was given.
+   */
+  public static final class UnprovenHead extends PolicyException {
+    private static final long serialVersionUID = 1L;
+
+    private final long signedThrough;
+
+    UnprovenHead(String message, long signedThrough) {
+      super(PolicyException.Category.ILLEGAL_ARGUMENT, message);
+      this.signedThrough = signedThrough;
+    }
+
+    /**
+     * The last seq through which every line given is covered by checkpoints verified under the
+     * trust; 0 if none (or no trust).
+     */
+    public long signedThrough() {
+      return signedThrough;
+    }
   }
 
   private static AuditVerification checkHead(Walk w, Head expected) {
@@ -229,6 +293,19 @@ public final class AuditVerifier {
 
     /** Whether a line had the expected head's MAC, if one was given without its seq. */
     boolean headMacSeen;
+
+    /** The seq of the first line with the expected head's MAC, if one was given without its seq. */
+    long headMacSeq;
+
+    /**
+     * The last seq such that every line from the first one walked through it is covered by a
+     * checkpoint that verified under the trust (a checkpoint's own line counts: its signature
+     * covers all of it but its MAC); 0 if none, or without a trust.
+     */
+    long signedThrough;
+
+    /** A line no such checkpoint covers ended a file (lines after its last checkpoint). */
+    boolean unsignedGap;
 
     AuditVerification broken(Path file, long line, Finding finding, String problem) {
       result =
@@ -441,6 +518,9 @@ public final class AuditVerifier {
             return w;
           }
           if (l.isGenesis()) {
+            if (!first && w.pending > 0) {
+              w.unsignedGap = true; // the previous file ended with lines no checkpoint covers
+            }
             cover.reset();
             w.coverFrom = l.seq;
             w.coverOffset = r.offset();
@@ -454,6 +534,9 @@ public final class AuditVerifier {
               return w;
             }
             checkpoints++;
+            if (trust != null && !w.unsignedGap) {
+              w.signedThrough = l.seq;
+            }
             cover.reset();
             w.coverFrom = l.seq;
             w.coverOffset = r.offset();
@@ -470,8 +553,9 @@ public final class AuditVerifier {
           if (expected != null) {
             if (expected.seq() == l.seq) {
               w.macAtHeadSeq = l.mac;
-            } else if (expected.seq() == 0 && l.mac.equals(expected.mac())) {
+            } else if (expected.seq() == 0 && !w.headMacSeen && l.mac.equals(expected.mac())) {
               w.headMacSeen = true;
+              w.headMacSeq = l.seq;
             }
           }
           w.lastFile = file;

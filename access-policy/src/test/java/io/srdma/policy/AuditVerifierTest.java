@@ -184,6 +184,165 @@ class AuditVerifierTest {
     assertBroken(check(fx.verifier(), false), Finding.EDITED, 13);
   }
 
+  /**
+   * What someone who can write the files but holds neither key does against a recorded head (the
+   * anchor in etcd, a ticket): keeps the genesis and the first event, drops the rest, relinks
+   * {@code prev} through lines of their own and ends with a line carrying the recorded seq and a
+   * copy of its MAC (readable from the original file, or from etcd).
+   */
+  static List<String> forgeUpTo(List<String> original, long seq, String mac) {
+    List<String> out = new ArrayList<>(original.subList(0, 2));
+    String prev = AuditFixture.macOf(original.get(1));
+    for (long s = 3; s <= seq; s++) {
+      String m = s == seq ? mac : String.format("%064x", s);
+      out.add(
+          "{\"seq\":"
+              + s
+              + ",\"prev\":\""
+              + prev
+              + "\",\"time\":\"2026-01-01T00:00:00Z\",\"action\":\"decide\",\"outcome\":\"denied\","
+              + "\"actor\":null,\"tenant\":null,\"reason\":null,\"mac\":\""
+              + m
+              + "\"}");
+      prev = m;
+    }
+    return out;
+  }
+
+  @Test
+  void shouldRefuseAHeadWithoutTheKeyThatACopiedMacWouldSatisfy() throws Exception {
+    // a keyed log without checkpoints: genesis and five events, head seq 6
+    Path f = dir.resolve("plain.log");
+    String h;
+    long seq;
+    try (AuditLog a =
+        AuditLog.open(
+            new AuditLogOptions(f).key(fx.key).checkpointInterval(java.time.Duration.ZERO))) {
+      for (int i = 1; i <= 5; i++) {
+        a.append(AuditLogTest.event(i));
+      }
+      h = a.head();
+      seq = a.sequence();
+    }
+    AuditVerifier.Head recorded = AuditVerifier.Head.parse(seq + ":" + h);
+    List<String> forged = forgeUpTo(AuditFixture.read(f), seq, h);
+    AuditFixture.write(f, forged);
+    // the structure is fine and the recorded head is "in the chain": without the key that is no
+    // evidence, so it is refused rather than called intact (by seq and MAC, or by MAC alone)
+    for (AuditVerifier.Head head : List.of(recorded, AuditVerifier.Head.parse(h))) {
+      AuditVerifier.UnprovenHead none =
+          assertThrows(
+              AuditVerifier.UnprovenHead.class,
+              () -> new AuditVerifier(null, null).verify(List.of(f), head, false));
+      assertEquals(PolicyException.Category.ILLEGAL_ARGUMENT, none.category());
+      assertTrue(none.getMessage().contains("without the audit key"), none.getMessage());
+      AuditVerifier.UnprovenHead ca =
+          assertThrows(
+              AuditVerifier.UnprovenHead.class,
+              () -> new AuditVerifier(null, fx.trust()).verify(List.of(f), head, false));
+      assertEquals(0, ca.signedThrough(), ca.getMessage());
+      assertTrue(ca.getMessage().contains("none covers"), ca.getMessage());
+    }
+    assertThrows(AuditVerifier.UnprovenHead.class, () -> AuditVerifier.verify(List.of(f), h));
+    // the key shows the forgery at its first line
+    AuditVerification keyed = new AuditVerifier(fx.key, null).verify(List.of(f), recorded, false);
+    assertBroken(keyed, Finding.EDITED, 3);
+    // a head that is not there is still a finding without the key (evidence either way)
+    AuditVerification cut =
+        new AuditVerifier(null, fx.trust())
+            .verify(List.of(f), AuditVerifier.Head.parse((seq + 2) + ":" + h), false);
+    assertEquals(Finding.TRUNCATED, cut.finding(), cut.summary());
+  }
+
+  @Test
+  void shouldCheckAHeadWithTheCaAloneOnlyWhereSignedCheckpointsCoverIt() throws Exception {
+    // head 13:MAC, covered by the close checkpoint (14) and its chain back to the genesis
+    AuditVerifier keyless = new AuditVerifier(null, fx.trust());
+    AuditVerification v =
+        keyless.verify(List.of(log), AuditVerifier.Head.parse("13:" + head), true);
+    assertTrue(v.intact(), v.summary());
+    assertTrue(keyless.verify(List.of(log), AuditVerifier.Head.parse(head), false).intact());
+    // a head that is itself a checkpoint: its signature covers all of it but its MAC
+    String cp = "10:" + AuditFixture.macOf(lines.get(9));
+    assertTrue(keyless.verify(List.of(log), AuditVerifier.Head.parse(cp), false).intact());
+    // checkpoints not checked against the CA cover nothing
+    assertThrows(
+        AuditVerifier.UnprovenHead.class,
+        () ->
+            new AuditVerifier(null, null)
+                .verify(List.of(log), AuditVerifier.Head.parse(cp), false));
+
+    // the close checkpoint cut off: seq 11..13 are covered by no checkpoint any more
+    List<String> open = new ArrayList<>(lines.subList(0, 13));
+    AuditFixture.write(log, open);
+    AuditVerifier.UnprovenHead e =
+        assertThrows(
+            AuditVerifier.UnprovenHead.class,
+            () -> keyless.verify(List.of(log), AuditVerifier.Head.parse("13:" + head), false));
+    assertEquals(10, e.signedThrough());
+    assertTrue(e.getMessage().contains("they cover only seq 1..10"), e.getMessage());
+    // and what that allows: seq 11..13 replaced, ending with a copy of the recorded MAC
+    List<String> forged = new ArrayList<>(open.subList(0, 10));
+    String prev = AuditFixture.macOf(open.get(9));
+    for (int s = 11; s <= 13; s++) {
+      String m = s == 13 ? head : String.format("%064x", s);
+      forged.add(
+          open.get(s - 1)
+              .replaceFirst("\"prev\":\"[0-9a-f]{64}\"", "\"prev\":\"" + prev + "\"")
+              .replace("trainer-", "nobody-")
+              .replaceFirst("\"mac\":\"[0-9a-f]{64}\"", "\"mac\":\"" + m + "\""));
+      prev = m;
+    }
+    AuditFixture.write(log, forged);
+    assertThrows(
+        AuditVerifier.UnprovenHead.class,
+        () -> keyless.verify(List.of(log), AuditVerifier.Head.parse("13:" + head), false));
+    assertBroken(
+        fx.verifier().verify(List.of(log), AuditVerifier.Head.parse("13:" + head), false),
+        Finding.EDITED,
+        11);
+  }
+
+  @Test
+  void shouldNotCountCheckpointsPastRotatedFilesThatNoCheckpointCovers() throws Exception {
+    // rotated files written without a signer (no checkpoints), then the log continued signed
+    Path r = dir.resolve("rot.log");
+    try (AuditLog a =
+        AuditLog.open(
+            new AuditLogOptions(r)
+                .key(fx.key)
+                .rotateBytes(4096)
+                .checkpointInterval(java.time.Duration.ZERO))) {
+      for (int i = 1; i <= 30; i++) {
+        a.append(AuditLogTest.event(i));
+      }
+    }
+    String h;
+    try (AuditLog a = AuditLog.open(fx.options(r, 4).rotateBytes(1 << 20))) {
+      for (int i = 31; i <= 40; i++) {
+        a.append(AuditLogTest.event(i));
+      }
+      h = a.head();
+    }
+    List<Path> files = rotFiles();
+    assertTrue(files.size() >= 2, files.toString());
+    assertTrue(fx.verifier().verify(files, AuditVerifier.Head.parse(h), true).intact());
+    // the newest file alone is signed throughout, but the rotated files before it are not: a
+    // writer of the files could have rebuilt them, so the head proves nothing without the key
+    AuditVerifier.UnprovenHead e =
+        assertThrows(
+            AuditVerifier.UnprovenHead.class,
+            () ->
+                new AuditVerifier(null, fx.trust())
+                    .verify(files, AuditVerifier.Head.parse(h), true));
+    assertEquals(0, e.signedThrough(), e.getMessage());
+    // given alone (earlier files not given), the newest file's head is covered
+    assertTrue(
+        new AuditVerifier(null, fx.trust())
+            .verify(List.of(r), AuditVerifier.Head.parse(h), true)
+            .intact());
+  }
+
   @Test
   void shouldRefuseAMalformedHead() {
     for (String bad : new String[] {"", "xyz", "12:", "0:" + "a".repeat(64), "a".repeat(63)}) {
@@ -244,6 +403,10 @@ class AuditVerifierTest {
     Collections.shuffle(shuffled, new Random(7));
     AuditVerification v = fx.verifier().verify(shuffled, AuditVerifier.Head.parse(h), true);
     assertTrue(v.intact(), v.summary());
+    // every file ends with its rotate checkpoint: the CA alone covers the head across them
+    AuditVerification ca =
+        new AuditVerifier(null, fx.trust()).verify(shuffled, AuditVerifier.Head.parse(h), true);
+    assertTrue(ca.intact(), ca.summary());
     // the newest file alone verifies, saying that earlier files were not given
     AuditVerification tail = fx.verifier().verify(List.of(r), null, true);
     assertTrue(tail.summary().contains("(earlier files not given)"), tail.summary());

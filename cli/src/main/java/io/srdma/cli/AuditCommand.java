@@ -43,7 +43,11 @@ public final class AuditCommand implements Runnable {
             + " unbroken; with --key each line's HMAC; with --ca each checkpoint's signature,"
             + " signer and the lines it covers.",
         "Without --key and --ca only the structure is checked: anyone who can write the files"
-            + " can rebuild it."
+            + " can rebuild it.",
+        "--head and --cluster need --key: without it the recorded head is compared with text"
+            + " anyone who can write the files can copy. With --ca instead of --key they are"
+            + " accepted only if checkpoints signed by a host of the CA cover every line through"
+            + " the head's line; otherwise exit 2."
       },
       exitCodeListHeading = "Exit codes:%n",
       exitCodeList = {
@@ -51,7 +55,8 @@ public final class AuditCommand implements Runnable {
         "1:a problem was found: FILE:LINE: <finding>: <what>, where <finding> is edited,"
             + " deleted, reordered, truncated, head removed, not a record, wrong key,"
             + " bad checkpoint or empty",
-        "2:usage error (e.g. a malformed --head)",
+        "2:usage error (e.g. a malformed --head, or --head/--cluster without --key whose head"
+            + " no checkpoint verified under --ca covers)",
         "3:could not check: a log, key, CA or CRL file unreadable or malformed"
       })
   static final class Verify implements Callable<Integer> {
@@ -83,8 +88,9 @@ public final class AuditCommand implements Runnable {
         paramLabel = "[SEQ:]MAC",
         description =
             "A head recorded elsewhere (the 'head' of an earlier verify, or AuditLog.head()): it"
-                + " must be in the chain. Detects lines cut from the end; a log that grew since"
-                + " is fine.")
+                + " must be in the chain. Detects lines cut from the end and a replaced log; a log"
+                + " that grew since is fine. Needs --key (or --ca with checkpoints covering the"
+                + " head's line).")
     String head;
 
     @Option(
@@ -92,7 +98,8 @@ public final class AuditCommand implements Runnable {
         paramLabel = "CONFIG",
         description =
             "Take the head from the deployment's etcd (a YAML file with its 'cluster:' section,"
-                + " docs/cluster.md): the audit head --cluster-host anchored there last.")
+                + " docs/cluster.md): the audit head --cluster-host anchored there last. Needs"
+                + " --key, as --head does.")
     Path cluster;
 
     @Option(
@@ -119,6 +126,15 @@ public final class AuditCommand implements Runnable {
       }
       if ((cluster == null) != (clusterHost == null)) {
         throw new CommandLine.ParameterException(cmd, "--cluster and --cluster-host go together");
+      }
+      if ((head != null || cluster != null) && key == null && ca == null) {
+        throw new CommandLine.ParameterException(
+            cmd,
+            (cluster != null ? "--cluster" : "--head")
+                + " needs --key (the audit key file): without it the recorded head is compared with"
+                + " a MAC that anyone who can write the files can copy onto a forged chain, so a"
+                + " match shows nothing (or --ca, if checkpoints signed by a host of the CA cover"
+                + " the head's line)");
       }
       if (cluster != null) {
         if (head != null) {
@@ -158,6 +174,13 @@ public final class AuditCommand implements Runnable {
       AuditVerification v;
       try (AuditKey k = key == null ? null : AuditKey.load(key)) {
         v = new AuditVerifier(k, trust).verify(files, expected, closed);
+      } catch (AuditVerifier.UnprovenHead e) {
+        throw new CommandLine.ParameterException(
+            cmd,
+            (cluster != null ? "--cluster" : "--head")
+                + " needs --key here: "
+                + e.getMessage()
+                + " (give --key, the audit key file)");
       } catch (PolicyException e) {
         return fail(cmd, "srdma audit verify: " + Addresses.explain(e), 3);
       }

@@ -159,6 +159,107 @@ class AuditCommandTest {
     }
   }
 
+  /**
+   * A log of five events, then what someone who can write the files but holds no key does to it
+   * against a recorded head: drops the events after the first, relinks {@code prev} through lines
+   * of their own and ends with a line carrying the head's seq and a copy of its MAC.
+   *
+   * @return the recorded head, {@code SEQ:MAC}
+   */
+  private String forgedLog(Path f) throws Exception {
+    Files.createDirectories(f.getParent());
+    String mac;
+    long seq;
+    try (AuditLog a = AuditLog.open(f)) {
+      for (int i = 0; i < 5; i++) {
+        a.append(
+            AuditEvent.builder(AuditAction.GRANT, AuditOutcome.ALLOWED)
+                .actor("srdma://acme/p" + i)
+                .tenant("acme")
+                .reason("ALLOWED")
+                .grant("g" + i)
+                .build());
+      }
+      mac = a.head();
+      seq = a.sequence();
+    }
+    List<String> lines = Files.readAllLines(f);
+    List<String> out = new ArrayList<>(lines.subList(0, 2));
+    String prev = lines.get(1).replaceAll(".*\"mac\":\"([0-9a-f]{64})\".*", "$1");
+    for (long s = 3; s <= seq; s++) {
+      String m = s == seq ? mac : String.format("%064x", s);
+      out.add(
+          "{\"seq\":"
+              + s
+              + ",\"prev\":\""
+              + prev
+              + "\",\"time\":\"2026-01-01T00:00:00Z\",\"action\":\"decide\","
+              + "\"outcome\":\"denied\",\"actor\":null,\"tenant\":null,\"reason\":null,"
+              + "\"mac\":\""
+              + m
+              + "\"}");
+      prev = m;
+    }
+    Files.write(f, out);
+    return seq + ":" + mac;
+  }
+
+  @Test
+  void shouldRefuseAHeadWithoutTheKeyAsAUsageErrorAndFindTheForgeryWithIt() throws Exception {
+    Path f = dir.resolve("forged/audit.log");
+    String recorded = forgedLog(f);
+    String ca = dir.resolve("ca/ca.crt").toString();
+    // without the key the copied MAC would match: refused, saying what is missing
+    CliRun plain = CliRun.of("audit", "verify", "--head", recorded, f.toString());
+    assertEquals(2, plain.exit(), plain.out() + plain.err());
+    assertTrue(plain.err().contains("--head needs --key"), plain.err());
+    assertFalse(plain.out().contains("OK"), plain.out());
+    // with --ca but no checkpoint covering the head's line: refused as well
+    CliRun withCa = CliRun.of("audit", "verify", "--ca", ca, "--head", recorded, f.toString());
+    assertEquals(2, withCa.exit(), withCa.out() + withCa.err());
+    assertTrue(withCa.err().contains("--head needs --key"), withCa.err());
+    assertTrue(withCa.err().contains("none covers"), withCa.err());
+    // with the key: the forged line is found
+    CliRun keyed =
+        CliRun.of(
+            "audit",
+            "verify",
+            "--key",
+            f.resolveSibling("audit.key").toString(),
+            "--head",
+            recorded,
+            f.toString());
+    assertEquals(1, keyed.exit(), keyed.out() + keyed.err());
+    assertTrue(keyed.err().startsWith(f + ":3: edited: "), keyed.err());
+    // --cluster without --key is refused before etcd is asked (the config need not exist)
+    CliRun cluster =
+        CliRun.of(
+            "audit",
+            "verify",
+            "--cluster",
+            dir.resolve("none.yaml").toString(),
+            "--cluster-host",
+            "h1",
+            f.toString());
+    assertEquals(2, cluster.exit(), cluster.out() + cluster.err());
+    assertTrue(cluster.err().contains("--cluster needs --key"), cluster.err());
+  }
+
+  @Test
+  void shouldCheckAHeadWithTheCaAloneWhereSignedCheckpointsCoverIt() throws Exception {
+    // every rotated file ends with its rotate checkpoint, the active one with its close
+    // checkpoint, which covers the recorded head
+    CliRun r = verify("--ca", dir.resolve("ca/ca.crt").toString(), "--closed", "--head", head);
+    assertEquals(0, r.exit(), r.err());
+    assertTrue(r.out().contains("MACs not checked (no audit key)"), r.out());
+    // the close checkpoint cut off: the head's line is no longer covered
+    List<String> lines = new ArrayList<>(Files.readAllLines(log));
+    Files.write(log, lines.subList(0, lines.size() - 1));
+    CliRun cut = verify("--ca", dir.resolve("ca/ca.crt").toString(), "--head", head);
+    assertEquals(2, cut.exit(), cut.out() + cut.err());
+    assertTrue(cut.err().contains("--head needs --key"), cut.err());
+  }
+
   @Test
   void shouldSayEmptyForAnEmptiedFile() throws Exception {
     Files.write(log, new byte[0]);

@@ -248,6 +248,8 @@ class ServeClusterTest {
           CliRun.of(
               "audit",
               "verify",
+              "--key",
+              dir.resolve("audit.key").toString(),
               "--cluster",
               ops.toString(),
               "--cluster-host",

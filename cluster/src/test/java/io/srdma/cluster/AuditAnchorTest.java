@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.srdma.policy.AuditKey;
 import io.srdma.policy.AuditLog;
 import io.srdma.policy.AuditTrail;
 import io.srdma.policy.AuditVerification;
@@ -59,8 +60,10 @@ class AuditAnchorTest {
       AuditAnchor anchor = AuditAnchor.read(console, "h1");
       assertEquals(log.head(), anchor.mac());
 
+      // a head is only evidence with the audit key (without it: AuditVerifier.UnprovenHead)
+      AuditKey key = AuditKey.load(dir.resolve("audit.key"));
       AuditVerification intact =
-          new AuditVerifier(null, null)
+          new AuditVerifier(key, null)
               .verify(List.of(file), AuditVerifier.Head.parse(anchor.head()), false);
       assertTrue(intact.intact(), intact.summary());
 
@@ -68,11 +71,12 @@ class AuditAnchorTest {
       // anchor in etcd does not
       List<String> lines = Files.readAllLines(file, StandardCharsets.UTF_8);
       Files.write(file, lines.subList(0, lines.size() - 2), StandardCharsets.UTF_8);
-      AuditVerification alone = new AuditVerifier(null, null).verify(List.of(file), null, false);
+      AuditVerification alone = new AuditVerifier(key, null).verify(List.of(file), null, false);
       assertTrue(alone.intact(), alone.summary());
       AuditVerification cut =
-          new AuditVerifier(null, null)
+          new AuditVerifier(key, null)
               .verify(List.of(file), AuditVerifier.Head.parse(anchor.head()), false);
+      key.close();
       assertFalse(cut.intact());
       assertEquals(AuditVerification.Finding.TRUNCATED, cut.finding(), cut.summary());
     }
