@@ -112,6 +112,32 @@ public final class AuditTrail {
   }
 
   /**
+   * A revocation asked for that did not happen, or is not known to have happened (the grant had
+   * already ended, or the host could not be reached or did not confirm): {@code revoke} with
+   * outcome {@code failure}, so that a {@code revoke}/{@code success} line always means revoked.
+   *
+   * @param grant the grant as it was listed
+   * @param actor who asked: a console user
+   * @param reason why it was asked, as for {@link #revoked}, e.g. {@code console}
+   * @param detail what went wrong, for people
+   * @return the new head
+   */
+  public String revokeFailed(LiveGrant grant, String actor, String reason, String detail) {
+    return log.append(
+        AuditEvent.builder(AuditAction.REVOKE, AuditOutcome.FAILURE)
+            .actor(actor)
+            .tenant(grant.tenant())
+            .reason(reason)
+            .peer(grant.identity())
+            .region(grant.region())
+            .grant(grant.id())
+            .range(grant.offset(), grant.length())
+            .operations(grant.operations())
+            .detail(detail)
+            .build());
+  }
+
+  /**
    * A policy now in force.
    *
    * @param r the reload result

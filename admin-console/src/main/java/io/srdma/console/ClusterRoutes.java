@@ -93,9 +93,13 @@ final class ClusterRoutes {
   }
 
   /**
-   * Revokes a grant on any host (admin): its key is deleted, its host revokes it. The {@code
-   * revoke} line with the console user as actor (grant {@code <host>/<id>}, reason {@code console})
-   * is written first; if it cannot be, nothing is revoked and the request fails.
+   * Revokes a grant on any host (admin): its key is deleted, or its host asked to revoke it; its
+   * host revokes it and writes its own {@code revoke} line. Once the outcome is known, this host's
+   * log gets a {@code revoke} line with the console user as actor (grant {@code <host>/<id>},
+   * reason {@code console}): outcome {@code success} only if the grant was revoked, {@code failure}
+   * (with a detail) if it had already ended (404) or the revocation failed or was not confirmed in
+   * time (500). A revocation is never prevented by the audit log: if the line cannot be written,
+   * the grant stays revoked and the request fails.
    */
   void revoke(RoutingContext ctx) {
     ClusterView view = requireCluster(ctx);
@@ -121,10 +125,28 @@ final class ClusterRoutes {
                   .orElseThrow(
                       () ->
                           ApiException.notFound("no live grant " + id + " of host '" + host + "'"));
-          trail.revoked(audited(g), user, "console"); // fails closed: no line, no revocation
-          if (!view.revoke(host, id)) {
-            throw ApiException.notFound("no live grant " + id + " of host '" + host + "'");
+          LiveGrant audited = audited(g);
+          boolean revoked;
+          try {
+            revoked = view.revoke(host, id);
+          } catch (RuntimeException e) {
+            // etcd unreachable, or the host did not confirm in time: not known to be revoked
+            failed(
+                audited,
+                user,
+                "not confirmed: "
+                    + (e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName()),
+                e);
+            throw e;
           }
+          if (!revoked) {
+            ApiException gone =
+                ApiException.notFound(
+                    "grant " + id + " of host '" + host + "' ended before it could be revoked");
+            failed(audited, user, "not revoked: no longer listed (ended meanwhile)", gone);
+            throw gone;
+          }
+          trail.revoked(audited, user, "console"); // after the fact: the line means revoked
           metrics.revocations.increment();
           return new JsonObject()
               .put("revoked", true)
@@ -132,6 +154,15 @@ final class ClusterRoutes {
               .put("id", Long.toString(id));
         },
         body -> Http.json(ctx, 200, body));
+  }
+
+  /** The {@code revoke}/{@code failure} line; if it cannot be written, {@code cause} says so. */
+  private void failed(LiveGrant grant, String user, String detail, RuntimeException cause) {
+    try {
+      trail.revokeFailed(grant, user, "console", detail);
+    } catch (RuntimeException e) {
+      cause.addSuppressed(e);
+    }
   }
 
   /** A fleet grant as the audit line describes it; its id names the host: {@code <host>/<id>}. */

@@ -40,6 +40,12 @@ class ConsoleClusterTest {
     final Map<String, ClusterView.FleetGrant> grants = new ConcurrentHashMap<>();
     volatile boolean connected = false;
 
+    /** Thrown by the next revoke, if set (etcd down, the host did not confirm). */
+    volatile RuntimeException revokeFails;
+
+    /** The next revoke finds the grant gone (it ended between listing and revoking). */
+    volatile boolean revokeFindsNothing;
+
     FakeCluster() {
       for (long id : new long[] {1, 2}) {
         add(new FleetGrant("h1", id, "acme", "srdma://acme/t", "kvcache", 0, 4096, "write", at()));
@@ -93,6 +99,15 @@ class ConsoleClusterTest {
 
     @Override
     public boolean revoke(String host, long grantId) {
+      RuntimeException e = revokeFails;
+      if (e != null) {
+        revokeFails = null;
+        throw e;
+      }
+      if (revokeFindsNothing) {
+        revokeFindsNothing = false;
+        return false;
+      }
       return grants.remove(host + "/" + grantId) != null;
     }
   }
@@ -177,6 +192,7 @@ class ConsoleClusterTest {
               .findFirst()
               .orElseThrow(() -> new AssertionError("no revoke line for h2/9"));
       assertEquals("admin", revokeLine.getString("actor"));
+      assertEquals("success", revokeLine.getString("outcome"));
       assertEquals("console", revokeLine.getString("reason"));
       assertEquals("srdma://acme/u", revokeLine.getString("peer"));
       assertError(
@@ -206,8 +222,64 @@ class ConsoleClusterTest {
     }
   }
 
+  private static List<JsonObject> revokeLines(ConsoleFixture console, String grant)
+      throws Exception {
+    return java.nio.file.Files.readAllLines(console.log.file()).stream()
+        .map(JsonObject::new)
+        .filter(l -> "revoke".equals(l.getString("action")))
+        .filter(l -> grant.equals(l.getString("grant")))
+        .toList();
+  }
+
   @Test
-  void shouldRevokeNothingOnTheFleetWhenTheAuditLineCannotBeWritten(Vertx vertx) throws Exception {
+  void shouldAuditAFailedFleetRevokeAsAFailureNotASuccess(Vertx vertx) throws Exception {
+    FakeCluster cluster = new FakeCluster();
+    try (ConsoleFixture console =
+        new ConsoleFixture(dir, new ConsoleConfig(), b -> b.cluster = cluster)) {
+      WebClientSession admin = WebClientSession.create(client(vertx, console));
+      String csrf = csrfLogin(admin, "admin", ConsoleFixture.ADMIN_PASSWORD);
+
+      // etcd unreachable, or the other host did not confirm within its wait: 500, a failure line
+      cluster.revokeFails = new IllegalStateException("host h2 did not revoke grant 9 within 5 s");
+      assertError(
+          send(admin, HttpMethod.DELETE, "/api/cluster/grants/h2/9", null, csrf), 500, "internal");
+      List<JsonObject> lines = revokeLines(console, "h2/9");
+      assertEquals(1, lines.size(), lines.toString());
+      assertEquals("failure", lines.get(0).getString("outcome"), lines.toString());
+      assertEquals("admin", lines.get(0).getString("actor"));
+      assertEquals("console", lines.get(0).getString("reason"));
+      assertTrue(
+          lines.get(0).getString("detail").contains("did not revoke grant 9 within 5 s"),
+          lines.toString());
+
+      // the grant was listed but had ended when the revoke came: 404, a failure line
+      cluster.revokeFindsNothing = true;
+      assertError(
+          send(admin, HttpMethod.DELETE, "/api/cluster/grants/h1/1", null, csrf), 404, "not_found");
+      lines = revokeLines(console, "h1/1");
+      assertEquals(1, lines.size(), lines.toString());
+      assertEquals("failure", lines.get(0).getString("outcome"), lines.toString());
+
+      // no grant listed at all: nothing was attempted, no line
+      assertError(
+          send(admin, HttpMethod.DELETE, "/api/cluster/grants/h1/77", null, csrf),
+          404,
+          "not_found");
+      assertEquals(List.of(), revokeLines(console, "h1/77"));
+
+      // a revocation that happens: the success line comes after it, and only then
+      HttpResponse<Buffer> ok =
+          send(admin, HttpMethod.DELETE, "/api/cluster/grants/h2/9", null, csrf);
+      assertEquals(200, ok.statusCode(), ok.bodyAsString());
+      lines = revokeLines(console, "h2/9");
+      assertEquals(2, lines.size(), lines.toString());
+      assertEquals("success", lines.get(1).getString("outcome"), lines.toString());
+      assertTrue(!cluster.grants.containsKey("h2/9"));
+    }
+  }
+
+  @Test
+  void shouldRevokeOnTheFleetEvenWhenTheAuditLineCannotBeWritten(Vertx vertx) throws Exception {
     FakeCluster cluster = new FakeCluster();
     try (ConsoleFixture console =
         new ConsoleFixture(dir, new ConsoleConfig(), b -> b.cluster = cluster)) {
@@ -225,7 +297,10 @@ class ConsoleClusterTest {
       } finally {
         failed.set(console.log, false);
       }
-      assertTrue(cluster.grants.containsKey("h1/1"), "revoked without an audit line");
+      // a revocation is never prevented by the audit log (the line comes after it, as on the
+      // host): the grant is revoked, and the request fails because its line could not be written
+      assertTrue(!cluster.grants.containsKey("h1/1"), "the audit log prevented a revocation");
+      assertEquals(List.of(), revokeLines(console, "h1/1"));
     }
   }
 
