@@ -17,6 +17,11 @@ public enum AuditAction {
   /** A peer tried to access memory outside its grants. */
   ACCESS_VIOLATION(false),
   /**
+   * The host's audit anchor in the cluster's etcd: held back because the log no longer holds the
+   * anchored line (failure), or moved by an operator's reset (success). Forced to disk.
+   */
+  ANCHOR(true),
+  /**
    * The first line of every audit file, written by the log itself: names the previous file's last
    * MAC and the audit key's id. Always forced to disk.
    */

@@ -201,4 +201,40 @@ public final class AuditTrail {
             .range(offset, length)
             .build());
   }
+
+  /**
+   * The audit anchor kept in the cluster names a line this log no longer holds (cut or replaced
+   * while the host was down): the host keeps that anchor and does not anchor its head over it.
+   *
+   * @param seq the anchored line's sequence number
+   * @param mac the anchored line's MAC
+   * @param problem why it is not in the chain
+   * @return the new head
+   */
+  public String anchorMismatch(long seq, String mac, String problem) {
+    return log.append(
+        AuditEvent.builder(AuditAction.ANCHOR, AuditOutcome.FAILURE)
+            .actor(SYSTEM)
+            .reason("anchored-line-missing")
+            .detail("anchored seq " + seq + " mac " + mac + ": " + problem)
+            .build());
+  }
+
+  /**
+   * An operator reset the host's audit anchor (after a mismatch): the anchor the host publishes
+   * next replaces the one recorded here.
+   *
+   * @param seq the dropped anchor's sequence number (0 if not known)
+   * @param mac the dropped anchor's MAC, or null if not known
+   * @param detail who reset it, when, and why, as recorded in etcd
+   * @return the new head
+   */
+  public String anchorReset(long seq, String mac, String detail) {
+    return log.append(
+        AuditEvent.builder(AuditAction.ANCHOR, AuditOutcome.SUCCESS)
+            .actor(SYSTEM)
+            .reason("anchor-reset")
+            .detail("dropped anchor seq " + seq + " mac " + mac + "; " + detail)
+            .build());
+  }
 }

@@ -288,6 +288,12 @@ public final class AuditVerifier {
     long lastCheckpointSeq;
     boolean restarted;
 
+    /** The sequence number of the last {@code continued} genesis line walked, or 0. */
+    long continuedAt;
+
+    /** How many {@code continued} genesis lines were walked. */
+    long continuedCount;
+
     /** The MAC of the line at the expected head's seq, if one was given with its seq. */
     String macAtHeadSeq;
 
@@ -472,6 +478,10 @@ public final class AuditVerifier {
             if (first && "restarted".equals(g.group(1))) {
               w.restarted = true;
             }
+            if ("continued".equals(g.group(1))) {
+              w.continuedAt = l.seq;
+              w.continuedCount++;
+            }
             if (mac != null && !g.group(2).equals(key.id())) {
               w.broken(
                   file,
@@ -636,6 +646,15 @@ public final class AuditVerifier {
       b.append(
           "; the chain restarted at seq 1 while its audit key already existed: earlier log files"
               + " were moved or deleted");
+    }
+    if (w.continuedCount > 0) {
+      b.append("; the chain continued at seq ")
+          .append(w.continuedAt)
+          .append(w.continuedCount > 1 ? " (and " + (w.continuedCount - 1) + " more time(s))" : "")
+          .append(
+              " from the last line of the previous (rotated) file, the active file having been"
+                  + " lost or deleted: lines written after that one are gone (check with --head or"
+                  + " --cluster)");
     }
     long unsigned = w.lastCheckpointSeq == 0 ? w.lines : w.lastSeq - w.lastCheckpointSeq;
     if (unsigned > 0 && checkpoints > 0) {

@@ -320,9 +320,12 @@ class AuditLogTest {
   }
 
   @Test
-  void shouldMarkOnlyGrantsAndRevokesDurable() {
+  void shouldMarkOnlyGrantsRevokesAndAnchorEventsDurable() {
     for (AuditAction a : AuditAction.values()) {
-      assertEquals(a == AuditAction.GRANT || a == AuditAction.REVOKE, a.durable(), a.name());
+      assertEquals(
+          a == AuditAction.GRANT || a == AuditAction.REVOKE || a == AuditAction.ANCHOR,
+          a.durable(),
+          a.name());
     }
   }
 

@@ -1,9 +1,11 @@
 package io.srdma.cli;
 
+import io.srdma.cluster.AuditAnchor;
 import io.srdma.cluster.ClusterException;
 import io.srdma.cluster.ClusterRbac;
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -15,8 +17,10 @@ import picocli.CommandLine.Option;
 @Command(
     name = "cluster",
     mixinStandardHelpOptions = true,
-    description = "Set up etcd access control for a clustered deployment (docs/cluster.md).",
-    subcommands = {ClusterCommand.Rbac.class})
+    description =
+        "Set up etcd access control for a clustered deployment, or drop a host's audit anchor"
+            + " after a human decision (docs/cluster.md).",
+    subcommands = {ClusterCommand.Rbac.class, ClusterCommand.AuditReset.class})
 public final class ClusterCommand implements Runnable {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
@@ -108,6 +112,83 @@ public final class ClusterCommand implements Runnable {
                 users.size(),
                 r.changes().isEmpty() ? "unchanged" : "applied",
                 r.authEnabled() ? "; auth is on" : "");
+            out.flush();
+            return 0;
+          });
+    }
+  }
+
+  /** {@code srdma cluster audit-reset --cluster CONFIG --host HOST --seq N --reason TEXT}. */
+  @Command(
+      name = "audit-reset",
+      mixinStandardHelpOptions = true,
+      description = {
+        "Drop a host's audit anchor after a human decision. A host whose audit log no longer"
+            + " holds the line anchored in etcd (cut or replaced while it was down) keeps that"
+            + " anchor, reports DEGRADED and anchors nothing; once you have kept the evidence"
+            + " ('srdma audit verify --cluster' reports the cut) and decided to go on with the"
+            + " log as it is, this moves the anchor to PREFIX/hosts/HOST/audit-reset with the time"
+            + " and your reason (only if it is still the anchor at --seq). The host then records"
+            + " the reset in its audit log and anchors its current head.",
+        "Example: srdma cluster audit-reset --cluster operator.yaml --host host-1 --seq 1042"
+            + " --reason 'INC-17: log restored from backup'"
+      },
+      exitCodeListHeading = "%nExit status:%n",
+      exitCodeList = {
+        "0:the anchor was dropped",
+        "1:no anchor, not at --seq, a bad reason, or etcd refused it",
+        "2:bad cluster configuration",
+        "4:the anchor changed meanwhile: nothing was reset",
+        "5:etcd did not answer"
+      })
+  static final class AuditReset implements Callable<Integer> {
+    @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+    @Option(
+        names = "--cluster",
+        required = true,
+        paramLabel = "CONFIG",
+        description = "A YAML file with the deployment's 'cluster:' section (the operator's).")
+    Path cluster;
+
+    @Option(
+        names = "--host",
+        required = true,
+        paramLabel = "HOST",
+        description = "The host whose anchor is dropped (its name in the cluster).")
+    String host;
+
+    @Option(
+        names = "--seq",
+        required = true,
+        paramLabel = "N",
+        description =
+            "The sequence number of the anchor being dropped, as the host's error or 'srdma audit"
+                + " verify --cluster' reported it.")
+    long seq;
+
+    @Option(
+        names = "--reason",
+        required = true,
+        paramLabel = "TEXT",
+        description =
+            "Why (kept in etcd and in the host's audit log): printable ASCII, no quotes or"
+                + " backslashes, at most 200 characters.")
+    String reason;
+
+    @Override
+    public Integer call() {
+      PrintWriter out = spec.commandLine().getOut();
+      PrintWriter err = spec.commandLine().getErr();
+      return ClusterPolicyCommands.withLink(
+          cluster,
+          err,
+          link -> {
+            AuditAnchor a = AuditAnchor.reset(link, host, seq, reason, Instant.now());
+            out.printf(
+                "%s: audit anchor of %s (seq %d, head %s, anchored %s) dropped; the host records"
+                    + " the reset in its audit log and anchors its current head%n",
+                link.keys().prefix(), host, a.seq(), a.head(), a.at());
             out.flush();
             return 0;
           });

@@ -13,6 +13,8 @@ import java.nio.charset.StandardCharsets;
  * PREFIX/hosts/HOST/policy      what HOST runs: {"sha256":..,"applied":..,"revision":..}
  * PREFIX/hosts/HOST/sessions    HOST's live session count (decimal), when it changed
  * PREFIX/hosts/HOST/audit-head  HOST's audit chain head: {"host":..,"seq":..,"mac":..,"at":..}
+ * PREFIX/hosts/HOST/audit-reset the anchor an operator dropped (srdma cluster audit-reset), with
+ *                               when and why: {"host":..,"seq":..,"mac":..,"at":..,"reset":..,..}
  * PREFIX/grants/HOST/ID         one live grant of HOST, leased until the grant's expiry
  * PREFIX/requests/FROM/HOST/ID  FROM's console asks HOST to revoke its grant ID (the grant's JSON),
  *                               leased until the grant's expiry; HOST watches PREFIX/requests/
@@ -123,6 +125,11 @@ public final class ClusterKeys {
   /** A host's anchored audit head. */
   public ByteSequence auditHead(String host) {
     return bytes(prefix + "/hosts/" + host + "/audit-head");
+  }
+
+  /** The anchor an operator last dropped for a host, with when and why. */
+  public ByteSequence auditReset(String host) {
+    return bytes(prefix + "/hosts/" + host + "/audit-reset");
   }
 
   /** The prefix of every host's keys. */

@@ -100,8 +100,7 @@ public final class ClusterNode implements AutoCloseable {
   private final ScheduledExecutorService probe;
   private final ScheduledExecutorService applier;
   private final ClusterGrantSync grantSync;
-  private final java.util.function.Supplier<AuditAnchor.Head> auditHead;
-  private long anchoredSeq = -1; // probe thread only
+  private final AuditAnchorGuard anchor;
   private final java.util.function.IntSupplier sessions;
   private volatile int publishedSessions = -1;
   private long anchoredAtNanos;
@@ -120,7 +119,10 @@ public final class ClusterNode implements AutoCloseable {
     this.clock = o.clock;
     this.since = clock.instant();
     this.revocations = o.revocations;
-    this.auditHead = o.auditHead;
+    this.anchor =
+        o.auditHead == null
+            ? null
+            : new AuditAnchorGuard(link, host, o.auditHead, o.auditChain, o.anchorListener, clock);
     this.sessions = o.sessions;
     this.probe = daemon(THREAD_NAME);
     this.applier = daemon(APPLY_THREAD_NAME);
@@ -280,6 +282,10 @@ public final class ClusterNode implements AutoCloseable {
     // DEGRADED with its reason, but the others still follow and the host still publishes its
     // grants, audit head and session count
     List<String> errors = new ArrayList<>();
+    String anchorHeld = anchor == null ? null : anchor.held();
+    if (anchorHeld != null) {
+      errors.add(anchorHeld);
+    }
     for (Follower f : followers) {
       if (!back && !f.broken()) {
         continue;
@@ -357,31 +363,11 @@ public final class ClusterNode implements AutoCloseable {
   }
 
   private void anchorAuditHead() {
-    if (auditHead == null || System.nanoTime() - anchoredAtNanos < ANCHOR_PERIOD.toNanos()) {
+    if (anchor == null || System.nanoTime() - anchoredAtNanos < ANCHOR_PERIOD.toNanos()) {
       return;
     }
     anchoredAtNanos = System.nanoTime();
-    AuditAnchor.Head h;
-    try {
-      h = auditHead.get();
-    } catch (RuntimeException e) {
-      LOG.warn("audit head unavailable for anchoring: {}", e.toString());
-      return;
-    }
-    if (h == null || h.seq() == anchoredSeq) {
-      return;
-    }
-    AuditAnchor a = new AuditAnchor(host, h.seq(), h.mac(), clock.instant());
-    try {
-      link.await(
-          link.client()
-              .getKVClient()
-              .put(link.keys().auditHead(host), ByteSequence.from(a.toJson())),
-          "anchoring the audit head");
-      anchoredSeq = h.seq();
-    } catch (ClusterException e) {
-      LOG.warn("could not anchor the audit head: {}", e.getMessage());
-    }
+    anchor.round();
   }
 
   /**
@@ -447,6 +433,8 @@ public final class ClusterNode implements AutoCloseable {
     private BiConsumer<BigInteger, Integer> revocationApplied;
     private HostGrants grants;
     private java.util.function.Supplier<AuditAnchor.Head> auditHead;
+    private AuditAnchor.Chain auditChain;
+    private AuditAnchor.Listener anchorListener;
     private java.util.function.IntSupplier sessions;
     private Clock clock = Clock.systemUTC();
 
@@ -530,9 +518,21 @@ public final class ClusterNode implements AutoCloseable {
     /**
      * Anchor the host's audit chain head in etcd: read (it must be cheap and consistent) every
      * {@link #ANCHOR_PERIOD} while etcd answers (degraded or not) and published when it moved.
+     * Before the first anchor (and whenever the anchor changed under the node), the anchor already
+     * in etcd must be in {@code chain} ({@link AuditAnchor#chainOf}); if it is not, it is kept,
+     * nothing is anchored and the node reports {@link State#DEGRADED} until an operator drops it
+     * ({@link AuditAnchor#reset}). Each anchor is a compare-and-swap on the key's revision.
      */
-    public Options auditHead(java.util.function.Supplier<AuditAnchor.Head> head) {
-      auditHead = head;
+    public Options auditHead(
+        java.util.function.Supplier<AuditAnchor.Head> head, AuditAnchor.Chain chain) {
+      auditHead = Objects.requireNonNull(head, "head");
+      auditChain = Objects.requireNonNull(chain, "chain");
+      return this;
+    }
+
+    /** Told of a kept anchor and of an operator's reset, to audit them (null: logged only). */
+    public Options anchorListener(AuditAnchor.Listener l) {
+      anchorListener = l;
       return this;
     }
 

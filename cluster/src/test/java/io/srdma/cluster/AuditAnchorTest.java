@@ -38,7 +38,7 @@ class AuditAnchorTest {
               new ClusterNode.Options()
                   .config(etcd.clientConfig("/srdma/a", "h1"))
                   .host("h1")
-                  .auditHead(AuditAnchor.headOf(log))
+                  .auditHead(AuditAnchor.headOf(log), AuditAnchor.chainOf(log))
                   .sessions(() -> 3))) {
         long seq = log.sequence();
         Await.until(

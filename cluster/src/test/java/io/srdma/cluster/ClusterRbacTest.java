@@ -122,7 +122,7 @@ class ClusterRbacTest {
                       ca.certificate())
                   .revocations(revocations, crl)
                   .grants(grants)
-                  .auditHead(AuditAnchor.headOf(audit))
+                  .auditHead(AuditAnchor.headOf(audit), AuditAnchor.chainOf(audit))
                   .sessions(() -> 2));
       closing.add(node);
       Await.until(

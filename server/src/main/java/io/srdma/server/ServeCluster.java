@@ -16,6 +16,7 @@ import io.srdma.keys.HighWaterMark;
 import io.srdma.keys.PeerIdentity;
 import io.srdma.keys.RevocationList;
 import io.srdma.policy.AuditLog;
+import io.srdma.policy.AuditTrail;
 import io.srdma.policy.GrantAuthority;
 import io.srdma.policy.PolicyWatcher;
 import java.nio.file.Path;
@@ -156,6 +157,27 @@ final class ServeCluster {
     };
   }
 
+  /** Records in the host's own audit log that its anchor was kept, or dropped by an operator. */
+  static AuditAnchor.Listener anchorAudit(AuditTrail trail) {
+    return new AuditAnchor.Listener() {
+      @Override
+      public void mismatch(AuditAnchor kept, String problem) {
+        trail.anchorMismatch(kept.seq(), kept.mac(), problem);
+      }
+
+      @Override
+      public void reset(AuditAnchor dropped, String record) {
+        trail.anchorReset(
+            dropped == null ? 0 : dropped.seq(),
+            dropped == null ? null : dropped.mac(),
+            "reset record in etcd: "
+                + (record == null
+                    ? "none"
+                    : record.length() > 600 ? record.substring(0, 600) : record));
+      }
+    };
+  }
+
   static ClusterNode join(
       ClusterConfig config,
       String hostIdentity,
@@ -186,7 +208,8 @@ final class ServeCluster {
                         })
                 .revocations(revocations, crlFile)
                 .grants(grants(host, regionHost))
-                .auditHead(AuditAnchor.headOf(auditLog))
+                .auditHead(AuditAnchor.headOf(auditLog), AuditAnchor.chainOf(auditLog))
+                .anchorListener(anchorAudit(new AuditTrail(auditLog)))
                 .sessions(() -> regionHost.sessions().size())
                 .revocationApplied(
                     (number, count) ->
