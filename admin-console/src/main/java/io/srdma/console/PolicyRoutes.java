@@ -11,27 +11,26 @@ import io.vertx.core.WorkerExecutor;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Predicate;
-import java.util.regex.Pattern;
 
 /**
  * The running policy, validation of an edited one with a diff, and atomic reload.
  *
  * <p>Users who may not apply a policy (auditors) see every console user's {@code password-hash} as
- * {@value #REDACTED}, in the text and in the diff: a hash is an offline guessing target. Admins see
- * the text as it is, so what they apply never holds a placeholder.
+ * {@value #REDACTED}, in the text and in the diff: a hash is an offline guessing target. The values
+ * are found by reading the text as the policy reader does, whatever YAML or JSON form they are
+ * written in; a text that still looks as if it held a hash afterwards is withheld as a whole
+ * ({@link PolicyRedaction}, {@code withheld: true}). Admins see the text as it is, so what they
+ * apply never holds a placeholder.
  */
 final class PolicyRoutes {
   /** The name edited text has in error positions: {@code edited:12:5: reason}. */
   static final String LABEL = "edited";
 
   /** What a hidden {@code password-hash} value reads. */
-  static final String REDACTED = "\"<redacted>\"";
-
-  // a password-hash value in block or flow style: quoted, or plain up to a separator
-  private static final Pattern HASH =
-      Pattern.compile("(password-hash\\s*:[ \\t]*)(\"[^\"\\n]*\"|'[^'\\n]*'|[^\\s,}#]+)");
+  static final String REDACTED = PolicyRedaction.REDACTED;
 
   private final ConsoleBackend backend;
   private final AuditTrail trail;
@@ -58,13 +57,26 @@ final class PolicyRoutes {
     this.applies = applies;
   }
 
-  /** The text with every {@code password-hash} value replaced by {@value #REDACTED}. */
+  /**
+   * The text with every {@code password-hash} value replaced by {@value #REDACTED}, or {@link
+   * PolicyRedaction#WITHHELD} if that cannot be done for sure.
+   */
   static String redact(String text) {
-    return HASH.matcher(text).replaceAll("$1" + java.util.regex.Matcher.quoteReplacement(REDACTED));
+    return PolicyRedaction.redact(text, List.of()).text();
   }
 
-  private String shown(RoutingContext ctx, String text) {
-    return seesHashes.test(AuthRoutes.user(ctx)) ? text : redact(text);
+  /** The text as this user may see it: as is for those who may apply, else redacted. */
+  private PolicyRedaction.Shown shown(RoutingContext ctx, String text, Policy... policies) {
+    if (seesHashes.test(AuthRoutes.user(ctx))) {
+      return new PolicyRedaction.Shown(text, false);
+    }
+    List<String> known = new ArrayList<>();
+    for (Policy p : policies) {
+      if (p != null) {
+        p.consoleUsers().values().forEach(u -> known.add(u.passwordHash()));
+      }
+    }
+    return PolicyRedaction.redact(text, known);
   }
 
   void get(RoutingContext ctx) {
@@ -72,11 +84,13 @@ final class PolicyRoutes {
         ctx,
         () -> {
           Policy p = backend.policy();
+          PolicyRedaction.Shown text = shown(ctx, backend.policyText(), p);
           return new JsonObject()
               .put("source", p.source())
               .put("sha256", p.sha256())
               .put("tenants", new JsonArray(List.copyOf(p.tenants().keySet())))
-              .put("text", shown(ctx, backend.policyText()));
+              .put("text", text.text())
+              .put("withheld", text.withheld());
         },
         body -> Http.json(ctx, 200, body));
   }
@@ -92,19 +106,28 @@ final class PolicyRoutes {
         ctx,
         () -> {
           String running = backend.policyText();
-          JsonObject out = new JsonObject().put("runningSha256", backend.policy().sha256());
+          Policy runningPolicy = backend.policy();
+          JsonObject out = new JsonObject().put("runningSha256", runningPolicy.sha256());
+          Policy edited = null;
           try {
-            Policy p = loader.parse(LABEL, text);
-            out.put("valid", true).put("sha256", p.sha256()).put("errors", new JsonArray());
+            edited = loader.parse(LABEL, text);
+            out.put("valid", true).put("sha256", edited.sha256()).put("errors", new JsonArray());
           } catch (PolicyRejectedException e) {
             if (e.limitExceeded()) {
               throw hostile(e);
             }
             out.put("valid", false).put("errors", Views.errors(e.errors()));
           }
-          // an auditor's diff hides hashes on both sides (the text it got had them hidden)
-          List<LineDiff.Line> diff = LineDiff.diff(shown(ctx, running), shown(ctx, text));
-          return out.put("changed", diff.stream().anyMatch(l -> l.op() != ' '))
+          // an auditor's diff hides hashes on both sides (the text it got had them hidden); the
+          // hashes of either policy are hidden wherever they stand in either text
+          PolicyRedaction.Shown before = shown(ctx, running, runningPolicy, edited);
+          PolicyRedaction.Shown after = shown(ctx, text, runningPolicy, edited);
+          List<LineDiff.Line> diff = LineDiff.diff(before.text(), after.text());
+          boolean withheld = before.withheld() || after.withheld();
+          return out.put(
+                  "changed",
+                  withheld ? !running.equals(text) : diff.stream().anyMatch(l -> l.op() != ' '))
+              .put("withheld", withheld)
               .put("diff", Views.diff(diff));
         },
         body -> Http.json(ctx, 200, body));
