@@ -1,7 +1,10 @@
 package io.srdma.policy;
 
-/** The audit log could not be opened, written or read. Category {@link Category#AUDIT}. */
-public final class AuditException extends PolicyException {
+/**
+ * The audit log could not be opened, written or read. Category {@link Category#AUDIT}. {@link
+ * AuditLogLockedException} is the one subclass: another writer holds the log.
+ */
+public class AuditException extends PolicyException {
   private static final long serialVersionUID = 1L;
 
   /**

@@ -1,5 +1,6 @@
 package io.srdma.server;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -8,6 +9,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.srdma.keys.DeploymentCa;
 import io.srdma.keys.PeerIdentity;
+import io.srdma.policy.AuditKey;
+import io.srdma.policy.AuditLogLockedException;
+import io.srdma.policy.AuditVerification;
+import io.srdma.policy.AuditVerifier;
 import io.srdma.policy.PolicyLoader;
 import java.io.InputStream;
 import java.net.ServerSocket;
@@ -97,6 +102,34 @@ class SecureRdmaServerTest {
       assertTrue(s.awaitClosed(Duration.ZERO), "a failed start leaves nothing open");
       assertTrue(s.close(Duration.ofSeconds(1)));
     }
+  }
+
+  @Test
+  void shouldLeaveALiveHostsAuditLogAloneWhenASecondServeStartsOnItsConfig() throws Exception {
+    SecureRdmaServer live = SecureRdmaServer.prepare(config("127.0.0.1:0"));
+    live.start();
+    try {
+      Path log = dir.resolve("audit.log");
+      byte[] before = Files.readAllBytes(log);
+      byte[] key = Files.readAllBytes(dir.resolve("audit.key"));
+      // the same configuration, as a second `srdma serve` reads it: same log, same address
+      SecureRdmaServer second =
+          SecureRdmaServer.prepare(config("127.0.0.1:" + live.address().getPort()));
+      AuditLogLockedException e = assertThrows(AuditLogLockedException.class, second::start);
+      assertTrue(e.getMessage().contains("audit.lock"), e.getMessage());
+      assertTrue(second.awaitClosed(Duration.ZERO), "the failed start left nothing open");
+      assertTrue(second.close(Duration.ofSeconds(5)));
+      assertArrayEquals(before, Files.readAllBytes(log), "no line from the second serve");
+      assertArrayEquals(key, Files.readAllBytes(dir.resolve("audit.key")));
+      assertNotNull(live.host(), "the live host runs on");
+    } finally {
+      assertTrue(live.close(Duration.ofSeconds(30)));
+    }
+    // the live host's close checkpoint continues its own chain: one chain, no fork
+    AuditVerification v =
+        new AuditVerifier(AuditKey.load(dir.resolve("audit.key")), null)
+            .verify(List.of(dir.resolve("audit.log")), null, true);
+    assertTrue(v.intact(), v.summary());
   }
 
   @Test
