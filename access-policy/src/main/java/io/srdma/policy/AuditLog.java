@@ -3,8 +3,6 @@ package io.srdma.policy;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.channels.FileLock;
-import java.nio.channels.OverlappingFileLockException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -19,8 +17,6 @@ import java.util.Base64;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -87,7 +83,7 @@ public final class AuditLog implements AutoCloseable {
   private boolean lastIsClose;
   private boolean closed;
   private boolean failed;
-  private WriterLock writer;
+  private AuditWriterLock writer;
 
   private AuditLog(AuditLogOptions o, AuditKey key, boolean ownsKey) {
     this.options = o;
@@ -145,7 +141,7 @@ public final class AuditLog implements AutoCloseable {
     Objects.requireNonNull(options, "options");
     options.conclude();
     // before anything is read or written, the key included: a second writer must leave no trace
-    WriterLock writer = WriterLock.acquire(options.file());
+    AuditWriterLock writer = AuditWriterLock.acquire(options.file());
     boolean owns = options.key() == null;
     AuditKey key = null;
     AuditLog log;
@@ -546,111 +542,6 @@ public final class AuditLog implements AutoCloseable {
         throw new AuditException(f + ": last line longer than " + TAIL_WINDOW + " bytes", null);
       }
       return new String(tail, start + 1, n - 2 - start, StandardCharsets.ISO_8859_1);
-    }
-  }
-
-  /**
-   * The exclusive OS lock on {@link #lockFile}: one writer per log. {@link FileChannel#tryLock} is
-   * per process (POSIX record locks), so writers within this JVM are kept apart by {@link #HELD}
-   * first: that check opens no file, because closing any descriptor of the lock file would drop the
-   * lock this process holds on it.
-   */
-  private static final class WriterLock {
-    /** The lock files this process holds, by real path. */
-    private static final Set<Path> HELD = ConcurrentHashMap.newKeySet();
-
-    private final Path held;
-    private final FileChannel channel;
-    private final FileLock osLock;
-    private boolean released;
-
-    private WriterLock(Path held, FileChannel channel, FileLock osLock) {
-      this.held = held;
-      this.channel = channel;
-      this.osLock = osLock;
-    }
-
-    static WriterLock acquire(Path log) {
-      Path lockFile = lockFile(log);
-      Path held;
-      try {
-        held = lockFile.getParent().toRealPath().resolve(lockFile.getFileName());
-      } catch (IOException e) {
-        throw new AuditException("cannot open audit log " + log + ": " + e, e);
-      }
-      if (!HELD.add(held)) {
-        throw new AuditLogLockedException(log, lockFile, "another audit log in this process");
-      }
-      FileChannel ch = null;
-      try {
-        ch = AuditFiles.openAppend(lockFile);
-        FileLock l;
-        try {
-          l = ch.tryLock();
-        } catch (OverlappingFileLockException e) {
-          throw new AuditLogLockedException(log, lockFile, "this process (another channel)");
-        }
-        if (l == null) {
-          throw new AuditLogLockedException(log, lockFile, holder(lockFile));
-        }
-        // for people and for the next opener's message: who holds it
-        ch.truncate(0);
-        ByteBuffer pid =
-            ByteBuffer.wrap(
-                (ProcessHandle.current().pid() + "\n").getBytes(StandardCharsets.US_ASCII));
-        while (pid.hasRemaining()) {
-          ch.write(pid);
-        }
-        return new WriterLock(held, ch, l);
-      } catch (IOException | RuntimeException e) {
-        if (ch != null) {
-          try {
-            ch.close();
-          } catch (IOException suppressed) {
-            e.addSuppressed(suppressed);
-          }
-        }
-        HELD.remove(held);
-        if (e instanceof RuntimeException r) {
-          throw r;
-        }
-        throw new AuditException("cannot lock audit log " + log + " (" + lockFile + "): " + e, e);
-      }
-    }
-
-    /** "another process (pid N)" from the lock file the holder wrote, best effort. */
-    private static String holder(Path lockFile) {
-      try (FileChannel c = FileChannel.open(lockFile, StandardOpenOption.READ)) {
-        ByteBuffer b = ByteBuffer.allocate(24);
-        c.read(b, 0);
-        String pid = new String(b.array(), 0, b.position(), StandardCharsets.US_ASCII).strip();
-        if (pid.matches("[0-9]{1,19}")) {
-          return "another process (pid " + pid + ")";
-        }
-      } catch (IOException e) {
-        // the message does without the pid
-      }
-      return "another process";
-    }
-
-    /** Releases the lock and closes the lock file; idempotent, never throws. */
-    synchronized void release() {
-      if (released) {
-        return;
-      }
-      released = true;
-      try {
-        osLock.release();
-      } catch (IOException | RuntimeException e) {
-        LOG.warn("cannot release the audit log lock {}: {}", held, e.toString());
-      }
-      try {
-        channel.close();
-      } catch (IOException e) {
-        LOG.warn("cannot close the audit log lock {}: {}", held, e.toString());
-      } finally {
-        HELD.remove(held);
-      }
     }
   }
 

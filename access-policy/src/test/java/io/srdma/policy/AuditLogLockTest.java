@@ -57,7 +57,7 @@ class AuditLogLockTest {
     }
     AuditVerification v = fx.verifier().verify(List.of(f), null, true);
     assertTrue(v.intact(), v.summary());
-    assertTrue(AuditVerifier.verify(List.of(f), head).intact());
+    assertTrue(fx.verifier().verify(List.of(f), AuditVerifier.Head.parse(head), false).intact());
   }
 
   @Test
@@ -111,8 +111,11 @@ class AuditLogLockTest {
       assertEquals(3, log.sequence());
       head = log.append(AuditLogTest.event(3));
     }
-    AuditVerification v = AuditVerifier.verify(List.of(f), head);
-    assertTrue(v.intact(), v.summary());
+    try (AuditKey k = AuditKey.load(AuditKey.defaultFile(f))) {
+      AuditVerification v =
+          new AuditVerifier(k, null).verify(List.of(f), AuditVerifier.Head.parse(head), false);
+      assertTrue(v.intact(), v.summary());
+    }
   }
 
   /** The live writer in another process: opens the log, says so, waits for stdin to close. */
