@@ -316,7 +316,7 @@ final class GrantScoper {
 
   private boolean endLocked(
       HostGrant g, RevokeReason reason, String actor, boolean notify, int requestId) {
-    if (!s.slots.markEnded(g)) {
+    if (!s.slots.markEnded(g, reason == RevokeReason.RELEASED ? -1 : s.notificationsSeen.get())) {
       return false;
     }
     if (g.expiry != null) {

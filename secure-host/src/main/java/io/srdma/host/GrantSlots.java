@@ -6,12 +6,17 @@ import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * One session's grant slots: the low 8 bits of a grant's id, named by every write notification of
- * the grant. Slot 0 is never used. A grant that ended clears its slot under the same lock, so a
- * notification that names it afterwards finds no grant. Thread-safe (one lock).
+ * the grant. Slot 0 is never used. A grant that ended is marked so under the same lock, so a
+ * notification that names it afterwards finds no live grant; its slot keeps it until a later grant
+ * takes the slot, to tell notifications under way when the host ended it ({@link #lateForEnded}).
+ * Thread-safe (one lock).
  */
 final class GrantSlots {
   /** Slots per session (255 grants live at most). */
   static final int SLOTS = 256;
+
+  /** How long after the host ended a grant its notifications may still be under way. */
+  static final java.time.Duration LATE_WINDOW = java.time.Duration.ofSeconds(1);
 
   private final HostGrant[] slots = new HostGrant[SLOTS];
   private int nextSlot = 1;
@@ -60,16 +65,37 @@ final class GrantSlots {
     return g != null && g.id == id ? g : null;
   }
 
-  /** Marks {@code g} ended and frees its slot; false when it had ended already. */
-  synchronized boolean markEnded(HostGrant g) {
+  /**
+   * Marks {@code g} ended; its slot is free for a later grant (a notification naming it now finds
+   * no live grant), and holds {@code g} until then, so that notifications already under way when
+   * the host ended it are told from later ones ({@link #lateForEnded}).
+   *
+   * @param notificationsSeen the session's notifications seen so far, if the host ends it (they may
+   *     have notifications under way), or -1 for a RELEASE (its holder drained first)
+   * @return false when it had ended already
+   */
+  synchronized boolean markEnded(HostGrant g, long notificationsSeen) {
     if (g.ended) {
       return false;
     }
     g.ended = true;
-    if (slots[g.slot] == g) {
-      slots[g.slot] = null; // a notification naming this slot now finds no grant
-    }
+    g.endedAtNotification = notificationsSeen;
+    g.endedAtNanos = System.nanoTime();
     return true;
+  }
+
+  /**
+   * Whether a notification naming {@code slot}, the session's {@code seen}th, can be one that was
+   * under way when the host ended the slot's grant: within the receives that were posted then
+   * ({@code depth}) and within {@link #LATE_WINDOW} of the end.
+   */
+  synchronized boolean lateForEnded(int slot, long seen, int depth) {
+    HostGrant g = slots[slot];
+    return g != null
+        && g.ended
+        && g.endedAtNotification >= 0
+        && seen - g.endedAtNotification <= depth
+        && System.nanoTime() - g.endedAtNanos <= LATE_WINDOW.toNanos();
   }
 
   /** Whether {@code g} has ended (read under the lock that ends it). */

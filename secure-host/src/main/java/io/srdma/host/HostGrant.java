@@ -28,6 +28,15 @@ final class HostGrant {
   volatile ScheduledFuture<?> expiry;
   boolean ended;
 
+  /**
+   * When the host ended it (revoke, expiry, reload, session end; not a RELEASE, which drains
+   * first): the session's notifications seen by then, and the time ({@link System#nanoTime}); -1
+   * while live or after a RELEASE. Set under the slots' lock ({@link GrantSlots#markEnded}).
+   */
+  long endedAtNotification = -1;
+
+  long endedAtNanos;
+
   HostGrant(
       long id,
       int slot,

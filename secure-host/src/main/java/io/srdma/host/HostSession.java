@@ -98,6 +98,10 @@ final class HostSession {
   volatile KeySchedule schedule;
   volatile RecordReceiver receiver;
 
+  /** Write notifications seen by the opener (its thread writes, ordered; grant ends read). */
+  final java.util.concurrent.atomic.AtomicLong notificationsSeen =
+      new java.util.concurrent.atomic.AtomicLong();
+
   // the strand's only
   private Phase phase = Phase.TLS;
   private String endAfterConnect; // why the session ends, once its running connect returned

@@ -34,6 +34,7 @@ final class RecordReceiver {
   private final ReceiveWorkRequest receive = new ReceiveWorkRequest(1);
   private final AtomicLong recordsIn = new AtomicLong();
   private final AtomicLong bytesIn = new AtomicLong();
+  private long notifications; // write notifications seen (the opener thread's)
 
   /** Whether a credit is owed that could not be written yet (the opener thread's). */
   boolean owing;
@@ -109,7 +110,16 @@ final class RecordReceiver {
       }
       int imm = wc.immData();
       int slot = imm >>> 24;
+      long seen = ++notifications;
+      s.notificationsSeen.lazySet(seen);
       HostGrant g = s.slots.live(slot);
+      if (g == null && s.slots.lateForEnded(slot, seen, s.ctx.receiveDepth())) {
+        // under way when the host ended its grant (revoke, expiry, reload): refused, not opened,
+        // but not the peer's fault — no audit line, no cost to its rejection budget
+        counters.staleNotifications.increment();
+        counters.recordsRejected.increment();
+        return;
+      }
       if (g == null) {
         counters.staleNotifications.increment();
         reject(

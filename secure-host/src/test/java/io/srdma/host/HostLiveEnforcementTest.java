@@ -215,6 +215,9 @@ class HostLiveEnforcementTest {
     byte[] sealedForOld = AttackProbe.sealRecord(acme, old, 4096, payload(200));
     assertTrue(rig.host.revoke(old.id(), "operator"));
     ChannelRig.await(() -> !old.isValid(), "revocation pushed");
+    // past the time a notification may still be under way from before the revoke (those are
+    // refused quietly: LateNotificationTest)
+    Thread.sleep(GrantSlots.LATE_WINDOW.toMillis() + 200);
     HostStats before = rig.host.stats();
 
     // 1. a zero-length WRITE_WITH_IMM (no R_Key is checked, C9-88) naming the ended grant's slot
