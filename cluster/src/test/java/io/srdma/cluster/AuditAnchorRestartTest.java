@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.etcd.jetcd.ByteSequence;
+import io.srdma.policy.AuditKey;
 import io.srdma.policy.AuditLog;
 import io.srdma.policy.AuditTrail;
 import io.srdma.policy.AuditVerification;
@@ -148,9 +149,12 @@ class AuditAnchorRestartTest {
               && text.contains("anchored seq " + before.seq()),
           text);
       // verify against etcd still shows the cut
-      AuditVerification cut =
-          new AuditVerifier(null, null)
-              .verify(List.of(file), AuditVerifier.Head.parse(before.head()), false);
+      AuditVerification cut;
+      try (AuditKey key = AuditKey.load(AuditKey.defaultFile(file))) {
+        cut =
+            new AuditVerifier(key, null)
+                .verify(List.of(file), AuditVerifier.Head.parse(before.head()), false);
+      }
       assertFalse(cut.intact(), cut.summary());
 
       // the operator's reset: refused for the wrong seq or a bad reason, then done
@@ -184,9 +188,12 @@ class AuditAnchorRestartTest {
               && after.contains("INC-1"),
           after);
       AuditAnchor now = AuditAnchor.read(console, "h1");
-      AuditVerification ok =
-          new AuditVerifier(null, null)
-              .verify(List.of(file), AuditVerifier.Head.parse(now.head()), false);
+      AuditVerification ok;
+      try (AuditKey key = AuditKey.load(AuditKey.defaultFile(file))) {
+        ok =
+            new AuditVerifier(key, null)
+                .verify(List.of(file), AuditVerifier.Head.parse(now.head()), false);
+      }
       assertTrue(ok.intact(), ok.summary());
     } finally {
       log.close();
@@ -215,8 +222,12 @@ class AuditAnchorRestartTest {
     AuditVerification alone = new AuditVerifier(null, null).verify(files, null, false);
     assertTrue(alone.intact(), alone.summary());
     assertTrue(alone.summary().contains("continued at seq"), alone.summary());
-    AuditVerification anchored =
-        new AuditVerifier(null, null).verify(files, AuditVerifier.Head.parse(before.head()), false);
+    AuditVerification anchored;
+    try (AuditKey key = AuditKey.load(AuditKey.defaultFile(file))) {
+      anchored =
+          new AuditVerifier(key, null)
+              .verify(files, AuditVerifier.Head.parse(before.head()), false);
+    }
     assertFalse(anchored.intact(), anchored.summary());
   }
 
