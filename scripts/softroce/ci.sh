@@ -202,6 +202,22 @@ per_test() {
       if ($0 ~ /<failure|<error/) st = "FAILED"; else if ($0 ~ /<skipped/) st = "SKIPPED"
       print c "#" n " " st }' "$@"
 }
+# "class#method: message" per failed test case (the assertion's message, cut to 500 characters),
+# printed near the end of the output so that a CI log's tail says why
+failure_reasons() {
+  awk -v RS='<testcase ' 'FNR > 1 && /<failure|<error/ {
+      match($0, /^name="[^"]*"/); n = substr($0, RSTART + 6, RLENGTH - 7)
+      match($0, /classname="[^"]*"/); c = substr($0, RSTART + 11, RLENGTH - 12)
+      m = "(no message)"
+      if (match($0, /<(failure|error)[^>]* message="[^"]*"/)) {
+        m = substr($0, RSTART, RLENGTH); sub(/^.* message="/, "", m); sub(/"$/, "", m)
+      } else if (match($0, /<(failure|error)[^>]*>[^<]*/)) {
+        m = substr($0, RSTART, RLENGTH); sub(/^<[^>]*>/, "", m)
+      }
+      gsub(/&quot;/, "\"", m); gsub(/&lt;/, "<", m); gsub(/&gt;/, ">", m); gsub(/&#10;/, " ", m)
+      gsub(/&amp;/, "\\&", m); gsub(/[\r\n]+/, " ", m)
+      print "REASON " c "#" n ": " substr(m, 1, 500) }' "$@"
+}
 # the suite, per test; failures listed in known-differences.txt are reported, not failed
 KNOWN=$HERE/known-differences.txt
 SUITE_FAILED=0
@@ -290,6 +306,9 @@ awk '{ for (i = 2; i <= NF; i++) { split($i, kv, "="); v[$1, kv[1]] = kv[2] } r 
      END { for (r = 1; r <= n; r++) if (cl[r] > 0 && ca[r] > 0 && cb[r] > 0)
        printf "round %d: latency Java/C typical %.2f, average %.2f; bandwidth Java/C %.2f\n",
               r, jl[r] / cl[r], ja[r] / ca[r], jb[r] / cb[r] }' "$OUT/perf.txt" 2>/dev/null || true
+for d in junit junit-channel junit-faults; do
+  ls "$OUT/$d"/*.xml > /dev/null 2>&1 && failure_reasons "$OUT/$d"/*.xml
+done
 echo "----- results -----"
 cat "$OUT/results.txt" 2>/dev/null || true
 PASSED=$(grep -c '^PASS' "$OUT/results.txt" 2>/dev/null || true)

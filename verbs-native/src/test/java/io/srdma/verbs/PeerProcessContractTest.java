@@ -13,14 +13,21 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HexFormat;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
  * RDMA between two JVM processes, and what happens when the peer process is killed mid-stream:
- * every outstanding request completes with an error status within the transport timeout; nothing
- * hangs.
+ * every outstanding request completes with an error status within the transport timeout of the peer
+ * being gone; nothing hangs.
+ *
+ * <p>"Gone" is when the killed process has exited, not when it was signalled: on rxe the peer's
+ * queue pair lives in the kernel and keeps acknowledging until the dying process closes its verbs
+ * file, which the kernel does only after tearing down the process's memory (a JVM's: seconds under
+ * qemu TCG on a loaded machine); until then writes may still succeed.
  */
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
 class PeerProcessContractTest {
@@ -67,6 +74,8 @@ class PeerProcessContractTest {
       long errors = 0;
       boolean killed = false;
       long killedAt = 0;
+      AtomicLong goneAt = new AtomicLong();
+      CompletableFuture<Void> gone = null;
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
       while (System.nanoTime() < deadline) {
         if (qp.state() == QpState.RTS) {
@@ -89,9 +98,10 @@ class PeerProcessContractTest {
           }
         }
         if (!killed && succeeded >= 200) {
+          killedAt = System.nanoTime();
+          gone = peer.onExit().thenRun(() -> goneAt.set(System.nanoTime()));
           peer.destroyForcibly();
           killed = true;
-          killedAt = System.nanoTime();
         }
         if (killed && outstanding == 0 && qp.state() == QpState.ERROR) {
           break;
@@ -101,10 +111,22 @@ class PeerProcessContractTest {
       assertEquals(0, outstanding, "requests left without a completion");
       assertEquals(QpState.ERROR, qp.state());
       assertTrue(errors > 0, "no error completion after the peer died");
-      long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt);
-      assertTrue(
-          tookMs < TRANSPORT_TIMEOUT.toMillis() + 3000,
-          "errors took " + tookMs + " ms after the kill");
+      long doneAt = System.nanoTime();
+      gone.get(30, TimeUnit.SECONDS); // (the errors may come before the kernel reaps the peer)
+      long exitMs = TimeUnit.NANOSECONDS.toMillis(goneAt.get() - killedAt);
+      long tookMs = TimeUnit.NANOSECONDS.toMillis(doneAt - goneAt.get());
+      String timing =
+          "peer exited "
+              + exitMs
+              + " ms after the kill; the last error came "
+              + tookMs
+              + " ms after it exited ("
+              + succeeded
+              + " writes succeeded, "
+              + errors
+              + " failed)";
+      System.out.println(timing);
+      assertTrue(tookMs < TRANSPORT_TIMEOUT.toMillis() + 3000, timing);
     } finally {
       peer.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
     }
