@@ -99,7 +99,10 @@ class RevokeRequestFloodTest {
             Duration.ofSeconds(10),
             "h1 connected",
             () -> h1.state() == ClusterNode.State.CONNECTED);
-        Thread.sleep(3000); // h1's grants published
+        Await.until(
+            Duration.ofSeconds(60),
+            "h1's grants published",
+            () -> GrantDirectory.list(console).size() == LIVE_GRANTS);
         Credential peer = ca.issuePeer(PeerIdentity.of("acme", "trainer-x"), Duration.ofDays(1));
         assertFalse(refuses(trust, peer));
 
