@@ -9,6 +9,12 @@ import java.util.function.LongSupplier;
  * Refuses a remote address that failed authentication too often in the current minute (IPv6
  * addresses counted by /64, see {@link PendingHandshakes#bucket}). Thread-safe.
  *
+ * <p>A connection that held a pre-authentication slot and closed without sending a byte costs the
+ * share of its first-record deadline it used ({@link #heldSilently}): a TCP health check that
+ * closes at once costs next to nothing, while an address that keeps its slots full by closing each
+ * connection just before the deadline pays about a failure per connection, so it is refused after
+ * {@code authFailuresPerMinute} of them instead of holding its slots forever at no cost.
+ *
  * <p>Bounded in memory and in work per failure, whatever the number of addresses failing: above
  * {@link #SWEEP_ABOVE} tracked addresses, windows older than a minute are swept at most once a
  * second (one thread sweeps, the others go on), and at most {@link #MAX_TRACKED} addresses are
@@ -23,14 +29,17 @@ final class AuthFailureLimiter {
   private static final long WINDOW_NANOS = 60_000_000_000L;
   private static final long SWEEP_EVERY_NANOS = 1_000_000_000L;
 
-  private final int maxFailures;
+  /** What one failure costs; a silent close costs the fraction of the deadline it held. */
+  static final long UNIT = 1_000_000L;
+
+  private final long maxCharge;
   private final LongSupplier clock;
   private final ConcurrentHashMap<InetAddress, long[]> failures = new ConcurrentHashMap<>();
   private final AtomicLong nextSweep;
   private final AtomicLong untracked = new AtomicLong();
 
   AuthFailureLimiter(int maxFailuresPerMinute, LongSupplier nanoClock) {
-    this.maxFailures = maxFailuresPerMinute;
+    this.maxCharge = maxFailuresPerMinute * UNIT;
     this.clock = nanoClock;
     this.nextSweep = new AtomicLong(nanoClock.getAsLong());
   }
@@ -41,11 +50,29 @@ final class AuthFailureLimiter {
       return false;
     }
     synchronized (w) {
-      return clock.getAsLong() - w[0] < WINDOW_NANOS && w[1] >= maxFailures;
+      return clock.getAsLong() - w[0] < WINDOW_NANOS && w[1] >= maxCharge;
     }
   }
 
+  /** A failed authentication, or a connection refused before it: costs one failure. */
   void failed(InetAddress from) {
+    charge(from, UNIT);
+  }
+
+  /**
+   * A connection that closed without sending a byte after holding its slot for {@code heldNanos} of
+   * a first-record deadline of {@code deadlineNanos}: costs that fraction of a failure (at most
+   * one).
+   */
+  void heldSilently(InetAddress from, long heldNanos, long deadlineNanos) {
+    long held = Math.max(0, Math.min(heldNanos, deadlineNanos));
+    long cost = (long) ((double) held / deadlineNanos * UNIT);
+    if (cost > 0) {
+      charge(from, cost);
+    }
+  }
+
+  private void charge(InetAddress from, long cost) {
     InetAddress address = PendingHandshakes.bucket(from);
     long now = clock.getAsLong();
     if (failures.size() > SWEEP_ABOVE) {
@@ -65,7 +92,7 @@ final class AuthFailureLimiter {
         w[0] = t;
         w[1] = 0;
       }
-      w[1]++;
+      w[1] += cost;
     }
   }
 

@@ -384,7 +384,8 @@ final class HostSession {
   /**
    * Before the TLS handshake finished: a first byte that is not TLS, an idle connection past the
    * first-record deadline and a failed handshake are refused and counted against the address; a
-   * connection closed at once (a TCP health check) holds nothing and is not held against it.
+   * connection the peer closed without a byte is charged the share of the first-record deadline it
+   * held (a TCP health check that closes at once next to nothing).
    */
   private String beforeAuthentication() {
     int first = connection.firstByte();
@@ -401,6 +402,11 @@ final class HostSession {
     if (first < 0) {
       if (watchdogClosed.get()) {
         ctx.limiter().failed(remote); // idle: the watchdog counted the deadline
+      } else {
+        // closed by the peer without a byte: the slot time it held is charged, so closing just
+        // before the deadline and reconnecting does not hold the address's slots for free
+        long timeout = ctx.options().firstRecordTimeout().toNanos();
+        ctx.limiter().heldSilently(remote, System.nanoTime() - acceptedNanos, timeout);
       }
       return REFUSED;
     }

@@ -9,7 +9,10 @@ import java.net.UnknownHostException;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
-/** The failure table stays bounded, and its sweep rare, whatever the number of addresses. */
+/**
+ * The failure table stays bounded, and its sweep rare, whatever the number of addresses; a silent
+ * close costs the share of the deadline it held.
+ */
 class AuthFailureLimiterTest {
   private static final long SECOND = 1_000_000_000L;
   private final AtomicLong now = new AtomicLong(1_000 * SECOND);
@@ -57,5 +60,30 @@ class AuthFailureLimiterTest {
     now.addAndGet(SECOND * 6 / 10); // t + 61.3 s
     limiter.failed(ip(3 * batch + 2));
     assertEquals(3, limiter.tracked(), "B swept a second later");
+  }
+
+  @Test
+  void shouldChargeASilentCloseTheShareOfTheDeadlineItHeld() throws Exception {
+    long deadline = 2 * SECOND;
+    InetAddress checker = ip(1);
+    for (int i = 0; i < 1_000; i++) {
+      limiter.heldSilently(checker, SECOND / 1_000, deadline); // health checks: 1 ms each
+    }
+    assertFalse(limiter.blocked(checker), "a thousand 1 ms health checks cost half a failure");
+    InetAddress holder = ip(2);
+    for (int i = 0; i < 4; i++) {
+      assertFalse(limiter.blocked(holder), "after " + i + " holds");
+      limiter.heldSilently(holder, deadline - SECOND / 50, deadline); // closed 20 ms before: 0.99
+    }
+    assertTrue(limiter.blocked(holder), "four slot-long silent holds refuse the address");
+    InetAddress slow = ip(3);
+    limiter.heldSilently(slow, 10 * deadline, deadline);
+    limiter.heldSilently(slow, -5, deadline);
+    limiter.failed(slow);
+    assertFalse(limiter.blocked(slow), "a hold costs at most one failure, a negative one nothing");
+    limiter.failed(slow);
+    assertTrue(limiter.blocked(slow));
+    now.addAndGet(61 * SECOND);
+    assertFalse(limiter.blocked(holder), "its minute is over");
   }
 }

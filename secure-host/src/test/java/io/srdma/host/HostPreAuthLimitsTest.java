@@ -177,6 +177,35 @@ class HostPreAuthLimitsTest {
   }
 
   @Test
+  void connectionsClosedSilentlyJustBeforeTheFirstRecordDeadlineCostTheirAddress()
+      throws Exception {
+    // the slot holder: four connections at a time (the per-address cap), each closed without a
+    // byte just before the first-record deadline and opened again, would hold the address's
+    // slots for ever if a silent close cost nothing; eight such addresses hold all 32
+    Duration firstRecord = ChannelRig.scaled(Duration.ofMillis(400));
+    start(o -> o.firstRecordTimeout(firstRecord).authFailuresPerMinute(3));
+    for (int round = 0; round < 2; round++) {
+      List<Socket> held = new ArrayList<>();
+      for (int i = 0; i < 4; i++) {
+        held.add(idle(FLOODER));
+      }
+      Thread.sleep(firstRecord.toMillis() * 8 / 10);
+      for (Socket s : held) {
+        s.close();
+      }
+      Thread.sleep(100); // the host sees them close
+    }
+    assertEquals(0, rig.host.stats().handshakeDeadlines(), "none reached its deadline");
+    long refused = rig.host.stats().rateLimited();
+    assertTrue(closedByHost(idle(FLOODER), ChannelRig.scaled(Duration.ofSeconds(5))));
+    ChannelRig.await(
+        () -> rig.host.stats().rateLimited() == refused + 1,
+        "the slot holder is refused at accept");
+    assertEquals(0, rig.host.stats().authFailures(), "nothing to audit: it never spoke");
+    tenantIsServed();
+  }
+
+  @Test
   void aTricklingHandshakeIsDroppedAtTheOverallDeadline() throws Exception {
     start(
         o ->
