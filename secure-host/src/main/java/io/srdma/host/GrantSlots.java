@@ -3,13 +3,16 @@ package io.srdma.host;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * One session's grant slots: the low 8 bits of a grant's id, named by every write notification of
  * the grant. Slot 0 is never used. A grant that ended is marked so under the same lock, so a
  * notification that names it afterwards finds no live grant; its slot keeps it until a later grant
  * takes the slot, to tell notifications under way when the host ended it ({@link #lateForEnded}).
- * Thread-safe (one lock).
+ * The grant whose record the session's opener has taken is marked ({@link #takeForDelivery}) until
+ * the record is delivered or refused, so that a host-side end can wait for it ({@link
+ * #awaitDelivered}). Thread-safe (one lock).
  */
 final class GrantSlots {
   /** Slots per session (255 grants live at most). */
@@ -20,6 +23,12 @@ final class GrantSlots {
 
   private final HostGrant[] slots = new HostGrant[SLOTS];
   private int nextSlot = 1;
+
+  /** The grant whose record the opener is opening or delivering, or null (opener writes). */
+  private final AtomicReference<HostGrant> delivering = new AtomicReference<>();
+
+  /** The session's opener thread, once it took a record (opener writes). */
+  private volatile Thread deliverer;
 
   /** A free slot, or -1 when every slot holds a live grant. */
   synchronized int reserve() {
@@ -57,6 +66,51 @@ final class GrantSlots {
   synchronized HostGrant live(int slot) {
     HostGrant g = slots[slot];
     return g != null && !g.ended ? g : null;
+  }
+
+  /**
+   * The opener's: the live grant in {@code slot}, marked as delivering until {@link #delivered}, or
+   * null. Marked under the lock that ends grants, so an end either happened first (null here) or
+   * finds the mark when it waits ({@link #awaitDelivered}).
+   */
+  synchronized HostGrant takeForDelivery(int slot) {
+    HostGrant g = live(slot);
+    Thread t = Thread.currentThread();
+    if (deliverer != t) {
+      deliverer = t;
+    }
+    delivering.lazySet(g);
+    return g;
+  }
+
+  /** The opener's: the record taken last was delivered or refused. */
+  void delivered() {
+    delivering.lazySet(null);
+  }
+
+  /**
+   * Waits until no record of {@code g}, which has ended, is being opened or delivered: after this,
+   * none of its records is delivered any more. Returns at once on the opener thread itself (a
+   * listener that ends the grant of the record it is given).
+   *
+   * @return false when one was still being delivered after {@code timeoutNanos}
+   */
+  boolean awaitDelivered(HostGrant g, long timeoutNanos) {
+    if (delivering.get() != g || deliverer == Thread.currentThread()) {
+      return true;
+    }
+    long deadline = System.nanoTime() + timeoutNanos;
+    for (int spins = 0; delivering.get() == g; spins++) {
+      if (System.nanoTime() - deadline >= 0) {
+        return false;
+      }
+      if (spins < 200) {
+        Thread.onSpinWait();
+      } else {
+        LockSupport.parkNanos(20_000);
+      }
+    }
+    return true;
   }
 
   /** The live grant with id {@code id}, or null. */

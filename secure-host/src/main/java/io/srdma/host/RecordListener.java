@@ -16,7 +16,11 @@ package io.srdma.host;
  *   <li>Nothing in it should block or take long: while it runs, the opener thread opens nothing
  *       else, so a listener that blocks stalls every session assigned to that opener (their receive
  *       queues fill and their writers' notifications wait). Hand work that may block to your own
- *       threads, with a copy of the payload.
+ *       threads, with a copy of the payload. A {@link RegionHost#revoke} or {@link
+ *       RegionHost#reloadPolicy} that ends the grant of the record being delivered waits for the
+ *       call to return (at most {@code requestTimeout}), so that no record of an ended grant is
+ *       delivered after they return; a listener may revoke the grant of its own record without
+ *       waiting for itself.
  *   <li>An exception it throws is logged and the record counts as delivered.
  * </ul>
  *

@@ -112,7 +112,7 @@ final class RecordReceiver {
       int slot = imm >>> 24;
       long seen = ++notifications;
       s.notificationsSeen.lazySet(seen);
-      HostGrant g = s.slots.live(slot);
+      HostGrant g = s.slots.takeForDelivery(slot); // marked until delivered: an end waits
       if (g == null && s.slots.lateForEnded(slot, seen, s.ctx.receiveDepth())) {
         // under way when the host ended its grant (revoke, expiry, reload): refused, not opened,
         // but not the peer's fault — no audit line, no cost to its rejection budget
@@ -169,6 +169,7 @@ final class RecordReceiver {
         }
       }
     } finally {
+      s.slots.delivered();
       repost(wc.wrId());
     }
   }

@@ -22,6 +22,7 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.ServerSocketChannel;
 import java.security.SecureRandom;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -378,14 +379,39 @@ public final class RegionHost implements AutoCloseable {
 
   /**
    * Revokes a grant now: its window is invalidated before this returns, so the holder's next access
-   * fails with a remote access error; the holder is told.
+   * fails with a remote access error; the holder is told. When it returns no record of the grant is
+   * being delivered to the region's listener and none will be: a record the opener had already
+   * taken (its bytes all landed before the invalidation) is waited for, at most {@code
+   * requestTimeout} (logged if longer), unless this is called from that record's listener.
+   * Thread-safe.
    *
    * @param actor who revokes (audited)
    * @return false when no such grant is live
    */
   public boolean revoke(long grantId, String actor) {
     HostGrant g = tables.grants.get(grantId);
-    return g != null && g.session.grants.end(g, RevokeReason.REVOKED, actor, true, 0);
+    if (g == null || !g.session.grants.end(g, RevokeReason.REVOKED, actor, true, 0)) {
+      return false;
+    }
+    awaitDelivered(g, System.nanoTime() + ctx.options().requestTimeout().toNanos());
+    return true;
+  }
+
+  /**
+   * After a host-side end: waits until no record of {@code g} is being delivered, or until {@code
+   * deadline} (System.nanoTime()), then logs.
+   */
+  private void awaitDelivered(HostGrant g, long deadline) {
+    Duration limit = ctx.options().requestTimeout();
+    if (!g.session.slots.awaitDelivered(g, deadline - System.nanoTime())) {
+      LOG.warn(
+          "grant {} ended while the listener of {}/{} still ran one of its records, for longer"
+              + " than requestTimeout ({}): not waiting further",
+          Long.toUnsignedString(g.id, 16),
+          g.session.tenant,
+          g.region.name(),
+          limit);
+    }
   }
 
   /**
@@ -437,6 +463,10 @@ public final class RegionHost implements AutoCloseable {
           auditFailure.addSuppressed(e);
         }
       }
+    }
+    long deadline = System.nanoTime() + ctx.options().requestTimeout().toNanos();
+    for (HostGrant g : ended) {
+      awaitDelivered(g, deadline); // one bound for the whole reload
     }
     for (HostGrant g : ended) {
       g.session.grants.tellRevoked(g, RevokeReason.POLICY_CHANGED);
