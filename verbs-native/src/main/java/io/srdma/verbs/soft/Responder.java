@@ -76,6 +76,13 @@ final class Responder {
   private final RemoteAccess<SoftProtectionDomain, SoftMemoryRegion, SoftMemoryWindow> access =
       new RemoteAccess<>(SoftMemoryRegion.class, SoftMemoryWindow.class);
   private SelectionKey key;
+
+  /** The QP a HELLO named, until the HELLO is checked against its peer and it is attached. */
+  private SoftQueuePair candidate;
+
+  /** The HELLO was answered before the QP reached RTR (so before it was checked). */
+  private boolean helloAcked;
+
   private SoftQueuePair qp;
   private int expectedPsn;
   private int pendingAckPsn = -1;
@@ -313,7 +320,6 @@ final class Responder {
       }
       return waitFor(SelectionKey.OP_READ, deadline);
     }
-    handshakeFinished();
     request.wrap(readAhead.buffer(), readAhead.buffer().position());
     if (request.version() != RequestFlyweight.VERSION
         || request.opcode() != RequestFlyweight.OP_HELLO
@@ -327,20 +333,43 @@ final class Responder {
     imm = src;
     readAhead.consume(RequestFlyweight.LENGTH);
     SoftQueuePair found = ctx.qps().get(dst);
-    if (found == null || !found.attachResponder(this)) {
-      stage(
-          ResponseFlyweight.TYPE_HELLO_NAK,
-          found == null ? ResponseFlyweight.HELLO_NAK_NO_QP : ResponseFlyweight.HELLO_NAK_BUSY,
-          0,
-          0);
-      closeAfterTx = true;
-      phase = DONE;
-      return true;
+    if (found == null) {
+      return refuseHello(ResponseFlyweight.HELLO_NAK_NO_QP);
     }
-    qp = found;
-    stage(ResponseFlyweight.TYPE_HELLO_ACK, (byte) 0, 0, 0);
+    // Not attached yet: anyone on the port may name a QPN, so the QP's one responder slot is
+    // taken only once the HELLO matches the peer the QP was given at RTR. Until then this
+    // connection still counts as a pending handshake (bounded) and cannot fail the QP. A QP not
+    // in RTR yet is answered at once (its peer's RTS must not wait for our RTR: the sealed
+    // channel's client reaches RTR only after the host's RTS); a stranger's connection is then
+    // dropped at RTR, unattached.
+    candidate = found;
+    QpState s = found.state();
+    if (s == QpState.RESET || s == QpState.INIT) {
+      stage(ResponseFlyweight.TYPE_HELLO_ACK, (byte) 0, 0, 0);
+      helloAcked = true;
+    }
     phase = AWAIT_RTR;
-    deadline = System.nanoTime() + ctx.options().transportTimeout().toNanos();
+    return true;
+  }
+
+  /**
+   * Refuses a HELLO that cannot attach: a NAK when it was not answered yet, else (answered before
+   * the QP's RTR) the connection is just dropped.
+   */
+  private boolean rejectHello(byte syndrome) {
+    if (helloAcked) {
+      terminate();
+      return false;
+    }
+    return refuseHello(syndrome);
+  }
+
+  /** Answers a HELLO with a NAK and drops the connection; the named QP is left as it is. */
+  private boolean refuseHello(byte syndrome) {
+    handshakeFinished();
+    stage(ResponseFlyweight.TYPE_HELLO_NAK, syndrome, 0, 0);
+    closeAfterTx = true;
+    phase = DONE;
     return true;
   }
 
@@ -352,28 +381,49 @@ final class Responder {
   }
 
   private boolean awaitRtr() throws IOException {
-    QpState s = qp.state();
+    SoftQueuePair q = candidate;
+    QpState s = q.state();
     if (s == QpState.RESET || s == QpState.INIT) {
       if (passed(deadline)) {
-        throw new MalformedException(
-            "QP 0x" + Integer.toHexString(qp.qpn()) + " did not reach RTR in time");
+        LOG.debug(
+            "soft responder {}: QP 0x{} did not reach RTR in time for the HELLO from {}",
+            ctx.device().name(),
+            Integer.toHexString(q.qpn()),
+            remoteName());
+        terminate();
+        return false;
       }
       return park(deadline);
     }
     if (s != QpState.RTR && s != QpState.RTS) {
-      throw new MalformedException(
-          "QP 0x" + Integer.toHexString(qp.qpn()) + " did not reach RTR in time");
+      return rejectHello(ResponseFlyweight.HELLO_NAK_BUSY);
     }
-    ConnectionInfo remote = qp.remote();
+    ConnectionInfo remote = q.remote();
     if (remote.qpn() != imm || remote.psn() != psn) {
-      throw new MalformedException(
-          "HELLO from QP 0x"
-              + Integer.toHexString(imm)
-              + " but QP expects its peer 0x"
-              + Integer.toHexString(remote.qpn()));
+      // Not the QP's peer: refused as if the QP did not exist (no oracle), and the QP is left
+      // alone (a stranger who knows a QPN must not fail it).
+      if (ctx.malformedConnection()) {
+        LOG.warn(
+            "soft responder {}: refusing a HELLO from {} that names a QP whose peer it is not"
+                + " ({} such connections so far)",
+            ctx.device().name(),
+            remoteName(),
+            ctx.malformedConnections());
+      }
+      return rejectHello(ResponseFlyweight.HELLO_NAK_NO_QP);
+    }
+    if (!q.attachResponder(this)) {
+      return rejectHello(ResponseFlyweight.HELLO_NAK_BUSY);
+    }
+    candidate = null;
+    qp = q;
+    handshakeFinished();
+    if (!helloAcked) {
+      stage(ResponseFlyweight.TYPE_HELLO_ACK, (byte) 0, 0, 0);
     }
     expectedPsn = psn;
     phase = HEADER;
+    deadline = NO_DEADLINE;
     return true;
   }
 
