@@ -88,7 +88,12 @@ final class Responder {
   private int pendingAckPsn = -1;
   private int unwokenCompletions; // receive completions pushed since the last wakeReceiver()
   private int phase = HELLO;
-  private boolean handshakePending = true;
+
+  /**
+   * Still owes its handshake (counted in the context's pending handshakes); cleared once, by this
+   * responder or by the acceptor evicting it ({@link #evict}).
+   */
+  private final AtomicBoolean handshakeOpen = new AtomicBoolean(true);
 
   /** When the wait of the current phase times out, or {@link #NO_DEADLINE}. */
   private long deadline;
@@ -373,11 +378,28 @@ final class Responder {
     return true;
   }
 
-  private void handshakeFinished() {
-    if (handshakePending) {
-      handshakePending = false;
-      ctx.handshakeDone();
+  /** Ends this connection's pending handshake; false if it had ended already (or was evicted). */
+  private boolean handshakeFinished() {
+    if (handshakeOpen.compareAndSet(true, false)) {
+      ctx.handshakeDone(this);
+      return true;
     }
+    return false;
+  }
+
+  /**
+   * Drops this connection if it still owes its handshake (acceptor thread, when too many do): it is
+   * then no longer counted, and it never attaches to a queue pair.
+   *
+   * @return false when its handshake had ended (it is left alone)
+   */
+  boolean evict() {
+    if (!handshakeOpen.compareAndSet(true, false)) {
+      return false;
+    }
+    ctx.handshakeDone(this);
+    close();
+    return true;
   }
 
   private boolean awaitRtr() throws IOException {
@@ -412,12 +434,15 @@ final class Responder {
       }
       return rejectHello(ResponseFlyweight.HELLO_NAK_NO_QP);
     }
+    if (!handshakeFinished()) {
+      terminate(); // evicted by the acceptor meanwhile (flood guard)
+      return false;
+    }
     if (!q.attachResponder(this)) {
       return rejectHello(ResponseFlyweight.HELLO_NAK_BUSY);
     }
     candidate = null;
     qp = q;
-    handshakeFinished();
     if (!helloAcked) {
       stage(ResponseFlyweight.TYPE_HELLO_ACK, (byte) 0, 0, 0);
     }

@@ -20,8 +20,10 @@ import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.security.SecureRandom;
 import java.time.Duration;
+import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -51,7 +53,9 @@ final class SoftDeviceContext implements DeviceContext {
   private static final long WATCHDOG_PERIOD_MS = 50;
 
   /**
-   * Connections still owing their HELLO; beyond this, new ones are closed at once (flood guard).
+   * Connections still owing their HELLO; beyond this, the oldest of them is dropped for each new
+   * one (flood guard): idle connections from anyone must not lock real peers out, whose HELLO
+   * follows their connect at once.
    */
   static final int MAX_PENDING_HANDSHAKES = 128;
 
@@ -69,6 +73,8 @@ final class SoftDeviceContext implements DeviceContext {
   private final Set<Responder> responders = ConcurrentHashMap.newKeySet();
   private static final long ACCEPT_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
   private final AtomicInteger pendingHandshakes = new AtomicInteger();
+  // the responders that still owe their handshake, oldest first
+  private final Queue<Responder> handshaking = new ConcurrentLinkedQueue<>();
   private final AtomicLong refusedConnections = new AtomicLong();
   private final AtomicLong malformedConnections = new AtomicLong();
   private final AtomicLong acceptFailures = new AtomicLong();
@@ -225,9 +231,21 @@ final class SoftDeviceContext implements DeviceContext {
     liveQps.remove(qp);
   }
 
-  /** A responder finished its HELLO, successfully or not. */
-  void handshakeDone() {
+  /** A responder finished its HELLO, successfully or not, or was evicted. */
+  void handshakeDone(Responder r) {
+    handshaking.remove(r);
     pendingHandshakes.decrementAndGet();
+  }
+
+  /** Evicts the oldest responder that still owes its handshake; false if none does. */
+  private boolean evictOldestHandshake() {
+    Responder r;
+    while ((r = handshaking.poll()) != null) {
+      if (r.evict()) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /**
@@ -254,7 +272,7 @@ final class SoftDeviceContext implements DeviceContext {
     return malformedConnections.get();
   }
 
-  /** Connections closed unheard because too many handshakes were pending. */
+  /** Connections dropped unheard (the oldest pending) because too many handshakes were pending. */
   long refusedConnections() {
     return refusedConnections.get();
   }
@@ -310,16 +328,22 @@ final class SoftDeviceContext implements DeviceContext {
         continue;
       }
       if (pendingHandshakes.incrementAndGet() > MAX_PENDING_HANDSHAKES) {
-        pendingHandshakes.decrementAndGet();
+        // The oldest pending connection goes, not this one: a flood must now outpace a real
+        // peer's HELLO (one round trip) instead of merely holding idle sockets.
+        boolean evicted = evictOldestHandshake();
         if (refusedConnections.getAndIncrement() % 1000 == 0) {
           LOG.warn(
-              "soft device {}: more than {} connections without HELLO; refusing new ones ({} so far)",
+              "soft device {}: more than {} connections without HELLO; dropping the oldest ({} so"
+                  + " far)",
               device.name(),
               MAX_PENDING_HANDSHAKES,
               refusedConnections.get());
         }
-        Requester.closeQuietly(ch);
-        continue;
+        if (!evicted) {
+          pendingHandshakes.decrementAndGet();
+          Requester.closeQuietly(ch);
+          continue;
+        }
       }
       try {
         ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
@@ -327,13 +351,14 @@ final class SoftDeviceContext implements DeviceContext {
         nextLoop = (nextLoop + 1) % loops.length;
         Responder r = new Responder(this, ch, loop);
         responders.add(r);
+        handshaking.add(r);
         if (closed) {
           r.close();
           return;
         }
         loop.adopt(r);
       } catch (IOException e) {
-        handshakeDone();
+        pendingHandshakes.decrementAndGet();
         Requester.closeQuietly(ch);
       }
     }
