@@ -137,7 +137,34 @@ public final class DeploymentCa {
     }
     X509Certificate cert = Pem.readCertificate(dir.resolve(CA_CERTIFICATE));
     PrivateKey key = Pem.readPrivateKey(dir.resolve(CA_KEY), passphrase);
+    if (!keyMatches(cert, key)) {
+      // a CA opened with another CA's key signs certificates and revocation lists that no peer
+      // accepts: a revoke would report success while every host kept the old list
+      throw new KeyExchangeException(
+          KeyExchangeException.Reason.BAD_PEM,
+          dir.resolve(CA_KEY)
+              + " is not the private key of "
+              + dir.resolve(CA_CERTIFICATE)
+              + "; not opening the CA");
+    }
     return new DeploymentCa(dir, cert, key, clock);
+  }
+
+  /** Whether {@code key} signs what the certificate's public key verifies. */
+  private static boolean keyMatches(X509Certificate cert, PrivateKey key) {
+    try {
+      byte[] probe = "srdma ca key check".getBytes(StandardCharsets.US_ASCII);
+      java.security.Signature s = java.security.Signature.getInstance("SHA256withECDSA");
+      s.initSign(key);
+      s.update(probe);
+      byte[] sig = s.sign();
+      java.security.Signature v = java.security.Signature.getInstance("SHA256withECDSA");
+      v.initVerify(cert.getPublicKey());
+      v.update(probe);
+      return v.verify(sig);
+    } catch (java.security.GeneralSecurityException | RuntimeException e) {
+      return false;
+    }
   }
 
   /** The CA's directory. */

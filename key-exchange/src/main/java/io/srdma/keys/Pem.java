@@ -42,6 +42,12 @@ public final class Pem {
   /** PBKDF2 iterations for passphrase-encrypted keys (OWASP 2023 figure for HMAC-SHA256). */
   static final int PBKDF2_ITERATIONS = 600_000;
 
+  /**
+   * Largest PEM file read: 64 MiB, room for a revocation list of about a million entries; a larger
+   * file (or a device such as /dev/zero) is refused rather than read into memory.
+   */
+  static final int MAX_PEM_BYTES = 64 << 20;
+
   private Pem() {}
 
   /** PEM text of one certificate. */
@@ -175,7 +181,7 @@ public final class Pem {
   }
 
   private static List<Object> parseAll(Path file) {
-    String text = new String(SecureFiles.read(file), StandardCharsets.US_ASCII);
+    String text = new String(SecureFiles.read(file, MAX_PEM_BYTES), StandardCharsets.US_ASCII);
     List<Object> out = new ArrayList<>();
     try (PEMParser parser = new PEMParser(new StringReader(text))) {
       for (Object o = parser.readObject(); o != null; o = parser.readObject()) {

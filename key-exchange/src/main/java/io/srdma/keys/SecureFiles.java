@@ -124,6 +124,33 @@ final class SecureFiles {
         : new FileAttribute<?>[0];
   }
 
+  /**
+   * Reads a whole regular file of at most {@code maxBytes}: a device, a pipe or a file too large
+   * for one array is refused with a typed error, never an endless read or an {@link
+   * OutOfMemoryError}.
+   */
+  static byte[] read(Path file, int maxBytes) {
+    if (Files.exists(file) && !Files.isRegularFile(file)) {
+      throw new KeyExchangeException(
+          KeyExchangeException.Reason.IO_ERROR, file + " is not a regular file");
+    }
+    try (java.io.InputStream in = Files.newInputStream(file)) {
+      byte[] bytes = in.readNBytes(maxBytes);
+      if (in.read() >= 0) {
+        throw new KeyExchangeException(
+            KeyExchangeException.Reason.IO_ERROR,
+            file + " is larger than the limit of " + maxBytes + " bytes");
+      }
+      return bytes;
+    } catch (NoSuchFileException e) {
+      throw new KeyExchangeException(
+          KeyExchangeException.Reason.IO_ERROR, file + " does not exist", e);
+    } catch (IOException e) {
+      throw new KeyExchangeException(
+          KeyExchangeException.Reason.IO_ERROR, "cannot read " + file + ": " + e.getMessage(), e);
+    }
+  }
+
   /** Reads a whole file. */
   static byte[] read(Path file) {
     try {
