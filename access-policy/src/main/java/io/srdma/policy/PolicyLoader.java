@@ -58,11 +58,21 @@ public final class PolicyLoader {
   public Policy load(Path file) {
     String label = file.toString();
     try {
+      if (Files.exists(file) && !Files.isRegularFile(file)) {
+        // a device or pipe has no size to check: /dev/zero would be read until the heap is gone
+        throw new PolicyRejectedException(
+            List.of(new PolicyError(label, 1, 1, "the policy file is not a regular file")), true);
+      }
       long size = Files.size(file);
       if (size > maxFileBytes) {
         throw tooLarge(label, size);
       }
-      return parse(label, Files.readAllBytes(file));
+      byte[] bytes;
+      try (java.io.InputStream in = Files.newInputStream(file)) {
+        // the file may grow between the size check and the read: never read past the limit
+        bytes = in.readNBytes((int) maxFileBytes + (maxFileBytes < Integer.MAX_VALUE ? 1 : 0));
+      }
+      return parse(label, bytes);
     } catch (IOException e) {
       throw new PolicyException(
           PolicyException.Category.IO, "cannot read policy file " + file + ": " + e, e);
