@@ -1,5 +1,6 @@
 package io.srdma.cli;
 
+import io.srdma.policy.Printable;
 import io.srdma.server.Addresses;
 import java.io.PrintWriter;
 import java.util.ArrayList;
@@ -43,7 +44,7 @@ final class ErrorReport
     CommandLine cmd = ex.getCommandLine();
     PrintWriter err = cmd.getErr();
     boolean debug = contains(args, DEBUG);
-    err.println(name(cmd) + ": " + usageMessage(ex));
+    err.println(name(cmd) + ": " + printable(usageMessage(ex)));
     String hint = hint(ex);
     if (hint != null) {
       err.println(hint);
@@ -59,7 +60,7 @@ final class ErrorReport
   @Override
   public int handleExecutionException(Exception ex, CommandLine cmd, ParseResult parsed) {
     PrintWriter err = cmd.getErr();
-    err.println(name(cmd) + ": " + Addresses.explain(ex));
+    err.println(name(cmd) + ": " + printable(Addresses.explain(ex)));
     if (debugRequested(parsed)) {
       ex.printStackTrace(err);
     } else {
@@ -67,6 +68,19 @@ final class ErrorReport
     }
     err.flush();
     return EXIT_FAILED;
+  }
+
+  /**
+   * A message fit for a terminal: messages echo argument values as typed, so a control character in
+   * one (ESC starting a terminal sequence, BEL) is escaped rather than printed; line breaks are
+   * kept.
+   */
+  static String printable(String message) {
+    String[] lines = message.split("\n", -1);
+    for (int i = 0; i < lines.length; i++) {
+      lines[i] = Printable.escape(lines[i]);
+    }
+    return String.join("\n", lines);
   }
 
   /** Whether {@code --debug} was given anywhere on the command line. */
