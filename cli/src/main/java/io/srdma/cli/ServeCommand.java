@@ -73,6 +73,15 @@ final class ServeCommand implements Callable<Integer> {
   public Integer call() {
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
+    if (aead != null) {
+      // a usage error like any other bad option: exit 2 before anything is read or written
+      try {
+        AeadSelection.Mode.parse(aead, "--aead");
+      } catch (RuntimeException e) {
+        throw new CommandLine.ParameterException(
+            spec.commandLine(), Printable.escape(e.getMessage()));
+      }
+    }
     ServeConfig c;
     SecureRdmaServer s;
     try {
