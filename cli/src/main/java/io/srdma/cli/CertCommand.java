@@ -236,7 +236,8 @@ public final class CertCommand implements Runnable {
               Path crt = out.resolve(base + ".crt");
               Path key = out.resolve(base + ".key");
               for (Path p : new Path[] {crt, key}) {
-                if (Files.exists(p)) {
+                // a dangling link too: checked before the CA records an issuance
+                if (Files.exists(p, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
                   throw new KeyExchangeException(
                       KeyExchangeException.Reason.FILE_EXISTS,
                       p + " already exists; not overwriting it");

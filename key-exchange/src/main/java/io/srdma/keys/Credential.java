@@ -46,13 +46,24 @@ public final class Credential {
    */
   public void writeTo(Path certificateFile, Path keyFile, char[] passphrase) {
     for (Path p : new Path[] {certificateFile, keyFile}) {
-      if (Files.exists(p)) {
+      // a link counts, dangling or not: writeNew would refuse it after the key was written
+      if (Files.exists(p, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
         throw new KeyExchangeException(
             KeyExchangeException.Reason.FILE_EXISTS, p + " already exists; not overwriting it");
       }
     }
     Pem.writePrivateKey(keyFile, privateKey, passphrase);
-    Pem.writeCertificate(certificateFile, certificate);
+    try {
+      Pem.writeCertificate(certificateFile, certificate);
+    } catch (RuntimeException e) {
+      // never a private key without its certificate: the pair is written whole or not at all
+      try {
+        Files.deleteIfExists(keyFile);
+      } catch (java.io.IOException suppressed) {
+        e.addSuppressed(suppressed);
+      }
+      throw e;
+    }
   }
 
   /** The certificate. */

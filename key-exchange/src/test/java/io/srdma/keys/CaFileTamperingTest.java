@@ -51,4 +51,21 @@ class CaFileTamperingTest {
     KeyExchangeException e = assertThrows(KeyExchangeException.class, () -> Pem.readCrl(zero));
     assertTrue(e.getMessage().contains("not a regular file"), e.getMessage());
   }
+
+  @Test
+  void shouldLeaveNoKeyBehindWhenTheCertificateCannotBeWritten() throws Exception {
+    DeploymentCa ca = DeploymentCa.init(tmp.resolve("ca"), null);
+    Credential c = ca.issuePeer(PeerIdentity.of("acme", "p1"), java.time.Duration.ofDays(1));
+    Path out = Files.createDirectories(tmp.resolve("out"));
+    Path crt = out.resolve("acme.p1.crt");
+    Path key = out.resolve("acme.p1.key");
+    // a dangling link: Files.exists follows it and says no, CREATE_NEW then refuses it
+    Files.createSymbolicLink(crt, tmp.resolve("nowhere"));
+    KeyExchangeException e =
+        assertThrows(KeyExchangeException.class, () -> c.writeTo(crt, key, null));
+    assertEquals(KeyExchangeException.Reason.FILE_EXISTS, e.reason());
+    assertTrue(
+        !Files.exists(key, java.nio.file.LinkOption.NOFOLLOW_LINKS),
+        "the private key was written although the credential was refused");
+  }
 }
