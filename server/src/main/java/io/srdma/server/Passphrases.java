@@ -14,6 +14,9 @@ import java.util.Arrays;
  * <p>Thread safety: stateless; any thread.
  */
 public final class Passphrases {
+  /** Most bytes read from a passphrase or token file. */
+  static final int MAX_BYTES = 64 << 10;
+
   private Passphrases() {}
 
   /**
@@ -26,8 +29,20 @@ public final class Passphrases {
       return null;
     }
     byte[] raw;
-    try {
-      raw = Files.readAllBytes(file);
+    try (java.io.InputStream in = Files.newInputStream(file)) {
+      // bounded: a device or pipe without end (/dev/zero) must be a refused file, not an
+      // OutOfMemoryError that takes the command down
+      raw = in.readNBytes(MAX_BYTES + 1);
+      if (raw.length > MAX_BYTES) {
+        Arrays.fill(raw, (byte) 0);
+        throw new KeyExchangeException(
+            KeyExchangeException.Reason.BAD_ARGUMENT,
+            "passphrase file "
+                + file
+                + " is larger than "
+                + MAX_BYTES
+                + " bytes; it should hold one line");
+      }
     } catch (IOException e) {
       throw new KeyExchangeException(
           KeyExchangeException.Reason.IO_ERROR, "cannot read passphrase file " + file, e);
