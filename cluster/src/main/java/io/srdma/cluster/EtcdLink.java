@@ -11,6 +11,7 @@ import io.srdma.keys.Pem;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.security.PrivateKey;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
@@ -40,6 +41,40 @@ public final class EtcdLink implements AutoCloseable {
     this.user = user;
   }
 
+  /** Most bytes read from the key's passphrase file. */
+  static final int MAX_PASSPHRASE_BYTES = 64 << 10;
+
+  /**
+   * The passphrase file's text, stripped; read bounded, so that a file without end (/dev/zero) is a
+   * refused configuration rather than an OutOfMemoryError.
+   */
+  private static char[] readPassphrase(Path file) throws IOException {
+    byte[] raw;
+    try (java.io.InputStream in = Files.newInputStream(file)) {
+      raw = in.readNBytes(MAX_PASSPHRASE_BYTES + 1);
+    }
+    try {
+      if (raw.length > MAX_PASSPHRASE_BYTES) {
+        throw new ClusterException(
+            ClusterException.Reason.BAD_CONFIG,
+            "cluster TLS material: passphrase file "
+                + file
+                + " is larger than "
+                + MAX_PASSPHRASE_BYTES
+                + " bytes");
+      }
+      // strict, as Files.readString was: malformed UTF-8 is an error, not a guessed passphrase
+      return StandardCharsets.UTF_8
+          .newDecoder()
+          .decode(java.nio.ByteBuffer.wrap(raw))
+          .toString()
+          .strip()
+          .toCharArray();
+    } finally {
+      Arrays.fill(raw, (byte) 0);
+    }
+  }
+
   /**
    * Opens a client; nothing is sent until the first request.
    *
@@ -53,10 +88,7 @@ public final class EtcdLink implements AutoCloseable {
     char[] pass = null;
     try {
       if (config.keyPassphraseFile() != null) {
-        pass =
-            Files.readString(config.keyPassphraseFile(), StandardCharsets.UTF_8)
-                .strip()
-                .toCharArray();
+        pass = readPassphrase(config.keyPassphraseFile());
       }
       ca = Pem.readCertificate(config.caCertificate());
       cert = Pem.readCertificate(config.certificate());
