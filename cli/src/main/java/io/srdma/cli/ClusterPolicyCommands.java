@@ -104,7 +104,16 @@ final class ClusterPolicyCommands {
       PrintWriter err = spec.commandLine().getErr();
       byte[] text;
       try {
-        text = Files.readAllBytes(file);
+        if (Files.exists(file) && !Files.isRegularFile(file)) {
+          err.println(file + ": not a regular file; nothing was sent");
+          err.flush();
+          return 1;
+        }
+        // at most one byte over the loader's limit: the loader then refuses it by its size, and a
+        // file that grows (or never ends) is never read whole
+        try (java.io.InputStream in = Files.newInputStream(file)) {
+          text = in.readNBytes((int) PolicyLoader.DEFAULT_MAX_FILE_BYTES + 1);
+        }
       } catch (IOException e) {
         err.println(file + ": cannot read: " + e.getMessage());
         err.flush();

@@ -69,4 +69,20 @@ class CliArgumentEchoTest {
     assertEquals(1, r.exit(), r.err());
     assertTrue(r.err().contains("not a regular file"), r.err());
   }
+
+  @Test
+  void shouldRefuseADeviceAsAPolicyToPush() throws Exception {
+    // read whole before anything else, /dev/zero ran the JVM out of memory
+    CliRun r =
+        CliRun.of(
+            "policy",
+            "push",
+            "/dev/zero",
+            "--cluster",
+            tmp.resolve("serve.yaml").toString(),
+            "--ca",
+            tmp.resolve("ca").toString());
+    assertEquals(1, r.exit(), r.err());
+    assertTrue(r.err().contains("/dev/zero"), r.err());
+  }
 }
