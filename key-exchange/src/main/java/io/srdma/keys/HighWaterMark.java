@@ -24,6 +24,9 @@ import java.util.Set;
  * replay an old object). A missing file is no mark (a host's first start). Thread-safe.
  */
 public final class HighWaterMark {
+  /** Largest mark file read; a mark is one short line. */
+  static final int MAX_BYTES = 64 << 10;
+
   private static final Set<PosixFilePermission> WRITABLE_BY_OTHERS =
       Set.of(PosixFilePermission.GROUP_WRITE, PosixFilePermission.OTHERS_WRITE);
 
@@ -60,7 +63,8 @@ public final class HighWaterMark {
         throw m.refused("cannot be read: " + e.getMessage(), e);
       }
     }
-    String text = new String(SecureFiles.read(file), StandardCharsets.US_ASCII).trim();
+    // one line 'NUMBER SHA256HEX': anything near this size is not a mark
+    String text = new String(SecureFiles.read(file, MAX_BYTES), StandardCharsets.US_ASCII).trim();
     String[] parts = text.split(" ");
     try {
       if (parts.length != 2 || parts[1].length() != 64) {

@@ -68,4 +68,17 @@ class CaFileTamperingTest {
         !Files.exists(key, java.nio.file.LinkOption.NOFOLLOW_LINKS),
         "the private key was written although the credential was refused");
   }
+
+  @Test
+  void shouldRefuseAHugeHighWaterMarkFileWithATypedError() throws Exception {
+    Path mark = tmp.resolve("crl-number");
+    try (RandomAccessFile f = new RandomAccessFile(mark.toFile(), "rw")) {
+      f.setLength(3L << 30); // sparse
+    }
+    Files.setPosixFilePermissions(
+        mark, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+    KeyExchangeException e =
+        assertThrows(KeyExchangeException.class, () -> HighWaterMark.read(mark, "CRL number"));
+    assertEquals(KeyExchangeException.Reason.IO_ERROR, e.reason());
+  }
 }
