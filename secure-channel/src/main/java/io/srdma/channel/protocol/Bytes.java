@@ -172,8 +172,10 @@ final class Bytes {
     } catch (CharacterCodingException e) {
       throw new ProtocolException(Reason.BAD_STRING, "text is not valid UTF-8");
     }
-    for (int k = 0; k < chars.length(); k++) {
-      if (Character.isISOControl(chars.charAt(k))) {
+    for (int k = 0; k < chars.length(); ) {
+      int cp = Character.codePointAt(chars, k);
+      k += Character.charCount(cp);
+      if (breaksALogLine(cp)) {
         throw new ProtocolException(Reason.BAD_STRING, "text holds a control character");
       }
     }
@@ -181,8 +183,25 @@ final class Bytes {
   }
 
   /**
-   * Encodes text for the wire: control characters become spaces and the text is cut to {@link
-   * #MAX_TEXT_LENGTH} bytes at a character boundary, so composing an error never fails.
+   * Whether a character may not appear in text that goes into one log line: C0 and C1 controls (CR,
+   * LF, ESC, NEL, …), the Unicode line and paragraph separators (U+2028, U+2029), and the invisible
+   * format characters (bidi embeddings, overrides and isolates such as U+202E and U+2066,
+   * zero-width characters), which disguise or reorder what a log line shows.
+   */
+  static boolean breaksALogLine(int cp) {
+    if (Character.isISOControl(cp)) {
+      return true;
+    }
+    int type = Character.getType(cp);
+    return type == Character.LINE_SEPARATOR
+        || type == Character.PARAGRAPH_SEPARATOR
+        || type == Character.FORMAT;
+  }
+
+  /**
+   * Encodes text for the wire: control characters (and the others {@link #breaksALogLine} names)
+   * become spaces and the text is cut to {@link #MAX_TEXT_LENGTH} bytes at a character boundary, so
+   * composing an error never fails.
    */
   static byte[] sanitizedText(String text) {
     StringBuilder sb = new StringBuilder(Math.min(text.length(), MAX_TEXT_LENGTH));
@@ -190,7 +209,7 @@ final class Bytes {
     for (int k = 0; k < text.length(); ) {
       int cp = text.codePointAt(k);
       k += Character.charCount(cp);
-      if (Character.isISOControl(cp)) {
+      if (breaksALogLine(cp)) {
         cp = ' ';
       } else if (cp >= Character.MIN_SURROGATE && cp <= Character.MAX_SURROGATE) {
         cp = '?'; // a lone surrogate has no UTF-8 form

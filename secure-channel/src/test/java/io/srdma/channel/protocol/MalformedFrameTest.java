@@ -300,6 +300,38 @@ class MalformedFrameTest {
     }
   }
 
+  /**
+   * A peer's ERROR or GRANT_DENIED text reaches the other side's exception messages and logs as
+   * "one log line": Unicode line and paragraph separators (U+2028, U+2029) and invisible format
+   * characters such as bidi overrides (U+202E, U+2066) forge or disguise log lines as well as CR,
+   * LF and ESC do, and are refused like them.
+   */
+  @Test
+  void shouldRefuseUnicodeLineBreaksAndBidiControlsInPeerText() {
+    for (String t :
+        new String[] {
+          "host refused\u2028INFO forged line",
+          "para\u2029graph",
+          "evil\u202etxt.exe",
+          "isolate\u2066x\u2069",
+          "zero\u200bwidth"
+        }) {
+      byte[] text = t.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+      refusedFromServer(
+          Reason.BAD_STRING, raw(MessageType.ERROR, 0, textBody(1, text.length, text)));
+      refusedFromServer(
+          Reason.BAD_STRING, raw(MessageType.GRANT_DENIED, 1, textBody(1, text.length, text)));
+    }
+  }
+
+  @Test
+  void shouldSendUnicodeLineBreaksAndBidiControlsAsSpaces() throws Exception {
+    byte[] frame =
+        Frames.written(p -> p.error(0, ErrorCode.INTERNAL_ERROR, "a\u2028b\u202ec\u2066d\u200be"));
+    Frame f = Frames.reader(frame, Side.CLIENT).read();
+    assertEquals("a b c d e", f.error().text());
+  }
+
   @Test
   void shouldRefuseAHelloAckWhoseReceiveDepthDisagreesWithItsCapabilities() {
     byte[] frames = Frames.serverFrames(); // starts with a HELLO_ACK saying 256 receives
