@@ -16,6 +16,7 @@ import java.util.Arrays;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -87,6 +88,10 @@ final class ControlChannel {
   private volatile ScheduledFuture<?> keepaliveTask;
   private volatile ScheduledFuture<?> recheckTask;
   private volatile BiConsumer<RemoteGrant, String> revokedListener = (g, r) -> {};
+  // revocation notices, run in the host's order on a worker, never on the strand: a listener that
+  // asks for a new grant (blocking) would otherwise wait for a GRANT only the strand can read
+  private final ConcurrentLinkedQueue<Runnable> notices = new ConcurrentLinkedQueue<>();
+  private final AtomicInteger noticesQueued = new AtomicInteger();
   private volatile Consumer<ChannelException> lostListener = e -> {};
 
   ControlChannel(
@@ -541,15 +546,37 @@ final class ControlChannel {
     RemoteGrant g = grants.remove(grantId);
     if (g != null) {
       g.end(reason.name());
-      try {
-        revokedListener.accept(g, reason.name());
-      } catch (RuntimeException e) {
-        LOG.warn("{}: revocation listener failed", state.name, e);
-      }
+      BiConsumer<RemoteGrant, String> listener = revokedListener;
+      notice(() -> listener.accept(g, reason.name()));
     }
     if (requestId != 0) {
       answer(requestId, true);
     }
+  }
+
+  /**
+   * Runs {@code n} on a worker after the notices queued before it, one at a time (so the
+   * application hears of revocations in the host's order), and never on the strand that reads the
+   * host's frames: a listener may call back into the client and wait for the host's answer.
+   */
+  private void notice(Runnable n) {
+    notices.add(n);
+    if (noticesQueued.getAndIncrement() == 0 && !runtime.execute(this::runNotices)) {
+      runNotices(); // the runtime stops (every client closed): run them here
+    }
+  }
+
+  private void runNotices() {
+    do {
+      Runnable n = notices.poll();
+      try {
+        if (n != null) {
+          n.run();
+        }
+      } catch (RuntimeException e) {
+        LOG.warn("{}: revocation listener failed", state.name, e);
+      }
+    } while (noticesQueued.decrementAndGet() != 0);
   }
 
   /** Ends the session: every pending request fails with {@code cause} and every grant ends. */

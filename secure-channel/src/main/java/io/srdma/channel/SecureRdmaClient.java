@@ -310,7 +310,8 @@ public final class SecureRdmaClient implements AutoCloseable {
 
   /**
    * Called (on a shared client worker, in the host's order) when the host ends a grant; the reason
-   * is e.g. REVOKED.
+   * is e.g. REVOKED. Never on the thread that reads the host's frames, so the listener may call the
+   * client and wait for the host, e.g. ask for a new grant.
    */
   public void onRevoked(BiConsumer<RemoteGrant, String> listener) {
     control.onRevoked(listener);
