@@ -85,6 +85,16 @@ public final class RemoteGrant {
     this.rkey = target.rkey();
     this.unit = target.unit();
     this.writeBinding = target.binding();
+    if (regionKey.length != 0 && regionKey.length != RegionKeyMaterial.LENGTH) {
+      // a READ grant whose key the data plane cannot use: malformed, not a grant without a key
+      Arrays.fill(regionKey, (byte) 0);
+      throw new ProtocolException(
+          ProtocolException.Reason.BAD_VALUE,
+          "GRANT region key of "
+              + regionKey.length
+              + " bytes, the material is "
+              + RegionKeyMaterial.LENGTH);
+    }
     if (regionKey.length == RegionKeyMaterial.LENGTH) {
       RegionKeyring ring;
       try {

@@ -241,6 +241,42 @@ class HostileHostFramesTest {
     }
   }
 
+  /**
+   * A READ grant's region key of another length than the material's (1..128 bytes pass the frame
+   * codec) is a malformed GRANT like material of the right length that does not parse: not a READ
+   * grant silently holding no key, whose reads all fail NOT_PERMITTED.
+   */
+  @Test
+  void shouldEndTheSessionOnAReadGrantWhoseRegionKeyIsMalformed() throws Exception {
+    try (ChannelRig rig = new ChannelRig(dir)) {
+      CompletableFuture<ChannelException> lost = new CompletableFuture<>();
+      SecureRdmaClient c = client(rig, "trainer-1", lost);
+      ControlProxy p = hostProxy(rig.host);
+      CompletionStage<RemoteGrant> asked;
+      synchronized (p) {
+        int id = nextRequestId(c);
+        asked = c.requestGrant("kvcache", EnumSet.of(Access.READ), 0, 4096, Duration.ofMinutes(1));
+        byte[] material = rig.acmeKv.regionKeyMaterial();
+        p.grant(
+            id,
+            (6L << 8) | 1,
+            "kvcache",
+            Operations.READ,
+            0,
+            4096,
+            expiry(),
+            0,
+            0,
+            java.util.Arrays.copyOf(material, material.length - 1));
+      }
+      ChannelException e = lost(lost);
+      assertEquals(ChannelException.Reason.PROTOCOL, e.reason(), e.getMessage());
+      assertEquals("BAD_VALUE", e.detail(), e.getMessage());
+      assertEquals(ChannelException.Reason.PROTOCOL, failure(asked).reason());
+      assertTrue(clientGrants(c).isEmpty());
+    }
+  }
+
   @Test
   void shouldEndTheSessionOnAPongAnsweringAGrantRequest() throws Exception {
     try (ChannelRig rig = new ChannelRig(dir)) {
