@@ -18,6 +18,7 @@ import java.net.UnknownHostException;
 import java.nio.channels.SocketChannel;
 import java.nio.channels.UnresolvedAddressException;
 import java.time.Duration;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
@@ -42,13 +43,44 @@ final class ClientConnection {
   private final Condition progress = lock.newCondition();
   private volatile Runnable strand; // null while connecting
   private final InetAddress remote;
+  // the TLS handshake's delegated tasks (certificate checks, signatures), run by the connecting
+  // thread while it waits in awaitHandshake: on a shared worker they could wait for ever behind
+  // connects that wait for them (every worker in a session-lost listener that connects again)
+  private final ConcurrentLinkedQueue<Runnable> handshakeTasks = new ConcurrentLinkedQueue<>();
+  private volatile boolean awaitingHandshake = true;
 
   private ClientConnection(ClientRuntime runtime, SocketChannel channel, SSLEngine engine) {
     this.runtime = runtime;
     this.remote = channel.socket().getInetAddress();
     this.tls =
-        new TlsConnection(
-            runtime.loop(), channel, engine, Side.SERVER, runtime.workers(), this::kick);
+        new TlsConnection(runtime.loop(), channel, engine, Side.SERVER, this::task, this::kick);
+  }
+
+  /**
+   * A delegated task of the engine: to the thread waiting in {@link #awaitHandshake}, else (after
+   * it) to a shared worker.
+   */
+  private void task(Runnable t) {
+    if (awaitingHandshake) {
+      handshakeTasks.add(t);
+      if (awaitingHandshake || !handshakeTasks.remove(t)) {
+        lock.lock(); // the waiter runs it (or already took it when it stopped waiting)
+        try {
+          progress.signalAll();
+        } finally {
+          lock.unlock();
+        }
+        return;
+      }
+    }
+    runtime.workers().execute(t);
+  }
+
+  private void runHandshakeTasks() {
+    Runnable t;
+    while ((t = handshakeTasks.poll()) != null) {
+      t.run();
+    }
   }
 
   /**
@@ -114,22 +146,34 @@ final class ClientConnection {
    */
   void awaitHandshake(Duration timeout) {
     long deadline = System.nanoTime() + timeout.toNanos();
-    lock.lock();
     try {
-      while (!tls.handshakeFinished() && !tls.isClosed()) {
-        long left = deadline - System.nanoTime();
-        if (left <= 0) {
-          tls.close();
-          throw MutualTls.failure(new SocketTimeoutException("TLS handshake timed out"));
+      while (true) {
+        runHandshakeTasks(); // not under the lock: a task ends by kicking the loop
+        lock.lock();
+        try {
+          if (tls.handshakeFinished() || tls.isClosed()) {
+            break;
+          }
+          if (!handshakeTasks.isEmpty()) {
+            continue;
+          }
+          long left = deadline - System.nanoTime();
+          if (left <= 0) {
+            tls.close();
+            throw MutualTls.failure(new SocketTimeoutException("TLS handshake timed out"));
+          }
+          progress.awaitNanos(left);
+        } finally {
+          lock.unlock();
         }
-        progress.awaitNanos(left);
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       tls.close();
       throw MutualTls.failure(new InterruptedIOException("interrupted during the TLS handshake"));
     } finally {
-      lock.unlock();
+      awaitingHandshake = false;
+      runHandshakeTasks(); // came as the wait ended; later ones go to a worker
     }
     if (!tls.handshakeFinished()) {
       IOException f = tls.failure();
