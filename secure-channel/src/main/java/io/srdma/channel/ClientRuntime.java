@@ -9,6 +9,8 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
@@ -29,6 +31,7 @@ final class ClientRuntime implements AutoCloseable {
   static final String LOOP_NAME = "srdma-client-control";
   static final String TIMER_NAME = "srdma-client-timer";
   static final String WORKER_PREFIX = "srdma-client-worker-";
+  static final String LISTENER_PREFIX = "srdma-client-listener-";
 
   /** Workers: enough for delegated TLS tasks of a few concurrent connects and the strands. */
   static final int WORKERS = Math.min(4, Math.max(2, Runtime.getRuntime().availableProcessors()));
@@ -39,6 +42,9 @@ final class ClientRuntime implements AutoCloseable {
   private final EventLoop loop;
   private final ScheduledThreadPoolExecutor timer;
   private final ExecutorService workers;
+  // the application's listeners (revocation, session loss), which may block (ask for a grant,
+  // connect again): never on a worker, whose few threads also read every host's frames
+  private final ThreadPoolExecutor listeners;
   private final Set<Thread> workerThreads = ConcurrentHashMap.newKeySet();
   private int users; // guarded by LOCK
 
@@ -63,7 +69,33 @@ final class ClientRuntime implements AutoCloseable {
               workerThreads.add(t);
               return t;
             });
+    AtomicInteger m = new AtomicInteger();
+    this.listeners =
+        new ThreadPoolExecutor(
+            0,
+            Integer.MAX_VALUE,
+            30,
+            TimeUnit.SECONDS,
+            new SynchronousQueue<>(),
+            r -> {
+              Thread t = new Thread(r, LISTENER_PREFIX + m.getAndIncrement());
+              t.setDaemon(true);
+              return t;
+            });
     loop.start();
+  }
+
+  /**
+   * Runs an application listener on a thread of its own (idle ones are reused, and end after 30 s);
+   * false when the runtime is stopping.
+   */
+  boolean listen(Runnable task) {
+    try {
+      listeners.execute(task);
+      return true;
+    } catch (RejectedExecutionException e) {
+      return false;
+    }
   }
 
   /** A reference to the process's runtime, started if none runs; {@link #close} gives it back. */
@@ -122,6 +154,7 @@ final class ClientRuntime implements AutoCloseable {
     }
     timer.shutdownNow();
     workers.shutdown();
+    listeners.shutdown(); // not waited for: the last client may close from a listener
     if (workerThreads.contains(Thread.currentThread())) {
       loop.close(); // the last client closed from a listener: the workers finish on their own
       return;

@@ -88,8 +88,9 @@ final class ControlChannel {
   private volatile ScheduledFuture<?> keepaliveTask;
   private volatile ScheduledFuture<?> recheckTask;
   private volatile BiConsumer<RemoteGrant, String> revokedListener = (g, r) -> {};
-  // revocation notices, run in the host's order on a worker, never on the strand: a listener that
-  // asks for a new grant (blocking) would otherwise wait for a GRANT only the strand can read
+  // the application's listeners (revocations, then the session's loss), run in the host's order on
+  // a listener thread, never on the strand or a worker: a listener that asks for a new grant or
+  // connects again waits for frames only the strand (a worker) can read
   private final ConcurrentLinkedQueue<Runnable> notices = new ConcurrentLinkedQueue<>();
   private final AtomicInteger noticesQueued = new AtomicInteger();
   private volatile Consumer<ChannelException> lostListener = e -> {};
@@ -555,13 +556,13 @@ final class ControlChannel {
   }
 
   /**
-   * Runs {@code n} on a worker after the notices queued before it, one at a time (so the
-   * application hears of revocations in the host's order), and never on the strand that reads the
-   * host's frames: a listener may call back into the client and wait for the host's answer.
+   * Runs {@code n} on a listener thread after the notices queued before it, one at a time (so the
+   * application hears of revocations, and of the session's loss, in the host's order), and never on
+   * the strand or a shared worker: a listener may call back into the client and wait for the host.
    */
   private void notice(Runnable n) {
     notices.add(n);
-    if (noticesQueued.getAndIncrement() == 0 && !runtime.execute(this::runNotices)) {
+    if (noticesQueued.getAndIncrement() == 0 && !runtime.listen(this::runNotices)) {
       runNotices(); // the runtime stops (every client closed): run them here
     }
   }
@@ -574,7 +575,7 @@ final class ControlChannel {
           n.run();
         }
       } catch (RuntimeException e) {
-        LOG.warn("{}: revocation listener failed", state.name, e);
+        LOG.warn("{}: listener failed", state.name, e);
       }
     } while (noticesQueued.decrementAndGet() != 0);
   }
@@ -599,11 +600,8 @@ final class ControlChannel {
       // not WARN: the host ending a session (a refusal, a revocation) is expected, and the
       // application hears of it through its session-lost listener
       LOG.info("{}: session {} lost: {}", state.name, sessionId, cause.getMessage());
-      try {
-        lostListener.accept(cause);
-      } catch (RuntimeException e) {
-        LOG.warn("{}: session-lost listener failed", state.name, e);
-      }
+      Consumer<ChannelException> listener = lostListener;
+      notice(() -> listener.accept(cause));
     }
   }
 }

@@ -309,17 +309,17 @@ public final class SecureRdmaClient implements AutoCloseable {
   }
 
   /**
-   * Called (on a shared client worker, in the host's order) when the host ends a grant; the reason
-   * is e.g. REVOKED. Never on the thread that reads the host's frames, so the listener may call the
-   * client and wait for the host, e.g. ask for a new grant.
+   * Called (on a client listener thread, in the host's order) when the host ends a grant; the
+   * reason is e.g. REVOKED. Never on a thread that reads the hosts' frames, so the listener may
+   * call the client and wait for the host, e.g. ask for a new grant.
    */
   public void onRevoked(BiConsumer<RemoteGrant, String> listener) {
     control.onRevoked(listener);
   }
 
   /**
-   * Called once, on a shared client worker, when the session is lost (not when it is closed
-   * locally).
+   * Called once, on a client listener thread (after the revocations the host sent before), when the
+   * session is lost (not when it is closed locally); the listener may connect again.
    */
   public void onSessionLost(Consumer<ChannelException> listener) {
     control.onSessionLost(listener);
