@@ -34,6 +34,43 @@ import org.junit.jupiter.api.io.TempDir;
 class RevokeAwaitsDeliveryTest {
   @TempDir Path dir;
 
+  /**
+   * A listener that holds the first record it is given until {@link #release}: {@link #stuckOn}
+   * writes one record through a fresh WRITE grant and returns the grant once the listener holds it.
+   */
+  static final class StuckListener implements RecordListener {
+    final CountDownLatch entered = new CountDownLatch(1);
+    final CountDownLatch release = new CountDownLatch(1);
+    final AtomicInteger delivered = new AtomicInteger();
+    final AtomicLong lastDeliveryEnd = new AtomicLong();
+
+    @Override
+    public void onRecord(ReceivedRecord r) {
+      delivered.incrementAndGet();
+      entered.countDown();
+      try {
+        release.await(60, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      lastDeliveryEnd.set(System.nanoTime());
+    }
+
+    RemoteGrant stuckOn(ChannelRig rig) throws Exception {
+      rig.acmeKv.onRecord(this);
+      SecureRdmaClient acme = rig.client("acme", "trainer-1");
+      RemoteGrant g =
+          acme.grant("kvcache", EnumSet.of(Access.WRITE), 0, 65536, Duration.ofMinutes(1));
+      g.write(0, ChannelRig.bytes(100, 1));
+      assertTrue(entered.await(30, TimeUnit.SECONDS), "the record reached the listener");
+      return g;
+    }
+
+    void release() {
+      release.countDown();
+    }
+  }
+
   private static CompletableFuture<Boolean> revokeAsync(ChannelRig rig, long grantId) {
     return CompletableFuture.supplyAsync(() -> rig.host.revoke(grantId, "operator"));
   }
@@ -41,27 +78,8 @@ class RevokeAwaitsDeliveryTest {
   @Test
   void shouldReturnOnlyOnceTheRecordBeingDeliveredIsDone() throws Exception {
     try (ChannelRig rig = new ChannelRig(dir)) {
-      CountDownLatch entered = new CountDownLatch(1);
-      CountDownLatch release = new CountDownLatch(1);
-      AtomicLong lastDeliveryEnd = new AtomicLong();
-      AtomicInteger delivered = new AtomicInteger();
-      rig.acmeKv.onRecord(
-          r -> {
-            delivered.incrementAndGet();
-            entered.countDown();
-            try {
-              release.await(60, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-              Thread.currentThread().interrupt();
-            }
-            lastDeliveryEnd.set(System.nanoTime());
-          });
-      SecureRdmaClient acme = rig.client("acme", "trainer-1");
-      RemoteGrant g =
-          acme.grant("kvcache", EnumSet.of(Access.WRITE), 0, 65536, Duration.ofMinutes(1));
-      g.write(0, ChannelRig.bytes(100, 1));
-      assertTrue(entered.await(30, TimeUnit.SECONDS), "the record reached the listener");
-
+      StuckListener listener = new StuckListener();
+      RemoteGrant g = listener.stuckOn(rig);
       CompletableFuture<Boolean> revoke = revokeAsync(rig, g.id());
       try {
         revoke.get(500, TimeUnit.MILLISECONDS);
@@ -69,11 +87,12 @@ class RevokeAwaitsDeliveryTest {
       } catch (TimeoutException expected) {
         // waits for the listener
       }
-      release.countDown();
+      listener.release();
       assertTrue(revoke.get(30, TimeUnit.SECONDS));
       long returned = System.nanoTime();
-      assertTrue(lastDeliveryEnd.get() != 0 && lastDeliveryEnd.get() - returned <= 0);
-      assertEquals(1, delivered.get());
+      long end = listener.lastDeliveryEnd.get();
+      assertTrue(end != 0 && end - returned <= 0, "the delivery ended before revoke returned");
+      assertEquals(1, listener.delivered.get());
       assertFalse(rig.host.revoke(g.id(), "operator"), "ended");
     }
   }
@@ -92,22 +111,8 @@ class RevokeAwaitsDeliveryTest {
                 "strict.yaml",
                 sample.replace(from, "max-bytes-per-grant: 1KiB").getBytes(StandardCharsets.UTF_8));
     try (ChannelRig rig = new ChannelRig(dir)) {
-      CountDownLatch entered = new CountDownLatch(1);
-      CountDownLatch release = new CountDownLatch(1);
-      rig.acmeKv.onRecord(
-          r -> {
-            entered.countDown();
-            try {
-              release.await(60, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-              Thread.currentThread().interrupt();
-            }
-          });
-      SecureRdmaClient acme = rig.client("acme", "trainer-1");
-      RemoteGrant g =
-          acme.grant("kvcache", EnumSet.of(Access.WRITE), 0, 65536, Duration.ofMinutes(1));
-      g.write(0, ChannelRig.bytes(100, 1));
-      assertTrue(entered.await(30, TimeUnit.SECONDS));
+      StuckListener listener = new StuckListener();
+      listener.stuckOn(rig);
       CompletableFuture<Integer> reload =
           CompletableFuture.supplyAsync(
               () -> rig.host.reloadPolicy(strict, "operator").forbidden().size());
@@ -117,7 +122,7 @@ class RevokeAwaitsDeliveryTest {
       } catch (TimeoutException expected) {
         // waits for the listener
       }
-      release.countDown();
+      listener.release();
       assertEquals(1, reload.get(30, TimeUnit.SECONDS));
     }
   }
@@ -149,29 +154,15 @@ class RevokeAwaitsDeliveryTest {
   void shouldStopWaitingAfterTheRequestTimeout() throws Exception {
     Duration requestTimeout = ChannelRig.scaled(Duration.ofMillis(800));
     try (ChannelRig rig = new ChannelRig(dir, o -> o.requestTimeout(requestTimeout))) {
-      CountDownLatch entered = new CountDownLatch(1);
-      CountDownLatch release = new CountDownLatch(1);
-      rig.acmeKv.onRecord(
-          r -> {
-            entered.countDown();
-            try {
-              release.await(60, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-              Thread.currentThread().interrupt();
-            }
-          });
-      SecureRdmaClient acme = rig.client("acme", "trainer-1");
-      RemoteGrant g =
-          acme.grant("kvcache", EnumSet.of(Access.WRITE), 0, 65536, Duration.ofMinutes(1));
-      g.write(0, ChannelRig.bytes(100, 1));
-      assertTrue(entered.await(30, TimeUnit.SECONDS));
+      StuckListener listener = new StuckListener();
+      RemoteGrant g = listener.stuckOn(rig);
       long t0 = System.nanoTime();
       try {
         assertTrue(revokeAsync(rig, g.id()).get(30, TimeUnit.SECONDS));
         Duration took = Duration.ofNanos(System.nanoTime() - t0);
         assertTrue(took.compareTo(requestTimeout.multipliedBy(9).dividedBy(10)) >= 0, "" + took);
       } finally {
-        release.countDown();
+        listener.release();
       }
     }
   }
