@@ -61,6 +61,12 @@ final class GrantScoper {
    */
   private final Object noticeLock = new Object();
 
+  /**
+   * The longest a shared thread waits for a BIND_MW or LOCAL_INV to complete before the session's
+   * queue pair is failed ({@link #awaitScoping}); bounded by the host's request timeout too.
+   */
+  static final Duration SCOPING_WAIT = Duration.ofMillis(500);
+
   private final GrantRequestBudget budget = new GrantRequestBudget(System.nanoTime());
 
   GrantScoper(HostSession session) {
@@ -276,7 +282,7 @@ final class GrantScoper {
             new SendWorkRequest(1)
                 .wrId(wrId)
                 .bind(window, hosted.registration(), address, live.length(), rights));
-        status = sq.await(wrId, ctx.options().requestTimeout());
+        status = awaitScoping(sq, wrId);
       } finally {
         sq.unlock();
       }
@@ -289,6 +295,35 @@ final class GrantScoper {
       throw e;
     }
     return new HostGrant(id, slot, live, hosted, s, window, null, address, window.rkey());
+  }
+
+  /**
+   * Waits for the completion of scoping's BIND_MW or LOCAL_INV {@code wrId} (send queue lock held)
+   * on a shared thread: a worker (bind) or the watchdog (expiry). An RC send queue completes in
+   * order, so the completion comes only after the session's credit writes posted before it, which
+   * the peer acknowledges: a hostile soft stack that never does would hold the thread until the
+   * transport's retries run out (4 s), and with it every other tenant's control frames or grant
+   * expiries. Past {@link #SCOPING_WAIT} the session's queue pair is failed instead, which
+   * completes everything on it now (flushed) and ends the session; the RNIC then refuses any access
+   * through it.
+   *
+   * @return the completion's status; null or a flush when the queue pair had to be failed
+   */
+  private WcStatus awaitScoping(SessionSendQueue sq, long wrId) {
+    Duration limit = ctx.options().requestTimeout();
+    WcStatus status = sq.await(wrId, SCOPING_WAIT.compareTo(limit) < 0 ? SCOPING_WAIT : limit);
+    if (status != null) {
+      return status;
+    }
+    LOG.info(
+        "session {} of {}: a BIND_MW or LOCAL_INV did not complete within {} (the peer does not"
+            + " acknowledge its receive credits?): failing its queue pair",
+        s.hexId,
+        s.identity,
+        SCOPING_WAIT);
+    s.qp.toError();
+    WcStatus flushed = sq.await(wrId, limit);
+    return flushed == WcStatus.SUCCESS ? WcStatus.WR_FLUSH_ERR : flushed;
   }
 
   /**
@@ -330,7 +365,7 @@ final class GrantScoper {
           if (!s.qpFailed) {
             long wrId = ++lastWrId;
             s.qp.postSend(new SendWorkRequest(1).wrId(wrId).localInvalidate(g.rkey));
-            sq.await(wrId, ctx.options().requestTimeout());
+            awaitScoping(sq, wrId);
           }
         } catch (VerbsException e) {
           LOG.debug("LOCAL_INV of grant {}: {}", g.id, e.getMessage());
