@@ -1,5 +1,12 @@
 package io.srdma.policy;
 
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.function.Supplier;
@@ -38,8 +45,9 @@ public final class ConsoleUsers {
   }
 
   /**
-   * Checks a login. The password array is wiped before this returns. An unknown user costs the same
-   * hash work as a wrong password, so timing does not tell which users exist.
+   * Checks a login. The password array is wiped before this returns. An unknown user costs the hash
+   * work of one of the policy's users (the same one for the same name), whatever kinds of hashes
+   * they have, so timing does not tell which users exist.
    *
    * @param user the user name
    * @param password the password; zeroed on return
@@ -54,7 +62,11 @@ public final class ConsoleUsers {
           ? failed(user, ConsoleAuthResult.Failure.UNKNOWN_USER)
           : new ConsoleAuthResult(user, u.roles(), null);
     } catch (UnknownAccountException e) {
-      passwords.passwordsMatch(password, decoy());
+      try {
+        passwords.passwordsMatch(password, decoy(user)); // only for its time: never a success
+      } catch (RuntimeException ignored) {
+        // a hash the policy reader let through but the matcher refuses: still an unknown user
+      }
       return failed(user, ConsoleAuthResult.Failure.UNKNOWN_USER);
     } catch (IncorrectCredentialsException e) {
       return failed(user, ConsoleAuthResult.Failure.BAD_PASSWORD);
@@ -103,7 +115,32 @@ public final class ConsoleUsers {
     return new ConsoleAuthResult(user, Set.of(), f);
   }
 
-  private String decoy() {
+  /**
+   * The hash an unknown user's password is checked against, for the time it takes: the hash of one
+   * of the policy's users, picked by the SHA-256 of the policy's and the name's, so that a name
+   * always costs the same and the names that exist cannot be told by their cost from those that do
+   * not (the users' hashes may be bcrypt, or Argon2 with other parameters, each costing its own
+   * time). A policy without users: a fixed Argon2id decoy.
+   */
+  private String decoy(String user) {
+    Policy p = policy.get();
+    List<String> names = new ArrayList<>(p.consoleUsers().keySet());
+    if (!names.isEmpty()) {
+      Collections.sort(names);
+      try {
+        MessageDigest d = MessageDigest.getInstance("SHA-256");
+        d.update(p.sha256().getBytes(StandardCharsets.UTF_8));
+        d.update((byte) 0);
+        d.update(user.getBytes(StandardCharsets.UTF_8));
+        int pick = Math.floorMod(ByteBuffer.wrap(d.digest()).getInt(), names.size());
+        ConsoleUser u = p.consoleUsers().get(names.get(pick));
+        if (u != null) {
+          return u.passwordHash();
+        }
+      } catch (NoSuchAlgorithmException e) {
+        throw new IllegalStateException("SHA-256 is required of every JVM", e);
+      }
+    }
     String h = decoyHash;
     if (h == null) {
       h = passwords.encryptPassword("decoy-password-never-matches");
