@@ -45,6 +45,15 @@ final class ConsoleVerticle extends VerticleBase {
   /** A connection that sends and receives nothing this long is closed (slow or stuck clients). */
   static final int IDLE_TIMEOUT_SECONDS = 60;
 
+  /**
+   * Connections one client address (an IPv6 address by its /64) may hold at once; more are closed
+   * as soon as they are made ({@link ConnectionLimit}). A browser opens 6 per host.
+   */
+  static final int MAX_CONNECTIONS_PER_ADDRESS = 64;
+
+  /** Connections the console holds at once, from every address together. */
+  static final int MAX_CONNECTIONS = 1024;
+
   static final String WEBROOT = "io/srdma/console/webroot";
 
   /** The one-thread worker pool policy applies run on, one at a time. */
@@ -151,8 +160,10 @@ final class ConsoleVerticle extends VerticleBase {
             .setEnabledSecureTransportProtocols(Set.of("TLSv1.3"))
             .setIdleTimeout(IDLE_TIMEOUT_SECONDS)
             .setIdleTimeoutUnit(TimeUnit.SECONDS);
+    ConnectionLimit connections = new ConnectionLimit(MAX_CONNECTIONS_PER_ADDRESS, MAX_CONNECTIONS);
     return vertx
         .createHttpServer(options)
+        .connectionHandler(connections::accept)
         .requestHandler(router)
         .listen()
         .onSuccess(s -> server = s);
