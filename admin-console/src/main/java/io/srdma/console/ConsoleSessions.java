@@ -24,6 +24,14 @@ final class ConsoleSessions {
   static final String COOKIE = "__Host-srdma-session";
 
   static final int MAX_SESSIONS = 1024;
+
+  /**
+   * Sessions one user may hold; a login beyond ends that user's least recently used one, so that
+   * one user logging in over and over cannot push the others' sessions out of {@link
+   * #MAX_SESSIONS}.
+   */
+  static final int MAX_SESSIONS_PER_USER = 16;
+
   private static final String KEY = "srdma.session";
 
   /**
@@ -87,6 +95,20 @@ final class ConsoleSessions {
     }
     long now = clock.millis();
     purge(now);
+    // one user's logins push out only that user's own sessions, never another's (an admin's)
+    int own = 0;
+    for (Session x : sessions.values()) {
+      if (x.user.equals(user)) {
+        own++;
+      }
+    }
+    for (Iterator<Session> it = sessions.values().iterator();
+        own >= MAX_SESSIONS_PER_USER && it.hasNext(); ) {
+      if (it.next().user.equals(user)) {
+        it.remove();
+        own--;
+      }
+    }
     while (sessions.size() >= MAX_SESSIONS) {
       Iterator<Session> lru = sessions.values().iterator();
       lru.next();
