@@ -62,10 +62,18 @@ final class GrantScoper {
   private final Object noticeLock = new Object();
 
   /**
-   * The longest a shared thread waits for a BIND_MW or LOCAL_INV to complete before the session's
-   * queue pair is failed ({@link #awaitScoping}); bounded by the host's request timeout too.
+   * The least a shared thread waits for a BIND_MW or LOCAL_INV to complete before the session's
+   * queue pair is failed ({@link #awaitScoping}): a tenth of the host's request timeout, at least
+   * this, at most the request timeout.
    */
   static final Duration SCOPING_WAIT = Duration.ofMillis(500);
+
+  /** How long {@link #awaitScoping} waits with a request timeout of {@code requestTimeout}. */
+  static Duration scopingWait(Duration requestTimeout) {
+    Duration tenth = requestTimeout.dividedBy(10);
+    Duration wait = tenth.compareTo(SCOPING_WAIT) > 0 ? tenth : SCOPING_WAIT;
+    return wait.compareTo(requestTimeout) < 0 ? wait : requestTimeout;
+  }
 
   private final GrantRequestBudget budget = new GrantRequestBudget(System.nanoTime());
 
@@ -303,15 +311,16 @@ final class GrantScoper {
    * order, so the completion comes only after the session's credit writes posted before it, which
    * the peer acknowledges: a hostile soft stack that never does would hold the thread until the
    * transport's retries run out (4 s), and with it every other tenant's control frames or grant
-   * expiries. Past {@link #SCOPING_WAIT} the session's queue pair is failed instead, which
-   * completes everything on it now (flushed) and ends the session; the RNIC then refuses any access
-   * through it.
+   * expiries. Past {@link #scopingWait} the session's queue pair is failed instead, which completes
+   * everything on it now (flushed) and ends the session; the RNIC then refuses any access through
+   * it.
    *
    * @return the completion's status; null or a flush when the queue pair had to be failed
    */
   private WcStatus awaitScoping(SessionSendQueue sq, long wrId) {
     Duration limit = ctx.options().requestTimeout();
-    WcStatus status = sq.await(wrId, SCOPING_WAIT.compareTo(limit) < 0 ? SCOPING_WAIT : limit);
+    Duration wait = scopingWait(limit);
+    WcStatus status = sq.await(wrId, wait);
     if (status != null) {
       return status;
     }
@@ -320,7 +329,7 @@ final class GrantScoper {
             + " acknowledge its receive credits?): failing its queue pair",
         s.hexId,
         s.identity,
-        SCOPING_WAIT);
+        wait);
     s.qp.toError();
     WcStatus flushed = sq.await(wrId, limit);
     return flushed == WcStatus.SUCCESS ? WcStatus.WR_FLUSH_ERR : flushed;
