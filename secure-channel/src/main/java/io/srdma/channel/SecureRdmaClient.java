@@ -66,17 +66,19 @@ import org.slf4j.LoggerFactory;
  * srdma.client.completionLanes}, 1..16), each one completion queue shared by the queue pairs of the
  * clients on it and one poller thread {@code srdma-client-cq-<k>}; a client joins the lane with the
  * fewest clients. So a process of any number of clients runs 5 to 8 client threads by default (plus
- * sealers while large convenience writes run).
+ * sealers while large convenience writes run, and a listener thread {@code srdma-client-listener-*}
+ * for each client whose revocation or session-lost listener runs: started on demand, ended after 30
+ * s idle).
  *
  * <p>Thread safety: thread-safe; any thread may request grants, write, read and close. Listeners
- * ({@link #onRevoked}, {@link #onSessionLost}) run on the shared workers, one at a time per client,
- * and a {@link WriteCompletionHandler} on the polling thread (the lane's thread, or a caller of
- * {@link #pollCompletions()} of any client of the same lane); none may block (a blocked listener
- * holds up the control messages of its client and a worker every client shares; a blocked handler
- * holds up the completions of every client of its lane). Buffers: the client allocates and owns its
- * staging memory and frees it when it closes; data passed to a grant's {@code write} is copied
- * (sealed) before {@code write} returns, and a {@code read} returns a buffer the caller owns
- * ({@link RemoteGrant}).
+ * ({@link #onRevoked}, {@link #onSessionLost}) run on client listener threads, one at a time per
+ * client in the host's order, never on the workers that read the hosts' frames: they may call the
+ * client and wait (ask for a grant, connect again). A {@link WriteCompletionHandler} runs on the
+ * polling thread (the lane's thread, or a caller of {@link #pollCompletions()} of any client of the
+ * same lane) and may not block: a blocked handler holds up the completions of every client of its
+ * lane. Buffers: the client allocates and owns its staging memory and frees it when it closes; data
+ * passed to a grant's {@code write} is copied (sealed) before {@code write} returns, and a {@code
+ * read} returns a buffer the caller owns ({@link RemoteGrant}).
  */
 public final class SecureRdmaClient implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(SecureRdmaClient.class);
