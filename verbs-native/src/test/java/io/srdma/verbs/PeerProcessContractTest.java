@@ -8,12 +8,15 @@ import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.OutputStreamWriter;
 import java.io.Writer;
+import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -179,22 +182,49 @@ class PeerProcessContractTest {
     return b.toString();
   }
 
+  /**
+   * The flags of {@code parentArgs} a peer JVM should share: heap, stack, GC and compiler options
+   * ({@code -Xmx}, {@code -Xms}, {@code -Xss}, {@code -XX:}), never agents, debuggers or this JVM's
+   * own error-file path.
+   */
+  static List<String> inheritedJvmFlags(List<String> parentArgs) {
+    List<String> flags = new ArrayList<>();
+    for (String a : parentArgs) {
+      boolean sized = a.startsWith("-Xmx") || a.startsWith("-Xms") || a.startsWith("-Xss");
+      boolean xx = a.startsWith("-XX:") && !a.startsWith("-XX:ErrorFile=");
+      if (sized || xx) {
+        flags.add(a);
+      }
+    }
+    return flags;
+  }
+
   /** Where a peer JVM with {@code pid} writes its fatal-error report. */
   private static Path errorFile(long pid) {
     return Path.of(System.getProperty("java.io.tmpdir"), "srdma-peer-hs_err_" + pid + ".log");
   }
 
+  /**
+   * Starts {@link PeerMain} with this JVM's own memory, GC and compiler flags, so that the peer is
+   * no heavier than the test's JVM: in the Soft-RoCE guest (4 GiB, qemu TCG) the test JVM runs with
+   * the serial collector and C1 only, and a peer with the defaults (G1, C2) is a second, larger
+   * footprint there.
+   */
   private static Process startPeer() throws Exception {
     Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-    ProcessBuilder pb =
-        new ProcessBuilder(
-            java.toString(),
-            "-XX:ErrorFile="
-                + Path.of(System.getProperty("java.io.tmpdir"), "srdma-peer-hs_err_%p.log"),
+    List<String> cmd = new ArrayList<>();
+    cmd.add(java.toString());
+    cmd.addAll(inheritedJvmFlags(ManagementFactory.getRuntimeMXBean().getInputArguments()));
+    cmd.add(
+        "-XX:ErrorFile="
+            + Path.of(System.getProperty("java.io.tmpdir"), "srdma-peer-hs_err_%p.log"));
+    cmd.addAll(
+        List.of(
             "-cp",
             System.getProperty("java.class.path"),
             "-D" + TestProviders.PROP + "=" + TestProviders.name(),
-            PeerMain.class.getName());
+            PeerMain.class.getName()));
+    ProcessBuilder pb = new ProcessBuilder(cmd);
     pb.redirectError(ProcessBuilder.Redirect.INHERIT);
     return pb.start();
   }
