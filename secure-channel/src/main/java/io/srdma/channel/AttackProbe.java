@@ -168,7 +168,13 @@ public final class AttackProbe {
                 tenant,
                 g.region(),
                 max)
-            .seal(ByteBuffer.wrap(payload), Long.MAX_VALUE, g.offset() + relativeOffset, out, 0);
+            .seal(
+                ByteBuffer.wrap(payload),
+                Long.MAX_VALUE,
+                false,
+                g.offset() + relativeOffset,
+                out,
+                0);
     if (n != out.capacity()) {
       throw new IllegalStateException("could not seal the forged record: " + n);
     }

@@ -1,6 +1,7 @@
 package io.srdma.channel;
 
 import io.srdma.channel.record.OpenResult;
+import io.srdma.channel.record.RecordSealer;
 import io.srdma.verbs.MemoryRegion;
 import io.srdma.verbs.QueuePair;
 import io.srdma.verbs.SendWorkRequest;
@@ -100,6 +101,21 @@ final class SealedReader {
       if (a.failure != null) {
         return CompletableFuture.failedFuture(a.failure);
       }
+      if (a.result == null) { // cut short (the host writes the record after before saying so)
+        if (attempt < READ_ATTEMPTS) {
+          continue;
+        }
+        return RemoteGrant.failed(
+            ChannelException.Reason.RECORD_REJECTED,
+            "bytes at offset "
+                + a.at
+                + " of grant "
+                + g.id()
+                + " ("
+                + (a.at - relativeOffset)
+                + " bytes into the read) are zero where the owner record before them says another"
+                + " follows: the records were cut short (wiped), not ended");
+      }
       if (a.result == OpenResult.OK) {
         return CompletableFuture.completedFuture(a.plaintext);
       }
@@ -161,11 +177,19 @@ final class SealedReader {
     return true;
   }
 
-  /** The outcome of one RDMA READ and the opening of its records. */
+  /**
+   * The outcome of one RDMA READ and the opening of its records: a failure, or the result of the
+   * record at {@code at} ({@code OK}: all of them, {@code plaintext}), or no result: cut short.
+   */
   private record ReadAttempt(
       ChannelException failure, OpenResult result, long at, int generation, ByteBuffer plaintext) {
     static ReadAttempt failed(ChannelException e) {
       return new ReadAttempt(e, null, 0, 0, null);
+    }
+
+    /** Zero bytes at {@code at}, where the record before says another follows. */
+    static ReadAttempt cutShort(long at) {
+      return new ReadAttempt(null, null, at, 0, null);
     }
   }
 
@@ -210,7 +234,14 @@ final class SealedReader {
         // is zero (never written). Anything else (a header flipped or zeroed before later records,
         // the tail of a longer record a shorter one overwrote, a cut-off record) fails the read,
         // so a range cut short never reads as the whole of it.
-        while (pos < sealedLength && (pos == 0 || !zeroFrom(in, pos, sealedLength))) {
+        // And never after a record that says another follows it (signed): there, zero bytes are
+        // records wiped, not their end.
+        boolean followed = false;
+        while (pos < sealedLength && (pos == 0 || followed || !zeroFrom(in, pos, sealedLength))) {
+          if (followed
+              && zeroFrom(in, pos, Math.min(sealedLength, pos + RecordSealer.HEADER_LENGTH))) {
+            return ReadAttempt.cutShort(relativeOffset + pos);
+          }
           OpenResult r =
               g.readOpener.open(
                   in, pos, sealedLength - pos, g.offset() + relativeOffset + pos, out);
@@ -219,6 +250,7 @@ final class SealedReader {
                 null, r, relativeOffset + pos, g.readOpener.lastGeneration(), null);
           }
           pos += g.readOpener.lastRecordLength();
+          followed = g.readOpener.lastFollowed();
         }
       }
       out.flip();

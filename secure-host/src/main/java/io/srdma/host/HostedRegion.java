@@ -19,9 +19,7 @@ import java.util.Arrays;
 import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -73,7 +71,7 @@ public final class HostedRegion {
 
   // guarded by this
   private final Set<HostGrant> readers = new LinkedHashSet<>();
-  private final TreeMap<Long, long[]> published = new TreeMap<>(); // offset -> {payload, version}
+  private final OwnerRecords published = new OwnerRecords(OVERHEAD);
   private int generation;
   private DirectionKeys regionKeys;
   private OwnerSealer sealer;
@@ -161,6 +159,13 @@ public final class HostedRegion {
    * owner records laid end to end, for readers with a read grant over that range. A rotation that a
    * READ grant's end asked for is done first, so no reader whose grant ended can open them.
    *
+   * <p>Every record but the last says another follows it ({@link OwnerSealer#FOLLOWED}), and so
+   * does the last when one of this region's records begins where it ends; a record of this region
+   * that ends where these begin is re-sealed to say so. A reader that finds never-written bytes
+   * after a record that says one follows refuses the read: zeroing the records after the first no
+   * longer reads as their clean end. Records are written last first, and the one before them
+   * re-sealed after them, so a record never says one follows before that one is there.
+   *
    * @return region bytes written ({@link SealedLayout#ownerSealedLength})
    * @throws ChannelException {@code OUT_OF_BOUNDS} when the sealed data would not fit; nothing is
    *     written then. {@code SESSION_CLOSED} once the host closed.
@@ -192,22 +197,26 @@ public final class HostedRegion {
         if (rotationPending) {
           deliveries = rotateLocked();
         }
-        ByteBuffer src = plaintext.duplicate();
-        long at = offset;
-        while (src.hasRemaining()) {
-          int n = Math.min(src.remaining(), maxRecordPayload);
-          ByteBuffer chunk = src.slice(src.position(), n);
-          forget(at, n + OVERHEAD);
+        int length = plaintext.remaining();
+        int records = (int) ((length + (long) maxRecordPayload - 1) / maxRecordPayload);
+        for (int i = records - 1; i >= 0; i--) {
+          int from = i * maxRecordPayload;
+          int n = Math.min(length - from, maxRecordPayload);
+          long at = offset + (long) i * (maxRecordPayload + OVERHEAD);
+          boolean followed = i < records - 1 || published.startsAt(at + n + OVERHEAD);
+          published.forget(at, n + OVERHEAD);
           long version = nextVersion++;
-          int written = sealer.seal(chunk, version, at, memory, (int) at);
+          ByteBuffer chunk = plaintext.slice(plaintext.position() + from, n);
+          int written = sealer.seal(chunk, version, followed, at, memory, (int) at);
           if (written < 0) {
             throw new ChannelException(
                 ChannelException.Reason.RESOURCE_EXHAUSTED,
                 "region key sequence spent (" + written + ")");
           }
-          published.put(at, new long[] {n, version});
-          at += written;
-          src.position(src.position() + n);
+          published.put(at, n, version, followed);
+        }
+        if (records > 0) {
+          markFollowed(published.endingAt(offset));
         }
         return total;
       }
@@ -216,13 +225,56 @@ public final class HostedRegion {
     }
   }
 
-  /** Forgets published records that the range {@code [at, at + length)} overwrites. */
-  private void forget(long at, long length) {
-    Map.Entry<Long, long[]> below = published.lowerEntry(at);
-    if (below != null && below.getKey() + below.getValue()[0] + OVERHEAD > at) {
-      published.remove(below.getKey());
+  /**
+   * Re-seals {@code before}, a record of this region that records now follow end to end, to say so
+   * (caller holds the lock); forgets it if it is no longer intact.
+   */
+  private void markFollowed(OwnerRecords.Entry before) {
+    if (before == null || before.followed) {
+      return;
     }
-    published.subMap(at, true, at + length, false).clear();
+    int current = generation;
+    DirectionKeys keys = regionKeys;
+    OwnerOpener check =
+        new OwnerOpener(
+            g -> g == current ? keys : null,
+            signing.getPublic(),
+            tenant,
+            name,
+            maxRecordPayload,
+            false);
+    ByteBuffer plain = ByteBuffer.allocate(before.payload);
+    try {
+      if (!reseal(check, before, plain, true)) {
+        published.remove(before.at);
+      }
+    } finally {
+      Arrays.fill(plain.array(), (byte) 0);
+    }
+  }
+
+  /**
+   * Opens the record {@code e} in place with {@code check} and seals it again under the current
+   * generation with the next version (caller holds the lock).
+   *
+   * @return false when it no longer opens with the version this region wrote: overwritten by a
+   *     writer, or an older one put back — not ours any more, never re-sealed
+   */
+  private boolean reseal(
+      OwnerOpener check, OwnerRecords.Entry e, ByteBuffer plain, boolean followed) {
+    plain.clear();
+    OpenResult r = check.open(memory, (int) e.at, e.payload + OVERHEAD, e.at, plain);
+    if (r != OpenResult.OK || check.lastVersion() != e.version) {
+      return false;
+    }
+    plain.flip();
+    long version = nextVersion++;
+    if (sealer.seal(plain, version, followed, e.at, memory, (int) e.at) < 0) {
+      return false;
+    }
+    e.version = version;
+    e.followed = followed;
+    return true;
   }
 
   /**
@@ -297,26 +349,12 @@ public final class HostedRegion {
     ByteBuffer plain = ByteBuffer.allocate(maxRecordPayload);
     int dropped = 0;
     try {
-      for (Iterator<Map.Entry<Long, long[]>> it = published.entrySet().iterator(); it.hasNext(); ) {
-        Map.Entry<Long, long[]> e = it.next();
-        long at = e.getKey();
-        long[] record = e.getValue();
-        plain.clear();
-        OpenResult r = check.open(memory, (int) at, (int) record[0] + OVERHEAD, at, plain);
-        if (r != OpenResult.OK || check.lastVersion() != record[1]) {
-          // overwritten by a writer (or put back): not ours any more, never re-sealed
+      for (Iterator<OwnerRecords.Entry> it = published.iterator(); it.hasNext(); ) {
+        OwnerRecords.Entry e = it.next();
+        if (!reseal(check, e, plain, e.followed)) {
           it.remove();
           dropped++;
-          continue;
         }
-        plain.flip();
-        long version = nextVersion++;
-        if (sealer.seal(plain, version, at, memory, (int) at) < 0) {
-          it.remove();
-          dropped++;
-          continue;
-        }
-        record[1] = version;
       }
     } finally {
       Arrays.fill(plain.array(), (byte) 0);

@@ -191,7 +191,7 @@ class RegionKeyThreatTest {
       KeyPair mine = OwnerSigning.generate(new SecureRandom());
       ByteBuffer signedByMe = ByteBuffer.allocate(length);
       new OwnerSealer(regionKey, mine.getPrivate(), "acme", "kvcache", MAX)
-          .seal(ByteBuffer.wrap(payload), Long.MAX_VALUE, at, signedByMe, 0);
+          .seal(ByteBuffer.wrap(payload), Long.MAX_VALUE, false, at, signedByMe, 0);
       // 2: the pre-signature forgery: a plain record with the owner binding, no valid signature
       ByteBuffer unsigned = ByteBuffer.allocate(length);
       new RecordSealer(regionKey, MAX)

@@ -46,6 +46,7 @@ public final class OwnerOpener {
       };
   private int lastGeneration = -1;
   private long lastVersion;
+  private boolean lastFollowed;
   private int lastLength;
 
   /**
@@ -121,14 +122,15 @@ public final class OwnerOpener {
         RecordFlyweight.HEADER_LENGTH,
         total - RecordFlyweight.HEADER_LENGTH);
     int sealed = length + RecordSealer.OVERHEAD;
-    long version = 0;
+    long word = 0;
     for (int i = 0; i < 8; i++) {
-      version = (version << 8) | (record[sealed + i] & 0xff);
+      word = (word << 8) | (record[sealed + i] & 0xff);
     }
+    long version = word & ~OwnerSealer.FOLLOWED;
     if (version < 1 || generation < 0) {
       return OpenResult.MALFORMED;
     }
-    RecordBinding binding = RecordBinding.owner(tenant, region, generation, version);
+    RecordBinding binding = RecordBinding.owner(tenant, region, generation, word);
     try {
       OwnerSigning.update(verifier, binding, remoteOffset, record, sealed);
       if (!verifier.verify(record, sealed + 8, OwnerSigning.SIGNATURE_LENGTH)) {
@@ -154,6 +156,7 @@ public final class OwnerOpener {
         newest.merge(remoteOffset, version, Math::max);
       }
       lastVersion = version;
+      lastFollowed = word < 0;
       lastLength = length;
     }
     return r;
@@ -170,6 +173,15 @@ public final class OwnerOpener {
   /** Version of the last record opened. */
   public long lastVersion() {
     return lastVersion;
+  }
+
+  /**
+   * Whether the last record opened says another owner record follows it end to end ({@link
+   * OwnerSealer#FOLLOWED}, covered by the signature): never-written bytes after it mean the records
+   * were cut short.
+   */
+  public boolean lastFollowed() {
+    return lastFollowed;
   }
 
   /** Plaintext length of the last record opened. */

@@ -9,16 +9,22 @@ import java.security.Signature;
 /**
  * Seals the records the region's owner (the host) publishes for readers. An owner record is a
  * sealed record ({@link RecordSealer}, region key of one generation, {@link RecordBinding#owner}
- * binding with that generation and the record's version) followed by a trailer {@code u64 version ‖
- * Ed25519 signature}: the signature covers the binding, the region offset and the sealed record,
- * and only the host holds its private key. The record is sealed and signed in a private buffer and
- * copied into the (remotely writable) destination only then, so what is signed is what was sealed.
+ * binding with that generation and the record's version word) followed by a trailer {@code u64
+ * version word ‖ Ed25519 signature}: the signature covers the binding, the region offset and the
+ * sealed record, and only the host holds its private key. The version word is the version (bits
+ * 0–62) and, in bit 63 ({@link #FOLLOWED}), whether another owner record follows this one end to
+ * end: a reader that finds never-written bytes after a record that says one follows knows the
+ * records were cut short, not ended. The record is sealed and signed in a private buffer and copied
+ * into the (remotely writable) destination only then, so what is signed is what was sealed.
  *
  * <p>One instance per generation, used under its owner's lock: not thread-safe.
  */
 public final class OwnerSealer {
   /** Bytes of the trailer: version and signature. */
   public static final int TRAILER_LENGTH = 8 + OwnerSigning.SIGNATURE_LENGTH;
+
+  /** Bit 63 of the version word: another owner record follows this one end to end. */
+  public static final long FOLLOWED = 1L << 63;
 
   /** Bytes an owner record adds to its payload: header, tag and trailer. */
   public static final int OVERHEAD = RecordSealer.OVERHEAD + TRAILER_LENGTH;
@@ -65,8 +71,9 @@ public final class OwnerSealer {
    * Seals and signs {@code plaintext.remaining()} bytes (position not moved) into {@code
    * destination} at {@code destinationOffset}.
    *
-   * @param version the record's version, at least 1; readers refuse a version below the newest they
-   *     opened at that offset
+   * @param version the record's version, 1 to 2^63 - 1; readers refuse a version below the newest
+   *     they opened at that offset
+   * @param followed whether another owner record follows this one end to end
    * @param remoteOffset the offset in the region the record is placed at
    * @return the record's length ({@code payload + }{@value #OVERHEAD}), or {@link
    *     RecordSealer#NO_ROOM}, {@link RecordSealer#TOO_LARGE}, {@link
@@ -75,9 +82,14 @@ public final class OwnerSealer {
   public int seal(
       ByteBuffer plaintext,
       long version,
+      boolean followed,
       long remoteOffset,
       ByteBuffer destination,
       int destinationOffset) {
+    if (version < 1) {
+      throw new IllegalArgumentException("owner record version " + version + " out of 1..2^63-1");
+    }
+    long word = followed ? version | FOLLOWED : version;
     int length = plaintext.remaining();
     if (length > maxPayload) {
       return RecordSealer.TOO_LARGE;
@@ -85,14 +97,14 @@ public final class OwnerSealer {
     if (destinationOffset < 0 || destination.limit() - destinationOffset < length + OVERHEAD) {
       return RecordSealer.NO_ROOM;
     }
-    RecordBinding binding = RecordBinding.owner(tenant, region, generation, version);
+    RecordBinding binding = RecordBinding.owner(tenant, region, generation, word);
     byte[] out = staging.array();
     int n = sealer.seal(plaintext, binding, remoteOffset, staging, 0);
     if (n < 0) {
       return n;
     }
     for (int i = 0; i < 8; i++) {
-      out[n + i] = (byte) (version >>> (56 - 8 * i));
+      out[n + i] = (byte) (word >>> (56 - 8 * i));
     }
     try {
       OwnerSigning.update(signer, binding, remoteOffset, out, n);

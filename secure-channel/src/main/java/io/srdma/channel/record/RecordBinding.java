@@ -9,8 +9,9 @@ import java.nio.charset.StandardCharsets;
  * open. Encoded once per grant; immutable.
  *
  * <p>Encoding: {@code u64 grant id ‖ u8 len ‖ tenant UTF-8 ‖ u8 len ‖ region UTF-8}; an owner
- * record's binding ({@link #owner}) has grant id 0 and adds {@code u32 generation ‖ u64 version},
- * so a record opens only under the region key generation and with the version it was sealed with.
+ * record's binding ({@link #owner}) has grant id 0 and adds {@code u32 generation ‖ u64 version
+ * word}, so a record opens only under the region key generation and with the version (and the
+ * "another record follows" bit, {@link OwnerSealer#FOLLOWED}) it was sealed with.
  */
 public final class RecordBinding {
   /** Longest tenant or region name, in UTF-8 bytes. */
@@ -34,13 +35,14 @@ public final class RecordBinding {
 
   /**
    * The binding of a record the region's owner (the host) sealed: grant id 0, the region key
-   * generation it is sealed under and its version (see {@link OwnerSealer}).
+   * generation it is sealed under and its version word (see {@link OwnerSealer}: the version in
+   * bits 0–62, {@link OwnerSealer#FOLLOWED} in bit 63).
    *
    * @throws RecordException BAD_ARGUMENT for an empty or over-long name, a negative generation or a
    *     version below 1
    */
   public static RecordBinding owner(String tenant, String region, int generation, long version) {
-    if (generation < 0 || version < 1) {
+    if (generation < 0 || (version & ~OwnerSealer.FOLLOWED) < 1) {
       throw new RecordException(
           RecordException.Reason.BAD_ARGUMENT,
           "owner binding needs generation >= 0 and version >= 1");

@@ -47,6 +47,9 @@ public final class RecordSealer {
   /** Bytes a record adds to its payload: header and tag. */
   public static final int OVERHEAD = RecordFlyweight.HEADER_LENGTH + RecordFlyweight.TAG_LENGTH;
 
+  /** Bytes of a record's header (the first bytes of every record). */
+  public static final int HEADER_LENGTH = RecordFlyweight.HEADER_LENGTH;
+
   /** Result of {@link #seal}: the sequence space of this epoch is used up; rekey first. */
   public static final int SEQUENCE_EXHAUSTED = -1;
 

@@ -42,10 +42,15 @@ class OwnerRecordTest {
   }
 
   private byte[] seal(DirectionKeys keys, String text, long version, long offset) {
+    return seal(keys, text, version, false, offset);
+  }
+
+  private byte[] seal(
+      DirectionKeys keys, String text, long version, boolean followed, long offset) {
     OwnerSealer s = new OwnerSealer(keys, owner.getPrivate(), "acme", "kv", MAX);
     byte[] plain = text.getBytes(StandardCharsets.UTF_8);
     ByteBuffer out = ByteBuffer.allocate(plain.length + OwnerSealer.OVERHEAD);
-    assertEquals(out.capacity(), s.seal(ByteBuffer.wrap(plain), version, offset, out, 0));
+    assertEquals(out.capacity(), s.seal(ByteBuffer.wrap(plain), version, followed, offset, out, 0));
     return out.array();
   }
 
@@ -87,7 +92,7 @@ class OwnerRecordTest {
     // Sealed with the real region key and a valid signature, but by a key that is not the owner's.
     OwnerSealer forger = new OwnerSealer(keys, attacker.getPrivate(), "acme", "kv", MAX);
     ByteBuffer forged = ByteBuffer.allocate(5 + OwnerSealer.OVERHEAD);
-    forger.seal(ByteBuffer.wrap("evil!".getBytes(StandardCharsets.UTF_8)), 99, 0, forged, 0);
+    forger.seal(ByteBuffer.wrap("evil!".getBytes(StandardCharsets.UTF_8)), 99, false, 0, forged, 0);
     assertEquals(OpenResult.BAD_SIGNATURE, open(opener(keys, true), forged.array(), 0));
     // A plain record under the region key with the owner binding and no real signature.
     RecordSealer plain = new RecordSealer(keys, MAX);
@@ -100,6 +105,29 @@ class OwnerRecordTest {
         0);
     bare.putLong(5 + RecordSealer.OVERHEAD, 99);
     assertEquals(OpenResult.BAD_SIGNATURE, open(opener(keys, true), bare.array(), 0));
+  }
+
+  @Test
+  void theFollowedBitIsSignedAndDoesNotCountAsVersion() {
+    DirectionKeys keys = key(2);
+    byte[] last = seal(keys, "head", 5, false, 0);
+    byte[] followed = seal(keys, "head", 6, true, 0);
+    OwnerOpener o = opener(keys, true);
+    assertEquals(OpenResult.OK, open(o, last, 0));
+    assertFalse(o.lastFollowed());
+    assertEquals(OpenResult.OK, open(o, followed, 0));
+    assertTrue(o.lastFollowed());
+    assertEquals(6, o.lastVersion(), "bit 63 is not part of the version");
+    // cleared by whoever may write the region: the signature (and the AEAD binding) cover it
+    byte[] cleared = followed.clone();
+    cleared[followed.length - OwnerSealer.TRAILER_LENGTH] &= 0x7f;
+    assertEquals(OpenResult.BAD_SIGNATURE, open(opener(keys, false), cleared, 0));
+    // and the older record that says nothing follows is a rollback once the newer one was seen
+    assertEquals(OpenResult.ROLLED_BACK, open(o, last, 0));
+    assertThrows(
+        IllegalArgumentException.class,
+        () -> seal(keys, "x", OwnerSealer.FOLLOWED | 1, false, 0),
+        "a version of 2^63 or more would collide with the bit");
   }
 
   @Test
