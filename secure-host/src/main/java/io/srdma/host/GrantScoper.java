@@ -176,21 +176,27 @@ final class GrantScoper {
       deny(f, DenyReason.RESOURCE_EXHAUSTED, "the device could not scope the grant");
       return;
     }
-    SessionEnd endedMeanwhile = s.slots.installUnlessEnding(grant, s.ending);
-    if (endedMeanwhile != null) {
+    // Audited, counted and listed before it is installed in its slot, where the session's end
+    // looks for it: an end that finds it there finds it listed and ends it; an end that came first
+    // is seen by the install, and the grant ends here, the same way. (Installed first, an end on
+    // the watchdog could take it from its slot before it was listed: listed afterwards, it stayed
+    // listed and counted for ever, and audited granted after its revocation.)
+    try {
+      s.audit.granted(d, grantId);
+    } catch (RuntimeException e) {
       ctx.authority().release(grantId);
       s.slots.free(slot);
-      if (grant.window != null) {
-        grant.window.close(); // its R_Key was never sent: nobody can have used it
-      } else {
-        grant.scopedRegion.close();
-      }
-      deny(f, DenyReason.NOT_PERMITTED, "the session is ending: " + endedMeanwhile.token());
-      return;
+      unscope(grant); // its R_Key was never sent: nobody can have used it
+      throw e;
     }
     hosted.liveGrants.incrementAndGet();
     ctx.tables().grantIssued(grant);
-    s.audit.granted(d, grantId);
+    SessionEnd endedMeanwhile = s.slots.installUnlessEnding(grant, s.ending);
+    if (endedMeanwhile != null) {
+      end(grant, RevokeReason.SESSION_ENDING, AuditTrail.SYSTEM, false, 0);
+      deny(f, DenyReason.NOT_PERMITTED, "the session is ending: " + endedMeanwhile.token());
+      return;
+    }
     // A reload that ran since issue() reviewed this grant but could not find it here to revoke it
     // (grantIssued had not run): the authority still marks it forbidden, so it ends now, before its
     // R_Key is ever sent. A reload after grantIssued finds it in the tables and ends it itself.
@@ -250,6 +256,15 @@ final class GrantScoper {
     }
     if (reader) {
       hosted.addReader(grant, keyGeneration); // sends REGION_KEY if the key rotated meanwhile
+    }
+  }
+
+  /** Frees the device object of a grant that was never issued (window or per-grant region). */
+  private static void unscope(HostGrant grant) {
+    if (grant.window != null) {
+      grant.window.close();
+    } else {
+      grant.scopedRegion.close();
     }
   }
 

@@ -50,7 +50,7 @@ final class GrantSlots {
   /**
    * Puts {@code grant} into its slot unless the session is ending; checked under the lock the
    * host's end takes to list live grants: either that list holds this grant (and the end revokes
-   * it) or the end is seen here and nothing is installed.
+   * it) or the end is seen here, nothing is installed and the caller ends the grant.
    *
    * @return null when installed, else why the session is ending
    */

@@ -1,6 +1,8 @@
 package io.srdma.host;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -9,11 +11,15 @@ import io.srdma.channel.AttackProbe;
 import io.srdma.channel.ChannelException;
 import io.srdma.channel.RemoteGrant;
 import io.srdma.channel.SecureRdmaClient;
+import java.lang.reflect.Field;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.EnumSet;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -123,5 +129,95 @@ class HostEndingGrantRaceTest {
     ChannelRig.await(
         () -> rig.host.grants().stream().noneMatch(g -> g.tenant().equals("acme")),
         "the end revoked the read grant");
+  }
+
+  /**
+   * The host's grant table, holding up the listing of {@code session}'s first grant until released:
+   * the point where a grant request and a session's end on the watchdog interleave worst.
+   */
+  private static final class PausingGrantTable extends ConcurrentHashMap<Long, HostGrant> {
+    private final transient HostSession session;
+    final transient CountDownLatch listing = new CountDownLatch(1);
+    final transient CountDownLatch resume = new CountDownLatch(1);
+    transient volatile HostGrant paused;
+
+    PausingGrantTable(HostSession session) {
+      this.session = session;
+    }
+
+    @Override
+    public HostGrant put(Long id, HostGrant g) {
+      if (g.session == session && paused == null) {
+        paused = g;
+        listing.countDown();
+        try {
+          resume.await(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+      return super.put(id, g);
+    }
+  }
+
+  @Test
+  void aGrantIssuedAsTheHostEndsTheSessionIsNeitherLeftListedNorCounted() throws Exception {
+    rig = new ChannelRig(dir);
+    SecureRdmaClient acme = rig.client("acme", "trainer-1");
+    HostSession session = rig.session(acme);
+    HostTables tables = session.ctx.tables();
+    PausingGrantTable table = new PausingGrantTable(session);
+    Field grants = HostTables.class.getDeclaredField("grants");
+    grants.setAccessible(true);
+    grants.set(tables, table);
+
+    Thread requester =
+        new Thread(
+            () -> {
+              try {
+                acme.grant("kvcache", EnumSet.of(Access.WRITE), 0, 4096, Duration.ofMinutes(1));
+              } catch (ChannelException expected) {
+                // denied or the session closed: either way the peer got no R_Key
+              }
+            },
+            "acme-grant-requester");
+    requester.start();
+    HostGrant grant;
+    try {
+      // the worker is issuing the grant: decided, its window bound, now being listed
+      assertTrue(table.listing.await(10, TimeUnit.SECONDS), "the grant reached the table");
+      grant = table.paused;
+      // the watchdog's sweep finds the certificate revoked now, and ends the session at once
+      assertTrue(session.endByHost(SessionEnd.CERTIFICATE_REVOKED));
+      CountDownLatch swept = new CountDownLatch(1);
+      rig.host.watchdog().execute(swept::countDown); // after the session's end on that thread
+      assertTrue(swept.await(10, TimeUnit.SECONDS), "the watchdog ended the session");
+    } finally {
+      table.resume.countDown();
+    }
+    requester.join(TimeUnit.SECONDS.toMillis(30));
+    assertFalse(requester.isAlive(), "the grant request was answered");
+    assertTrue(session.awaitEnd(10, TimeUnit.SECONDS), "the session ended");
+
+    assertNotNull(grant);
+    assertTrue(session.slots.hasEnded(grant), "the grant ended with its session");
+    List<String> orphans =
+        rig.host.grants().stream()
+            .filter(g -> g.tenant().equals("acme"))
+            .map(g -> Long.toString(g.grantId()))
+            .collect(Collectors.toList());
+    assertEquals(List.of(), orphans, "no grant of the ended session is listed");
+    assertEquals(0, rig.host.stats().liveGrants(), "no grant of the ended session is counted");
+    assertEquals(0, rig.acmeKv.liveGrants(), "nor counted on its region");
+    // the audit log tells the same story: granted, then revoked with the session's end
+    List<String> lines =
+        rig.audit()
+            .lines()
+            .filter(l -> l.contains("\"grant\":\"" + grant.id + "\""))
+            .collect(Collectors.toList());
+    assertEquals(2, lines.size(), String.join("\n", lines));
+    assertTrue(lines.get(0).contains("\"action\":\"grant\""), lines.get(0));
+    assertTrue(lines.get(1).contains("\"action\":\"revoke\""), lines.get(1));
+    assertTrue(lines.get(1).contains("certificate-revoked"), lines.get(1));
   }
 }
