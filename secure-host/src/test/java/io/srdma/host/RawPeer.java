@@ -36,8 +36,11 @@ final class RawPeer implements AutoCloseable {
   final ControlProxy proxy;
   private final DeviceContext context;
   private final ProtectionDomain pd;
-  private final CompletionQueue cq;
-  private final QueuePair qp;
+
+  /** The peer's completion queue (send and receive) and queue pair: tests post on them. */
+  final CompletionQueue cq;
+
+  final QueuePair qp;
 
   /**
    * The host's ERROR text when it refused the handshake ({@link #RawPeer(ChannelRig, String,
@@ -61,6 +64,23 @@ final class RawPeer implements AutoCloseable {
    */
   RawPeer(ChannelRig rig, String tenant, String peerName, int capabilities, Step beforeConfirm)
       throws IOException {
+    this(rig, tenant, peerName, capabilities, null, beforeConfirm);
+  }
+
+  /**
+   * {@link #RawPeer(ChannelRig, String, String, int, Step)} whose HELLO names {@code responder}
+   * (IPv4 address and port, 6 bytes) as the address the host's queue pair connects to, instead of
+   * its own device's responder (null): a peer that runs a hostile responder of its own. Its queue
+   * pair still connects to the host's, and sends from its own device.
+   */
+  RawPeer(
+      ChannelRig rig,
+      String tenant,
+      String peerName,
+      int capabilities,
+      byte[] responder,
+      Step beforeConfirm)
+      throws IOException {
     context = RdmaProviders.firstDevice(ChannelRig.PROVIDER).open(new DeviceOptions());
     pd = context.allocateProtectionDomain();
     cq = context.createCompletionQueue(16);
@@ -74,7 +94,10 @@ final class RawPeer implements AutoCloseable {
     reader = new FrameReader(socket.getInputStream(), Side.SERVER);
     proxy = new ControlProxy(new FrameWriter(socket.getOutputStream()));
     try (X25519KeyPair local = X25519KeyPair.generate(new SecureRandom())) {
-      proxy.hello(1, 1, capabilities, local.publicKey(), qp.localInfo());
+      ConnectionInfo own = qp.localInfo();
+      ConnectionInfo named =
+          responder == null ? own : new ConnectionInfo(own.qpn(), own.psn(), responder);
+      proxy.hello(1, 1, capabilities, local.publicKey(), named);
       var ack = reader.read().expect(MessageType.HELLO_ACK).helloAck();
       // the reader reuses its buffer: copy what the next read would overwrite
       ConnectionInfo hostInfo = ack.connectionInfo();

@@ -10,24 +10,8 @@ import io.srdma.channel.protocol.Capabilities;
 import io.srdma.channel.protocol.ControlProxy;
 import io.srdma.channel.protocol.Frame;
 import io.srdma.channel.protocol.FrameReader;
-import io.srdma.channel.protocol.FrameWriter;
 import io.srdma.channel.protocol.MessageType;
 import io.srdma.channel.protocol.Operations;
-import io.srdma.channel.protocol.Side;
-import io.srdma.keys.AuthenticatedPeer;
-import io.srdma.keys.KeySchedule;
-import io.srdma.keys.MutualTls;
-import io.srdma.keys.Role;
-import io.srdma.keys.TlsBinding;
-import io.srdma.keys.X25519KeyPair;
-import io.srdma.verbs.CompletionQueue;
-import io.srdma.verbs.ConnectionInfo;
-import io.srdma.verbs.DeviceContext;
-import io.srdma.verbs.DeviceOptions;
-import io.srdma.verbs.ProtectionDomain;
-import io.srdma.verbs.QueuePair;
-import io.srdma.verbs.QueuePairAttributes;
-import io.srdma.verbs.RdmaProviders;
 import io.srdma.verbs.SendWorkRequest;
 import io.srdma.verbs.WcStatus;
 import io.srdma.verbs.WorkCompletion;
@@ -39,7 +23,6 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
-import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.concurrent.atomic.AtomicLong;
@@ -58,16 +41,15 @@ import org.junit.jupiter.api.io.TempDir;
 class UnacknowledgedCreditWriteThreatTest {
   @TempDir Path dir;
 
-  /** The attacker's side: a queue pair that sends, and a responder that never answers. */
+  /**
+   * The attacker's side: a {@link RawPeer} that takes receive credits and names, as the address the
+   * host's queue pair connects to, a responder of its own that never acknowledges anything.
+   */
   private static final class Staller implements AutoCloseable {
     final ServerSocket responder;
     final AtomicLong bytesIn = new AtomicLong();
     final Thread acceptor;
-    final DeviceContext context;
-    final ProtectionDomain pd;
-    final CompletionQueue cq;
-    final QueuePair qp;
-    final Socket socket;
+    final RawPeer peer;
     final FrameReader reader;
     final ControlProxy proxy;
 
@@ -96,52 +78,31 @@ class UnacknowledgedCreditWriteThreatTest {
               "stalling-responder");
       acceptor.setDaemon(true);
       acceptor.start();
-      context = RdmaProviders.firstDevice(ChannelRig.PROVIDER).open(new DeviceOptions());
-      pd = context.allocateProtectionDomain();
-      cq = context.createCompletionQueue(16);
-      qp = pd.createQueuePair(new QueuePairAttributes(cq, cq, 4, 1, 1, 1));
-      qp.init(0);
-      MutualTls tls = MutualTls.client(rig.credential(tenant, peerName), rig.ca.trust());
-      AuthenticatedPeer peer =
-          tls.connect(rig.host.address(), ChannelRig.scaled(Duration.ofSeconds(5)));
-      socket = peer.socket();
-      socket.setSoTimeout((int) ChannelRig.scaled(Duration.ofSeconds(10)).toMillis());
-      reader = new FrameReader(socket.getInputStream(), Side.SERVER);
-      proxy = new ControlProxy(new FrameWriter(socket.getOutputStream()));
       byte[] own =
           ByteBuffer.allocate(6)
               .put(new byte[] {127, 0, 0, 1})
               .putShort((short) responder.getLocalPort())
               .array();
       // the host's queue pair connects to the stalling responder; ours sends from its own
-      ConnectionInfo named = new ConnectionInfo(qp.qpn(), qp.localInfo().psn(), own);
-      try (X25519KeyPair local = X25519KeyPair.generate(new SecureRandom())) {
-        proxy.hello(
-            1,
-            1,
-            Capabilities.RECEIVE_DEPTH | Capabilities.RECEIVE_CREDITS,
-            local.publicKey(),
-            named);
-        var ack = reader.read().expect(MessageType.HELLO_ACK).helloAck();
-        ConnectionInfo hostInfo = ack.connectionInfo();
-        try (TlsBinding binding = peer.binding(Role.INITIATOR);
-            KeySchedule schedule =
-                KeySchedule.builder()
-                    .role(Role.INITIATOR)
-                    .localKey(local)
-                    .peerPublicKey(ack.publicKey())
-                    .binding(binding)
-                    .sessionId(ack.sessionId())
-                    .initiatorQpn(qp.qpn())
-                    .responderQpn(hostInfo.qpn())
-                    .establish()) {
-          proxy.creditWord(0x1000, 0x1234);
-          proxy.keyConfirm(0, 0, schedule.current().confirmation());
-          reader.read().expect(MessageType.KEY_CONFIRM);
-          qp.readyToReceive(hostInfo);
-          qp.readyToSend();
-        }
+      try {
+        peer =
+            new RawPeer(
+                rig,
+                tenant,
+                peerName,
+                Capabilities.RECEIVE_DEPTH | Capabilities.RECEIVE_CREDITS,
+                own,
+                p -> p.creditWord(0x1000, 0x1234));
+      } catch (Exception e) {
+        responder.close();
+        throw e;
       }
+      if (peer.refusal != null) {
+        close();
+        throw new AssertionError("the host refused the handshake: " + peer.refusal);
+      }
+      reader = peer.reader;
+      proxy = peer.proxy;
     }
 
     /** One empty WRITE_WITH_IMM: the host reposts its receive and owes a credit (depth 2). */
@@ -154,9 +115,9 @@ class UnacknowledgedCreditWriteThreatTest {
               .remote(0, 0)
               .immData(imm);
       long before = bytesIn.get();
-      qp.postSend(wr);
+      peer.qp.postSend(wr);
       WorkCompletion[] wc = {new WorkCompletion()};
-      assertEquals(1, cq.await(wc, Duration.ofSeconds(5)), "notification completed");
+      assertEquals(1, peer.cq.await(wc, Duration.ofSeconds(5)), "notification completed");
       assertEquals(WcStatus.SUCCESS, wc[0].status());
       ChannelRig.await(() -> bytesIn.get() > before, "the host's credit write reached us");
     }
@@ -164,13 +125,9 @@ class UnacknowledgedCreditWriteThreatTest {
     @Override
     public void close() throws Exception {
       try {
-        socket.close();
-        responder.close();
+        peer.close();
       } finally {
-        qp.close();
-        cq.close();
-        pd.close();
-        context.close();
+        responder.close();
       }
     }
   }
