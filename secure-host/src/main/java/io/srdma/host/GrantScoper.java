@@ -54,6 +54,12 @@ final class GrantScoper {
   private long lastWrId;
 
   /**
+   * Whether a scoping operation of this session outlasted {@link #scopingWait} (guarded by the
+   * session's send queue lock): charged to the peer's address once.
+   */
+  private boolean stalled;
+
+  /**
    * Held from a grant's end until its REVOKE notice is written (or, for an expiry, queued on the
    * timer): a queue pair that fails because a write raced the invalidation ends the session only
    * after that notice ({@link #afterNotices}), so the holder learns the grant was revoked rather
@@ -346,6 +352,14 @@ final class GrantScoper {
         s.identity,
         wait);
     s.qp.toError();
+    if (!stalled) {
+      stalled = true;
+      // the session ends for it, having held a shared thread for the wait: a failure of the
+      // peer's address, as an end for rejected records is, so a peer that reconnects to stall
+      // again is refused at accept after authFailuresPerMinute of them
+      ctx.limiter().failed(s.remote);
+      s.violation("a BIND_MW or LOCAL_INV did not complete within " + wait + ": queue pair failed");
+    }
     WcStatus flushed = sq.await(wrId, limit);
     return flushed == WcStatus.SUCCESS ? WcStatus.WR_FLUSH_ERR : flushed;
   }

@@ -1,6 +1,7 @@
 package io.srdma.host;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.srdma.channel.Access;
@@ -177,6 +178,39 @@ class UnacknowledgedCreditWriteThreatTest {
         long late = System.currentTimeMillis() - expiresAt;
         assertTrue(late < 1000, "acme's grant stayed usable " + late + " ms past its expiry");
       }
+    }
+  }
+
+  @Test
+  void shouldRefuseAnAddressThatKeepsComingBackToLeaveItsCreditWriteUnacknowledged()
+      throws Exception {
+    // each such session holds a worker for the scoping wait before the host ends it: ended for
+    // that, a session costs its address a failure (as one ended for rejected records does), or
+    // the attacker reconnects and holds a worker again, for ever
+    int limit = 2;
+    try (ChannelRig rig =
+        new ChannelRig(dir, o -> o.workerThreads(1).receiveDepth(2).authFailuresPerMinute(limit))) {
+      for (int i = 0; i < limit; i++) {
+        try (Staller attacker = new Staller(rig, "globex", "loader-1")) {
+          attacker.notifyOnce(1 << 24);
+          attacker.proxy.grantRequest(2, "features", Operations.WRITE, 0, 4096, 60_000);
+          // the bind waits behind the unacknowledged credit write until the scoping wait ends
+          // the session: its queue pair failed, the grant refused, the session closed
+          ChannelRig.await(
+              () -> rig.host.sessions().stream().noneMatch(x -> x.tenant().equals("globex")),
+              "the host ended stalling session " + i);
+        }
+      }
+      assertEquals(0, rig.host.stats().authFailures(), "it authenticated every time");
+      long refused = rig.host.stats().rateLimited();
+      assertThrows(Exception.class, () -> new Staller(rig, "globex", "loader-1").close());
+      ChannelRig.await(
+          () -> rig.host.stats().rateLimited() == refused + 1,
+          "the address is refused at accept after " + limit + " stalled sessions");
+      assertEquals(
+          limit,
+          rig.audit().lines().filter(l -> l.contains("did not complete within")).count(),
+          "each stalled session audited once");
     }
   }
 }
