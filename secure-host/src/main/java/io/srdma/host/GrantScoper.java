@@ -12,14 +12,8 @@ import io.srdma.policy.Decision;
 import io.srdma.policy.LiveGrant;
 import io.srdma.policy.Operation;
 import io.srdma.policy.ReloadResult;
-import io.srdma.verbs.AccessFlags;
-import io.srdma.verbs.MemoryRegion;
-import io.srdma.verbs.MemoryWindow;
-import io.srdma.verbs.SendWorkRequest;
 import io.srdma.verbs.VerbsException;
-import io.srdma.verbs.WcStatus;
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Arrays;
@@ -33,31 +27,19 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One session's grants: the policy's decision on a GRANT_REQUEST, the grant scoped on the device (a
- * type-2 window bound to the session's queue pair, or a memory region over exactly the range), the
- * GRANT; and every end of a grant (RELEASE, revocation, policy change, expiry, session end): the
- * window invalidated first, then the policy told, the region key rotated for a READ grant, the end
- * audited and the holder told. {@link #request} and {@link #release} run on the session's thread;
- * {@link #end}, {@link #tellRevoked} and {@link #sendRegionKey} are thread-safe.
+ * One session's grants: the policy's decision on a GRANT_REQUEST, the grant scoped on the device
+ * ({@link GrantBinder}: a type-2 window bound to the session's queue pair, or a memory region over
+ * exactly the range), the GRANT; and every end of a grant (RELEASE, revocation, policy change,
+ * expiry, session end): the window invalidated first, then the policy told, the region key rotated
+ * for a READ grant, the end audited and the holder told. {@link #request} and {@link #release} run
+ * on the session's thread; {@link #end}, {@link #tellRevoked} and {@link #sendRegionKey} are
+ * thread-safe.
  */
 final class GrantScoper {
   private static final Logger LOG = LoggerFactory.getLogger(GrantScoper.class);
 
   private final HostSession s;
   private final HostContext ctx;
-
-  /**
-   * The work-request id of the last BIND or LOCAL_INV (guarded by the session's send queue lock):
-   * each gets its own, so a completion that arrives after its wait timed out is never taken for a
-   * later one's.
-   */
-  private long lastWrId;
-
-  /**
-   * Whether a scoping operation of this session outlasted {@link #scopingWait} (guarded by the
-   * session's send queue lock): charged to the peer's address once.
-   */
-  private boolean stalled;
 
   /**
    * Held from a grant's end until its REVOKE notice is written (or, for an expiry, queued on the
@@ -67,25 +49,13 @@ final class GrantScoper {
    */
   private final Object noticeLock = new Object();
 
-  /**
-   * The least a shared thread waits for a BIND_MW or LOCAL_INV to complete before the session's
-   * queue pair is failed ({@link #awaitScoping}): a tenth of the host's request timeout, at least
-   * this, at most the request timeout.
-   */
-  static final Duration SCOPING_WAIT = Duration.ofMillis(500);
-
-  /** How long {@link #awaitScoping} waits with a request timeout of {@code requestTimeout}. */
-  static Duration scopingWait(Duration requestTimeout) {
-    Duration tenth = requestTimeout.dividedBy(10);
-    Duration wait = tenth.compareTo(SCOPING_WAIT) > 0 ? tenth : SCOPING_WAIT;
-    return wait.compareTo(requestTimeout) < 0 ? wait : requestTimeout;
-  }
-
   private final GrantRequestBudget budget = new GrantRequestBudget(System.nanoTime());
+  private final GrantBinder binder;
 
   GrantScoper(HostSession session) {
     this.s = session;
     this.ctx = session.ctx;
+    this.binder = new GrantBinder(session);
   }
 
   /** A GRANT_REQUEST: decided, scoped, answered with GRANT or GRANT_DENIED. */
@@ -174,7 +144,7 @@ final class GrantScoper {
             d.role());
     HostGrant grant;
     try {
-      grant = scope(id, slot, live, hosted);
+      grant = binder.bind(id, slot, live, hosted);
     } catch (VerbsException e) {
       ctx.authority().release(grantId);
       s.slots.free(slot);
@@ -192,7 +162,7 @@ final class GrantScoper {
     } catch (RuntimeException e) {
       ctx.authority().release(grantId);
       s.slots.free(slot);
-      unscope(grant); // its R_Key was never sent: nobody can have used it
+      GrantBinder.discard(grant); // its R_Key was never sent: nobody can have used it
       throw e;
     }
     hosted.liveGrants.incrementAndGet();
@@ -265,15 +235,6 @@ final class GrantScoper {
     }
   }
 
-  /** Frees the device object of a grant that was never issued (window or per-grant region). */
-  private static void unscope(HostGrant grant) {
-    if (grant.window != null) {
-      grant.window.close();
-    } else {
-      grant.scopedRegion.close();
-    }
-  }
-
   /** A RELEASE: the grant ends (REVOKE with reason RELEASED answers it, also for unknown ids). */
   void release(Frame f) throws IOException {
     long id = f.release().grantId();
@@ -288,80 +249,6 @@ final class GrantScoper {
     if (g == null || !end(g, RevokeReason.RELEASED, s.identity, true, f.requestId())) {
       s.proxy.revoke(f.requestId(), id, RevokeReason.RELEASED);
     }
-  }
-
-  private HostGrant scope(long id, int slot, LiveGrant live, HostedRegion hosted) {
-    int rights =
-        (live.operations().contains(Operation.READ) ? AccessFlags.REMOTE_READ : 0)
-            | (live.operations().contains(Operation.WRITE) ? AccessFlags.REMOTE_WRITE : 0);
-    if (ctx.scopedByRegion()) {
-      ByteBuffer slice = hosted.memory().slice((int) live.offset(), (int) live.length());
-      MemoryRegion mr = s.domain.pd.registerMemory(slice, AccessFlags.LOCAL_WRITE | rights);
-      return new HostGrant(id, slot, live, hosted, s, null, mr, mr.address(), mr.rkey());
-    }
-    MemoryWindow window = s.domain.pd.allocateMemoryWindow();
-    long address = hosted.registration().address() + live.offset();
-    try {
-      WcStatus status;
-      SessionSendQueue sq = s.sendQueue;
-      sq.lock();
-      try {
-        long wrId = ++lastWrId;
-        s.qp.postSend(
-            new SendWorkRequest(1)
-                .wrId(wrId)
-                .bind(window, hosted.registration(), address, live.length(), rights));
-        status = awaitScoping(sq, wrId);
-      } finally {
-        sq.unlock();
-      }
-      if (status != WcStatus.SUCCESS) {
-        throw new VerbsException(
-            VerbsException.Reason.INVALID_ARGUMENT, "bind_mw", "bind completed with " + status);
-      }
-    } catch (RuntimeException e) {
-      window.close();
-      throw e;
-    }
-    return new HostGrant(id, slot, live, hosted, s, window, null, address, window.rkey());
-  }
-
-  /**
-   * Waits for the completion of scoping's BIND_MW or LOCAL_INV {@code wrId} (send queue lock held)
-   * on a shared thread: a worker (bind) or the watchdog (expiry). An RC send queue completes in
-   * order, so the completion comes only after the session's credit writes posted before it, which
-   * the peer acknowledges: a hostile soft stack that never does would hold the thread until the
-   * transport's retries run out (4 s), and with it every other tenant's control frames or grant
-   * expiries. Past {@link #scopingWait} the session's queue pair is failed instead, which completes
-   * everything on it now (flushed) and ends the session; the RNIC then refuses any access through
-   * it.
-   *
-   * @return the completion's status; null or a flush when the queue pair had to be failed
-   */
-  private WcStatus awaitScoping(SessionSendQueue sq, long wrId) {
-    Duration limit = ctx.options().requestTimeout();
-    Duration wait = scopingWait(limit);
-    WcStatus status = sq.await(wrId, wait);
-    if (status != null) {
-      return status;
-    }
-    LOG.info(
-        "session {} of {}: a BIND_MW or LOCAL_INV did not complete within {} (the peer does not"
-            + " acknowledge its receive credits?): failing its queue pair",
-        s.hexId,
-        s.identity,
-        wait);
-    s.qp.toError();
-    if (!stalled) {
-      stalled = true;
-      // the session ends for it, having held a shared thread for the wait: a failure of the
-      // peer's address, as an end for rejected records is, so a peer that reconnects to stall
-      // again is refused at accept after authFailuresPerMinute of them
-      ctx.limiter().failed(s.remote);
-      s.violation("a BIND_MW or LOCAL_INV did not complete within " + wait + ": queue pair failed");
-    }
-    WcStatus flushed = sq.await(wrId, limit);
-    return flushed == WcStatus.SUCCESS ? WcStatus.WR_FLUSH_ERR : flushed;
   }
 
   /**
@@ -396,24 +283,7 @@ final class GrantScoper {
       g.expiry.cancel(false);
     }
     try {
-      if (g.window != null) {
-        SessionSendQueue sq = s.sendQueue;
-        sq.lock();
-        try {
-          if (!s.qpFailed) {
-            long wrId = ++lastWrId;
-            s.qp.postSend(new SendWorkRequest(1).wrId(wrId).localInvalidate(g.rkey));
-            awaitScoping(sq, wrId);
-          }
-        } catch (VerbsException e) {
-          LOG.debug("LOCAL_INV of grant {}: {}", g.id, e.getMessage());
-        } finally {
-          g.window.close();
-          sq.unlock();
-        }
-      } else {
-        g.scopedRegion.close();
-      }
+      binder.invalidate(g);
     } finally {
       g.region.liveGrants.decrementAndGet();
       if (g.live.operations().contains(Operation.READ)) {

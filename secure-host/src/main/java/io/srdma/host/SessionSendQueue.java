@@ -8,7 +8,7 @@ import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The send side of a session's queue pair, shared by two posters: grant scoping ({@link
- * GrantScoper}: BIND_MW and LOCAL_INV, one at a time, each waited for by its work-request id) and
+ * GrantBinder}: BIND_MW and LOCAL_INV, one at a time, each waited for by its work-request id) and
  * receive credits ({@link ReceiveCredits}: RDMA WRITEs of the opener thread, counted, never waited
  * for). One lock covers every post of either and every poll of the send completion queue, so
  * neither ever takes the other's completion; the opener only ever tries the lock ({@link
