@@ -86,44 +86,58 @@ final class RawPeer implements AutoCloseable {
     cq = context.createCompletionQueue(16);
     qp = pd.createQueuePair(new QueuePairAttributes(cq, cq, 4, 1, 1, 1));
     qp.init(0);
-    MutualTls tls = MutualTls.client(rig.credential(tenant, peerName), rig.ca.trust());
-    AuthenticatedPeer peer =
-        tls.connect(rig.host.address(), ChannelRig.scaled(Duration.ofSeconds(5)));
-    socket = peer.socket();
-    socket.setSoTimeout((int) ChannelRig.scaled(Duration.ofSeconds(5)).toMillis());
-    reader = new FrameReader(socket.getInputStream(), Side.SERVER);
-    proxy = new ControlProxy(new FrameWriter(socket.getOutputStream()));
-    try (X25519KeyPair local = X25519KeyPair.generate(new SecureRandom())) {
-      ConnectionInfo own = qp.localInfo();
-      ConnectionInfo named =
-          responder == null ? own : new ConnectionInfo(own.qpn(), own.psn(), responder);
-      proxy.hello(1, 1, capabilities, local.publicKey(), named);
-      var ack = reader.read().expect(MessageType.HELLO_ACK).helloAck();
-      // the reader reuses its buffer: copy what the next read would overwrite
-      ConnectionInfo hostInfo = ack.connectionInfo();
-      try (TlsBinding binding = peer.binding(Role.INITIATOR);
-          KeySchedule schedule =
-              KeySchedule.builder()
-                  .role(Role.INITIATOR)
-                  .localKey(local)
-                  .peerPublicKey(ack.publicKey())
-                  .binding(binding)
-                  .sessionId(ack.sessionId())
-                  .initiatorQpn(qp.qpn())
-                  .responderQpn(hostInfo.qpn())
-                  .establish()) {
-        beforeConfirm.run(proxy);
-        proxy.keyConfirm(0, 0, schedule.current().confirmation());
-        Frame answer = reader.read();
-        if (answer.type() == MessageType.ERROR) {
-          refusal = answer.error().text();
-          return;
+    Socket connected = null;
+    try {
+      MutualTls tls = MutualTls.client(rig.credential(tenant, peerName), rig.ca.trust());
+      AuthenticatedPeer peer =
+          tls.connect(rig.host.address(), ChannelRig.scaled(Duration.ofSeconds(5)));
+      connected = peer.socket();
+      socket = connected;
+      socket.setSoTimeout((int) ChannelRig.scaled(Duration.ofSeconds(5)).toMillis());
+      reader = new FrameReader(socket.getInputStream(), Side.SERVER);
+      proxy = new ControlProxy(new FrameWriter(socket.getOutputStream()));
+      try (X25519KeyPair local = X25519KeyPair.generate(new SecureRandom())) {
+        ConnectionInfo own = qp.localInfo();
+        ConnectionInfo named =
+            responder == null ? own : new ConnectionInfo(own.qpn(), own.psn(), responder);
+        proxy.hello(1, 1, capabilities, local.publicKey(), named);
+        var ack = reader.read().expect(MessageType.HELLO_ACK).helloAck();
+        // the reader reuses its buffer: copy what the next read would overwrite
+        ConnectionInfo hostInfo = ack.connectionInfo();
+        try (TlsBinding binding = peer.binding(Role.INITIATOR);
+            KeySchedule schedule =
+                KeySchedule.builder()
+                    .role(Role.INITIATOR)
+                    .localKey(local)
+                    .peerPublicKey(ack.publicKey())
+                    .binding(binding)
+                    .sessionId(ack.sessionId())
+                    .initiatorQpn(qp.qpn())
+                    .responderQpn(hostInfo.qpn())
+                    .establish()) {
+          beforeConfirm.run(proxy);
+          proxy.keyConfirm(0, 0, schedule.current().confirmation());
+          Frame answer = reader.read();
+          if (answer.type() == MessageType.ERROR) {
+            refusal = answer.error().text();
+            return;
+          }
+          answer.expect(MessageType.KEY_CONFIRM);
+          refusal = null;
+          qp.readyToReceive(hostInfo);
+          qp.readyToSend();
         }
-        answer.expect(MessageType.KEY_CONFIRM);
-        refusal = null;
-        qp.readyToReceive(hostInfo);
-        qp.readyToSend();
       }
+    } catch (IOException | RuntimeException e) {
+      // refused (at accept, in TLS, at HELLO): nothing of it stays open
+      try {
+        if (connected != null) {
+          connected.close();
+        }
+      } finally {
+        closeVerbs();
+      }
+      throw e;
     }
   }
 
@@ -132,10 +146,14 @@ final class RawPeer implements AutoCloseable {
     try {
       socket.close();
     } finally {
-      qp.close();
-      cq.close();
-      pd.close();
-      context.close();
+      closeVerbs();
     }
+  }
+
+  private void closeVerbs() {
+    qp.close();
+    cq.close();
+    pd.close();
+    context.close();
   }
 }
