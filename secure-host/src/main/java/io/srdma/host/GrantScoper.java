@@ -226,6 +226,7 @@ final class GrantScoper {
             grant.remoteAddress,
             grant.rkey,
             key);
+        grant.announced = true;
       }
     } finally {
       Arrays.fill(key, (byte) 0);
@@ -299,15 +300,32 @@ final class GrantScoper {
               ? because.token()
               : reason.name().toLowerCase(Locale.ROOT));
     }
-    ControlProxy p = s.proxy;
-    if (notify && p != null && !s.ended.get()) {
-      try {
-        p.revoke(requestId, g.id, reason);
-      } catch (IOException e) {
-        LOG.debug("could not tell {} of revocation: {}", s.identity, e.getMessage());
-      }
+    if (notify) {
+      notice(g, requestId, reason);
     }
     return true;
+  }
+
+  /**
+   * Writes REVOKE for ended grant {@code g}: always as the answer to a request ({@code requestId}
+   * not 0), else only when its GRANT went out — a grant ended while being issued is answered with
+   * GRANT_DENIED, so its holder never sees a REVOKE for a grant it does not know. May block on a
+   * peer that does not read.
+   */
+  private void notice(HostGrant g, int requestId, RevokeReason reason) {
+    ControlProxy p = s.proxy;
+    if (p == null || s.ended.get()) {
+      return;
+    }
+    try {
+      synchronized (p) {
+        if (requestId != 0 || g.announced) {
+          p.revoke(requestId, g.id, reason);
+        }
+      }
+    } catch (IOException e) {
+      LOG.debug("could not tell {} of revocation: {}", s.identity, e.getMessage());
+    }
   }
 
   /** A grant's TTL passed (watchdog thread): invalidate now, tell the holder from the timer. */
@@ -326,14 +344,7 @@ final class GrantScoper {
 
   /** Sends REVOKE for an ended grant (may block on a peer that does not read). */
   void tellRevoked(HostGrant g, RevokeReason reason) {
-    ControlProxy p = s.proxy;
-    if (p != null && !s.ended.get()) {
-      try {
-        p.revoke(0, g.id, reason);
-      } catch (IOException e) {
-        LOG.debug("could not tell {} of revocation: {}", s.identity, e.getMessage());
-      }
-    }
+    notice(g, 0, reason);
   }
 
   /**

@@ -29,6 +29,13 @@ final class HostGrant {
   boolean ended;
 
   /**
+   * Whether its GRANT was written to the holder; set and read under the session's control proxy
+   * lock, so an end's REVOKE notice goes out exactly when the holder was told of the grant (an end
+   * before the GRANT is answered with GRANT_DENIED instead).
+   */
+  boolean announced;
+
+  /**
    * When the host ended it (revoke, expiry, reload, session end; not a RELEASE, which drains
    * first): the session's notifications seen by then, and the time ({@link System#nanoTime}); -1
    * while live or after a RELEASE. Set under the slots' lock ({@link GrantSlots#markEnded}).
