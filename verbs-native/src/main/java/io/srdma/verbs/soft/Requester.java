@@ -325,22 +325,27 @@ final class Requester {
     rx.position(rx.position() + ResponseFlyweight.LENGTH);
     qp.progressed();
     SendQueue sq = qp.sendQueue();
+    // Only its READ RESPONSE completes an RDMA READ: an ACK or NAK naming or passing a READ still
+    // waiting for its data, or data for any other request, would complete a READ whose buffer
+    // holds no response; that is a protocol error (BAD_RESP_ERR, the QP fails).
+    int slot = sq.answerableSlot(psn);
     if (type == ResponseFlyweight.TYPE_ACK) {
-      if (!sq.ackThrough(psn)) {
-        throw new ProtocolException("ACK for unknown PSN " + psn);
+      if (slot < 0 || sq.isRead(slot)) {
+        throw new ProtocolException("ACK for PSN " + psn + " answers no request, or a READ");
       }
+      sq.ackThrough(psn);
       return 1;
     }
     if (type == ResponseFlyweight.TYPE_NAK) {
-      if (sq.pendingSlotFor(psn) < 0) {
-        throw new ProtocolException("NAK for unknown PSN " + psn);
+      WcStatus status = WcStatus.fromCode(response.syndrome());
+      if (slot < 0 || !isNakStatus(status)) {
+        throw new ProtocolException("NAK " + status + " for PSN " + psn + " answers no request");
       }
-      qp.failAt(psn, WcStatus.fromCode(response.syndrome()));
+      qp.failAt(psn, status);
       return -1;
     }
     if (type == ResponseFlyweight.TYPE_READ_RESP) {
-      int slot = sq.pendingSlotFor(psn);
-      if (slot < 0 || length != sq.byteLength(slot)) {
+      if (slot < 0 || !sq.isRead(slot) || length != sq.byteLength(slot)) {
         throw new ProtocolException(
             "READ response for PSN " + psn + " of " + length + " bytes matches no request");
       }
@@ -351,6 +356,14 @@ final class Requester {
       return 1;
     }
     throw new ProtocolException("unknown response type " + type);
+  }
+
+  /** The statuses a responder NAKs with: the remote errors of a request it refused. */
+  private static boolean isNakStatus(WcStatus s) {
+    return s == WcStatus.REM_ACCESS_ERR
+        || s == WcStatus.REM_INV_REQ_ERR
+        || s == WcStatus.REM_OP_ERR
+        || s == WcStatus.RNR_RETRY_EXC_ERR;
   }
 
   /** Places READ response bytes into the request's local SGEs. */

@@ -121,39 +121,38 @@ final class SendQueue {
   }
 
   /**
-   * The slot of the first pending remote request if its PSN is {@code psn}, else -1 (a response for
-   * anything else is a protocol error).
+   * The slot of the pending remote request with {@code psn} if a response may name it, else -1.
+   * Responses come in request order and only its READ RESPONSE completes an RDMA READ, so a
+   * response may name no request beyond a READ still waiting for its data: it would complete that
+   * READ with no data placed (IB treats it as lost and retries; over TCP nothing is lost, so it is
+   * a protocol error).
    */
-  synchronized int pendingSlotFor(int psn) {
+  synchronized int answerableSlot(int psn) {
     for (long s = head; s < tail; s++) {
       int i = slot(s);
       if (status[i] == null && remote[i]) {
-        return psns[i] == psn ? i : findLater(s, psn);
+        if (psns[i] == psn) {
+          return i;
+        }
+        if (opcodes[i] == WcOpcode.RDMA_READ) {
+          return -1;
+        }
       }
     }
     return -1;
   }
 
-  private int findLater(long from, int psn) {
-    for (long s = from; s < tail; s++) {
-      int i = slot(s);
-      if (status[i] == null && remote[i] && psns[i] == psn) {
-        return i;
-      }
-    }
-    return -1;
+  boolean isRead(int i) {
+    return opcodes[i] == WcOpcode.RDMA_READ;
   }
 
   /**
    * Completes every pending remote request up to and including the one with {@code psn}
-   * successfully (cumulative acknowledgement).
-   *
-   * @return false when no pending request has that PSN
+   * successfully (cumulative acknowledgement). The caller checked with {@link #answerableSlot} that
+   * no RDMA READ before it waits for its data; {@code psn} may be that of a READ only once its data
+   * was placed.
    */
-  synchronized boolean ackThrough(int psn) {
-    if (pendingSlotFor(psn) < 0) {
-      return false;
-    }
+  synchronized void ackThrough(int psn) {
     for (long s = head; s < tail; s++) {
       int i = slot(s);
       if (status[i] == null && remote[i]) {
@@ -165,12 +164,12 @@ final class SendQueue {
       }
     }
     retire();
-    return true;
   }
 
   /**
    * Fails the request with {@code psn} with {@code result}; earlier pending ones succeeded (RC
-   * executes in order), later ones are flushed.
+   * executes in order; the caller checked with {@link #answerableSlot} that none is a READ waiting
+   * for its data), later ones are flushed.
    */
   synchronized void failAt(int psn, WcStatus result) {
     boolean found = false;
