@@ -381,20 +381,36 @@ final class Requester {
     int want = sq.readLength(readSlot, readSge) - readSgeDone;
     long at = sq.readOffset(readSlot, readSge) + readSgeDone;
     SoftMemoryRegion mr = sq.readRegion(readSlot, readSge);
+    int n;
+    // Under the region's lock, which its close() takes: once the region is deregistered no byte
+    // lands in it (its memory is the application's again). A NIC resolves the lkey when the data
+    // arrives; rxe fails the READ with LOC_PROT_ERR, and so does this.
+    synchronized (mr.accessLock()) {
+      n = mr.isClosed() ? -1 : place(mr, at, want);
+    }
+    if (n < 0) {
+      readSlot = -1;
+      qp.failAt(readPsn, WcStatus.LOC_PROT_ERR);
+      return -1;
+    }
+    readSgeDone += n;
+    return n > 0 ? 1 : 0;
+  }
+
+  /** Moves up to {@code want} READ bytes into {@code mr} at {@code at}; returns how many. */
+  private int place(SoftMemoryRegion mr, long at, int want) throws IOException {
     if (!rx.hasRemaining()) {
       // Nothing buffered: straight from the socket into the region, no copy, no large buffer.
       int n = channel.read(readViews.view(0, mr, at, want));
       if (n < 0) {
         throw new EOFException("peer closed the connection mid-response");
       }
-      readSgeDone += n;
-      return n > 0 ? 1 : 0;
+      return n;
     }
     int n = Math.min(rx.remaining(), want);
     mr.memory().put((int) at, rx, rx.position(), n);
     rx.position(rx.position() + n);
-    readSgeDone += n;
-    return 1;
+    return n;
   }
 
   void close() {

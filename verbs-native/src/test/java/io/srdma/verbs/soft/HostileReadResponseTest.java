@@ -187,6 +187,25 @@ class HostileReadResponseTest {
   }
 
   @Test
+  void shouldPlaceNoReadDataInARegionClosedWhileTheReadWaits() throws Exception {
+    try (Victim v = new Victim()) {
+      v.write(1);
+      v.read(2, 0, SIZE);
+      v.write(3);
+      v.fake.next();
+      int psn = v.fake.next().psn();
+      v.dst.close(); // deregistered: its memory is the application's again
+      v.fake.readResponse(psn, SIZE, DATA);
+      // as rxe does: the lkey no longer resolves when the data arrives
+      v.rig.expect(v.cq, WcStatus.SUCCESS, 1);
+      v.rig.expect(v.cq, WcStatus.LOC_PROT_ERR, 2);
+      v.rig.expect(v.cq, WcStatus.WR_FLUSH_ERR, 3);
+      VerbsTestRig.awaitState(v.qp, QpState.ERROR);
+      v.assertUntouched();
+    }
+  }
+
+  @Test
   void shouldCompleteAReadByItsResponseAndTheRequestsBeforeIt() throws Exception {
     try (Victim v = new Victim()) {
       v.write(1);
