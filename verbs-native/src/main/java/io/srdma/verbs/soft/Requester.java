@@ -413,6 +413,12 @@ final class Requester {
     return n;
   }
 
+  /**
+   * Stops reading responses (any thread). Returns once a {@link #progress()} under way has stopped
+   * (at its next step, as it sees {@code closed}; a step is one non-blocking move): the caller
+   * flushes the send queue next, and no READ byte may land after a READ's completion, nor in a slot
+   * the flush retired.
+   */
   void close() {
     closed = true;
     closeQuietly(channel);
@@ -420,6 +426,8 @@ final class Requester {
     if (w != null) {
       w.closed(writeWait);
     }
+    progressLock.lock();
+    progressLock.unlock();
   }
 
   static void closeQuietly(SocketChannel ch) {

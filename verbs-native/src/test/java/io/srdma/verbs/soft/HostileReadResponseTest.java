@@ -10,9 +10,13 @@ import io.srdma.verbs.QpState;
 import io.srdma.verbs.QueuePairAttributes;
 import io.srdma.verbs.VerbsTestRig;
 import io.srdma.verbs.WcStatus;
+import io.srdma.verbs.WorkCompletion;
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadInfo;
 import java.nio.ByteBuffer;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -202,6 +206,49 @@ class HostileReadResponseTest {
       v.rig.expect(v.cq, WcStatus.WR_FLUSH_ERR, 3);
       VerbsTestRig.awaitState(v.qp, QpState.ERROR);
       v.assertUntouched();
+    }
+  }
+
+  @Test
+  void shouldReportNoReadWhoseDataIsStillBeingPlacedWhenTheQueuePairFails() throws Exception {
+    try (Victim v = new Victim()) {
+      v.read(1, 0, SIZE);
+      int psn = v.fake.next().psn();
+      SoftMemoryRegion dst = (SoftMemoryRegion) v.dst;
+      Thread failer = new Thread(v.qp::toError, "toError");
+      WorkCompletion[] early = {new WorkCompletion()};
+      int seen;
+      synchronized (dst.accessLock()) {
+        // The thread reading the response (the device's timer) stops right before placing it.
+        v.fake.readResponse(psn, SIZE, DATA);
+        awaitBlockedOn(dst.accessLock());
+        failer.start();
+        while (failer.getState() == Thread.State.NEW
+            || failer.getState() == Thread.State.RUNNABLE) {
+          LockSupport.parkNanos(1_000_000);
+        }
+        seen = v.cq.poll(early);
+      }
+      assertEquals(0, seen, () -> "completed while its data was still being placed: " + early[0]);
+      failer.join();
+      v.rig.expectAny(v.cq, 1, WcStatus.WR_FLUSH_ERR, WcStatus.SUCCESS);
+    }
+  }
+
+  /** Waits until some thread is blocked entering {@code lock}'s monitor. */
+  private static void awaitBlockedOn(Object lock) {
+    int id = System.identityHashCode(lock);
+    long deadline = System.nanoTime() + VerbsTestRig.COMPLETION_WAIT.toNanos();
+    while (true) {
+      for (ThreadInfo t : ManagementFactory.getThreadMXBean().dumpAllThreads(false, false)) {
+        if (t.getThreadState() == Thread.State.BLOCKED
+            && t.getLockInfo() != null
+            && t.getLockInfo().getIdentityHashCode() == id) {
+          return;
+        }
+      }
+      assertTrue(System.nanoTime() < deadline, "nobody came to place the READ's data");
+      LockSupport.parkNanos(1_000_000);
     }
   }
 
