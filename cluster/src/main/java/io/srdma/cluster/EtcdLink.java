@@ -8,12 +8,14 @@ import io.grpc.netty.GrpcSslContexts;
 import io.netty.handler.ssl.SslContext;
 import io.srdma.keys.KeyExchangeException;
 import io.srdma.keys.Pem;
+import io.srdma.keys.TrustAnchorValidity;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.PrivateKey;
 import java.security.cert.X509Certificate;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
@@ -24,6 +26,7 @@ import javax.naming.InvalidNameException;
 import javax.naming.ldap.LdapName;
 import javax.naming.ldap.Rdn;
 import javax.net.ssl.SSLException;
+import javax.net.ssl.X509ExtendedTrustManager;
 
 /**
  * One etcd client, over mutual TLS with the configured client certificate, TLS 1.3 only. Every
@@ -106,7 +109,7 @@ public final class EtcdLink implements AutoCloseable {
       ssl =
           GrpcSslContexts.forClient() // ALPN h2, as gRPC needs
               .protocols("TLSv1.3")
-              .trustManager(ca)
+              .trustManager(trustManager(ca, Clock.systemUTC()))
               .keyManager(key, cert)
               .build();
     } catch (SSLException e) {
@@ -127,6 +130,15 @@ public final class EtcdLink implements AutoCloseable {
       b.authority(config.serverName());
     }
     return new EtcdLink(config, b.build(), commonName(cert));
+  }
+
+  /**
+   * How the client trusts etcd's server certificate: the JDK's PKIX validation against the cluster
+   * CA, and the CA's own validity period checked on every handshake (PKIX ignores it), judged at
+   * {@code clock}.
+   */
+  static X509ExtendedTrustManager trustManager(X509Certificate ca, Clock clock) {
+    return new TrustAnchorValidity(ca, clock).pkixTrustManager();
   }
 
   /** The CN of a certificate's subject (etcd's user for it under RBAC), or "" if none. */

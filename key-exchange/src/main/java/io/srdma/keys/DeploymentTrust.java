@@ -12,6 +12,7 @@ import java.security.cert.PKIXReason;
 import java.security.cert.TrustAnchor;
 import java.security.cert.X509Certificate;
 import java.time.Clock;
+import java.time.Instant;
 import java.util.Date;
 import java.util.List;
 import java.util.Objects;
@@ -22,7 +23,9 @@ import java.util.Set;
  *
  * <p>{@link #verify} is the single place where a peer's certificate is accepted or refused; the TLS
  * trust managers of {@link MutualTls} call it. Path validation is the JDK's PKIX validator with the
- * deployment CA as the only trust anchor; revocation, usage and identity are checked on top of it.
+ * deployment CA as the only trust anchor; the CA certificate's own validity period (which PKIX
+ * ignores, {@link TrustAnchorValidity}), revocation, usage and identity are checked on top of it,
+ * at the time of the trust's clock, on every call.
  *
  * <p>Thread safety: thread-safe; one trust may serve many clients, hosts and threads (its
  * revocation list reloads under its own lock). Buffers: none.
@@ -31,11 +34,13 @@ public final class DeploymentTrust {
   private final X509Certificate ca;
   private final RevocationList revocations;
   private final Clock clock;
+  private final TrustAnchorValidity anchor;
 
   private DeploymentTrust(X509Certificate ca, RevocationList revocations, Clock clock) {
     this.ca = Objects.requireNonNull(ca, "ca");
     this.revocations = Objects.requireNonNull(revocations, "revocations");
     this.clock = Objects.requireNonNull(clock, "clock");
+    this.anchor = new TrustAnchorValidity(ca, clock);
   }
 
   /** Trust in {@code ca}, with its revocation list. */
@@ -81,7 +86,10 @@ public final class DeploymentTrust {
    *     a tenant identity and clientAuth
    * @return the peer's identity, from its certificate
    * @throws KeyExchangeException of category {@link KeyExchangeException.Category#PEER_CERTIFICATE}
-   *     whose reason says why the certificate was refused
+   *     whose reason says why the certificate was refused; {@link
+   *     KeyExchangeException.Reason#CA_EXPIRED} or {@link
+   *     KeyExchangeException.Reason#CA_NOT_YET_VALID} while the CA certificate itself is outside
+   *     its validity period
    */
   public PeerIdentity verify(X509Certificate[] chain, CertificateUsage usage) {
     if (chain == null || chain.length == 0 || chain[0] == null) {
@@ -89,9 +97,11 @@ public final class DeploymentTrust {
           KeyExchangeException.Reason.NO_CERTIFICATE, "the peer presented no certificate");
     }
     X509Certificate leaf = chain[0];
-    Date now = Date.from(clock.instant());
-    validatePath(leaf, now);
-    revocations.check(leaf, clock.instant());
+    // one instant for every date of this decision: the anchor, the path and the CRL
+    Instant now = clock.instant();
+    anchor.check(now);
+    validatePath(leaf, Date.from(now));
+    revocations.check(leaf, now);
     checkUsage(leaf, usage);
     PeerIdentity identity = PeerIdentity.fromCertificate(leaf);
     checkRole(identity, usage);
@@ -100,17 +110,19 @@ public final class DeploymentTrust {
 
   /**
    * Re-checks, for a live session, what can change after a certificate was verified: its validity
-   * period and its revocation status (the CRL is re-read when its file changed). The chain, usage
-   * and identity were checked by {@link #verify} when the session began and cannot change. Cheap
-   * (no signature check): callers may run it every second per session. Thread-safe.
+   * period, the CA certificate's validity period, and its revocation status (the CRL is re-read
+   * when its file changed). The chain, usage and identity were checked by {@link #verify} when the
+   * session began and cannot change. Cheap (no signature check): callers may run it every second
+   * per session. Thread-safe.
    *
    * @param certificate a certificate {@link #verify} accepted
    * @throws KeyExchangeException {@code CERTIFICATE_EXPIRED}, {@code CERTIFICATE_NOT_YET_VALID},
-   *     {@code CERTIFICATE_REVOKED} or {@code REVOCATION_STATUS_UNKNOWN}
+   *     {@code CA_EXPIRED}, {@code CA_NOT_YET_VALID}, {@code CERTIFICATE_REVOKED} or {@code
+   *     REVOCATION_STATUS_UNKNOWN}
    */
   public void checkStillValid(X509Certificate certificate) {
     Objects.requireNonNull(certificate, "certificate");
-    java.time.Instant now = clock.instant();
+    Instant now = clock.instant();
     String serial = " (serial " + certificate.getSerialNumber().toString(16) + ")";
     if (now.isAfter(certificate.getNotAfter().toInstant())) {
       throw new KeyExchangeException(
@@ -122,6 +134,7 @@ public final class DeploymentTrust {
           KeyExchangeException.Reason.CERTIFICATE_NOT_YET_VALID,
           "certificate is valid from " + certificate.getNotBefore().toInstant() + serial);
     }
+    anchor.check(now);
     revocations.check(certificate, now);
   }
 

@@ -57,6 +57,16 @@ public class KeyExchangeException extends RuntimeException {
      * one in force, or equal with different content. The list in force stays.
      */
     CRL_ROLLBACK(Category.PEER_CERTIFICATE),
+    /**
+     * The deployment CA's own certificate (the trust anchor) has expired: no peer can be
+     * authenticated, whatever its own certificate's dates ({@link TrustAnchorValidity}).
+     */
+    CA_EXPIRED(Category.PEER_CERTIFICATE),
+    /**
+     * The deployment CA's own certificate (the trust anchor) is not valid yet, usually a clock set
+     * wrong: no peer can be authenticated ({@link TrustAnchorValidity}).
+     */
+    CA_NOT_YET_VALID(Category.PEER_CERTIFICATE),
 
     /** The peer offered no protocol version we accept (we accept TLS 1.3 only). */
     PROTOCOL_VERSION(Category.TLS),
