@@ -1,19 +1,17 @@
 package io.srdma.policy;
 
+import io.srdma.keys.OwnerOnlyFiles;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermission;
 import java.security.GeneralSecurityException;
 import java.security.SecureRandom;
 import java.util.Arrays;
-import java.util.EnumSet;
 import java.util.HexFormat;
 import java.util.Objects;
-import java.util.Set;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 
@@ -34,8 +32,6 @@ public final class AuditKey implements AutoCloseable {
 
   private static final String PREFIX = "srdma-audit-key-v1:";
   private static final String HMAC = "HmacSHA256";
-  private static final Set<PosixFilePermission> OWNER_RW =
-      EnumSet.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE);
 
   private final byte[] key;
   private final String id;
@@ -126,17 +122,11 @@ public final class AuditKey implements AutoCloseable {
   public static AuditKey load(Path file) {
     byte[] text;
     try {
-      if (AuditFiles.isPosix(file)) {
-        Set<PosixFilePermission> p = Files.getPosixFilePermissions(file);
-        if (!OWNER_RW.containsAll(p)) {
-          throw new AuditException(
-              "audit key "
-                  + file
-                  + " is open to group or others ("
-                  + java.nio.file.attribute.PosixFilePermissions.toString(p)
-                  + "); chmod 600 it",
-              null);
-        }
+      java.util.Optional<String> loose = OwnerOnlyFiles.looseMode(file);
+      if (loose.isPresent()) {
+        throw new AuditException(
+            "audit key " + file + " is open to group or others (" + loose.get() + "); chmod 600 it",
+            null);
       }
       text = Files.readAllBytes(file);
     } catch (NoSuchFileException e) {

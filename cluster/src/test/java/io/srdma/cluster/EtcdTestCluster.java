@@ -8,7 +8,6 @@ import io.srdma.keys.DeploymentCa;
 import io.srdma.keys.PeerIdentity;
 import io.srdma.keys.Pem;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.math.BigInteger;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -99,13 +98,11 @@ public final class EtcdTestCluster implements AutoCloseable {
     Credential server = ca.issueServer(List.of("localhost", "127.0.0.1"), Duration.ofDays(1));
     serverCert = dir.resolve("etcd-server.crt");
     serverKey = dir.resolve("etcd-server.key");
-    Files.writeString(serverCert, Pem.toPem(server.certificate()));
-    Files.writeString(serverKey, Pem.toPem(server.privateKey(), null));
+    server.writeTo(serverCert, serverKey, null); // the key 600, as srdma cert issue writes it
     Credential peer = peerCertificate(dir.resolve("ca"), caPass);
     peerCert = dir.resolve("etcd-peer.crt");
     peerKey = dir.resolve("etcd-peer.key");
-    Files.writeString(peerCert, Pem.toPem(peer.certificate()));
-    Files.writeString(peerKey, Pem.toPem(peer.privateKey(), null));
+    peer.writeTo(peerCert, peerKey, null);
     pickPorts();
   }
 
@@ -377,12 +374,7 @@ public final class EtcdTestCluster implements AutoCloseable {
     Credential cred = ca.issuePeer(PeerIdentity.of("cluster", cn), Duration.ofDays(1));
     Path cert = dir.resolve(name + ".crt");
     Path key = dir.resolve(name + ".key");
-    try {
-      Files.writeString(cert, Pem.toPem(cred.certificate()));
-      Files.writeString(key, Pem.toPem(cred.privateKey(), null));
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    cred.writeTo(cert, key, null); // the key 600: a looser one is refused (Pem.readPrivateKey)
     return ClusterConfig.builder()
         .endpoints(endpoints)
         .caCertificate(ca.directory().resolve(DeploymentCa.CA_CERTIFICATE))

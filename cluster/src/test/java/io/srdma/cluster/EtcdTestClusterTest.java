@@ -8,7 +8,6 @@ import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.kv.GetResponse;
 import io.srdma.keys.Credential;
 import io.srdma.keys.DeploymentCa;
-import io.srdma.keys.Pem;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -146,8 +145,7 @@ class EtcdTestClusterTest {
           other.issuePeer(io.srdma.keys.PeerIdentity.of("cluster", "intruder"), Duration.ofDays(1));
       Path cert = dir.resolve("foreign.crt");
       Path key = dir.resolve("foreign.key");
-      Files.writeString(cert, Pem.toPem(foreign.certificate()));
-      Files.writeString(key, Pem.toPem(foreign.privateKey(), null));
+      foreign.writeTo(cert, key, null);
       ClusterConfig good = etcd.clientConfig("/srdma/t", null);
       ClusterConfig bad =
           ClusterConfig.builder()

@@ -99,6 +99,11 @@ public class KeyExchangeException extends RuntimeException {
     IO_ERROR(Category.STORAGE),
     /** A passphrase-protected key could not be decrypted (wrong or missing passphrase). */
     BAD_PASSPHRASE(Category.STORAGE),
+    /**
+     * A private key file allows group or others access (its mode is more than {@code 600}); it is
+     * refused without being read ({@link OwnerOnlyFiles}).
+     */
+    KEY_FILE_EXPOSED(Category.STORAGE),
 
     /** A tenant, peer or host name is not in the allowed character set or too long. */
     BAD_NAME(Category.INPUT),

@@ -36,7 +36,8 @@ import org.bouncycastle.pkcs.PKCSException;
 /**
  * PEM encoding of certificates, CRLs and private keys (PKCS#8, optionally passphrase-encrypted with
  * PBES2: PBKDF2-HMAC-SHA256 and AES-256-CBC). Files written with {@link #writePrivateKey(Path,
- * PrivateKey, char[])} are created owner-only (POSIX 600) and never overwrite an existing file.
+ * PrivateKey, char[])} are created owner-only (POSIX 600) and never overwrite an existing file;
+ * {@link #readPrivateKey(Path, char[])} refuses a key file that is not.
  */
 public final class Pem {
   /** PBKDF2 iterations for passphrase-encrypted keys (OWASP 2023 figure for HMAC-SHA256). */
@@ -141,11 +142,16 @@ public final class Pem {
   }
 
   /**
-   * Reads a private key (PKCS#8, encrypted PKCS#8, or a traditional OpenSSL EC key).
+   * Reads a private key (PKCS#8, encrypted PKCS#8, or a traditional OpenSSL EC key) from a file
+   * only its owner may access (POSIX {@code 600} or narrower; {@link OwnerOnlyFiles}), encrypted or
+   * not.
    *
    * @param passphrase needed if the key is encrypted; may be {@code null} otherwise
+   * @throws KeyExchangeException {@link KeyExchangeException.Reason#KEY_FILE_EXPOSED}, naming the
+   *     file and its mode, if group or others may access it; nothing is read then
    */
   public static PrivateKey readPrivateKey(Path file, char[] passphrase) {
+    requireOwnerOnly(file);
     JcaPEMKeyConverter converter = new JcaPEMKeyConverter();
     for (Object o : parseAll(file)) {
       try {
@@ -178,6 +184,28 @@ public final class Pem {
     }
     throw new KeyExchangeException(
         KeyExchangeException.Reason.BAD_PEM, file + " holds no private key");
+  }
+
+  private static void requireOwnerOnly(Path file) {
+    java.util.Optional<String> loose;
+    try {
+      loose = OwnerOnlyFiles.looseMode(file);
+    } catch (java.nio.file.NoSuchFileException e) {
+      throw new KeyExchangeException(
+          KeyExchangeException.Reason.IO_ERROR, file + " does not exist", e);
+    } catch (IOException e) {
+      throw new KeyExchangeException(
+          KeyExchangeException.Reason.IO_ERROR, "cannot read " + file + ": " + e.getMessage(), e);
+    }
+    if (loose.isPresent()) {
+      throw new KeyExchangeException(
+          KeyExchangeException.Reason.KEY_FILE_EXPOSED,
+          "private key "
+              + file
+              + " is open to group or others ("
+              + loose.get()
+              + "); chmod 600 it (and replace the key if others may have read it)");
+    }
   }
 
   private static List<Object> parseAll(Path file) {
