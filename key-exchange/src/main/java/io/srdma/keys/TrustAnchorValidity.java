@@ -107,6 +107,32 @@ public final class TrustAnchorValidity {
     }
   }
 
+  /** How soon before a CA's expiry {@link #expiryWarning} speaks up. */
+  public static final java.time.Duration EXPIRY_WARNING = java.time.Duration.ofDays(30);
+
+  /**
+   * A warning for an operator when {@code ca} expires within {@link #EXPIRY_WARNING} of {@code now}
+   * (from then on every handshake is refused), naming the CA, its notAfter and the days left; empty
+   * when it expires later, or has expired already ({@link #check} refuses that).
+   */
+  public static java.util.Optional<String> expiryWarning(X509Certificate ca, Instant now) {
+    Instant notAfter = ca.getNotAfter().toInstant();
+    if (now.isAfter(notAfter) || now.plus(EXPIRY_WARNING).isBefore(notAfter)) {
+      return java.util.Optional.empty();
+    }
+    long days = java.time.Duration.between(now, notAfter).toDays();
+    return java.util.Optional.of(
+        "the deployment CA "
+            + name(ca)
+            + " expires at "
+            + notAfter
+            + " (in "
+            + days
+            + (days == 1 ? " day" : " days")
+            + "): from then on no peer can be authenticated; replace ca.crt (and the"
+            + " certificates it issued) before then");
+  }
+
   private static String name(X509Certificate ca) {
     return "'"
         + DeploymentTrust.printable(ca.getSubjectX500Principal().getName())

@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
@@ -210,5 +211,23 @@ class TrustAnchorValidityTest {
 
   private static PeerIdentity verify(DeploymentTrust trust, X509Certificate cert) {
     return trust.verify(new X509Certificate[] {cert}, CertificateUsage.TLS_CLIENT);
+  }
+
+  @Test
+  void anOperatorIsWarnedInTheLast30DaysOfTheCa(@TempDir Path caDir) {
+    DeploymentCa ca = DeploymentCa.init(caDir, null);
+    X509Certificate cert = ca.certificate();
+    Instant notAfter = cert.getNotAfter().toInstant();
+    Optional<String> soon =
+        TrustAnchorValidity.expiryWarning(cert, notAfter.minus(Duration.ofDays(10)));
+    assertTrue(soon.isPresent());
+    assertTrue(soon.get().contains("in 10 days"), soon.get());
+    assertTrue(soon.get().contains(notAfter.toString()), soon.get());
+    assertTrue(
+        TrustAnchorValidity.expiryWarning(cert, notAfter.minus(Duration.ofDays(31))).isEmpty(),
+        "a CA with more than 30 days left is not worth a warning");
+    assertTrue(
+        TrustAnchorValidity.expiryWarning(cert, notAfter.plusSeconds(1)).isEmpty(),
+        "an expired CA is refused, not warned about");
   }
 }

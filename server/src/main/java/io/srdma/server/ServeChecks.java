@@ -10,6 +10,7 @@ import io.srdma.keys.KeyExchangeException;
 import io.srdma.keys.PeerIdentity;
 import io.srdma.keys.Pem;
 import io.srdma.keys.RevocationList;
+import io.srdma.keys.TrustAnchorValidity;
 import io.srdma.policy.Policy;
 import io.srdma.policy.PolicyException;
 import io.srdma.policy.PolicyLoader;
@@ -29,6 +30,7 @@ import java.security.SecureRandom;
 import java.security.Signature;
 import java.security.cert.X509CRL;
 import java.security.cert.X509Certificate;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import org.slf4j.Logger;
@@ -134,7 +136,10 @@ final class ServeChecks {
                     || e.reason() == KeyExchangeException.Reason.CRL_ROLLBACK
                     || e.reason() == KeyExchangeException.Reason.IO_ERROR
                 ? c.where("tls.crl") + ": " + c.crl
-                : c.where("tls.certificate") + ": " + c.certificate;
+                : e.reason() == KeyExchangeException.Reason.CA_EXPIRED
+                        || e.reason() == KeyExchangeException.Reason.CA_NOT_YET_VALID
+                    ? c.where("tls.ca-certificate") + ": " + c.caCertificate
+                    : c.where("tls.certificate") + ": " + c.certificate;
         errors.add(at + ": " + message(e) + " (checked against " + c.caCertificate + ")");
       }
     }
@@ -222,6 +227,8 @@ final class ServeChecks {
     if (!errors.isEmpty()) {
       throw new ServeConfig.ConfigException(errors);
     }
+    TrustAnchorValidity.expiryWarning(ca, Instant.now())
+        .ifPresent(w -> LOG.warn("{}: {}", c.where("tls.ca-certificate"), w));
     // everything else is good: only now is the CRL-number file read and written. The highest CRL
     // number accepted survives restarts, so a list put back while the host was down is refused.
     DeploymentTrust trust;

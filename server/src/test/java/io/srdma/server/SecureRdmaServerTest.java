@@ -15,11 +15,15 @@ import io.srdma.policy.AuditVerification;
 import io.srdma.policy.AuditVerifier;
 import io.srdma.policy.PolicyLoader;
 import java.io.InputStream;
+import java.lang.reflect.Method;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
@@ -147,5 +151,32 @@ class SecureRdmaServerTest {
         e.errors().stream().anyMatch(l -> l.contains("the policy has no tenant 'acme'")),
         e.errors().toString());
     assertTrue(Files.notExists(dir.resolve("audit.log")), "nothing was started");
+  }
+
+  @Test
+  void shouldNameTheCaCertificateWhenTheCaHasExpired() throws Exception {
+    // a CA made 3,651 days ago (its validity is 3,650), and a host certificate of its still in date
+    Path old = dir.resolve("old-ca");
+    Instant made = Instant.now().minus(DeploymentCa.CA_VALIDITY).minus(Duration.ofDays(1));
+    Method init =
+        DeploymentCa.class.getDeclaredMethod("init", Path.class, char[].class, Clock.class);
+    init.setAccessible(true);
+    DeploymentCa ca =
+        (DeploymentCa) init.invoke(null, old, null, Clock.fixed(made, ZoneOffset.UTC));
+    Files.delete(dir.resolve("host.crt"));
+    Files.delete(dir.resolve("host.key"));
+    ca.issuePeer(PeerIdentity.of("host", "host-1"), made, Instant.now().plus(Duration.ofDays(1)))
+        .writeTo(dir.resolve("host.crt"), dir.resolve("host.key"), null);
+    Path yaml = dir.resolve("serve.yaml");
+    ServeConfig c = config("127.0.0.1:0");
+    Files.writeString(yaml, Files.readString(yaml).replace("ca/", "old-ca/"));
+    ServeConfig.ConfigException e =
+        assertThrows(
+            ServeConfig.ConfigException.class,
+            () -> SecureRdmaServer.prepare(ServeConfig.read(yaml)));
+    assertTrue(
+        e.errors().stream()
+            .anyMatch(l -> l.contains("tls.ca-certificate: ") && l.contains("expired at")),
+        e.errors().toString());
   }
 }
