@@ -131,19 +131,15 @@ final class ClusterRoutes {
             revoked = view.revoke(host, id);
           } catch (RuntimeException e) {
             // etcd unreachable, or the host did not confirm in time: not known to be revoked
-            failed(
-                audited,
-                user,
-                "not confirmed: "
-                    + (e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName()),
-                e);
+            RevokeFailures.audit(trail, audited, user, RevokeFailures.notConfirmed(e), e);
             throw e;
           }
           if (!revoked) {
             ApiException gone =
                 ApiException.notFound(
                     "grant " + id + " of host '" + host + "' ended before it could be revoked");
-            failed(audited, user, "not revoked: no longer listed (ended meanwhile)", gone);
+            RevokeFailures.audit(
+                trail, audited, user, "not revoked: no longer listed (ended meanwhile)", gone);
             throw gone;
           }
           trail.revoked(audited, user, "console"); // after the fact: the line means revoked
@@ -154,15 +150,6 @@ final class ClusterRoutes {
               .put("id", Long.toString(id));
         },
         body -> Http.json(ctx, 200, body));
-  }
-
-  /** The {@code revoke}/{@code failure} line; if it cannot be written, {@code cause} says so. */
-  private void failed(LiveGrant grant, String user, String detail, RuntimeException cause) {
-    try {
-      trail.revokeFailed(grant, user, "console", detail);
-    } catch (RuntimeException e) {
-      cause.addSuppressed(e);
-    }
   }
 
   /** A fleet grant as the audit line describes it; its id names the host: {@code <host>/<id>}. */

@@ -16,10 +16,11 @@ import java.util.List;
  * (never the event loop), so a method may block briefly, e.g. to force an audit line to disk.
  *
  * <p>Auditing: the console writes the audit lines of what only it sees (logins, policies that do
- * not parse). The host audits the state changes themselves, whoever asked for them: {@link #revoke}
- * writes the {@code revoke} line (actor = the console user) and {@link #reload} the {@code reload}
- * line, and then the revocations a reload causes; a reload the host refuses it does not audit (the
- * console does, as {@code reload} failure).
+ * not parse, a revoke that did not happen). The host audits the state changes themselves, whoever
+ * asked for them: {@link #revoke} writes the {@code revoke} line (actor = the console user) when it
+ * revokes, and nothing when it returns false, and {@link #reload} the {@code reload} line, and then
+ * the revocations a reload causes; a reload the host refuses it does not audit (the console does,
+ * as {@code reload} failure).
  */
 public interface ConsoleBackend {
 

@@ -93,7 +93,13 @@ final class ConsoleVerticle extends VerticleBase {
     auth = new AuthRoutes(users, backend::policy, trail, limiter, metrics, sessions);
     HostRoutes host =
         new HostRoutes(
-            vertx, backend, metrics, auth::loginFailures, auth::live, config.streamInterval());
+            vertx,
+            backend,
+            trail,
+            metrics,
+            auth::loginFailures,
+            auth::live,
+            config.streamInterval());
     // one thread: a policy apply's base check and reload are one step (no lost update)
     applies = vertx.createSharedWorkerExecutor(APPLY_EXECUTOR, 1);
     PolicyRoutes policy =

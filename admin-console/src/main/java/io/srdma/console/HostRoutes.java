@@ -1,5 +1,7 @@
 package io.srdma.console;
 
+import io.srdma.policy.AuditTrail;
+import io.srdma.policy.LiveGrant;
 import io.srdma.policy.PeerEntry;
 import io.srdma.policy.Tenant;
 import io.vertx.core.Vertx;
@@ -20,6 +22,7 @@ final class HostRoutes {
 
   private final Vertx vertx;
   private final ConsoleBackend backend;
+  private final AuditTrail trail;
   private final ConsoleMetrics metrics;
   private final LongSupplier loginFailures;
   private final Predicate<ConsoleSessions.Session> live;
@@ -32,12 +35,14 @@ final class HostRoutes {
   HostRoutes(
       Vertx vertx,
       ConsoleBackend backend,
+      AuditTrail trail,
       ConsoleMetrics metrics,
       LongSupplier loginFailures,
       Predicate<ConsoleSessions.Session> live,
       Duration interval) {
     this.vertx = vertx;
     this.backend = backend;
+    this.trail = trail;
     this.metrics = metrics;
     this.loginFailures = loginFailures;
     this.live = live;
@@ -199,7 +204,14 @@ final class HostRoutes {
     Blocking.run(ctx, () -> find(id), g -> Http.json(ctx, 200, Views.grant(g)));
   }
 
-  /** Revokes a grant: the host invalidates the window and audits the revocation (actor = user). */
+  /**
+   * Revokes a grant: the host invalidates the window and audits the revocation (actor = user). A
+   * revoke that does not happen is audited here, as the fleet revoke's ({@link
+   * ClusterRoutes#revoke}): a grant that was listed but ended before the revoke reached it
+   * (expired, released, revoked by another) is a {@code revoke}/{@code failure} line and 404; a
+   * revocation that threw, one with a {@code not confirmed} detail, and the error. An id never
+   * listed is 404 without a line: nothing was attempted.
+   */
   void revoke(RoutingContext ctx) {
     String id = ctx.pathParam("id");
     String user = AuthRoutes.user(ctx);
@@ -207,8 +219,19 @@ final class HostRoutes {
         ctx,
         () -> {
           GrantInfo g = find(id);
-          if (!backend.revoke(id, user)) {
-            throw ApiException.notFound("grant '" + id + "' ended before it could be revoked");
+          boolean revoked;
+          try {
+            revoked = backend.revoke(id, user);
+          } catch (RuntimeException e) {
+            RevokeFailures.audit(trail, audited(g), user, RevokeFailures.notConfirmed(e), e);
+            throw e;
+          }
+          if (!revoked) {
+            ApiException gone =
+                ApiException.notFound("grant '" + id + "' ended before it could be revoked");
+            RevokeFailures.audit(
+                trail, audited(g), user, "not revoked: no longer live (ended meanwhile)", gone);
+            throw gone;
           }
           metrics.revocations.increment();
           return g;
@@ -216,6 +239,25 @@ final class HostRoutes {
         g ->
             Http.json(
                 ctx, 200, new JsonObject().put("revoked", true).put("grant", Views.grant(g))));
+  }
+
+  /** A listed grant as its audit line describes it. */
+  private static LiveGrant audited(GrantInfo g) {
+    Duration ttl =
+        g.expiresAt().isAfter(g.issuedAt())
+            ? Duration.between(g.issuedAt(), g.expiresAt())
+            : Duration.ZERO;
+    return new LiveGrant(
+        g.grantId(),
+        g.identity(),
+        g.tenant(),
+        g.region(),
+        g.operations(),
+        g.offset(),
+        g.length(),
+        ttl,
+        g.issuedAt(),
+        null);
   }
 
   private GrantInfo find(String id) {

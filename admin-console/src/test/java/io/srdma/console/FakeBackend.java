@@ -40,6 +40,9 @@ final class FakeBackend implements ConsoleBackend {
   /** Runs before every reload, outside the backend's lock (tests). */
   volatile Runnable beforeReload;
 
+  /** Runs before every revoke with the grant id, outside the backend's lock (tests). */
+  volatile java.util.function.Consumer<String> beforeRevoke;
+
   private final Path auditLog;
   private final Map<String, GrantInfo> grants = new LinkedHashMap<>();
   private final List<SessionInfo> sessions = new ArrayList<>();
@@ -156,8 +159,21 @@ final class FakeBackend implements ConsoleBackend {
     return List.copyOf(grants.values());
   }
 
+  /** Ends a grant as the host would on its own (expiry, session end): no console involved. */
+  synchronized void end(String grantId) {
+    grants.remove(grantId);
+  }
+
   @Override
-  public synchronized boolean revoke(String grantId, String actor) {
+  public boolean revoke(String grantId, String actor) {
+    java.util.function.Consumer<String> hook = beforeRevoke;
+    if (hook != null) {
+      hook.accept(grantId);
+    }
+    return revokeNow(grantId, actor);
+  }
+
+  private synchronized boolean revokeNow(String grantId, String actor) {
     GrantInfo g = grants.remove(grantId);
     if (g == null) {
       return false;
