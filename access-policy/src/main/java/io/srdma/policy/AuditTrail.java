@@ -63,6 +63,24 @@ public final class AuditTrail {
   }
 
   /**
+   * A console logout, in the login's shape ({@link #consoleLogin}): action {@code authenticate},
+   * outcome {@code success}, the user as actor, reason {@code logout}; never the session's cookie
+   * or CSRF token.
+   *
+   * @param user the console user whose session ended
+   * @param remote the client address, or null
+   * @return the new head
+   */
+  public String consoleLogout(String user, String remote) {
+    return log.append(
+        AuditEvent.builder(AuditAction.AUTHENTICATE, AuditOutcome.SUCCESS)
+            .actor(Objects.requireNonNull(user, "user"))
+            .reason("logout")
+            .detail("console" + (remote == null ? "" : " from " + remote))
+            .build());
+  }
+
+  /**
    * A decision that will not become a grant (a denial, or a dry run such as policy explain).
    *
    * @param d the decision

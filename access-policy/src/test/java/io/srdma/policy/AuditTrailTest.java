@@ -80,4 +80,24 @@ class AuditTrailTest {
     assertEquals("failure", AuditLogTest.parse(lines.get(6)).get("outcome"));
     assertEquals("access_violation", AuditLogTest.parse(lines.get(7)).get("action"));
   }
+
+  @Test
+  void shouldWriteTheConsoleLogoutInTheShapeOfTheLogin(@TempDir Path dir) throws Exception {
+    ConsoleUsers users = new ConsoleUsers(new PolicyLoader()::loadSample);
+    Path file = dir.resolve("audit.log");
+    try (AuditLog log = AuditLog.open(file)) {
+      AuditTrail trail = new AuditTrail(log);
+      trail.consoleLogin(users.authenticate("admin", "admin-demo".toCharArray()), "10.0.0.9");
+      trail.consoleLogout("admin", "10.0.0.9");
+    }
+    List<String> lines = Files.readAllLines(file);
+    Map<String, Object> login = AuditLogTest.parse(lines.get(1));
+    Map<String, Object> logout = AuditLogTest.parse(lines.get(2));
+    assertEquals("authenticate", logout.get("action"));
+    assertEquals("success", logout.get("outcome"));
+    assertEquals("admin", logout.get("actor"));
+    assertEquals("logout", logout.get("reason"));
+    assertEquals(login.get("detail"), logout.get("detail"));
+    assertEquals(login.keySet(), logout.keySet());
+  }
 }

@@ -17,8 +17,8 @@ import java.util.concurrent.Semaphore;
 import java.util.function.Supplier;
 
 /**
- * Login, logout, and the guards every API route passes: logged in (else 401), CSRF token on state
- * changes (else 403), admin role for admin actions (else 403).
+ * Login, logout (both audited), and the guards every API route passes: logged in (else 401), CSRF
+ * token on state changes (else 403), admin role for admin actions (else 403).
  *
  * <p>CSRF: a synchronizer token. Login keeps 32 random bytes in the server-side session and returns
  * them; the UI sends them back in {@value #CSRF_HEADER} on every POST, PUT and DELETE, compared in
@@ -153,9 +153,23 @@ final class AuthRoutes {
     return (long) metrics.loginFailure.count();
   }
 
+  /**
+   * Ends the request's session and audits it like the login ({@link AuditTrail#consoleLogout}). The
+   * session ends first: a logout is never prevented by the audit log (if the line cannot be written
+   * the answer is 500, the session ended all the same). Of logouts of one session that race, the
+   * one that ended it writes the line; the others answer 204 and write nothing.
+   */
   void logout(RoutingContext ctx) {
-    sessions.end(ctx);
-    ctx.response().setStatusCode(204).end();
+    String user = user(ctx);
+    String remote = ctx.request().remoteAddress().host();
+    if (!sessions.end(ctx)) {
+      ctx.response().setStatusCode(204).end();
+      return;
+    }
+    Blocking.run(
+        ctx,
+        () -> trail.consoleLogout(user, remote),
+        head -> ctx.response().setStatusCode(204).end());
   }
 
   void me(RoutingContext ctx) {

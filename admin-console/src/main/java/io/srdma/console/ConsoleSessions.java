@@ -121,14 +121,21 @@ final class ConsoleSessions {
     return s;
   }
 
-  /** Ends the request's session and clears its cookie. */
-  synchronized void end(RoutingContext ctx) {
+  /**
+   * Ends the request's session and clears its cookie.
+   *
+   * @return whether this call ended it: false if the request had none, or it had already ended (a
+   *     concurrent logout, expiry, eviction)
+   */
+  synchronized boolean end(RoutingContext ctx) {
     Session s = of(ctx);
+    boolean ended = false;
     if (s != null) {
-      sessions.remove(s.id);
+      ended = sessions.remove(s.id) != null;
       ctx.remove(KEY);
     }
     ctx.response().addCookie(cookie("").setMaxAge(0));
+    return ended;
   }
 
   /**
