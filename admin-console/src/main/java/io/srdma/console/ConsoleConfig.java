@@ -33,6 +33,12 @@ public final class ConsoleConfig {
   /** Default idle timeout of a login session. */
   public static final Duration SESSION_TIMEOUT_DEFAULT = Duration.ofMinutes(30);
 
+  /**
+   * Default absolute lifetime of a login session, however busy: a working day. A session kept alive
+   * by polling (a stolen cookie, a tab left on the overview) ends then all the same.
+   */
+  public static final Duration SESSION_LIFETIME_DEFAULT = Duration.ofHours(8);
+
   /** Default number of login attempts per user and client address within the window. */
   public static final int LOGIN_ATTEMPTS_DEFAULT = 5;
 
@@ -47,6 +53,7 @@ public final class ConsoleConfig {
   private Credential credential;
   private List<X509Certificate> chain = List.of();
   private Duration sessionTimeout = SESSION_TIMEOUT_DEFAULT;
+  private Duration sessionLifetime = SESSION_LIFETIME_DEFAULT;
   private int loginAttempts = LOGIN_ATTEMPTS_DEFAULT;
   private Duration loginWindow = LOGIN_WINDOW_DEFAULT;
   private Duration streamInterval = STREAM_INTERVAL_DEFAULT;
@@ -146,6 +153,23 @@ public final class ConsoleConfig {
   }
 
   /**
+   * How long a login session lasts at most, counted from its login, however many requests it makes;
+   * then it is refused like any request without a login, and the user logs in again.
+   *
+   * @param lifetime positive
+   * @return this
+   */
+  public ConsoleConfig sessionLifetime(Duration lifetime) {
+    this.sessionLifetime = lifetime;
+    return this;
+  }
+
+  /** How long a login session lasts at most, counted from its login. */
+  public Duration sessionLifetime() {
+    return sessionLifetime;
+  }
+
+  /**
    * The login rate limit: at most {@code attempts} failed logins per user name and client address
    * within {@code window}; more are answered 429 until the window has passed.
    *
@@ -221,6 +245,9 @@ public final class ConsoleConfig {
     }
     if (sessionTimeout == null || sessionTimeout.isNegative() || sessionTimeout.isZero()) {
       throw new ConsoleException("sessionTimeout must be positive: " + sessionTimeout);
+    }
+    if (sessionLifetime == null || sessionLifetime.isNegative() || sessionLifetime.isZero()) {
+      throw new ConsoleException("sessionLifetime must be positive: " + sessionLifetime);
     }
     if (loginAttempts < 1
         || loginWindow == null

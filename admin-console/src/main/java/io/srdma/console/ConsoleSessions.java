@@ -15,6 +15,10 @@ import java.util.LinkedHashMap;
  * without one cost no memory (Vert.x's session handler stores a session for every cookieless
  * request). At most {@link #MAX_SESSIONS}; when full, the least recently used goes.
  *
+ * <p>A session ends after its idle timeout without requests, and at its absolute lifetime counted
+ * from the login however busy it is (a cookie kept alive by polling does not live for ever). An
+ * ended session is forgotten: its cookie then gets what a request without a login gets.
+ *
  * <p>The cookie {@value #COOKIE} holds 256 random bits and is {@code Secure}, {@code HttpOnly},
  * {@code SameSite=Strict}, {@code Path=/}, without {@code Domain} (the {@code __Host-} prefix makes
  * browsers insist on that) and without {@code Max-Age} (gone when the browser closes).
@@ -43,6 +47,7 @@ final class ConsoleSessions {
     final String user;
     final byte[] credential;
     final String csrf;
+    final long started;
     long lastSeen;
 
     Session(String id, String user, byte[] credential, String csrf, long now) {
@@ -50,18 +55,30 @@ final class ConsoleSessions {
       this.user = user;
       this.credential = credential.clone();
       this.csrf = csrf;
+      this.started = now;
       this.lastSeen = now;
     }
   }
 
   private final long timeoutMillis;
+  private final long lifetimeMillis;
   private final Clock clock;
   private final SecureRandom random = new SecureRandom();
   // access order: the first entry is the least recently used
   private final LinkedHashMap<String, Session> sessions = new LinkedHashMap<>(16, 0.75f, true);
 
+  /** Sessions with the {@linkplain ConsoleConfig#SESSION_LIFETIME_DEFAULT default lifetime}. */
   ConsoleSessions(Duration timeout, Clock clock) {
+    this(timeout, ConsoleConfig.SESSION_LIFETIME_DEFAULT, clock);
+  }
+
+  /**
+   * @param timeout the idle timeout
+   * @param lifetime the absolute lifetime, from the login
+   */
+  ConsoleSessions(Duration timeout, Duration lifetime, Clock clock) {
     this.timeoutMillis = timeout.toMillis();
+    this.lifetimeMillis = lifetime.toMillis();
     this.clock = clock;
   }
 
@@ -139,16 +156,16 @@ final class ConsoleSessions {
   }
 
   /**
-   * Whether a session is still held and not idle past the timeout, without counting this as a use:
-   * a long-lived response (the event stream) asks this before each write. An expired session is
-   * dropped.
+   * Whether a session is still held, not idle past the timeout and not past its lifetime, without
+   * counting this as a use: a long-lived response (the event stream) asks this before each write.
+   * An expired session is dropped.
    */
   synchronized boolean live(Session s) {
     // containsKey, not get: get would count as a use in the access order
     if (!sessions.containsKey(s.id)) {
       return false;
     }
-    if (clock.millis() - s.lastSeen >= timeoutMillis) {
+    if (expired(s, clock.millis())) {
       sessions.remove(s.id);
       return false;
     }
@@ -170,7 +187,7 @@ final class ConsoleSessions {
       return null;
     }
     long now = clock.millis();
-    if (now - s.lastSeen >= timeoutMillis) {
+    if (expired(s, now)) {
       sessions.remove(id);
       return null;
     }
@@ -179,7 +196,12 @@ final class ConsoleSessions {
   }
 
   private void purge(long now) {
-    sessions.values().removeIf(s -> now - s.lastSeen >= timeoutMillis);
+    sessions.values().removeIf(s -> expired(s, now));
+  }
+
+  /** Idle past the timeout, or past its lifetime however busy. */
+  private boolean expired(Session s, long now) {
+    return now - s.lastSeen >= timeoutMillis || now - s.started >= lifetimeMillis;
   }
 
   private String token() {

@@ -89,7 +89,8 @@ final class ConsoleVerticle extends VerticleBase {
   public Future<?> start() {
     LoginLimiter limiter =
         new LoginLimiter(config.loginAttempts(), config.loginWindow(), Clock.systemUTC());
-    sessions = new ConsoleSessions(config.sessionTimeout(), Clock.systemUTC());
+    sessions =
+        new ConsoleSessions(config.sessionTimeout(), config.sessionLifetime(), Clock.systemUTC());
     auth = new AuthRoutes(users, backend::policy, trail, limiter, metrics, sessions);
     HostRoutes host =
         new HostRoutes(

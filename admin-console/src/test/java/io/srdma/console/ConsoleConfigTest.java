@@ -62,6 +62,17 @@ class ConsoleConfigTest {
                         .conclude())
             .getMessage()
             .contains("metricsToken"));
+    for (Duration bad : new Duration[] {null, Duration.ZERO, Duration.ofSeconds(-1)}) {
+      assertTrue(
+          assertThrows(
+                  ConsoleException.class,
+                  () -> new ConsoleConfig().tls(cert, List.of()).sessionLifetime(bad).conclude())
+              .getMessage()
+              .contains("sessionLifetime"));
+    }
+    assertEquals(
+        ConsoleConfig.SESSION_LIFETIME_DEFAULT,
+        new ConsoleConfig().tls(cert, List.of()).conclude().sessionLifetime());
   }
 
   @Test

@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Test;
 class ConsoleSessionsEvictionTest {
 
   /** A routing context holding its data, with a request carrying {@code cookie} (or none). */
-  private static RoutingContext context(String cookie, Map<String, Object> data, Cookie[] set) {
+  static RoutingContext context(String cookie, Map<String, Object> data, Cookie[] set) {
     HttpServerResponse response =
         (HttpServerResponse)
             Proxy.newProxyInstance(
@@ -67,14 +67,14 @@ class ConsoleSessionsEvictionTest {
   }
 
   /** Logs a user in on a fresh request; returns the session cookie's value. */
-  private static String login(ConsoleSessions sessions, String user) {
+  static String login(ConsoleSessions sessions, String user) {
     Cookie[] set = new Cookie[1];
     sessions.start(context(null, new HashMap<>(), set), user, new byte[32]);
     return set[0].getValue();
   }
 
   /** The session a request with this cookie gets, or null. */
-  private static ConsoleSessions.Session lookup(ConsoleSessions sessions, String cookie) {
+  static ConsoleSessions.Session lookup(ConsoleSessions sessions, String cookie) {
     Map<String, Object> data = new HashMap<>();
     RoutingContext ctx = context(cookie, data, new Cookie[1]);
     sessions.attach(ctx);

@@ -115,6 +115,7 @@ final class ConsoleChecks {
             .port(c.consoleListen.getPort())
             .tls(Credential.of(chain.get(0), key), chain.subList(1, chain.size()))
             .sessionTimeout(c.consoleSessionTimeout)
+            .sessionLifetime(c.consoleSessionLifetime)
             .loginLimit(c.consoleLoginAttempts, c.consoleLoginWindow)
             .metricsToken(token);
     Passphrases.wipe(token);

@@ -41,6 +41,7 @@ abstract class ServeSections extends ConfigReader {
           "key-passphrase-file",
           "metrics-token-file",
           "session-timeout",
+          "session-lifetime",
           "login-attempts",
           "login-window");
   private static final List<String> LIMIT_KEYS =
@@ -121,6 +122,7 @@ abstract class ServeSections extends ConfigReader {
   Path consoleKeyPassphraseFile;
   Path consoleMetricsTokenFile;
   Duration consoleSessionTimeout = Duration.ofMinutes(30);
+  Duration consoleSessionLifetime = io.srdma.console.ConsoleConfig.SESSION_LIFETIME_DEFAULT;
   int consoleLoginAttempts = 5;
   Duration consoleLoginWindow = Duration.ofMinutes(5);
 
@@ -169,6 +171,8 @@ abstract class ServeSections extends ConfigReader {
     consoleMetricsTokenFile = path(f.get("metrics-token-file"), "console.metrics-token-file", null);
     consoleSessionTimeout =
         durationOr(f.get("session-timeout"), "console.session-timeout", consoleSessionTimeout);
+    consoleSessionLifetime =
+        durationOr(f.get("session-lifetime"), "console.session-lifetime", consoleSessionLifetime);
     consoleLoginAttempts =
         intOr(f.get("login-attempts"), "console.login-attempts", 1, 1_000, consoleLoginAttempts);
     consoleLoginWindow =

@@ -219,6 +219,7 @@ class ServeConfigTest {
     assertEquals(null, c.consoleKeyPassphraseFile);
     assertEquals(null, c.consoleMetricsTokenFile);
     assertEquals(Duration.ofMinutes(30), c.consoleSessionTimeout);
+    assertEquals(Duration.ofHours(8), c.consoleSessionLifetime);
     assertEquals(5, c.consoleLoginAttempts);
     assertEquals(Duration.ofMinutes(5), c.consoleLoginWindow);
     assertTrue(c.where("console.key").endsWith(":9:3: console.key"));
