@@ -56,6 +56,22 @@ public final class PolicyLoader {
    * @throws PolicyException category IO if it cannot be read
    */
   public Policy load(Path file) {
+    return parse(file.toString(), read(file));
+  }
+
+  /**
+   * Reads a policy file's bytes as {@link #load} does, without parsing them: for whoever needs the
+   * text of a file again (the console's copy after a reload), so that it is read within the same
+   * bounds. A device, a pipe or a file over the limit (or one that grows past it while it is read)
+   * is refused without being read whole.
+   *
+   * @param file the policy file
+   * @return its bytes, at most the limit
+   * @throws PolicyRejectedException if it is not a regular file or is over the limit; the message
+   *     names the file (and the limit)
+   * @throws PolicyException category IO if it cannot be read
+   */
+  public byte[] read(Path file) {
     String label = file.toString();
     try {
       if (Files.exists(file) && !Files.isRegularFile(file)) {
@@ -72,7 +88,10 @@ public final class PolicyLoader {
         // the file may grow between the size check and the read: never read past the limit
         bytes = in.readNBytes((int) maxFileBytes + (maxFileBytes < Integer.MAX_VALUE ? 1 : 0));
       }
-      return parse(label, bytes);
+      if (bytes.length > maxFileBytes) {
+        throw tooLarge(label, bytes.length);
+      }
+      return bytes;
     } catch (IOException e) {
       throw new PolicyException(
           PolicyException.Category.IO, "cannot read policy file " + file + ": " + e, e);

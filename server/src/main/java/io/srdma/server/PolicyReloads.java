@@ -9,9 +9,7 @@ import io.srdma.policy.PolicyException;
 import io.srdma.policy.PolicyLoader;
 import io.srdma.policy.PolicyWatcher;
 import io.srdma.policy.ReloadResult;
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -104,18 +102,36 @@ final class PolicyReloads {
     };
   }
 
-  /** Hands the reloaded file's text to the console; a file changed again meanwhile is skipped. */
+  /**
+   * Hands the reloaded file's text to the console; a file changed again meanwhile is skipped, and
+   * one that cannot be read again within the loader's bounds (replaced by a device, grown past the
+   * limit) is logged and skipped: the console keeps showing the text it had.
+   */
   private static void consoleText(Path file, HostConsoleBackend backend) {
     String text;
     try {
-      text = Files.readString(file, StandardCharsets.UTF_8);
-    } catch (IOException e) {
-      LOG.warn("policy {} reloaded but its text could not be re-read for the console: {}", file, e);
+      text = policyText(file);
+    } catch (PolicyException e) {
+      LOG.warn(
+          "policy {} reloaded but its text could not be re-read for the console: {}",
+          file,
+          e.getMessage());
       return;
     }
     if (!backend.policyReloaded(text)) {
       LOG.info(
           "policy {} changed again since the reload; the console shows it after the next", file);
     }
+  }
+
+  /**
+   * The policy file's text, read within the bounds the watcher's loader reads it ({@link
+   * PolicyLoader#read}): never a device or more than its limit, so a file swapped after the reload
+   * cannot exhaust the heap.
+   *
+   * @throws PolicyException naming the file (and the limit) if it cannot be read so
+   */
+  static String policyText(Path file) {
+    return new String(new PolicyLoader().read(file), StandardCharsets.UTF_8);
   }
 }
