@@ -65,16 +65,7 @@ class ConsoleApiTest {
 
   @BeforeEach
   void client(Vertx vertx) {
-    client =
-        WebClient.create(
-            vertx,
-            new WebClientOptions()
-                .setSsl(true)
-                .setVerifyHost(true)
-                .setTrustOptions(new PemTrustOptions().addCertValue(Buffer.buffer(console.caPem())))
-                .setDefaultHost("127.0.0.1")
-                .setDefaultPort(console.server.port())
-                .setFollowRedirects(false));
+    client = console.client(vertx);
   }
 
   static <T> T await(Future<T> f) throws Exception {

@@ -10,10 +10,8 @@ import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonObject;
-import io.vertx.core.net.PemTrustOptions;
 import io.vertx.ext.web.client.HttpResponse;
 import io.vertx.ext.web.client.WebClient;
-import io.vertx.ext.web.client.WebClientOptions;
 import io.vertx.ext.web.client.WebClientSession;
 import io.vertx.junit5.VertxExtension;
 import java.nio.file.Path;
@@ -112,17 +110,6 @@ class ConsoleClusterTest {
     }
   }
 
-  private WebClient client(Vertx vertx, ConsoleFixture console) {
-    return WebClient.create(
-        vertx,
-        new WebClientOptions()
-            .setSsl(true)
-            .setVerifyHost(true)
-            .setTrustOptions(new PemTrustOptions().addCertValue(Buffer.buffer(console.caPem())))
-            .setDefaultHost("127.0.0.1")
-            .setDefaultPort(console.server.port()));
-  }
-
   private static String csrfLogin(WebClientSession s, String user, String password)
       throws Exception {
     HttpResponse<Buffer> r =
@@ -142,7 +129,7 @@ class ConsoleClusterTest {
     try (ConsoleFixture console =
         new ConsoleFixture(
             dir, new ConsoleConfig().metricsToken(TOKEN.toCharArray()), b -> b.cluster = cluster)) {
-      WebClient c = client(vertx, console);
+      WebClient c = console.client(vertx);
       WebClientSession admin = WebClientSession.create(c);
       String csrf = csrfLogin(admin, "admin", ConsoleFixture.ADMIN_PASSWORD);
 
@@ -236,7 +223,7 @@ class ConsoleClusterTest {
     FakeCluster cluster = new FakeCluster();
     try (ConsoleFixture console =
         new ConsoleFixture(dir, new ConsoleConfig(), b -> b.cluster = cluster)) {
-      WebClientSession admin = WebClientSession.create(client(vertx, console));
+      WebClientSession admin = WebClientSession.create(console.client(vertx));
       String csrf = csrfLogin(admin, "admin", ConsoleFixture.ADMIN_PASSWORD);
 
       // etcd unreachable, or the other host did not confirm within its wait: 500, a failure line
@@ -283,7 +270,7 @@ class ConsoleClusterTest {
     FakeCluster cluster = new FakeCluster();
     try (ConsoleFixture console =
         new ConsoleFixture(dir, new ConsoleConfig(), b -> b.cluster = cluster)) {
-      WebClientSession admin = WebClientSession.create(client(vertx, console));
+      WebClientSession admin = WebClientSession.create(console.client(vertx));
       String csrf = csrfLogin(admin, "admin", ConsoleFixture.ADMIN_PASSWORD);
       // a full disk: the audit log has failed and refuses appends
       java.lang.reflect.Field failed = io.srdma.policy.AuditLog.class.getDeclaredField("failed");
@@ -308,7 +295,7 @@ class ConsoleClusterTest {
   void shouldSayASingleHostIsNotClustered(Vertx vertx) throws Exception {
     try (ConsoleFixture console =
         new ConsoleFixture(dir, new ConsoleConfig().metricsToken(TOKEN.toCharArray()))) {
-      WebClient c = client(vertx, console);
+      WebClient c = console.client(vertx);
       WebClientSession admin = WebClientSession.create(c);
       String csrf = csrfLogin(admin, "admin", ConsoleFixture.ADMIN_PASSWORD);
       assertEquals(

@@ -13,10 +13,8 @@ import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonObject;
-import io.vertx.core.net.PemTrustOptions;
 import io.vertx.ext.web.client.HttpResponse;
 import io.vertx.ext.web.client.WebClient;
-import io.vertx.ext.web.client.WebClientOptions;
 import io.vertx.ext.web.client.WebClientSession;
 import io.vertx.junit5.Timeout;
 import io.vertx.junit5.VertxExtension;
@@ -45,16 +43,7 @@ class ConsoleCredentialChangeTest {
   @BeforeEach
   void start(Vertx vertx) {
     console = new ConsoleFixture(dir);
-    client =
-        WebClient.create(
-            vertx,
-            new WebClientOptions()
-                .setSsl(true)
-                .setVerifyHost(true)
-                .setTrustOptions(new PemTrustOptions().addCertValue(Buffer.buffer(console.caPem())))
-                .setDefaultHost("127.0.0.1")
-                .setDefaultPort(console.server.port())
-                .setFollowRedirects(false));
+    client = console.client(vertx);
   }
 
   @AfterEach

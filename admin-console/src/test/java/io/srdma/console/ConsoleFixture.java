@@ -6,6 +6,11 @@ import io.srdma.keys.Pem;
 import io.srdma.policy.AuditLog;
 import io.srdma.policy.AuditTrail;
 import io.srdma.policy.ConsoleUsers;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.net.PemTrustOptions;
+import io.vertx.ext.web.client.WebClient;
+import io.vertx.ext.web.client.WebClientOptions;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -64,6 +69,22 @@ final class ConsoleFixture implements AutoCloseable {
 
   String caPem() {
     return Pem.toPem(ca.certificate());
+  }
+
+  /**
+   * An HTTPS client of this console that trusts only its CA, checks its host name and follows no
+   * redirect (a page's redirect to the login is what some tests look for).
+   */
+  WebClient client(Vertx vertx) {
+    return WebClient.create(
+        vertx,
+        new WebClientOptions()
+            .setSsl(true)
+            .setVerifyHost(true)
+            .setTrustOptions(new PemTrustOptions().addCertValue(Buffer.buffer(caPem())))
+            .setDefaultHost("127.0.0.1")
+            .setDefaultPort(server.port())
+            .setFollowRedirects(false));
   }
 
   @Override

@@ -12,10 +12,7 @@ import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonObject;
-import io.vertx.core.net.PemTrustOptions;
 import io.vertx.ext.web.client.HttpResponse;
-import io.vertx.ext.web.client.WebClient;
-import io.vertx.ext.web.client.WebClientOptions;
 import io.vertx.ext.web.client.WebClientSession;
 import io.vertx.junit5.Timeout;
 import io.vertx.junit5.VertxExtension;
@@ -38,17 +35,6 @@ import org.junit.jupiter.api.io.TempDir;
 @Timeout(value = 60, timeUnit = TimeUnit.SECONDS)
 class ConsoleLogoutAuditTest {
   @TempDir Path dir;
-
-  private static WebClient client(Vertx vertx, ConsoleFixture console) {
-    return WebClient.create(
-        vertx,
-        new WebClientOptions()
-            .setSsl(true)
-            .setVerifyHost(true)
-            .setTrustOptions(new PemTrustOptions().addCertValue(Buffer.buffer(console.caPem())))
-            .setDefaultHost("127.0.0.1")
-            .setDefaultPort(console.server.port()));
-  }
 
   /** Logs in; returns the login response (its cookie and CSRF token). */
   private static HttpResponse<Buffer> login(WebClientSession s, String user, String password)
@@ -84,7 +70,7 @@ class ConsoleLogoutAuditTest {
   @Test
   void shouldAuditALogoutLikeTheLoginWithoutItsSecrets(Vertx vertx) throws Exception {
     try (ConsoleFixture console = new ConsoleFixture(dir)) {
-      WebClientSession admin = WebClientSession.create(client(vertx, console));
+      WebClientSession admin = WebClientSession.create(console.client(vertx));
       HttpResponse<Buffer> in = login(admin, "admin", ConsoleFixture.ADMIN_PASSWORD);
       String csrf = in.bodyAsJsonObject().getString("csrf");
       String cookie = cookieValue(in);
@@ -113,7 +99,7 @@ class ConsoleLogoutAuditTest {
   @Test
   void shouldAuditOneLineWhenLogoutsOfOneSessionRace(Vertx vertx) throws Exception {
     try (ConsoleFixture console = new ConsoleFixture(dir)) {
-      WebClientSession auditor = WebClientSession.create(client(vertx, console));
+      WebClientSession auditor = WebClientSession.create(console.client(vertx));
       String csrf =
           login(auditor, "auditor", ConsoleFixture.AUDITOR_PASSWORD)
               .bodyAsJsonObject()

@@ -10,10 +10,8 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonObject;
-import io.vertx.core.net.PemTrustOptions;
 import io.vertx.ext.web.client.HttpResponse;
 import io.vertx.ext.web.client.WebClient;
-import io.vertx.ext.web.client.WebClientOptions;
 import io.vertx.ext.web.client.WebClientSession;
 import io.vertx.junit5.Timeout;
 import io.vertx.junit5.VertxExtension;
@@ -48,16 +46,7 @@ class ConsolePolicyApplyRaceTest {
   @BeforeEach
   void start(Vertx vertx) {
     console = new ConsoleFixture(dir);
-    client =
-        WebClient.create(
-            vertx,
-            new WebClientOptions()
-                .setSsl(true)
-                .setVerifyHost(true)
-                .setTrustOptions(new PemTrustOptions().addCertValue(Buffer.buffer(console.caPem())))
-                .setDefaultHost("127.0.0.1")
-                .setDefaultPort(console.server.port())
-                .setFollowRedirects(false));
+    client = console.client(vertx);
   }
 
   @AfterEach

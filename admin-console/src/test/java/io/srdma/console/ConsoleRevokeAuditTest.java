@@ -10,10 +10,7 @@ import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonObject;
-import io.vertx.core.net.PemTrustOptions;
 import io.vertx.ext.web.client.HttpResponse;
-import io.vertx.ext.web.client.WebClient;
-import io.vertx.ext.web.client.WebClientOptions;
 import io.vertx.ext.web.client.WebClientSession;
 import io.vertx.junit5.Timeout;
 import io.vertx.junit5.VertxExtension;
@@ -61,17 +58,7 @@ class ConsoleRevokeAuditTest {
   @Test
   void shouldAuditARevokeThatLostTheRaceWithTheGrantsEndAsAFailure(Vertx vertx) throws Exception {
     try (ConsoleFixture console = new ConsoleFixture(dir)) {
-      WebClientSession admin =
-          WebClientSession.create(
-              WebClient.create(
-                  vertx,
-                  new WebClientOptions()
-                      .setSsl(true)
-                      .setVerifyHost(true)
-                      .setTrustOptions(
-                          new PemTrustOptions().addCertValue(Buffer.buffer(console.caPem())))
-                      .setDefaultHost("127.0.0.1")
-                      .setDefaultPort(console.server.port())));
+      WebClientSession admin = WebClientSession.create(console.client(vertx));
       String csrf = login(admin);
       // listed when the console looked it up, ended by the host before the revoke reached it
       console.backend.beforeRevoke = console.backend::end;
