@@ -20,7 +20,6 @@ import io.srdma.policy.Tenant;
 import io.srdma.verbs.DeviceOptions;
 import io.srdma.verbs.RdmaProviders;
 import io.srdma.verbs.VerbsException;
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -273,16 +272,9 @@ final class ServeChecks {
    * The policy file's bytes; one over the loader's limit is handed to {@link PolicyLoader#load},
    * which refuses it without reading it.
    */
+  /** The policy file's bytes, read within the loader's bounds ({@link PolicyLoader#read}). */
   private static byte[] readPolicy(Path file) {
-    try {
-      if (Files.size(file) > PolicyLoader.DEFAULT_MAX_FILE_BYTES) {
-        new PolicyLoader().load(file);
-      }
-      return Files.readAllBytes(file);
-    } catch (IOException e) {
-      throw new PolicyException(
-          PolicyException.Category.IO, "cannot read policy file " + file + ": " + e, e);
-    }
+    return new PolicyLoader().read(file);
   }
 
   static X509Certificate readCertificate(Path file, String where, List<String> errors) {
