@@ -2,7 +2,6 @@ package io.srdma.host;
 
 import io.srdma.channel.ChannelException;
 import io.srdma.channel.SealedLayout;
-import io.srdma.channel.record.OpenResult;
 import io.srdma.channel.record.OwnerOpener;
 import io.srdma.channel.record.OwnerSealer;
 import io.srdma.channel.record.OwnerSigning;
@@ -16,7 +15,6 @@ import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -54,8 +52,6 @@ public final class HostedRegion {
   /** Length of the region key material a read grant carries ({@link RegionKeyMaterial}). */
   static final int REGION_KEY_MATERIAL = RegionKeyMaterial.LENGTH;
 
-  private static final int OVERHEAD = OwnerSealer.OVERHEAD;
-
   private final String tenant;
   private final String name;
   private final ByteBuffer memory;
@@ -71,12 +67,11 @@ public final class HostedRegion {
 
   // guarded by this
   private final Set<HostGrant> readers = new LinkedHashSet<>();
-  private final OwnerRecords published = new OwnerRecords(OVERHEAD);
+  private final OwnerRecords published;
   private int generation;
   private DirectionKeys regionKeys;
   private OwnerSealer sealer;
   private byte[] material;
-  private long nextVersion = 1;
   private boolean rotationPending;
   private boolean closed;
 
@@ -91,6 +86,7 @@ public final class HostedRegion {
     this.tenant = tenant;
     this.name = name;
     this.memory = memory;
+    this.published = new OwnerRecords(memory, maxPayload);
     this.registration = registration;
     this.maxRecordPayload = maxPayload;
     this.timer = timer;
@@ -197,27 +193,7 @@ public final class HostedRegion {
         if (rotationPending) {
           deliveries = rotateLocked();
         }
-        int length = plaintext.remaining();
-        int records = (int) ((length + (long) maxRecordPayload - 1) / maxRecordPayload);
-        for (int i = records - 1; i >= 0; i--) {
-          int from = i * maxRecordPayload;
-          int n = Math.min(length - from, maxRecordPayload);
-          long at = offset + (long) i * (maxRecordPayload + OVERHEAD);
-          boolean followed = i < records - 1 || published.startsAt(at + n + OVERHEAD);
-          published.forget(at, n + OVERHEAD);
-          long version = nextVersion++;
-          ByteBuffer chunk = plaintext.slice(plaintext.position() + from, n);
-          int written = sealer.seal(chunk, version, followed, at, memory, (int) at);
-          if (written < 0) {
-            throw new ChannelException(
-                ChannelException.Reason.RESOURCE_EXHAUSTED,
-                "region key sequence spent (" + written + ")");
-          }
-          published.put(at, n, version, followed);
-        }
-        if (records > 0) {
-          markFollowed(published.endingAt(offset));
-        }
+        published.sealRun(sealer, offset, plaintext, this::currentOpener);
         return total;
       }
     } finally {
@@ -225,56 +201,17 @@ public final class HostedRegion {
     }
   }
 
-  /**
-   * Re-seals {@code before}, a record of this region that records now follow end to end, to say so
-   * (caller holds the lock); forgets it if it is no longer intact.
-   */
-  private void markFollowed(OwnerRecords.Entry before) {
-    if (before == null || before.followed) {
-      return;
-    }
+  /** An opener of the current generation's records, for checking them before a re-seal. */
+  private OwnerOpener currentOpener() {
     int current = generation;
     DirectionKeys keys = regionKeys;
-    OwnerOpener check =
-        new OwnerOpener(
-            g -> g == current ? keys : null,
-            signing.getPublic(),
-            tenant,
-            name,
-            maxRecordPayload,
-            false);
-    ByteBuffer plain = ByteBuffer.allocate(before.payload);
-    try {
-      if (!reseal(check, before, plain, true)) {
-        published.remove(before.at);
-      }
-    } finally {
-      Arrays.fill(plain.array(), (byte) 0);
-    }
-  }
-
-  /**
-   * Opens the record {@code e} in place with {@code check} and seals it again under the current
-   * generation with the next version (caller holds the lock).
-   *
-   * @return false when it no longer opens with the version this region wrote: overwritten by a
-   *     writer, or an older one put back — not ours any more, never re-sealed
-   */
-  private boolean reseal(
-      OwnerOpener check, OwnerRecords.Entry e, ByteBuffer plain, boolean followed) {
-    plain.clear();
-    OpenResult r = check.open(memory, (int) e.at, e.payload + OVERHEAD, e.at, plain);
-    if (r != OpenResult.OK || check.lastVersion() != e.version) {
-      return false;
-    }
-    plain.flip();
-    long version = nextVersion++;
-    if (sealer.seal(plain, version, followed, e.at, memory, (int) e.at) < 0) {
-      return false;
-    }
-    e.version = version;
-    e.followed = followed;
-    return true;
+    return new OwnerOpener(
+        g -> g == current ? keys : null,
+        signing.getPublic(),
+        tenant,
+        name,
+        maxRecordPayload,
+        false);
   }
 
   /**
@@ -346,18 +283,10 @@ public final class HostedRegion {
             name,
             maxRecordPayload,
             false);
-    ByteBuffer plain = ByteBuffer.allocate(maxRecordPayload);
-    int dropped = 0;
+    int dropped;
     try {
-      for (Iterator<OwnerRecords.Entry> it = published.iterator(); it.hasNext(); ) {
-        OwnerRecords.Entry e = it.next();
-        if (!reseal(check, e, plain, e.followed)) {
-          it.remove();
-          dropped++;
-        }
-      }
+      dropped = published.resealAll(check, sealer);
     } finally {
-      Arrays.fill(plain.array(), (byte) 0);
       old.close();
       Arrays.fill(oldMaterial, (byte) 0);
     }
