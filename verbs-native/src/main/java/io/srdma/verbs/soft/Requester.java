@@ -322,6 +322,11 @@ final class Requester {
     if (response.version() != RequestFlyweight.VERSION) {
       throw new ProtocolException("response version " + response.version());
     }
+    if (!response.reservedZero()
+        || (type != ResponseFlyweight.TYPE_NAK && response.syndrome() != 0)) {
+      throw new ProtocolException(
+          "response header with reserved bits set, or a syndrome on a type " + type + " response");
+    }
     rx.position(rx.position() + ResponseFlyweight.LENGTH);
     qp.progressed();
     SendQueue sq = qp.sendQueue();

@@ -80,4 +80,10 @@ final class ResponseFlyweight {
   int length() {
     return buffer.getInt(offset + LENGTH_OFFSET);
   }
+
+  /** Whether both reserved fields are zero, as every responder writes them. */
+  boolean reservedZero() {
+    return buffer.get(offset + RESERVED1_OFFSET) == 0
+        && buffer.getInt(offset + RESERVED2_OFFSET) == 0;
+  }
 }

@@ -87,6 +87,17 @@ final class FakeResponder implements AutoCloseable {
     writeFully(b);
   }
 
+  /**
+   * An ACK for {@code psn} whose header byte {@code at} is then set to {@code value} (a reserved
+   * byte, the syndrome): a header no honest responder writes.
+   */
+  void ackWithHeaderByte(int psn, int at, byte value) throws IOException {
+    ByteBuffer b = ByteBuffer.allocate(ResponseFlyweight.LENGTH);
+    response.wrap(b, 0).encode(ResponseFlyweight.TYPE_ACK, (byte) 0, psn, 0);
+    b.put(at, value);
+    writeFully(b);
+  }
+
   /** True once the requester closed the connection (read until end of stream). */
   boolean closedByRequester() throws IOException {
     ByteBuffer sink = ByteBuffer.allocate(256);

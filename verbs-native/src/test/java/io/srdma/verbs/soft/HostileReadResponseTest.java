@@ -274,4 +274,21 @@ class HostileReadResponseTest {
       assertEquals(QpState.RTS, v.qp.state());
     }
   }
+
+  @Test
+  void shouldFailOnAResponseHeaderWithReservedBitsOrAnAckWithASyndrome() throws Exception {
+    int[] offsets = {
+      ResponseFlyweight.RESERVED1_OFFSET,
+      ResponseFlyweight.RESERVED2_OFFSET + 3,
+      ResponseFlyweight.SYNDROME_OFFSET
+    };
+    for (int at : offsets) {
+      try (Victim v = new Victim()) {
+        v.write(1);
+        v.fake.ackWithHeaderByte(v.fake.next().psn(), at, (byte) 1);
+        v.rig.expect(v.cq, WcStatus.BAD_RESP_ERR, 1);
+        VerbsTestRig.awaitState(v.qp, QpState.ERROR);
+      }
+    }
+  }
 }
