@@ -192,6 +192,11 @@ final class GrantScoper {
     try {
       grant.expiry =
           ctx.watchdog().schedule(() -> expire(grant), Math.max(0, delay), TimeUnit.MILLISECONDS);
+      if (s.slots.hasEnded(grant)) {
+        // ended since it was listed, before its expiry was set for the end to cancel: the task
+        // would hold the grant and its session until the TTL (it would find the grant ended)
+        grant.expiry.cancel(false);
+      }
     } catch (RejectedExecutionException closing) {
       // the host is closing (its watchdog stopped before it ends the sessions): nothing new now;
       // the R_Key was never sent

@@ -29,6 +29,7 @@ import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
@@ -234,13 +235,22 @@ public final class RegionHost implements AutoCloseable {
         });
   }
 
-  private static ScheduledExecutorService singleThread(String threadName) {
-    return Executors.newSingleThreadScheduledExecutor(
-        r -> {
-          Thread t = new Thread(r, threadName);
-          t.setDaemon(true);
-          return t;
-        });
+  /**
+   * One named daemon thread for timed tasks. A cancelled task leaves the queue at once: grant
+   * expiries and session deadlines are cancelled far more often than they run, and each would
+   * otherwise hold its grant and session in memory until its time (a grant's TTL: hours).
+   */
+  private static ScheduledThreadPoolExecutor singleThread(String threadName) {
+    ScheduledThreadPoolExecutor e =
+        new ScheduledThreadPoolExecutor(
+            1,
+            r -> {
+              Thread t = new Thread(r, threadName);
+              t.setDaemon(true);
+              return t;
+            });
+    e.setRemoveOnCancelPolicy(true);
+    return e;
   }
 
   /**

@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -59,6 +60,8 @@ class RevokeWhileIssuingTest {
       grants.setAccessible(true);
       grants.set(tables.get(rig.host), table);
 
+      ScheduledThreadPoolExecutor watchdog = (ScheduledThreadPoolExecutor) rig.host.watchdog();
+      int queued = watchdog.getQueue().size();
       raw.proxy.grantRequest(7, "kvcache", Operations.WRITE, 0, 4096, 60_000);
       long id;
       try {
@@ -81,6 +84,10 @@ class RevokeWhileIssuingTest {
           break;
         }
       }
+      assertEquals(
+          queued,
+          watchdog.getQueue().size(),
+          "the ended grant's expiry task is not left to hold it until its TTL");
       // the session carries on: the next request is served
       raw.proxy.grantRequest(8, "kvcache", Operations.WRITE, 0, 4096, 60_000);
       Frame next = raw.reader.read();
