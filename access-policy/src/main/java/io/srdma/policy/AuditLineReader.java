@@ -6,13 +6,15 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
 
 /**
  * Reads one audit file front to back, a line at a time (bytes split on {@code '\n'}), keeping at
  * most one line of at most {@code max} bytes: memory stays bounded whatever the file holds, a
  * gigabyte without a newline included. Bytes appended while it reads are read if they arrive before
- * the end is reached; a last line without its newline is {@link Kind#PARTIAL}. Errors are {@link
- * AuditException}s naming the file. Not thread-safe.
+ * the end is reached; a last line without its newline is {@link Kind#PARTIAL}. Only regular files
+ * are opened (a link to one is followed). Errors are {@link AuditException}s naming the file. Not
+ * thread-safe.
  */
 final class AuditLineReader implements Closeable {
   /** What {@link #next()} found. */
@@ -54,10 +56,20 @@ final class AuditLineReader implements Closeable {
    *
    * @param file the file
    * @param max the longest line, in bytes without its newline
-   * @throws AuditException if it cannot be opened
+   * @throws AuditException if it cannot be opened, or is not a regular file (a link is followed)
    */
   static AuditLineReader open(Path file, int max) {
     try {
+      // a FIFO blocks the open itself, a device (/dev/zero, /dev/urandom) never ends: whoever can
+      // write the log directory can put either in place of a file; refuse them before opening
+      if (!Files.readAttributes(file, BasicFileAttributes.class).isRegularFile()) {
+        throw new AuditException(
+            "cannot read "
+                + file
+                + ": not a regular file (a FIFO, a device, a directory, or a link to one): not an"
+                + " audit log",
+            null);
+      }
       return new AuditLineReader(file, Files.newInputStream(file), max);
     } catch (IOException e) {
       throw failure(file, e);

@@ -57,7 +57,8 @@ public final class AuditCommand implements Runnable {
             + " bad checkpoint or empty",
         "2:usage error (e.g. a malformed --head, or --head/--cluster without --key whose head"
             + " no checkpoint verified under --ca covers)",
-        "3:could not check: a log, key, CA or CRL file unreadable or malformed"
+        "3:could not check: a log, key, CA or CRL file unreadable or malformed, or a log file"
+            + " that is not a regular file (a FIFO, a device)"
       })
   static final class Verify implements Callable<Integer> {
     @CommandLine.Spec CommandLine.Model.CommandSpec spec;
