@@ -70,10 +70,17 @@ public final class AuditCheckpointTrust {
    * @return the refusal, or null
    */
   public String refusal(X509Certificate signer, Instant at) {
+    Date date;
+    try {
+      date = Date.from(at);
+    } catch (IllegalArgumentException e) {
+      // an Instant reaches the year 1e9, a Date (and so PKIX) only ~2.9e8: a forged time
+      return "checkpoint time " + at + " is beyond any time a certificate can be checked at";
+    }
     try {
       PKIXParameters params = new PKIXParameters(Set.of(new TrustAnchor(ca, null)));
       params.setRevocationEnabled(false);
-      params.setDate(Date.from(at));
+      params.setDate(date);
       CertPathValidator.getInstance("PKIX")
           .validate(
               CertificateFactory.getInstance("X.509").generateCertPath(List.of(signer)), params);

@@ -703,6 +703,11 @@ public final class AuditVerifier {
     } catch (CertificateException | IllegalArgumentException | ClassCastException e) {
       return "checkpoint certificate or signature unreadable";
     }
+    try {
+      AuditSigner.algorithm(cert.getPublicKey());
+    } catch (AuditException e) {
+      return "checkpoint certificate has a key no host signs checkpoints with: " + e.getMessage();
+    }
     byte[] signed = raw.substring(0, m.start(5)).getBytes(StandardCharsets.ISO_8859_1);
     if (!AuditSigner.verify(cert.getPublicKey(), signed, sig)) {
       return "checkpoint signature does not verify: the checkpoint was forged or edited";

@@ -118,13 +118,20 @@ final class AuditFixture {
    * A checkpoint line signed again by {@code signer}'s key, with its certificate; MAC left stale.
    */
   static String resign(String checkpoint, Credential signer) throws Exception {
+    return resign(checkpoint, signer.certificate(), signer.privateKey(), "SHA256withECDSA");
+  }
+
+  /** A checkpoint line signed again with any key and certificate; MAC left stale. */
+  static String resign(
+      String checkpoint,
+      java.security.cert.X509Certificate cert,
+      java.security.PrivateKey privateKey,
+      String algorithm)
+      throws Exception {
     String body = checkpoint.substring(0, checkpoint.indexOf(",\"cert\":\""));
-    body +=
-        ",\"cert\":\""
-            + java.util.Base64.getEncoder().encodeToString(signer.certificate().getEncoded())
-            + "\"";
-    java.security.Signature s = java.security.Signature.getInstance("SHA256withECDSA");
-    s.initSign(signer.privateKey());
+    body += ",\"cert\":\"" + java.util.Base64.getEncoder().encodeToString(cert.getEncoded()) + "\"";
+    java.security.Signature s = java.security.Signature.getInstance(algorithm);
+    s.initSign(privateKey);
     s.update(body.getBytes(StandardCharsets.US_ASCII));
     return body
         + ",\"sig\":\""
@@ -133,6 +140,31 @@ final class AuditFixture {
         + AuditLine.MAC_FIELD
         + "0".repeat(64)
         + "\"}";
+  }
+
+  /** A self-signed certificate of an attacker's own making, valid from yesterday to tomorrow. */
+  static java.security.cert.X509Certificate selfSigned(
+      java.security.KeyPair kp, String subject, String algorithm) throws Exception {
+    java.time.Instant now = java.time.Instant.now();
+    org.bouncycastle.asn1.x500.X500Name name =
+        new org.bouncycastle.asn1.x500.X500Name(
+            new org.bouncycastle.asn1.x500.RDN[] {
+              new org.bouncycastle.asn1.x500.RDN(
+                  org.bouncycastle.asn1.x500.style.BCStyle.CN,
+                  new org.bouncycastle.asn1.DERUTF8String(subject))
+            });
+    return new org.bouncycastle.cert.jcajce.JcaX509CertificateConverter()
+        .getCertificate(
+            new org.bouncycastle.cert.jcajce.JcaX509v3CertificateBuilder(
+                    name,
+                    java.math.BigInteger.ONE,
+                    java.util.Date.from(now.minus(Duration.ofDays(1))),
+                    java.util.Date.from(now.plus(Duration.ofDays(1))),
+                    name,
+                    kp.getPublic())
+                .build(
+                    new org.bouncycastle.operator.jcajce.JcaContentSignerBuilder(algorithm)
+                        .build(kp.getPrivate())));
   }
 
   static List<String> read(Path f) throws Exception {

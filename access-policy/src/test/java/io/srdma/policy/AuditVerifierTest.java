@@ -628,4 +628,39 @@ class AuditVerifierTest {
     assertBroken(v, Finding.BAD_CHECKPOINT, 5);
     assertTrue(v.problem().contains("revoked"), v.problem());
   }
+
+  @Test
+  void shouldReportACheckpointDatedBeyondAnyCertificateCheckAsBadCheckpoint() throws Exception {
+    // an insider with the audit key but not the host key: a checkpoint of their own, dated in the
+    // year 999,999,999 (a valid Instant, but past what a PKIX check can be asked about)
+    lines.subList(10, lines.size()).clear();
+    String cp =
+        lines.get(9).replaceFirst("\"time\":\"[^\"]*\"", "\"time\":\"+999999999-01-01T00:00:00Z\"");
+    lines.set(9, AuditFixture.resign(cp, fx.foreignHost));
+    lines = AuditFixture.rechain(lines, 9, fx.keyBytes);
+    AuditVerification v = check(fx.verifier(), false);
+    assertBroken(v, Finding.BAD_CHECKPOINT, 10);
+    assertTrue(v.problem().contains("+999999999-01-01T00:00:00Z"), v.problem());
+  }
+
+  @Test
+  void shouldReportACheckpointCertifiedForAnUnsupportedKeyTypeAsBadCheckpoint() throws Exception {
+    java.security.KeyPairGenerator g = java.security.KeyPairGenerator.getInstance("DSA");
+    g.initialize(2048);
+    java.security.KeyPair kp = g.generateKeyPair();
+    lines.subList(10, lines.size()).clear();
+    lines.set(
+        9,
+        AuditFixture.resign(
+            lines.get(9),
+            AuditFixture.selfSigned(kp, "dsa", "SHA256withDSA"),
+            kp.getPrivate(),
+            "SHA256withDSA"));
+    lines = AuditFixture.rechain(lines, 9, fx.keyBytes);
+    for (AuditVerifier verifier : List.of(fx.verifier(), new AuditVerifier(fx.key, null))) {
+      AuditVerification v = check(verifier, false);
+      assertBroken(v, Finding.BAD_CHECKPOINT, 10);
+      assertTrue(v.problem().contains("DSA"), v.problem());
+    }
+  }
 }
