@@ -3,10 +3,13 @@ package io.srdma.policy;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileAttribute;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -15,8 +18,8 @@ import java.util.Set;
 /**
  * Creates the audit files owner-only ({@code 600}) whatever the process umask: the permission is
  * given at creation (so the file is never more open than that, even for an instant) and set again
- * explicitly (the umask may have narrowed it; it never widens it). A symbolic link in place of a
- * log or key file is refused rather than followed.
+ * explicitly (the umask may have narrowed it; it never widens it). A symbolic link, a FIFO or a
+ * device in place of a log or lock file is refused rather than opened.
  */
 final class AuditFiles {
   static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rw-------");
@@ -42,9 +45,13 @@ final class AuditFiles {
     }
   }
 
-  /** Opens {@code file} for appending, creating it owner-only if it does not exist. */
+  /**
+   * Opens {@code file} for appending, creating it owner-only if it does not exist.
+   *
+   * @throws FileSystemException if it exists and is not a regular file (not followed if a link)
+   */
   static FileChannel openAppend(Path file) throws IOException {
-    boolean existed = Files.exists(file);
+    boolean existed = requireRegular(file, true);
     FileChannel ch =
         FileChannel.open(
             file,
@@ -63,6 +70,40 @@ final class AuditFiles {
       }
     }
     return ch;
+  }
+
+  /**
+   * Checks that {@code file}, not followed if a link, is a regular file: opening a FIFO blocks
+   * until someone opens its other end, and a device or a link need not end or be ours. Whoever can
+   * write the log directory can put any of them in place of a file.
+   *
+   * @param file the file
+   * @param mayBeAbsent whether a file that does not exist passes (to be created)
+   * @return whether it exists
+   * @throws FileSystemException if it is not a regular file
+   * @throws java.nio.file.NoSuchFileException if it does not exist and {@code mayBeAbsent} is false
+   */
+  static boolean requireRegular(Path file, boolean mayBeAbsent) throws IOException {
+    BasicFileAttributes a;
+    try {
+      a = Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+    } catch (NoSuchFileException e) {
+      if (mayBeAbsent) {
+        return false;
+      }
+      throw e;
+    }
+    if (!a.isRegularFile()) {
+      throw new FileSystemException(
+          file.toString(),
+          null,
+          "not a regular file ("
+              + (a.isSymbolicLink()
+                  ? "a symbolic link"
+                  : a.isDirectory() ? "a directory" : "a FIFO, a socket or a device")
+              + "): refused");
+    }
+    return true;
   }
 
   private static FileAttribute<?>[] attributes(Path file) {

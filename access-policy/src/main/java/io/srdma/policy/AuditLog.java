@@ -5,6 +5,7 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
@@ -406,7 +407,7 @@ public final class AuditLog implements AutoCloseable {
   }
 
   private void resume(boolean keyExisted) throws IOException {
-    if (Files.exists(file) && Files.size(file) > 0) {
+    if (AuditFiles.requireRegular(file, true) && Files.size(file) > 0) {
       AuditVerifier.Walk w = new AuditVerifier(key, null).walk(List.of(file), null);
       if (!w.result.intact()) {
         throw new AuditException(
@@ -513,7 +514,8 @@ public final class AuditLog implements AutoCloseable {
   private static final int TAIL_WINDOW = 1 << 20;
 
   private static String lastLine(Path f) throws IOException {
-    try (FileChannel c = FileChannel.open(f, StandardOpenOption.READ)) {
+    AuditFiles.requireRegular(f, false);
+    try (FileChannel c = FileChannel.open(f, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
       long total = c.size();
       int n = (int) Math.min(total, TAIL_WINDOW);
       if (n == 0) {

@@ -72,4 +72,33 @@ class AuditHostileFilesTest {
     assertTrue(e.getMessage().contains(fifo.toString()), e.getMessage());
     assertTrue(e.getMessage().contains("not a regular file"), e.getMessage());
   }
+
+  @Test
+  void shouldRefuseToWriteIntoAFifoInPlaceOfTheActiveFile() throws Exception {
+    Path w = Files.createDirectory(dir.resolve("w")).resolve("audit.log");
+    mkfifo(w);
+    AuditException e =
+        assertThrows(
+            AuditException.class,
+            () ->
+                assertTimeoutPreemptively(
+                    LIMIT, () -> AuditLog.open(new AuditLogOptions(w).key(fx.key)).close()));
+    assertTrue(e.getMessage().contains(w.toString()), e.getMessage());
+    assertTrue(e.getMessage().contains("not a regular file"), e.getMessage());
+  }
+
+  @Test
+  void shouldRefuseToContinueFromAFifoInPlaceOfTheNewestRotatedFile() throws Exception {
+    Path w = Files.createDirectory(dir.resolve("w")).resolve("audit.log");
+    Path segment = AuditLog.segmentName(w, 999_999_999_999L);
+    mkfifo(segment);
+    AuditException e =
+        assertThrows(
+            AuditException.class,
+            () ->
+                assertTimeoutPreemptively(
+                    LIMIT, () -> AuditLog.open(new AuditLogOptions(w).key(fx.key)).close()));
+    assertTrue(e.getMessage().contains(segment.toString()), e.getMessage());
+    assertTrue(e.getMessage().contains("not a regular file"), e.getMessage());
+  }
 }
