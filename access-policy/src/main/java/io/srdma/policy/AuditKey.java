@@ -2,11 +2,15 @@ package io.srdma.policy;
 
 import io.srdma.keys.OwnerOnlyFiles;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.security.GeneralSecurityException;
 import java.security.SecureRandom;
 import java.util.Arrays;
@@ -22,9 +26,9 @@ import javax.crypto.spec.SecretKeySpec;
  * seeing it.
  *
  * <p>File format: one line {@code srdma-audit-key-v1:<64 hex>}. A key file that group or others may
- * read or write is refused. {@link #close()} wipes the key bytes held here (the JDK's {@link Mac}
- * keeps its own copy of the key pads, which cannot be wiped). Thread-safe: {@link #newMac()} gives
- * each caller its own instance.
+ * read or write, or that is not a regular file, is refused; no more than a key line is read. {@link
+ * #close()} wipes the key bytes held here (the JDK's {@link Mac} keeps its own copy of the key
+ * pads, which cannot be wiped). Thread-safe: {@link #newMac()} gives each caller its own instance.
  */
 public final class AuditKey implements AutoCloseable {
   /** Key length in bytes. */
@@ -117,7 +121,8 @@ public final class AuditKey implements AutoCloseable {
    *
    * @param file the key file
    * @return the key
-   * @throws AuditException if it cannot be read, is malformed, or is open to group or others
+   * @throws AuditException if it cannot be read, is malformed, is open to group or others, or is
+   *     not a regular file
    */
   public static AuditKey load(Path file) {
     byte[] text;
@@ -128,7 +133,7 @@ public final class AuditKey implements AutoCloseable {
             "audit key " + file + " is open to group or others (" + loose.get() + "); chmod 600 it",
             null);
       }
-      text = Files.readAllBytes(file);
+      text = readBounded(file);
     } catch (NoSuchFileException e) {
       throw new AuditException("audit key " + file + " does not exist", e);
     } catch (IOException e) {
@@ -159,6 +164,30 @@ public final class AuditKey implements AutoCloseable {
       Arrays.fill(text, (byte) 0);
       Arrays.fill(k, (byte) 0);
     }
+  }
+
+  /**
+   * The file's first bytes, one more than a key line with its newline has, so a longer file is seen
+   * to be one; only from a regular file (a link to one is followed): a FIFO would block the read, a
+   * device or a huge file would fill the heap.
+   */
+  private static byte[] readBounded(Path file) throws IOException {
+    if (!Files.readAttributes(file, BasicFileAttributes.class).isRegularFile()) {
+      throw new AuditException(
+          "audit key "
+              + file
+              + " is not a regular file (a FIFO, a device, a directory, or a link to one)",
+          null);
+    }
+    ByteBuffer buf = ByteBuffer.allocate(PREFIX.length() + 2 * LENGTH + 2);
+    try (FileChannel c = FileChannel.open(file, StandardOpenOption.READ)) {
+      while (buf.hasRemaining() && c.read(buf) >= 0) {
+        // until the buffer is full or the file ends
+      }
+    }
+    byte[] text = Arrays.copyOf(buf.array(), buf.position());
+    Arrays.fill(buf.array(), (byte) 0);
+    return text;
   }
 
   private static byte[] encode(byte[] k) {

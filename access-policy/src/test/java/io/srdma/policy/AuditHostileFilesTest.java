@@ -5,8 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -99,6 +101,34 @@ class AuditHostileFilesTest {
                 assertTimeoutPreemptively(
                     LIMIT, () -> AuditLog.open(new AuditLogOptions(w).key(fx.key)).close()));
     assertTrue(e.getMessage().contains(segment.toString()), e.getMessage());
+    assertTrue(e.getMessage().contains("not a regular file"), e.getMessage());
+  }
+
+  @Test
+  void shouldReadAKeyFileNoFurtherThanAKeyLineReaches() throws Exception {
+    Path key = dir.resolve("huge.key");
+    Files.writeString(key, "srdma-audit-key-v1:");
+    Files.setPosixFilePermissions(key, PosixFilePermissions.fromString("rw-------"));
+    try (RandomAccessFile f = new RandomAccessFile(key.toFile(), "rw")) {
+      f.setLength(3L << 30); // sparse: 3 GiB that take no disk
+    }
+    AuditException e =
+        assertThrows(
+            AuditException.class, () -> assertTimeoutPreemptively(LIMIT, () -> AuditKey.load(key)));
+    assertTrue(e.getMessage().contains(key.toString()), e.getMessage());
+    assertTrue(e.getMessage().contains("not one line"), e.getMessage());
+  }
+
+  @Test
+  void shouldRefuseAFifoInPlaceOfTheKeyFile() throws Exception {
+    Path w = Files.createDirectory(dir.resolve("w")).resolve("audit.log");
+    Path key = AuditKey.defaultFile(w);
+    mkfifo(key);
+    Files.setPosixFilePermissions(key, PosixFilePermissions.fromString("rw-------"));
+    AuditException e =
+        assertThrows(
+            AuditException.class, () -> assertTimeoutPreemptively(LIMIT, () -> AuditLog.open(w)));
+    assertTrue(e.getMessage().contains(key.toString()), e.getMessage());
     assertTrue(e.getMessage().contains("not a regular file"), e.getMessage());
   }
 }
