@@ -57,8 +57,16 @@ public record AuditVerification(
     }
   }
 
-  /** One line for people: {@code OK ...} or {@code file:line: problem}. */
+  /**
+   * One line for people: {@code OK ...} or {@code file:line: problem}. Characters that do not print
+   * as themselves (controls, bidirectional controls, line separators), which a file name or a
+   * forger's certificate may hold, are escaped ({@link Printable#escape}).
+   */
   public String summary() {
+    return Printable.escape(text());
+  }
+
+  private String text() {
     if (intact) {
       return "OK "
           + lines

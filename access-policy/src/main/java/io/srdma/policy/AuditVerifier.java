@@ -721,11 +721,12 @@ public final class AuditVerifier {
       }
       String refusal = trust.refusal(cert, at);
       if (refusal != null) {
-        return "checkpoint signer not trusted: " + refusal;
+        return "checkpoint signer not trusted: " + Printable.escape(refusal);
       }
     }
     String id = AuditCheckpointTrust.identity(cert);
-    signers.add(id != null ? id : cert.getSubjectX500Principal().getName());
+    // the name is the certificate's, which anyone can make: it reaches terminals
+    signers.add(Printable.escape(id != null ? id : cert.getSubjectX500Principal().getName()));
     return null;
   }
 

@@ -663,4 +663,32 @@ class AuditVerifierTest {
       assertTrue(v.problem().contains("DSA"), v.problem());
     }
   }
+
+  @Test
+  void shouldEscapeTheSignerNameAForgerChoseInWhatVerifyPrints() throws Exception {
+    // the name of a forger's own certificate reaches the report: it must not move the cursor,
+    // clear the line, start a new one or turn the text around on the auditor's terminal
+    String name = "x\u001b[2K\rOK 14 lines\nforged\u202e\u2028";
+    java.security.KeyPairGenerator g = java.security.KeyPairGenerator.getInstance("EC");
+    g.initialize(256);
+    java.security.KeyPair kp = g.generateKeyPair();
+    lines.subList(10, lines.size()).clear();
+    lines.set(
+        9,
+        AuditFixture.resign(
+            lines.get(9),
+            AuditFixture.selfSigned(kp, name, "SHA256withECDSA"),
+            kp.getPrivate(),
+            "SHA256withECDSA"));
+    lines = AuditFixture.rechain(lines, 9, fx.keyBytes);
+    AuditVerification noCa = check(new AuditVerifier(fx.key, null), false);
+    assertTrue(noCa.intact(), noCa.summary());
+    AuditVerification withCa = check(fx.verifier(), false);
+    assertBroken(withCa, Finding.BAD_CHECKPOINT, 10);
+    for (String printed : List.of(noCa.summary(), withCa.summary())) {
+      assertTrue(printed.contains("\\u001B[2K\\u000DOK 14 lines\\u000Aforged"), printed);
+      assertTrue(
+          printed.chars().allMatch(c -> c >= 0x20 && c < 0x7f), "not printable ASCII: " + printed);
+    }
+  }
 }
