@@ -155,6 +155,7 @@ final class ConsoleVerticle extends VerticleBase {
     router.route("/api/*").subRouter(api);
 
     router.route().handler(auth::pageGuard);
+    router.route().handler(ConsoleVerticle::cacheableAssets);
     router.route().handler(StaticHandler.create(WEBROOT).setIndexPage("index.html"));
     router.route().failureHandler(Http::failure);
 
@@ -191,13 +192,22 @@ final class ConsoleVerticle extends VerticleBase {
         .putHeader("Referrer-Policy", "no-referrer")
         .putHeader("Strict-Transport-Security", "max-age=31536000")
         .putHeader("Cross-Origin-Opener-Policy", "same-origin")
-        .putHeader("Cross-Origin-Resource-Policy", "same-origin");
+        .putHeader("Cross-Origin-Resource-Policy", "same-origin")
+        // every answer by default, whatever spelling of its path a route matched (/metrics/ is
+        // /metrics); only scripts and stylesheets opt out (cacheableAssets)
+        .putHeader("Cache-Control", "no-store");
+    ctx.next();
+  }
+
+  /**
+   * Scripts and stylesheets hold no data: the static handler may let browsers cache them (its own
+   * {@code Cache-Control} applies). Every other answer, pages and errors included, stays {@code
+   * no-store}.
+   */
+  private static void cacheableAssets(RoutingContext ctx) {
     String path = ctx.normalizedPath();
-    if (path.startsWith("/api/")
-        || path.equals("/metrics")
-        || path.endsWith(".html")
-        || path.equals("/")) {
-      r.putHeader("Cache-Control", "no-store");
+    if (path.endsWith(".js") || path.endsWith(".css")) {
+      ctx.response().headers().remove("Cache-Control");
     }
     ctx.next();
   }
