@@ -114,6 +114,7 @@ final class ConsoleVerticle extends VerticleBase {
 
     Router router = Router.router(vertx);
     router.route().handler(ConsoleVerticle::securityHeaders);
+    router.route().handler(RequestTarget::check);
     router.route().handler(sessions::attach);
     router.get("/metrics").handler(this::metrics);
 
