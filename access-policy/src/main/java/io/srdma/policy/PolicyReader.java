@@ -574,7 +574,8 @@ final class PolicyReader {
               + s
               + "' for "
               + what
-              + " (a positive whole number with a unit ms, s, m, h or d, e.g. 10m)");
+              + " (a positive whole number with a unit ms, s, m, h or d, e.g. 10m, at most"
+              + " 36500d)");
     }
     return d;
   }

@@ -139,10 +139,17 @@ public final class Units {
   }
 
   /**
-   * Parses a duration: a whole number with a unit ms, s, m, h or d.
+   * The longest duration {@link #parseDuration} accepts: 36,500 days (100 years). Longer ones mean
+   * nothing for a grant or a timeout, and past about 10^8 days their milliseconds overflow a long
+   * (and an instant that far ahead, the calendar).
+   */
+  public static final Duration MAX_DURATION = Duration.ofDays(36_500);
+
+  /**
+   * Parses a duration: a whole number with a unit ms, s, m, h or d, at most {@link #MAX_DURATION}.
    *
    * @param text e.g. {@code 10m}
-   * @return the positive duration, or null if malformed or zero
+   * @return the positive duration, or null if malformed, zero or over {@link #MAX_DURATION}
    */
   public static Duration parseDuration(String text) {
     Matcher m = DURATION.matcher(text);
@@ -153,13 +160,15 @@ public final class Units {
     if (n == 0) {
       return null;
     }
-    return switch (m.group(2)) {
-      case "ms" -> Duration.ofMillis(n);
-      case "s" -> Duration.ofSeconds(n);
-      case "m" -> Duration.ofMinutes(n);
-      case "h" -> Duration.ofHours(n);
-      default -> Duration.ofDays(n);
-    };
+    Duration d =
+        switch (m.group(2)) {
+          case "ms" -> Duration.ofMillis(n);
+          case "s" -> Duration.ofSeconds(n);
+          case "m" -> Duration.ofMinutes(n);
+          case "h" -> Duration.ofHours(n);
+          default -> Duration.ofDays(n);
+        };
+    return d.compareTo(MAX_DURATION) > 0 ? null : d;
   }
 
   /** Bytes per unit, or 0 if the unit is not one of ours. */

@@ -171,6 +171,9 @@ class PolicyLoaderTest {
     assertEquals(Duration.ofHours(2), Units.parseDuration("2h"));
     assertEquals(Duration.ofDays(1), Units.parseDuration("1d"));
     assertNull(Units.parseDuration("0s"));
+    assertEquals(Units.MAX_DURATION, Units.parseDuration("36500d"));
+    assertNull(Units.parseDuration("36501d"), "over 100 years");
+    assertNull(Units.parseDuration("999999999999d"), "its milliseconds overflow a long");
     assertNull(Units.parseDuration("10"));
     assertNull(Units.parseDuration("1w"));
   }

@@ -170,7 +170,8 @@ public final class PolicyCommand implements Runnable {
       }
       Duration lifetime = Units.parseDuration(ttl);
       if (lifetime == null) {
-        throw new CommandLine.ParameterException(cmd, "--ttl: not a duration: " + ttl);
+        throw new CommandLine.ParameterException(
+            cmd, "--ttl: not a duration (1ms to 36500d, e.g. 10m): " + ttl);
       }
       String t = tenant != null ? tenant : PeerIdentity.tenantOf(peer);
       if (t == null) {
