@@ -202,8 +202,10 @@ public final class AuditCommand implements Runnable {
       return AuditCheckpointTrust.issuedBy(caCert, list, "srdma://" + RegionHost.HOST_TENANT + "/");
     }
 
+    /** Prints {@code message} (a summary is escaped already; escaping again changes nothing). */
     private static int fail(CommandLine cmd, String message, int code) {
-      cmd.getErr().println(message);
+      // file names and CA subjects in it are chosen by whoever wrote the files
+      cmd.getErr().println(io.srdma.policy.Printable.escape(message));
       cmd.getErr().flush();
       return code;
     }

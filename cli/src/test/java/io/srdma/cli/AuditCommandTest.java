@@ -279,4 +279,15 @@ class AuditCommandTest {
     assertEquals(3, k.exit());
     assertTrue(k.err().contains("does not exist"), k.err());
   }
+
+  @Test
+  void shouldEscapeAFileNameItCannotReadInsteadOfPrintingItsControlCharacters() {
+    String name = "missing\u001b[2K\rOK 14 lines\u202e.log";
+    CliRun r = CliRun.of("audit", "verify", dir.resolve(name).toString());
+    assertEquals(3, r.exit());
+    assertTrue(r.err().contains("cannot read"), r.err());
+    assertTrue(
+        r.err().chars().noneMatch(c -> c == 0x1b || c == '\r' || c == 0x202e),
+        "a control character printed raw: " + r.err());
+  }
 }
