@@ -8,6 +8,7 @@ import io.srdma.policy.AuditTrail;
 import io.srdma.policy.ConsoleUsers;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.PoolOptions;
 import io.vertx.core.net.PemTrustOptions;
 import io.vertx.ext.web.client.WebClient;
 import io.vertx.ext.web.client.WebClientOptions;
@@ -76,6 +77,15 @@ final class ConsoleFixture implements AutoCloseable {
    * redirect (a page's redirect to the login is what some tests look for).
    */
   WebClient client(Vertx vertx) {
+    return client(vertx, new PoolOptions());
+  }
+
+  /** {@link #client(Vertx)} with up to {@code connections} connections at once. */
+  WebClient client(Vertx vertx, int connections) {
+    return client(vertx, new PoolOptions().setHttp1MaxSize(connections));
+  }
+
+  private WebClient client(Vertx vertx, PoolOptions pool) {
     return WebClient.create(
         vertx,
         new WebClientOptions()
@@ -84,7 +94,8 @@ final class ConsoleFixture implements AutoCloseable {
             .setTrustOptions(new PemTrustOptions().addCertValue(Buffer.buffer(caPem())))
             .setDefaultHost("127.0.0.1")
             .setDefaultPort(server.port())
-            .setFollowRedirects(false));
+            .setFollowRedirects(false),
+        pool);
   }
 
   @Override

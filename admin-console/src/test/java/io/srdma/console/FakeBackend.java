@@ -40,6 +40,18 @@ final class FakeBackend implements ConsoleBackend {
   /** Runs before every reload, outside the backend's lock (tests). */
   volatile Runnable beforeReload;
 
+  /**
+   * Runs before every read of the audit log's path, outside the backend's lock (tests): audit
+   * pages, export and verify ask it first, so a hook that waits makes them slow.
+   */
+  volatile Runnable onAuditLogRead;
+
+  /**
+   * Runs before every read of the policy text, outside the backend's lock (tests): a validation
+   * asks it first, so a hook that waits makes it slow.
+   */
+  volatile Runnable onPolicyTextRead;
+
   /** Runs before every revoke with the grant id, outside the backend's lock (tests). */
   volatile java.util.function.Consumer<String> beforeRevoke;
 
@@ -231,8 +243,14 @@ final class FakeBackend implements ConsoleBackend {
   }
 
   @Override
-  public synchronized String policyText() {
-    return text;
+  public String policyText() {
+    Runnable hook = onPolicyTextRead;
+    if (hook != null) {
+      hook.run();
+    }
+    synchronized (this) {
+      return text;
+    }
   }
 
   @Override
@@ -259,6 +277,10 @@ final class FakeBackend implements ConsoleBackend {
 
   @Override
   public Path auditLog() {
+    Runnable hook = onAuditLogRead;
+    if (hook != null) {
+      hook.run();
+    }
     return auditLog;
   }
 
