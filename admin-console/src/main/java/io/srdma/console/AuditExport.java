@@ -1,5 +1,6 @@
 package io.srdma.console;
 
+import io.vertx.core.Future;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.ext.web.RoutingContext;
 
@@ -7,7 +8,8 @@ import io.vertx.ext.web.RoutingContext;
  * Streams an export to the client a chunk at a time, reading the next chunk (on a worker) only when
  * the client has taken the last (back-pressure): it holds about one chunk, whatever the log's size.
  * A read that fails after the first chunk went out resets the stream, so a cut-short download fails
- * visibly rather than looking complete.
+ * visibly rather than looking complete. The chunks are read on the heavy pool under the export's
+ * place ({@link HeavyWork}), given back once the export ends, however it ends.
  */
 final class AuditExport {
   /** About how many characters of lines one chunk holds. */
@@ -15,12 +17,17 @@ final class AuditExport {
 
   private final RoutingContext ctx;
   private final AuditReader.Cursor cursor;
+  private final HeavyWork heavy;
+  private final HeavyWork.Permit permit;
   private boolean reading;
   private boolean gone;
 
-  AuditExport(RoutingContext ctx, AuditReader.Cursor cursor) {
+  AuditExport(
+      RoutingContext ctx, AuditReader.Cursor cursor, HeavyWork heavy, HeavyWork.Permit permit) {
     this.ctx = ctx;
     this.cursor = cursor;
+    this.heavy = heavy;
+    this.permit = permit;
   }
 
   /** Sends the chunks, then ends the response; the response's headers are set already. */
@@ -31,7 +38,7 @@ final class AuditExport {
         v -> {
           gone = true;
           if (!reading) {
-            cursor.close(); // waiting for a drain that will not come
+            finish(); // waiting for a drain that will not come
           }
         });
     readNext();
@@ -39,37 +46,49 @@ final class AuditExport {
 
   private void readNext() {
     reading = true;
-    ctx.vertx()
-        .executeBlocking(() -> cursor.next(CHUNK_CHARS), false)
-        .onComplete(
-            ar -> {
-              reading = false;
-              HttpServerResponse r = ctx.response();
-              if (gone || r.closed()) {
-                cursor.close();
-                return;
-              }
-              if (ar.failed()) {
-                cursor.close();
-                if (r.headWritten()) {
-                  r.reset();
-                } else {
-                  ctx.fail(ar.cause());
-                }
-                return;
-              }
-              String chunk = ar.result();
-              if (chunk == null) {
-                cursor.close();
-                r.end();
-                return;
-              }
-              r.write(chunk);
-              if (r.writeQueueFull()) {
-                r.drainHandler(v -> readNext());
-              } else {
-                readNext();
-              }
-            });
+    Future<String> chunk;
+    try {
+      chunk = heavy.submit(permit, () -> cursor.next(CHUNK_CHARS));
+    } catch (RuntimeException e) {
+      finish(); // the heavy pool is closed: the console is stopping
+      ctx.response().reset();
+      return;
+    }
+    chunk.onComplete(
+        ar -> {
+          reading = false;
+          HttpServerResponse r = ctx.response();
+          if (gone || r.closed()) {
+            finish();
+            return;
+          }
+          if (ar.failed()) {
+            finish();
+            if (r.headWritten()) {
+              r.reset();
+            } else {
+              ctx.fail(ar.cause());
+            }
+            return;
+          }
+          String text = ar.result();
+          if (text == null) {
+            finish();
+            r.end();
+            return;
+          }
+          r.write(text);
+          if (r.writeQueueFull()) {
+            r.drainHandler(v -> readNext());
+          } else {
+            readNext();
+          }
+        });
+  }
+
+  /** Closes the cursor and gives the export's place back. */
+  private void finish() {
+    cursor.close();
+    permit.release();
   }
 }

@@ -12,15 +12,21 @@ import java.time.Instant;
 import java.util.Arrays;
 import java.util.List;
 
-/** The audit log: filtered pages, JSON-lines export, chain verification. */
+/**
+ * The audit log: filtered pages, JSON-lines export, chain verification. Each reads the whole log,
+ * so each is a heavy request ({@link HeavyWork}): on the heavy pool, a few at once per session and
+ * user.
+ */
 final class AuditRoutes {
   static final int DEFAULT_LIMIT = 50;
   static final int MAX_LIMIT = 500;
 
   private final ConsoleBackend backend;
+  private final HeavyWork heavy;
 
-  AuditRoutes(ConsoleBackend backend) {
+  AuditRoutes(ConsoleBackend backend, HeavyWork heavy) {
     this.backend = backend;
+    this.heavy = heavy;
   }
 
   /**
@@ -32,7 +38,7 @@ final class AuditRoutes {
     AuditReader.Filter f = filter(ctx);
     int offset = Http.intParam(ctx, "offset", 0, 0, Integer.MAX_VALUE);
     int limit = Http.intParam(ctx, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT);
-    Blocking.run(
+    heavy.run(
         ctx,
         () -> {
           AuditReader.Page page = new AuditReader(backend.auditLog()).newest(f, offset, limit);
@@ -50,27 +56,37 @@ final class AuditRoutes {
   /**
    * The matching lines as they are in the log (JSON lines, oldest first): still verifiable.
    * Streamed a chunk at a time ({@link AuditExport}), so an export of a large log holds little
-   * memory.
+   * memory. It holds its place among the heavy requests until its last chunk is read or the client
+   * is gone.
    */
   void export(RoutingContext ctx) {
     AuditReader.Filter f = filter(ctx);
-    Blocking.run(
+    HeavyWork.Permit permit = heavy.acquire(ctx);
+    Blocking.answer(
         ctx,
-        () -> new AuditReader(backend.auditLog()).cursor(f),
+        heavy
+            .submit(permit, () -> new AuditReader(backend.auditLog()).cursor(f))
+            .onFailure(e -> permit.release()),
         cursor -> {
-          ctx.response()
-              .putHeader("Content-Type", "application/x-ndjson; charset=utf-8")
-              .putHeader(
-                  "Content-Disposition",
-                  "attachment; filename=\"srdma-audit-"
-                      + Instant.now().toString().replace(':', '-')
-                      + ".jsonl\"");
-          new AuditExport(ctx, cursor).start();
+          try {
+            ctx.response()
+                .putHeader("Content-Type", "application/x-ndjson; charset=utf-8")
+                .putHeader(
+                    "Content-Disposition",
+                    "attachment; filename=\"srdma-audit-"
+                        + Instant.now().toString().replace(':', '-')
+                        + ".jsonl\"");
+          } catch (RuntimeException e) {
+            cursor.close();
+            permit.release();
+            throw e;
+          }
+          new AuditExport(ctx, cursor, heavy, permit).start(); // gives both back when it ends
         });
   }
 
   void verify(RoutingContext ctx) {
-    Blocking.run(
+    heavy.run(
         ctx,
         () -> {
           List<Path> files = new AuditReader(backend.auditLog()).files();

@@ -23,7 +23,8 @@ final class Blocking {
     answer(ctx, executor.executeBlocking(work, true), then);
   }
 
-  private static <T> void answer(RoutingContext ctx, Future<T> result, Consumer<T> then) {
+  /** Answers a request with work's result on the event loop, or fails it with its failure. */
+  static <T> void answer(RoutingContext ctx, Future<T> result, Consumer<T> then) {
     result.onComplete(
         ar -> {
           if (ar.failed()) {

@@ -66,6 +66,7 @@ final class ConsoleVerticle extends VerticleBase {
   final ConsoleMetrics metrics = new ConsoleMetrics();
   private HttpServer server;
   private WorkerExecutor applies;
+  private WorkerExecutor heavyPool;
   private AuthRoutes auth;
   private ConsoleSessions sessions;
 
@@ -103,10 +104,14 @@ final class ConsoleVerticle extends VerticleBase {
             config.streamInterval());
     // one thread: a policy apply's base check and reload are one step (no lost update)
     applies = vertx.createSharedWorkerExecutor(APPLY_EXECUTOR, 1);
+    // audit pages, export and verify, policy validate: their own bounded pool and per-session and
+    // per-user limits, so a flood of them never queues in front of a login or a revoke
+    heavyPool = vertx.createSharedWorkerExecutor(HeavyWork.EXECUTOR, HeavyWork.THREADS);
+    HeavyWork heavy = new HeavyWork(heavyPool);
     PolicyRoutes policy =
         new PolicyRoutes(
-            backend, trail, metrics, u -> users.hasRole(u, ConsoleRole.ADMIN), applies);
-    AuditRoutes audit = new AuditRoutes(backend);
+            backend, trail, metrics, u -> users.hasRole(u, ConsoleRole.ADMIN), applies, heavy);
+    AuditRoutes audit = new AuditRoutes(backend, heavy);
     ClusterRoutes cluster = new ClusterRoutes(backend, trail, metrics);
     if (backend.cluster() != null) {
       metrics.cluster(backend.cluster());
@@ -182,7 +187,10 @@ final class ConsoleVerticle extends VerticleBase {
   public Future<?> stop() {
     metrics.close();
     Future<Void> closed = server == null ? Future.succeededFuture() : server.close();
-    return applies == null ? closed : closed.eventually(applies::close);
+    if (applies != null) {
+      closed = closed.eventually(applies::close);
+    }
+    return heavyPool == null ? closed : closed.eventually(heavyPool::close);
   }
 
   private static void securityHeaders(RoutingContext ctx) {

@@ -37,24 +37,28 @@ final class PolicyRoutes {
   private final ConsoleMetrics metrics;
   private final Predicate<String> seesHashes;
   private final WorkerExecutor applies;
+  private final HeavyWork heavy;
   private final PolicyLoader loader = new PolicyLoader();
 
   /**
    * @param seesHashes whether a console user sees password hashes: those who may apply a policy
    * @param applies a one-thread executor: applies run on it one at a time, so each one's check of
    *     {@code base} and its reload are one step no other apply comes between
+   * @param heavy where validations run: each parses up to 16 MiB, a few at once per session
    */
   PolicyRoutes(
       ConsoleBackend backend,
       AuditTrail trail,
       ConsoleMetrics metrics,
       Predicate<String> seesHashes,
-      WorkerExecutor applies) {
+      WorkerExecutor applies,
+      HeavyWork heavy) {
     this.backend = backend;
     this.trail = trail;
     this.metrics = metrics;
     this.seesHashes = seesHashes;
     this.applies = applies;
+    this.heavy = heavy;
   }
 
   /**
@@ -98,13 +102,15 @@ final class PolicyRoutes {
   /**
    * Validates edited text: 200 with {@code valid}, {@code errors} and {@code diff}; 400 {@code
    * hostile_policy} with the error if the text breaks a hard limit (nesting, size, anchors and
-   * aliases, tags, characters; see {@link io.srdma.policy.BoundedYaml}), without a diff.
+   * aliases, tags, characters; see {@link io.srdma.policy.BoundedYaml}), without a diff. A heavy
+   * request ({@link HeavyWork}): even the body's JSON is decoded on the heavy pool, not the event
+   * loop.
    */
   void validate(RoutingContext ctx) {
-    String text = Http.string(Http.body(ctx), "text");
-    Blocking.run(
+    heavy.run(
         ctx,
         () -> {
+          String text = Http.string(Http.body(ctx), "text");
           String running = backend.policyText();
           Policy runningPolicy = backend.policy();
           JsonObject out = new JsonObject().put("runningSha256", runningPolicy.sha256());
