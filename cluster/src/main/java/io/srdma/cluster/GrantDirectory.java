@@ -18,11 +18,16 @@ import java.util.List;
  * host's console asks the owning host instead ({@link #requestRevoke}).
  */
 public final class GrantDirectory {
+  private static final org.slf4j.Logger LOG =
+      org.slf4j.LoggerFactory.getLogger(GrantDirectory.class);
+
   private GrantDirectory() {}
 
   /**
    * Every live grant of the deployment (those whose host published them and whose lease has not run
-   * out), by host then id.
+   * out), by host then id. An entry whose value names another grant than its key ({@code
+   * grants/HOST/ID}) is skipped (the first one per listing logged): a host may write anything under
+   * its own keys, but not speak for another host.
    *
    * @throws ClusterException {@code UNAVAILABLE} if etcd does not answer
    */
@@ -31,6 +36,7 @@ public final class GrantDirectory {
     // 100,000 grants in one read were 23 MB and refused, docs/cluster.md "Scale"), and a value no
     // host writes (one host's junk under its own grants/HOST/) is skipped, not fatal to the list
     List<ClusterGrant> out = new ArrayList<>();
+    long[] misplaced = {0};
     EtcdRange.scan(
         link,
         link.keys().grants(),
@@ -38,10 +44,23 @@ public final class GrantDirectory {
         MAX_GRANT_BYTES,
         "listing grants",
         kv -> {
+          ClusterGrant g;
           try {
-            out.add(ClusterGrant.parse(kv.getValue().getBytes()));
+            g = ClusterGrant.parse(kv.getValue().getBytes());
           } catch (ClusterException e) {
-            // one bad entry does not hide the others
+            return; // one bad entry does not hide the others
+          }
+          // a host writes only under its own grants/HOST/ (RBAC), but what it writes there is its
+          // own say: an entry counts only as the grant its key names, or one host could list
+          // grants "of" another (and have an admin revoke that host's real grant of the same id)
+          if (kv.getKey().equals(link.keys().grant(g.host(), g.grantId()))) {
+            out.add(g);
+          } else if (misplaced[0]++ == 0) {
+            LOG.warn(
+                "listing grants: skipped {}: its value names grant {} of {}",
+                EtcdRange.escape(kv.getKey()),
+                g.grantId(),
+                g.host());
           }
         });
     out.sort(Comparator.comparing(ClusterGrant::host).thenComparingLong(ClusterGrant::grantId));

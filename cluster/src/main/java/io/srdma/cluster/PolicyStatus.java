@@ -30,7 +30,8 @@ public final class PolicyStatus {
       long revision, String sha256, List<HostPolicyState> hosts, Map<String, Integer> sessions) {}
 
   /**
-   * Reads the policy key and every host's report (paged range reads).
+   * Reads the policy key and every host's report (paged range reads). A report counts only under
+   * {@code hosts/HOST/policy} of the host it names (one host cannot report for another).
    *
    * @throws ClusterException {@code UNAVAILABLE} if etcd does not answer
    */
@@ -60,21 +61,27 @@ public final class PolicyStatus {
         MAX_HOST_VALUE_BYTES,
         "host states",
         kv -> {
-          String key = kv.getKey().toString(StandardCharsets.UTF_8);
-          if (key.endsWith("/sessions")) {
-            String host = link.keys().hostOf(kv.getKey());
+          // a host writes only under its own hosts/HOST/ (RBAC), but what it writes there is its
+          // own say: a report counts only under the exact key of the host it names
+          String host = link.keys().hostOf(kv.getKey());
+          if (host == null) {
+            return;
+          }
+          if (kv.getKey().equals(link.keys().hostSessions(host))) {
             try {
               int n = Integer.parseInt(kv.getValue().toString(StandardCharsets.UTF_8));
-              if (host != null && n >= 0) {
+              if (n >= 0) {
                 sessions.put(host, n);
               }
             } catch (NumberFormatException e) {
               // one bad entry does not hide the others
             }
-          }
-          if (key.endsWith("/policy")) {
+          } else if (kv.getKey().equals(link.keys().hostPolicy(host))) {
             try {
-              hosts.add(HostPolicyState.parse(kv.getValue().getBytes()));
+              HostPolicyState s = HostPolicyState.parse(kv.getValue().getBytes());
+              if (s.host().equals(host)) {
+                hosts.add(s);
+              }
             } catch (ClusterException e) {
               // one bad entry does not hide the others
             }
