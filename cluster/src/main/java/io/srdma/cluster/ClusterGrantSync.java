@@ -151,6 +151,33 @@ final class ClusterGrantSync implements Follower {
     // cleared first: a markBroken() while this reads (a lost answer, a full request queue) stands,
     // and the next probe reads again; if this throws, the node marks it broken again
     broken = false;
+    // the watches first, from etcd's current revision, then the reads: a watch from a read's
+    // revision + 1 is cancelled when another host compacted the history past it meanwhile
+    // (Watches); a deletion or request after the watches' start is watched, an earlier one read
+    Watch.Watcher grantWatch =
+        Watches.openNow(
+            link,
+            link.keys().grantsOf(host),
+            WatchOption.builder().isPrefix(true).withNoPut(true),
+            this::onNext,
+            this::onError,
+            "watching this host's grants");
+    Watch.Watcher requestWatch;
+    try {
+      requestWatch = requests.watch(this::onError);
+    } catch (RuntimeException e) {
+      grantWatch.close();
+      throw e;
+    }
+    synchronized (this) {
+      closeWatches();
+      watcher = grantWatch;
+      requestWatcher = requestWatch;
+      if (closed) {
+        closeWatches();
+        return;
+      }
+    }
     Map<Long, GrantLedger.Written> present = new HashMap<>();
     long grantsRevision =
         EtcdRange.scan(
@@ -165,25 +192,7 @@ final class ClusterGrantSync implements Follower {
                         new GrantLedger.Written(kv.getLease(), kv.getModRevision())))
             .revision();
     execute(() -> revokeAll(ledger.read(present, grantsRevision)));
-    long requestsRevision = requests.read();
-    synchronized (this) {
-      if (closed) {
-        return;
-      }
-      closeWatches();
-      requestWatcher = requests.watch(requestsRevision, this::onError);
-      watcher =
-          link.client()
-              .getWatchClient()
-              .watch(
-                  link.keys().grantsOf(host),
-                  WatchOption.builder()
-                      .isPrefix(true)
-                      .withNoPut(true)
-                      .withRevision(grantsRevision + 1)
-                      .build(),
-                  Watch.listener(this::onNext, this::onError));
-    }
+    requests.read();
   }
 
   private void revokeAll(List<GrantLedger.Revoke> revokes) {

@@ -13,8 +13,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Paged range reads over one prefix, all pages at the revision of the first (so a watch from that
- * revision + 1 misses nothing).
+ * Paged range reads over one prefix, all pages at the revision of the first, unless that revision
+ * is compacted during the read: etcd lets any client compact, and a host doing it in a loop failed
+ * every read of more than a page, so the rest is then read at the newest revision (logged). Either
+ * way every entry present from the first page's revision until its own page is read is listed;
+ * followers open their watch before the read, so what changes meanwhile is watched too.
  *
  * <p>Why: etcd puts no byte limit on a range answer and gRPC refuses one over 4 MiB
  * (RESOURCE_EXHAUSTED), so one unpaged read of a prefix that any host may write under (its own
@@ -39,7 +42,8 @@ final class EtcdRange {
   /**
    * What a read found besides its entries.
    *
-   * @param revision the revision every page was read at
+   * @param revision the revision of the first page (the others were read at it, or, once it was
+   *     compacted, at the newest)
    * @param skipped entries skipped (value over the maximum, or an entry too large to read)
    */
   record Result(long revision, long skipped) {}
@@ -60,7 +64,9 @@ final class EtcdRange {
       Consumer<KeyValue> each) {
     ByteSequence end = prefixEnd(prefix);
     ByteSequence from = prefix;
-    long revision = 0;
+    long revision = 0; // of the first page
+    long at = 0; // the revision pages are read at: the first page's, or 0 (the newest) once it
+    // was compacted away
     long skipped = 0;
     long seen = 0;
     long seenBytes = 0;
@@ -68,8 +74,19 @@ final class EtcdRange {
     while (true) {
       GetResponse r;
       try {
-        r = page(link, from, end, limit, keysOnly, revision, what);
+        r = page(link, from, end, limit, keysOnly, at, what);
       } catch (ClusterException e) {
+        if (at != 0 && compacted(e)) {
+          // etcd lets any client compact (RBAC does not cover it): one host compacting in a loop
+          // failed every read of more than a page. The rest is read as it is now; the callers'
+          // watches, opened before this read, deliver whatever changed after its first page
+          LOG.warn(
+              "{}: revision {} was compacted during the read; the rest is read at the newest",
+              what,
+              at);
+          at = 0;
+          continue;
+        }
         if (!tooLarge(e)) {
           throw e;
         }
@@ -78,11 +95,14 @@ final class EtcdRange {
           continue;
         }
         // one entry gRPC cannot carry: learn its key alone and step over it
-        GetResponse k = page(link, from, end, 1, true, revision, what);
+        GetResponse k = page(link, from, end, 1, true, at, what);
         if (k.getKvs().isEmpty()) {
           throw e;
         }
-        revision = revision == 0 ? k.getHeader().getRevision() : revision;
+        if (revision == 0) {
+          revision = k.getHeader().getRevision();
+          at = revision;
+        }
         ByteSequence key = k.getKvs().get(0).getKey();
         skipped++;
         LOG.warn("{}: skipped {}: too large to read ({})", what, escape(key), e.getMessage());
@@ -91,6 +111,7 @@ final class EtcdRange {
       }
       if (revision == 0) {
         revision = r.getHeader().getRevision();
+        at = revision;
       }
       for (KeyValue kv : r.getKvs()) {
         int size = kv.getKey().size() + kv.getValue().size();
@@ -142,6 +163,20 @@ final class EtcdRange {
       // the first request after a member died may wait on it; the next goes to a live one
       return link.await(link.client().getKVClient().get(from, option), what);
     }
+  }
+
+  /** Whether etcd answered that the revision asked for was compacted, anywhere in the chain. */
+  static boolean compacted(Throwable t) {
+    for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+      if (c instanceof io.etcd.jetcd.common.exception.CompactedException) {
+        return true;
+      }
+      String m = c.getMessage();
+      if (m != null && m.contains("required revision has been compacted")) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Whether etcd's (or gRPC's) answer was "message too large", anywhere in the cause chain. */

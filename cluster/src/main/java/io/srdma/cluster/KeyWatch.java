@@ -13,8 +13,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Follows one etcd key: reads it, then watches it from the next revision, handing every new value
- * to a sink in revision order and never an older revision, nor the same one again once it is
+ * Follows one etcd key: watches it from etcd's current revision, then reads it, handing every new
+ * value to a sink in revision order and never an older revision, nor the same one again once it is
  * settled. A watch that fails (etcd gone, history compacted) marks this follower broken; {@link
  * #resync()} (called by the cluster node when etcd answers again) reads the key afresh and watches
  * again, so whatever was written meanwhile is applied on recovery.
@@ -115,7 +115,10 @@ final class KeyWatch implements Follower {
   }
 
   /**
-   * Reads the key, applies it if newer than what was settled, and watches again from there.
+   * Watches the key again (from etcd's current revision, once etcd created the watch), then reads
+   * it and applies it if newer than what was settled: a change after the watch's start comes by the
+   * watch (the same value twice is settled once), an earlier one is in the read, and no past
+   * revision is asked for, so compacting etcd's history cannot cancel the watch.
    *
    * @throws ClusterException {@link ClusterException.Reason#UNAVAILABLE} if etcd does not answer
    *     (the caller marks the follower broken again)
@@ -128,6 +131,15 @@ final class KeyWatch implements Follower {
     // cleared before the read, not after the watch: a failure reported while this runs (the watch
     // failing, a value that could not be applied) marks it broken again and is not wiped
     broken = false;
+    // the watch first, from the current revision, then the read: a watch from the read's revision
+    // + 1 is cancelled if the history was compacted past it meanwhile (Watches)
+    if (watcher != null) {
+      watcher.close();
+      watcher = null;
+    }
+    watcher =
+        Watches.openNow(
+            link, key, WatchOption.builder(), this::onNext, this::onError, "watching " + what);
     GetResponse r = link.await(link.client().getKVClient().get(key), "reading " + what);
     long current = r.getHeader().getRevision();
     if (current < applied) {
@@ -145,17 +157,6 @@ final class KeyWatch implements Follower {
       KeyValue kv = r.getKvs().get(0);
       deliver(kv.getValue().getBytes(), kv.getModRevision());
     }
-    if (watcher != null) {
-      watcher.close();
-    }
-    long from = r.getHeader().getRevision() + 1;
-    watcher =
-        link.client()
-            .getWatchClient()
-            .watch(
-                key,
-                WatchOption.builder().withRevision(from).build(),
-                Watch.listener(this::onNext, this::onError));
   }
 
   private void onNext(WatchResponse r) {

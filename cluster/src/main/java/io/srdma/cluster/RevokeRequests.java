@@ -4,7 +4,6 @@ import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.Watch;
 import io.etcd.jetcd.kv.GetResponse;
-import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.WatchOption;
 import io.etcd.jetcd.watch.WatchEvent;
 import io.etcd.jetcd.watch.WatchResponse;
@@ -26,10 +25,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Revoke requests addressed to this host by other hosts' consoles ({@code
- * PREFIX/requests/FROM/HOST/ID}; etcd RBAC lets a host write only under its own {@code FROM}): read
- * at each resync, watched after. A request revokes the grant it names if this host has a live grant
- * with that id, expiry and peer (grant ids restart with the host, so a request outlives none of its
- * grants); a malformed request is logged and ignored, one too large is skipped and counted.
+ * PREFIX/requests/FROM/HOST/ID}; etcd RBAC lets a host write only under its own {@code FROM}):
+ * watched from each resync on, and read at it once the watch is created. A request revokes the
+ * grant it names if this host has a live grant with that id, expiry and peer (grant ids restart
+ * with the host, so a request outlives none of its grants); a malformed request is logged and
+ * ignored, one too large is skipped and counted.
  *
  * <p>Requests are matched on this class's own thread ({@value #THREAD_NAME}), in batches of up to
  * {@value #BATCH} against one reading of the host's live grants, never on the node's apply thread:
@@ -126,32 +126,31 @@ final class RevokeRequests {
   }
 
   /**
-   * Watches the requests written after {@code revision} (the one {@link #read()} returned).
+   * Watches the requests written from now on (etcd's current revision; returns once etcd created
+   * the watch): open it before {@link #read()}, so that a request is either read or watched.
    *
    * @param onError told when the watch fails
+   * @throws ClusterException {@code UNAVAILABLE} if etcd did not create it in time
    */
-  Watch.Watcher watch(long revision, Consumer<Throwable> onError) {
-    return link.client()
-        .getWatchClient()
-        .watch(
-            link.keys().requests(),
-            WatchOption.builder()
-                .isPrefix(true)
-                .withNoDelete(true)
-                .withRevision(revision + 1)
-                .build(),
-            Watch.listener(this::onPut, onError::accept));
+  Watch.Watcher watch(Consumer<Throwable> onError) {
+    return Watches.openNow(
+        link,
+        link.keys().requests(),
+        WatchOption.builder().isPrefix(true).withNoDelete(true),
+        this::onPut,
+        onError,
+        "watching revoke requests");
   }
 
   /**
-   * Reads the revoke requests addressed to this host and acts on each; returns the revision read
-   * at. The keys name their target ({@code requests/FROM/HOST/ID}) but not as a prefix, so the
-   * whole prefix is read keys only (paged) and only this host's requests are read with their
-   * values, one key per request: what another host writes under its own {@code requests/FROM/}
-   * costs this host its keys' bytes, never its values'. Only requests whose key names one of this
-   * host's live grants are read (the live grants are taken after the keys: a grant issued before a
-   * request was written is among them), so how many values are read is bounded by this host's
-   * grants, not by what another host wrote.
+   * Reads the revoke requests addressed to this host and acts on each (after {@link #watch}
+   * started); returns the revision the read began at. The keys name their target ({@code
+   * requests/FROM/HOST/ID}) but not as a prefix, so the whole prefix is read keys only (paged) and
+   * only this host's requests are read with their values, one key per request: what another host
+   * writes under its own {@code requests/FROM/} costs this host its keys' bytes, never its values'.
+   * Only requests whose key names one of this host's live grants are read (the live grants are
+   * taken after the keys: a grant issued before a request was written is among them), so how many
+   * values are read is bounded by this host's grants, not by what another host wrote.
    */
   long read() {
     long waitUntil = System.nanoTime() + QUEUE_WAIT.toNanos();
@@ -175,12 +174,13 @@ final class RevokeRequests {
       live.add(g.grantId());
     }
     mine.removeIf(k -> !live.contains(ClusterKeys.grantIdOf(k)));
-    GetOption at = GetOption.builder().withRevision(revision).build();
+    // each value as it is now, not at the keys' revision (which another host may have compacted
+    // away): a request deleted since has lapsed, one written since the watch delivers too
     for (int i = 0; i < mine.size(); i += REQUESTS_IN_FLIGHT) {
       List<ByteSequence> batch = mine.subList(i, Math.min(mine.size(), i + REQUESTS_IN_FLIGHT));
       List<CompletableFuture<GetResponse>> reads = new ArrayList<>();
       for (ByteSequence key : batch) {
-        reads.add(link.client().getKVClient().get(key, at));
+        reads.add(link.client().getKVClient().get(key));
       }
       for (int j = 0; j < batch.size(); j++) {
         GetResponse r;
