@@ -270,12 +270,15 @@ public final class RemoteGrant {
   }
 
   /**
-   * Seals {@code data} (from its position; not moved) and writes it with RDMA WRITE_WITH_IMM at
-   * {@code relativeOffset} in the grant: records of at most the client's record size laid end to
-   * end. Completes when every record's write completed at the target. Allocates (the stage).
+   * Seals {@code data} (from its position to its limit, both read once at the call; not moved) and
+   * writes it with RDMA WRITE_WITH_IMM at {@code relativeOffset} in the grant: records of at most
+   * the client's record size laid end to end. Completes when every record's write completed at the
+   * target. Allocates (the stage). A write larger than one post list goes out a post list at a
+   * time: if it fails after some went out, those records stay written (docs/sdk.md, Write).
    *
    * @return a stage failing with {@link ChannelException} ({@code OUT_OF_BOUNDS}, {@code
-   *     NOT_PERMITTED}, {@code REVOKED}, {@code EXPIRED}, {@code REMOTE_ACCESS_ERROR}, …)
+   *     NOT_PERMITTED}, {@code REVOKED}, {@code EXPIRED}, {@code REMOTE_ACCESS_ERROR}, {@code
+   *     INVALID_ARGUMENT} for nothing to write or a limit another thread lowered meanwhile, …)
    */
   public CompletionStage<Void> write(long relativeOffset, ByteBuffer data) {
     return stages.write(this, relativeOffset, data);

@@ -43,7 +43,11 @@ final class WriteStages {
   }
 
   CompletionStage<Void> write(RemoteGrant g, long rel, ByteBuffer data) {
-    int payload = data.remaining();
+    // Position and length are read once: the span checked below is the span sealed, whatever
+    // another thread does to the buffer meanwhile (a record grown past the check would reach past
+    // the grant, and the target's refusal would put the queue pair, and so the session, in ERROR).
+    int start = data.position();
+    int payload = data.limit() - start;
     if (payload < 1) {
       return RemoteGrant.failed(ChannelException.Reason.INVALID_ARGUMENT, "nothing to write");
     }
@@ -100,7 +104,7 @@ final class WriteStages {
                   WriteResult.reason(ended), "grant " + g.id() + " ended: " + g.endedBecause()));
           return done;
         }
-        seal(t, rel, data, first, count, stride, max);
+        seal(t, rel, data, start, payload, first, count, stride, max);
         long bytes = Math.min((long) count * max, payload - (long) first * max);
         long r = writer.post(count, bytes, first + count == records ? done : null);
         if (r < 0) {
@@ -144,28 +148,55 @@ final class WriteStages {
     }
   }
 
-  /** Seals records {@code first..first+count} into the next slots; the caller holds the lock. */
+  /**
+   * Seals records {@code first..first+count} of the {@code payload} bytes of {@code data} from
+   * {@code start} (as checked at the call) into the next slots; the caller holds the lock.
+   *
+   * @throws ChannelException {@code INVALID_ARGUMENT} when another thread lowered the buffer's
+   *     limit below those bytes meanwhile (nothing of this batch posted)
+   */
   private void seal(
-      GrantTarget t, long rel, ByteBuffer data, int first, int count, long stride, int max) {
+      GrantTarget t,
+      long rel,
+      ByteBuffer data,
+      int start,
+      int payload,
+      int first,
+      int count,
+      long stride,
+      int max) {
     long base = writer.nextSequence(0);
     AtomicInteger next = new AtomicInteger();
     Runnable share =
         () -> {
           for (int k; (k = next.getAndIncrement()) < count; ) {
             int index = first + k;
-            int from = data.position() + index * max;
-            int n = Math.min(max, data.limit() - from);
+            int n = Math.min(max, payload - index * max);
             long at = rel + index * stride;
             int slot = (int) ((base + k) % writer.slots());
-            int length =
-                sealers
-                    .get()
-                    .seal(
-                        data.slice(from, n),
-                        t.binding(),
-                        t.offset() + at,
-                        writer.stagingBuffer(),
-                        slot * writer.slotSize());
+            int length;
+            try {
+              length =
+                  sealers
+                      .get()
+                      .seal(
+                          data,
+                          start + index * max,
+                          n,
+                          t.binding(),
+                          t.offset() + at,
+                          writer.stagingBuffer(),
+                          slot * writer.slotSize());
+            } catch (IndexOutOfBoundsException e) {
+              throw new ChannelException(
+                  ChannelException.Reason.INVALID_ARGUMENT,
+                  "the buffer's limit was lowered to "
+                      + data.limit()
+                      + " during the write of "
+                      + payload
+                      + " bytes from "
+                      + start);
+            }
             if (length < 0) {
               throw new ChannelException(
                   ChannelException.Reason.RESOURCE_EXHAUSTED, "sealing refused: " + length);
