@@ -238,10 +238,10 @@ public final class RemoteGrant {
 
   /**
    * Seals {@code length} bytes of {@code src} from index {@code from} (absolute, within the
-   * buffer's limit, else {@link WriteResult#INVALID_ARGUMENT}; its position is not used, neither is
-   * moved) as one record at {@code relativeOffset} and posts it with WRITE_WITH_IMM; allocates
-   * nothing. The record takes {@code length + }{@link SealedLayout#RECORD_OVERHEAD} bytes of the
-   * grant. Thread-safe.
+   * buffer's limit, else {@link WriteResult#INVALID_ARGUMENT}, also when another thread lowers the
+   * limit during the call; its position is not used, neither is moved) as one record at {@code
+   * relativeOffset} and posts it with WRITE_WITH_IMM; allocates nothing. The record takes {@code
+   * length + }{@link SealedLayout#RECORD_OVERHEAD} bytes of the grant. Thread-safe.
    *
    * @param length 1 to the client's record size ({@link ClientOptions#maxRecordPayload})
    * @return the write's position (&gt; 0): it completed when {@link

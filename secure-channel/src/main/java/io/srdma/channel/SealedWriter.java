@@ -230,7 +230,12 @@ final class SealedWriter {
       // Sealed straight from src (heap: from its array; else copied once into the sealer's):
       // no copy into scratch first. GCM reads each plaintext byte once, so a caller writing into
       // src meanwhile changes what is sealed, never makes the tag disagree with the ciphertext.
-      long sealedAt = seal(g.target(), rel, src, from, length, 0);
+      long sealedAt;
+      try {
+        sealedAt = seal(g.target(), rel, src, from, length, 0);
+      } catch (IndexOutOfBoundsException e) {
+        return WriteResult.INVALID_ARGUMENT; // another thread lowered src's limit since the check
+      }
       if (sealedAt < 0) {
         return sealedAt;
       }
@@ -262,7 +267,12 @@ final class SealedWriter {
       if (!hasRoom(records)) {
         return WriteResult.BACK_PRESSURED;
       }
-      long sealed = runs.sealEach(batch, g.target(), this);
+      long sealed;
+      try {
+        sealed = runs.sealEach(batch, g.target(), this);
+      } catch (IndexOutOfBoundsException e) {
+        return WriteResult.INVALID_ARGUMENT; // a piece's limit lowered since find: nothing posted
+      }
       if (sealed < 0) {
         return sealed; // nothing posted: the slots claimed are not counted
       }

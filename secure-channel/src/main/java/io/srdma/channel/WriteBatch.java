@@ -42,9 +42,9 @@ public final class WriteBatch {
 
   /**
    * Adds {@code length} bytes of {@code buffer} from index {@code offset} (absolute, within the
-   * buffer's limit at the time of the write, else the batch is refused with {@link
-   * WriteResult#INVALID_ARGUMENT}; its position is not used, neither is moved) to be written at
-   * {@code relativeOffset} of the grant.
+   * buffer's limit throughout the write, else the batch is refused with {@link
+   * WriteResult#INVALID_ARGUMENT} and nothing is posted; its position is not used, neither is
+   * moved) to be written at {@code relativeOffset} of the grant.
    *
    * @return false when the batch is full (nothing added)
    */

@@ -10,6 +10,8 @@ import io.srdma.channel.Access;
 import io.srdma.channel.ChannelException;
 import io.srdma.channel.RemoteGrant;
 import io.srdma.channel.SecureRdmaClient;
+import io.srdma.channel.WriteBatch;
+import io.srdma.channel.WriteResult;
 import java.lang.reflect.Field;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
@@ -128,6 +130,33 @@ class HostileApplicationInputTest {
       assertEquals(before, c.postedPosition(), "nothing posted");
       g.writeBlocking(0, ByteBuffer.wrap(all, 0, 10));
       assertTrue(c.isOpen(), "the session lives");
+    }
+  }
+
+  @Test
+  void aTryWriteWhoseBufferShrinksWhileItWaitsSaysInvalidArgumentAndPostsNothing()
+      throws Exception {
+    try (ChannelRig rig = new ChannelRig(dir)) {
+      SecureRdmaClient c = rig.client("acme", "trainer-1");
+      RemoteGrant g = c.grant("kvcache", EnumSet.of(Access.WRITE), 0, 4096, TTL);
+      ByteBuffer heap = ByteBuffer.allocate(256);
+      ByteBuffer direct = ByteBuffer.allocateDirect(256);
+      long before = c.postedPosition();
+
+      Long one = acrossLock(writerLock(c), () -> g.tryWrite(0, heap, 0, 200), () -> heap.limit(8));
+      assertEquals(WriteResult.INVALID_ARGUMENT, one, WriteResult.name(one));
+      WriteBatch batch = new WriteBatch(2);
+      batch.add(0, direct, 0, 100);
+      batch.add(100, heap, 0, 8); // gathered: two buffers in one run
+      heap.limit(256);
+      Long two = acrossLock(writerLock(c), () -> g.tryWriteBatch(batch), () -> direct.limit(8));
+      assertEquals(WriteResult.INVALID_ARGUMENT, two, WriteResult.name(two));
+      assertEquals(before, c.postedPosition(), "nothing posted");
+
+      long p = g.tryWrite(0, heap, 0, 16);
+      assertTrue(p > 0, WriteResult.name(p));
+      ChannelRig.await(() -> rig.acmeRecords.size() == 1, "the next write opened");
+      assertTrue(c.isOpen());
     }
   }
 }
