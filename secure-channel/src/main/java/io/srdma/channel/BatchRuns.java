@@ -16,6 +16,7 @@ import java.nio.ByteBuffer;
  */
 final class BatchRuns {
   private final long[] first; // relative offset of each run
+  private final long[] recordEnd; // relative offset just past each run's record
   private final int[] end; // index after each run's last piece
   private final byte[] scratch;
   private final ByteBuffer scratchBuffer;
@@ -25,6 +26,7 @@ final class BatchRuns {
 
   BatchRuns(int maxPieces, int maxPayload) {
     this.first = new long[maxPieces];
+    this.recordEnd = new long[maxPieces];
     this.end = new int[maxPieces];
     this.scratch = new byte[maxPayload];
     this.scratchBuffer = ByteBuffer.wrap(scratch);
@@ -49,7 +51,9 @@ final class BatchRuns {
   /**
    * Checks the batch (1 to {@link #capacity} pieces), every piece (a buffer, a length of at least
    * 1, a range within the buffer's limit) and every run (at most one record's payload, allowed by
-   * the grant, not overwriting the tag of the run before it) and remembers the runs.
+   * the grant, its record overlapping no other run's record of the batch: the later one would
+   * overwrite the earlier, which the host would then reject, half the batch applied) and remembers
+   * the runs.
    *
    * @return 0, or the {@link WriteResult} that refuses the whole batch
    */
@@ -74,13 +78,9 @@ final class BatchRuns {
         runBytes += len;
       } else {
         if (i > 0) {
-          long previous = first[runs - 1];
-          long refused = checkRun(g, writer, previous, runBytes, now);
+          long refused = closeRun(g, writer, runBytes, now);
           if (refused != 0) {
             return refused;
-          }
-          if (rel > previous && rel - previous < runBytes + SealedLayout.RECORD_OVERHEAD) {
-            return WriteResult.INVALID_ARGUMENT; // would overwrite the previous record's tag
           }
         }
         first[runs++] = rel;
@@ -89,7 +89,47 @@ final class BatchRuns {
       end[runs - 1] = i + 1;
       bytes += len;
     }
-    return checkRun(g, writer, first[runs - 1], runBytes, now);
+    long refused = closeRun(g, writer, runBytes, now);
+    if (refused != 0) {
+      return refused;
+    }
+    if (runs > writer.maxList()) {
+      return WriteResult.INVALID_ARGUMENT; // more records than one post list (before the O(n^2))
+    }
+    return overlapping() ? WriteResult.INVALID_ARGUMENT : 0;
+  }
+
+  /** Checks the last run found ({@code runBytes} long) and remembers where its record ends. */
+  private long closeRun(RemoteGrant g, SealedWriter writer, long runBytes, long nowMillis) {
+    long rel = first[runs - 1];
+    long refused = checkRun(g, writer, rel, runBytes, nowMillis);
+    if (refused == 0) {
+      recordEnd[runs - 1] = rel + runBytes + SealedLayout.RECORD_OVERHEAD; // in the grant: no wrap
+    }
+    return refused;
+  }
+
+  /**
+   * Whether two runs' records overlap: in one pass when each run starts at or after the end of the
+   * record before it (the usual order), else by comparing every pair (at most a post list's
+   * records).
+   */
+  private boolean overlapping() {
+    boolean ascending = true;
+    for (int r = 1; r < runs && ascending; r++) {
+      ascending = first[r] >= recordEnd[r - 1];
+    }
+    if (ascending) {
+      return false;
+    }
+    for (int r = 1; r < runs; r++) {
+      for (int q = 0; q < r; q++) {
+        if (first[r] < recordEnd[q] && first[q] < recordEnd[r]) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   private long checkRun(

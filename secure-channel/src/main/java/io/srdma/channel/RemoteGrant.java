@@ -258,9 +258,9 @@ public final class RemoteGrant {
   /**
    * Seals a batch ({@link WriteBatch}: contiguous pieces as one record each) and posts its records
    * with one post list; allocates nothing. Every piece is checked first: one that is refused (out
-   * of the grant's bounds, a contiguous run longer than the record size, …) refuses the whole batch
-   * and nothing is posted; the grant's expiry is checked at one instant for the whole batch.
-   * Thread-safe (the batch itself is not).
+   * of the grant's bounds, a contiguous run longer than the record size, records that overlap, …)
+   * refuses the whole batch and nothing is posted; the grant's expiry is checked at one instant for
+   * the whole batch. Thread-safe (the batch itself is not).
    *
    * @return the position of the batch's last record, or a {@link WriteResult} code as for {@link
    *     #tryWrite}

@@ -14,7 +14,10 @@ import java.nio.ByteBuffer;
  * ({@link WriteResult#INVALID_ARGUMENT}, nothing posted): a record cannot be cut there, since the
  * next one would overwrite its tag. A run's record takes {@link SealedLayout#RECORD_OVERHEAD} bytes
  * more than its pieces, placed at its first offset: the host opens one record there holding every
- * piece's bytes in order.
+ * piece's bytes in order. Records of a batch must not overlap, whatever the order of the pieces
+ * (the later would overwrite the earlier, which the host would then reject): a run whose record
+ * overlaps another's refuses the whole batch ({@link WriteResult#INVALID_ARGUMENT}, nothing
+ * posted).
  *
  * <p>Thread safety: not thread-safe; one thread fills and writes a batch. Reusable: {@link
  * #clear()} and fill again; nothing is allocated after construction. Buffers: the batch holds

@@ -159,4 +159,39 @@ class HostileApplicationInputTest {
       assertTrue(c.isOpen());
     }
   }
+
+  @Test
+  void aBatchWhosePiecesOverlapAnyEarlierRecordIsRefusedWholeAndPostsNothing() throws Exception {
+    try (ChannelRig rig = new ChannelRig(dir)) {
+      SecureRdmaClient c = rig.client("acme", "trainer-1");
+      RemoteGrant g = c.grant("kvcache", EnumSet.of(Access.WRITE), 0, 64 * 1024, TTL);
+      ByteBuffer a = ChannelRig.bytes(10, 1);
+      ByteBuffer b = ChannelRig.bytes(10, 2);
+      long before = c.postedPosition();
+      long[][] overlapping = {
+        {0, 0}, // the same offset twice
+        {100, 80}, // the second record [80, 126) runs into the first [100, 146)
+        {0, 1000, 5}, // the third overlaps the first, not the one before it
+      };
+      for (long[] offsets : overlapping) {
+        WriteBatch batch = new WriteBatch(4);
+        for (int i = 0; i < offsets.length; i++) {
+          batch.add(offsets[i], i % 2 == 0 ? a : b, 0, 10);
+        }
+        long r = g.tryWriteBatch(batch);
+        assertEquals(
+            WriteResult.INVALID_ARGUMENT, r, Arrays.toString(offsets) + ": " + WriteResult.name(r));
+      }
+      assertEquals(before, c.postedPosition(), "nothing posted");
+
+      WriteBatch apart = new WriteBatch(4); // descending but apart: fine
+      apart.add(1000, a, 0, 10);
+      apart.add(500, b, 0, 10);
+      apart.add(0, a, 0, 10);
+      long p = g.tryWriteBatch(apart);
+      assertTrue(p > 0, WriteResult.name(p));
+      ChannelRig.await(() -> rig.acmeRecords.size() == 3, "three records opened");
+      assertEquals(0, rig.host.stats().recordsRejected());
+    }
+  }
 }
