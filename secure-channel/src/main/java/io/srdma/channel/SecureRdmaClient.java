@@ -382,6 +382,12 @@ public final class SecureRdmaClient implements AutoCloseable {
   /**
    * Asks the host for a grant on one of this tenant's regions.
    *
+   * @param region the region's name in the policy
+   * @param access READ and/or WRITE, not empty
+   * @param offset the first byte of the region, at least 0
+   * @param length bytes, at least 1 ({@code offset + length} within a long)
+   * @param ttl at least 1 ms; any longer TTL (even {@code ChronoUnit.FOREVER}'s) is clipped by the
+   *     host to the role's {@code max-ttl}
    * @return a stage completing with the grant, or failing with {@code GRANT_DENIED} (its {@link
    *     ChannelException#detail()} is the policy's reason, e.g. {@code OUT_OF_BOUNDS}), {@code
    *     TIMEOUT} or {@code SESSION_CLOSED}
@@ -392,7 +398,12 @@ public final class SecureRdmaClient implements AutoCloseable {
       return RemoteGrant.failed(
           ChannelException.Reason.INVALID_ARGUMENT, "region, access and ttl are required");
     }
-    long ttlMillis = ttl.toMillis();
+    // a TTL past a long of milliseconds (ChronoUnit.FOREVER's) asks for as long as can be said:
+    // the host clips every TTL to the role's max-ttl anyway
+    long ttlMillis =
+        ttl.isNegative()
+            ? -1
+            : ttl.getSeconds() >= Long.MAX_VALUE / 1000 ? Long.MAX_VALUE : ttl.toMillis();
     if (offset < 0 || length < 1 || ttlMillis < 1 || offset > Long.MAX_VALUE - length) {
       return RemoteGrant.failed(
           ChannelException.Reason.INVALID_ARGUMENT,

@@ -16,6 +16,7 @@ import java.lang.reflect.Field;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.temporal.ChronoUnit;
 import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.concurrent.Callable;
@@ -192,6 +193,19 @@ class HostileApplicationInputTest {
       assertTrue(p > 0, WriteResult.name(p));
       ChannelRig.await(() -> rig.acmeRecords.size() == 3, "three records opened");
       assertEquals(0, rig.host.stats().recordsRejected());
+    }
+  }
+
+  @Test
+  void aGrantAskedForWithAnUnboundedTtlIsClippedToTheRolesMaximum() throws Exception {
+    try (ChannelRig rig = new ChannelRig(dir)) {
+      SecureRdmaClient c = rig.client("acme", "trainer-1");
+      RemoteGrant g =
+          c.grant("kvcache", EnumSet.of(Access.WRITE), 0, 4096, ChronoUnit.FOREVER.getDuration());
+      assertTrue(g.isValid());
+      assertTrue(
+          g.expiresAt().isBefore(java.time.Instant.now().plus(Duration.ofMinutes(11))),
+          "clipped to the trainer role's max-ttl of 10 minutes: " + g.expiresAt());
     }
   }
 }
