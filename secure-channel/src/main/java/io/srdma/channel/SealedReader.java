@@ -206,6 +206,10 @@ final class SealedReader {
             new ChannelException(
                 ChannelException.Reason.TIMEOUT, "another read held the read buffer too long"));
       }
+      ChannelException gone = state.unusable(); // again with the buffer: close may have come
+      if (gone != null) {
+        return ReadAttempt.failed(gone);
+      }
       GrantTarget t = g.target();
       WcStatus status =
           rawPost(
@@ -216,6 +220,9 @@ final class SealedReader {
               sealedLength,
               0,
               READ_WR);
+      if (status != WcStatus.SUCCESS && (state.isClosed() || state.lost() != null)) {
+        return ReadAttempt.failed(state.unusable()); // ended meanwhile: say so, not what it did
+      }
       if (status == null) {
         return ReadAttempt.failed(
             new ChannelException(
@@ -284,6 +291,12 @@ final class SealedReader {
       }
       CompletableFuture<WcStatus> done = new CompletableFuture<>();
       readDone = done;
+      if (state.isClosed()) {
+        // close() marks the session closed, then fails readDone: this post either sees it closed
+        // here, or close sees readDone and fails it; never a post that waits for a completion
+        // that cannot come (the queue pair destroyed, the lane left) until the request timeout
+        return null;
+      }
       readRequest
           .wrId(tag | RAW_WR)
           .opcode(op)

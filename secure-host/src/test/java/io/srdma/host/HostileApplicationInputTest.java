@@ -208,4 +208,22 @@ class HostileApplicationInputTest {
           "clipped to the trainer role's max-ttl of 10 minutes: " + g.expiresAt());
     }
   }
+
+  @Test
+  void aReadThatRacesCloseFailsSessionClosed() throws Exception {
+    try (ChannelRig rig = new ChannelRig(dir)) {
+      rig.acmeKv.seal(0, ByteBuffer.wrap(new byte[64]));
+      SecureRdmaClient c = rig.client("acme", "dashboard");
+      RemoteGrant g = c.grant("kvcache", EnumSet.of(Access.READ), 0, 4096, TTL);
+      assertEquals(64, g.readBlocking(0, 64 + 108).remaining());
+
+      CompletableFuture<java.nio.ByteBuffer> read =
+          acrossLock(readLock(c), () -> g.read(0, 64 + 108).toCompletableFuture(), c::close);
+
+      ExecutionException e =
+          assertThrows(ExecutionException.class, () -> read.get(10, TimeUnit.SECONDS));
+      ChannelException why = (ChannelException) e.getCause();
+      assertEquals(ChannelException.Reason.SESSION_CLOSED, why.reason(), why.getMessage());
+    }
+  }
 }
