@@ -10,7 +10,6 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Collection;
-import java.util.Objects;
 import java.util.Set;
 
 /**
@@ -25,6 +24,12 @@ import java.util.Set;
 public final class ClientOptions {
   /** Records that may be in flight at once unless {@link #stagingSlots(int)} says otherwise. */
   public static final int DEFAULT_STAGING_SLOTS = 64;
+
+  /** Largest registered buffer (staging, read): one ByteBuffer, heap or direct. */
+  static final int MAX_BUFFER = Integer.MAX_VALUE - 8;
+
+  /** Longest timeout or interval: 100 years (as the policy's durations). */
+  static final Duration MAX_DURATION = Duration.ofDays(36_500);
 
   private Credential credential;
   private DeploymentTrust trust;
@@ -120,7 +125,8 @@ public final class ClientOptions {
 
   /**
    * Deadline of the TCP connect, of the TLS handshake and of each wait for the host's answer in the
-   * session handshake (default 5 s).
+   * session handshake (default 5 s; positive, at most 36,500 days, else {@code connect} refuses it
+   * with {@code INVALID_ARGUMENT}).
    */
   public ClientOptions connectTimeout(Duration value) {
     connectTimeout = value;
@@ -129,14 +135,18 @@ public final class ClientOptions {
 
   /**
    * Deadline of each request and operation (default 5 s); also the longest a control message waits
-   * for a host that does not read, after which the connection is closed.
+   * for a host that does not read, after which the connection is closed. Positive, at most 36,500
+   * days.
    */
   public ClientOptions requestTimeout(Duration value) {
     requestTimeout = value;
     return this;
   }
 
-  /** Interval of keep-alive pings (default 20 s; the host ends idle sessions after 60 s). */
+  /**
+   * Interval of keep-alive pings (default 20 s; the host ends idle sessions after 60 s). Positive,
+   * at most 36,500 days.
+   */
   public ClientOptions keepalive(Duration value) {
     keepalive = value;
     return this;
@@ -157,14 +167,19 @@ public final class ClientOptions {
    * wait for a receive — RNR: on {@code ibv} an RNR NAK timer of up to a quarter second, and the
    * session lost after the budget), and one post list holds at most {@code min(stagingSlots,
    * receiveDepth - receiveDepth / 2 + 1)} records. A host without receive credits: no more records
-   * in flight than its receive depth, logged once at INFO where fewer than the slots.
+   * in flight than its receive depth, logged once at INFO where fewer than the slots. 1..4096, and
+   * the staging, {@code stagingSlots x (maxRecordPayload + 36)} bytes, is one buffer of at most
+   * 2^31 - 9 bytes.
    */
   public ClientOptions stagingSlots(int value) {
     stagingSlots = value;
     return this;
   }
 
-  /** Largest single read (default 4 MiB). */
+  /**
+   * Largest single read (default 4 MiB), the size of the registered read buffer: 109 (one owner
+   * record of one byte) to 2^31 - 9 bytes.
+   */
   public ClientOptions maxReadBytes(int value) {
     maxReadBytes = value;
     return this;
@@ -290,8 +305,29 @@ public final class ClientOptions {
     if (stagingSlots < 1 || stagingSlots > 4096) {
       throw invalid("stagingSlots must be 1..4096, got " + stagingSlots);
     }
-    if (maxReadBytes < SealedLayout.RECORD_OVERHEAD + 1) {
-      throw invalid("maxReadBytes too small: " + maxReadBytes);
+    long staging = (long) stagingSlots * (maxRecordPayload + SealedLayout.RECORD_OVERHEAD);
+    if (staging > MAX_BUFFER) {
+      // one registered buffer: its int size would wrap (to a few KiB, or negative)
+      throw invalid(
+          "stagingSlots x (maxRecordPayload + "
+              + SealedLayout.RECORD_OVERHEAD
+              + ") must be at most "
+              + MAX_BUFFER
+              + " bytes (one buffer), got "
+              + stagingSlots
+              + " x "
+              + (maxRecordPayload + SealedLayout.RECORD_OVERHEAD)
+              + " = "
+              + staging);
+    }
+    if (maxReadBytes < SealedLayout.OWNER_RECORD_OVERHEAD + 1 || maxReadBytes > MAX_BUFFER) {
+      throw invalid(
+          "maxReadBytes must be "
+              + (SealedLayout.OWNER_RECORD_OVERHEAD + 1)
+              + " (one owner record of one byte).."
+              + MAX_BUFFER
+              + ", got "
+              + maxReadBytes);
     }
     if (idleSpins < 0 || idleSpins > 1_000_000) {
       throw invalid("idleSpins must be 0..1000000, got " + idleSpins);
@@ -308,9 +344,13 @@ public final class ClientOptions {
   }
 
   private static void positive(String name, Duration value) {
-    Objects.requireNonNull(value, name);
+    require(value, name);
     if (value.isNegative() || value.isZero()) {
       throw invalid(name + " must be positive, got " + value);
+    }
+    if (value.compareTo(MAX_DURATION) > 0) {
+      // past ~292 years a deadline in nanoseconds overflows (ArithmeticException at the first use)
+      throw invalid(name + " must be at most " + MAX_DURATION.toDays() + " days, got " + value);
     }
   }
 
