@@ -12,7 +12,6 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Collection;
-import java.util.Objects;
 import java.util.Set;
 
 /**
@@ -34,6 +33,9 @@ public final class HostOptions {
 
   /** Default of {@link #maxConnectsPerTenant}. */
   public static final int DEFAULT_MAX_CONNECTS_PER_TENANT = 2;
+
+  /** Longest timeout, lifetime or interval: 100 years (as the policy's durations). */
+  static final Duration MAX_DURATION = Duration.ofDays(36_500);
 
   /** How grants are scoped on the device. */
   public enum Scoping {
@@ -519,9 +521,14 @@ public final class HostOptions {
   }
 
   static void positive(String name, Duration value) {
-    Objects.requireNonNull(value, name);
+    require(value, name);
     if (value.isNegative() || value.isZero()) {
       throw invalid(name + " must be positive, got " + value);
+    }
+    if (value.compareTo(MAX_DURATION) > 0) {
+      // past ~292 years a deadline in nanoseconds overflows: the watchdog's sweep threw
+      // ArithmeticException on every tick at the first established session, checking none after it
+      throw invalid(name + " must be at most " + MAX_DURATION.toDays() + " days, got " + value);
     }
   }
 

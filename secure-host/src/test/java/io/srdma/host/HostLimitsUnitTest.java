@@ -179,6 +179,38 @@ class HostLimitsUnitTest {
     }
   }
 
+  @Test
+  void shouldRefuseDurationsPastWhatItsDeadlinesCanCount(@TempDir Path dir) throws Exception {
+    DeploymentCa ca = DeploymentCa.init(dir.resolve("ca"), null);
+    try (AuditLog log = AuditLog.open(dir.resolve("audit.jsonl"))) {
+      Supplier<HostOptions> valid =
+          () ->
+              new HostOptions()
+                  .credential(
+                      ca.issuePeer(
+                          PeerIdentity.of(RegionHost.HOST_TENANT, "h"), Duration.ofDays(1)))
+                  .trust(ca.trust())
+                  .policy(new PolicyLoader().loadSample())
+                  .audit(new AuditTrail(log));
+      // past ~292 years a duration has no long of nanoseconds: the watchdog's sweep threw on every
+      // tick at the first established session, and so checked none of the sessions after it
+      Duration forever = java.time.temporal.ChronoUnit.FOREVER.getDuration();
+      assertRefused("maxSessionLifetime", valid.get().maxSessionLifetime(forever));
+      assertRefused("idleTimeout", valid.get().idleTimeout(Duration.ofDays(36_501)));
+      assertRefused("requestTimeout", valid.get().requestTimeout(forever));
+      assertRefused(
+          "handshakeTimeout",
+          valid.get().handshakeTimeout(forever).firstRecordTimeout(Duration.ofSeconds(1)));
+      assertRefused("regionKeyRotation", valid.get().regionKeyRotation(forever));
+      assertRefused("idleTimeout", valid.get().idleTimeout(null));
+      valid
+          .get()
+          .maxSessionLifetime(Duration.ofDays(36_500))
+          .idleTimeout(Duration.ofDays(1))
+          .check();
+    }
+  }
+
   private static void assertRefused(String option, HostOptions o) {
     ChannelException e = assertThrows(ChannelException.class, o::check);
     assertEquals(ChannelException.Reason.INVALID_ARGUMENT, e.reason());
