@@ -163,8 +163,9 @@ public final class HostedRegion {
    * re-sealed after them, so a record never says one follows before that one is there.
    *
    * @return region bytes written ({@link SealedLayout#ownerSealedLength})
-   * @throws ChannelException {@code OUT_OF_BOUNDS} when the sealed data would not fit; nothing is
-   *     written then. {@code SESSION_CLOSED} once the host closed.
+   * @throws ChannelException {@code INVALID_ARGUMENT} for no plaintext, {@code OUT_OF_BOUNDS} when
+   *     the sealed data would not fit (nothing is written then), {@code SESSION_CLOSED} once the
+   *     host closed.
    */
   public long seal(long offset, ByteBuffer plaintext) {
     List<Delivery> deliveries = List.of();
@@ -174,7 +175,10 @@ public final class HostedRegion {
           throw new ChannelException(
               ChannelException.Reason.SESSION_CLOSED, "region " + this + " is closed");
         }
-        long total = SealedLayout.ownerSealedLength(plaintext.remaining(), maxRecordPayload);
+        // the range is read once: another thread moving the buffer's position or limit later
+        // changes nothing of what was checked and is sealed
+        ByteBuffer src = plaintext.duplicate();
+        long total = SealedLayout.ownerSealedLength(src.remaining(), maxRecordPayload);
         if (offset < 0 || offset > memory.capacity() || memory.capacity() - offset < total) {
           throw new ChannelException(
               ChannelException.Reason.OUT_OF_BOUNDS,
@@ -193,7 +197,7 @@ public final class HostedRegion {
         if (rotationPending) {
           deliveries = rotateLocked();
         }
-        published.sealRun(sealer, offset, plaintext, this::currentOpener);
+        published.sealRun(sealer, offset, src, this::currentOpener);
         return total;
       }
     } finally {
