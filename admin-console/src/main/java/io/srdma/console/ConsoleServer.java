@@ -114,6 +114,11 @@ public final class ConsoleServer implements AutoCloseable {
     return verticle.sessionCount();
   }
 
+  /** Request body bytes the console has reserved now (at least what it buffers); for tests. */
+  long bodyBytesReserved() {
+    return verticle.bodyBytesReserved();
+  }
+
   /** Stops the server and its Vert.x instance, waiting at most {@link #CLOSE_TIMEOUT}. */
   @Override
   public void close() {

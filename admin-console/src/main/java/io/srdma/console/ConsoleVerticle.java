@@ -5,6 +5,7 @@ import io.srdma.policy.ConsoleRole;
 import io.srdma.policy.ConsoleUsers;
 import io.srdma.verbs.doctor.DeviceCounter;
 import io.vertx.core.Future;
+import io.vertx.core.Handler;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.WorkerExecutor;
 import io.vertx.core.http.HttpServer;
@@ -33,8 +34,8 @@ final class ConsoleVerticle extends VerticleBase {
           + " 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors"
           + " 'none'";
 
-  /** Body limit of logged-in requests (a policy file, an upload). */
-  static final long MAX_BODY_BYTES = 16L << 20;
+  /** Body limit of logged-in requests (a policy file); see {@link RequestBodies}. */
+  static final long MAX_BODY_BYTES = RequestBodies.MAX_BODY_BYTES;
 
   /**
    * Body limit of the login, the one route without a session: a user name of at most 128 and a
@@ -69,6 +70,7 @@ final class ConsoleVerticle extends VerticleBase {
   private WorkerExecutor heavyPool;
   private AuthRoutes auth;
   private ConsoleSessions sessions;
+  private final RequestBodies bodies = new RequestBodies();
 
   ConsoleVerticle(
       ConsoleConfig config, ConsoleBackend backend, ConsoleUsers users, AuditTrail trail) {
@@ -84,6 +86,10 @@ final class ConsoleVerticle extends VerticleBase {
 
   int sessionCount() {
     return sessions.size();
+  }
+
+  long bodyBytesReserved() {
+    return bodies.reserved();
   }
 
   @Override
@@ -124,14 +130,17 @@ final class ConsoleVerticle extends VerticleBase {
     router.get("/metrics").handler(this::metrics);
 
     Router api = Router.router(vertx);
-    // no body is read before it is known whose it is: the login's is small, and anyone else's is
-    // read only after the session check (an anonymous body is dropped, never buffered)
+    // no body is read before it is known whose it is and that it will be used: the login's is
+    // small; anyone else's only after the session, CSRF, role and heavy-request checks, within the
+    // console's budget of buffered bodies (RequestBodies); a route that takes none refuses one
     api.post("/login")
         .handler(BodyHandler.create(false).setBodyLimit(LOGIN_BODY_BYTES))
         .handler(auth::login);
     api.route().handler(auth::requireLogin);
-    api.route().handler(BodyHandler.create(false).setBodyLimit(MAX_BODY_BYTES));
     api.route().handler(auth::requireCsrf);
+    withBody(api, "/policy/validate", heavy::admit, policy::validate);
+    withBody(api, "/policy/apply", auth::requireAdmin, policy::apply);
+    api.route().handler(RequestBodies::none);
     api.get("/me").handler(auth::me);
     api.post("/logout").handler(auth::logout);
     api.get("/stats").handler(host::stats);
@@ -143,8 +152,6 @@ final class ConsoleVerticle extends VerticleBase {
     api.get("/grants/:id").handler(host::grant);
     api.delete("/grants/:id").handler(auth::requireAdmin).handler(host::revoke);
     api.get("/policy").handler(policy::get);
-    api.post("/policy/validate").handler(policy::validate);
-    api.post("/policy/apply").handler(auth::requireAdmin).handler(policy::apply);
     api.get("/audit").handler(audit::list);
     api.get("/audit/export").handler(audit::export);
     api.get("/audit/verify").handler(audit::verify);
@@ -191,6 +198,18 @@ final class ConsoleVerticle extends VerticleBase {
       closed = closed.eventually(applies::close);
     }
     return heavyPool == null ? closed : closed.eventually(heavyPool::close);
+  }
+
+  /**
+   * A POST route that takes a body: {@code guard} (a role check, a heavy-request place) runs before
+   * a byte of it is read, then the body's length is reserved in the console's budget, then it is
+   * read (Vert.x wants the body handler on a route of its own, after those), then {@code handler}.
+   */
+  private void withBody(
+      Router api, String path, Handler<RoutingContext> guard, Handler<RoutingContext> handler) {
+    api.post(path).handler(guard).handler(bodies::reserve);
+    api.post(path).handler(BodyHandler.create(false).setBodyLimit(MAX_BODY_BYTES));
+    api.post(path).handler(handler);
   }
 
   private static void securityHeaders(RoutingContext ctx) {

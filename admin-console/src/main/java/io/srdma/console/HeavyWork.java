@@ -39,6 +39,9 @@ final class HeavyWork {
 
   private static final String WHAT = " heavy requests (audit pages, export, verify; validate)";
 
+  /** Where {@link #admit} leaves a request's place for {@link #run}. */
+  private static final String ADMITTED = "srdma.heavy.permit";
+
   private final WorkerExecutor executor;
   private final Map<ConsoleSessions.Session, Integer> bySession = new HashMap<>();
   private final Map<String, Integer> byUser = new HashMap<>();
@@ -57,8 +60,27 @@ final class HeavyWork {
    * 429 {@code heavy_busy} at once if the session, its user or the console is at its limit.
    */
   <T> void run(RoutingContext ctx, Callable<T> work, Consumer<T> then) {
-    Permit p = acquire(ctx);
+    Permit admitted = ctx.get(ADMITTED);
+    Permit p = admitted != null ? admitted : acquire(ctx);
+    p.submitted = true;
     Blocking.answer(ctx, submit(p, work).andThen(ar -> p.release()), then);
+  }
+
+  /**
+   * Handler of a heavy request with a body, before the body is read: takes its place now (429
+   * {@code heavy_busy} at once, the body unread), for {@link #run} to use. The place is given back
+   * when the work ends, or when the request ends before its work was queued (its body cut off).
+   */
+  void admit(RoutingContext ctx) {
+    Permit p = acquire(ctx);
+    ctx.put(ADMITTED, p);
+    ctx.addEndHandler(
+        ar -> {
+          if (!p.submitted) {
+            p.release();
+          }
+        });
+    ctx.next();
   }
 
   /**
@@ -115,6 +137,7 @@ final class HeavyWork {
     private final ConsoleSessions.Session session;
     private final String user;
     private boolean released;
+    private boolean submitted; // event loop only: its work was queued, which then gives it back
 
     private Permit(ConsoleSessions.Session session, String user) {
       this.session = session;

@@ -35,7 +35,7 @@ final class Http {
       if (e.errors != null) {
         body.put("errors", e.errors);
       }
-      if (e.status == 429) {
+      if (e.status == 429 || e.retryAfterSeconds > 0) {
         ctx.response().putHeader("Retry-After", String.valueOf(e.retryAfterSeconds));
       }
       json(ctx, e.status, body);
