@@ -6,6 +6,7 @@ import io.srdma.policy.ConsoleRole;
 import io.srdma.policy.ConsoleUser;
 import io.srdma.policy.ConsoleUsers;
 import io.srdma.policy.Policy;
+import io.vertx.core.WorkerExecutor;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -54,11 +55,14 @@ final class AuthRoutes {
   private final LoginLimiter limiter;
   private final ConsoleMetrics metrics;
   private final ConsoleSessions sessions;
+  private final WorkerExecutor prompt;
 
   /**
    * @param users checks passwords and roles
    * @param policy the policy in force, the same one {@code users} reads (its users' hashes bind the
    *     sessions)
+   * @param prompt the console's pool for logins, logouts and revokes ({@link
+   *     ConsoleVerticle#PROMPT_EXECUTOR}), apart from the worker pool the other routes share
    */
   AuthRoutes(
       ConsoleUsers users,
@@ -66,8 +70,10 @@ final class AuthRoutes {
       AuditTrail trail,
       LoginLimiter limiter,
       ConsoleMetrics metrics,
-      ConsoleSessions sessions) {
+      ConsoleSessions sessions,
+      WorkerExecutor prompt) {
     this.sessions = sessions;
+    this.prompt = prompt;
     this.users = users;
     this.policy = policy;
     this.trail = trail;
@@ -113,8 +119,9 @@ final class AuthRoutes {
       throw busy;
     }
     char[] pw = password.toCharArray();
-    Blocking.run(
+    Blocking.runOn(
         ctx,
+        prompt,
         () -> {
           try {
             // taken before the check: a hash changed meanwhile ends the session on its first use
@@ -166,8 +173,9 @@ final class AuthRoutes {
       ctx.response().setStatusCode(204).end();
       return;
     }
-    Blocking.run(
+    Blocking.runOn(
         ctx,
+        prompt,
         () -> trail.consoleLogout(user, remote),
         head -> ctx.response().setStatusCode(204).end());
   }

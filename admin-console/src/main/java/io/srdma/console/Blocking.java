@@ -23,6 +23,15 @@ final class Blocking {
     answer(ctx, executor.executeBlocking(work, true), then);
   }
 
+  /**
+   * Runs work on a given pool, unordered: tasks run side by side on its threads, none waits for
+   * another to end (the console's pool for logins, logouts and revokes).
+   */
+  static <T> void runOn(
+      RoutingContext ctx, WorkerExecutor executor, Callable<T> work, Consumer<T> then) {
+    answer(ctx, executor.executeBlocking(work, false), then);
+  }
+
   /** Answers a request with work's result on the event loop, or fails it with its failure. */
   static <T> void answer(RoutingContext ctx, Future<T> result, Consumer<T> then) {
     result.onComplete(

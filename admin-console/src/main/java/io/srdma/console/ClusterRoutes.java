@@ -3,6 +3,7 @@ package io.srdma.console;
 import io.srdma.policy.AuditTrail;
 import io.srdma.policy.LiveGrant;
 import io.srdma.policy.Operation;
+import io.vertx.core.WorkerExecutor;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
@@ -20,8 +21,14 @@ final class ClusterRoutes {
   private final ConsoleBackend backend;
   private final AuditTrail trail;
   private final ConsoleMetrics metrics;
+  private final WorkerExecutor prompt;
 
-  ClusterRoutes(ConsoleBackend backend, AuditTrail trail, ConsoleMetrics metrics) {
+  /**
+   * @param prompt the console's pool for logins, logouts and revokes, where {@link #revoke} runs
+   */
+  ClusterRoutes(
+      ConsoleBackend backend, AuditTrail trail, ConsoleMetrics metrics, WorkerExecutor prompt) {
+    this.prompt = prompt;
     this.backend = backend;
     this.trail = trail;
     this.metrics = metrics;
@@ -115,8 +122,9 @@ final class ClusterRoutes {
       return;
     }
     String user = AuthRoutes.user(ctx);
-    Blocking.run(
+    Blocking.runOn(
         ctx,
+        prompt,
         () -> {
           ClusterView.FleetGrant g =
               view.grants().stream()

@@ -57,6 +57,20 @@ final class ConsoleVerticle extends VerticleBase {
 
   static final String WEBROOT = "io/srdma/console/webroot";
 
+  /**
+   * The pool logins, logouts and revokes (this host's and the fleet's) run on: apart from Vert.x's
+   * worker pool, which the other routes share, so however many of those wait on a slow host, a
+   * login or an admin's revoke is served at once. Closed with the console.
+   */
+  static final String PROMPT_EXECUTOR = "srdma-console-auth";
+
+  /**
+   * Threads of {@link #PROMPT_EXECUTOR}: the password checks that may run at once ({@link
+   * AuthRoutes#MAX_CONCURRENT_HASHES}, each for a few hundred ms) plus two, so a logout or a revoke
+   * never waits behind them.
+   */
+  static final int PROMPT_THREADS = AuthRoutes.MAX_CONCURRENT_HASHES + 2;
+
   /** The one-thread worker pool policy applies run on, one at a time. */
   static final String APPLY_EXECUTOR = "srdma-console-policy-apply";
 
@@ -68,6 +82,7 @@ final class ConsoleVerticle extends VerticleBase {
   private HttpServer server;
   private WorkerExecutor applies;
   private WorkerExecutor heavyPool;
+  private WorkerExecutor prompt;
   private AuthRoutes auth;
   private ConsoleSessions sessions;
   private final RequestBodies bodies = new RequestBodies();
@@ -98,7 +113,10 @@ final class ConsoleVerticle extends VerticleBase {
         new LoginLimiter(config.loginAttempts(), config.loginWindow(), Clock.systemUTC());
     sessions =
         new ConsoleSessions(config.sessionTimeout(), config.sessionLifetime(), Clock.systemUTC());
-    auth = new AuthRoutes(users, backend::policy, trail, limiter, metrics, sessions);
+    // login, logout, revoke: their own small pool, never queued behind the routes that share
+    // Vert.x's worker pool
+    prompt = vertx.createSharedWorkerExecutor(PROMPT_EXECUTOR, PROMPT_THREADS);
+    auth = new AuthRoutes(users, backend::policy, trail, limiter, metrics, sessions, prompt);
     HostRoutes host =
         new HostRoutes(
             vertx,
@@ -107,7 +125,8 @@ final class ConsoleVerticle extends VerticleBase {
             metrics,
             auth::loginFailures,
             auth::live,
-            config.streamInterval());
+            config.streamInterval(),
+            prompt);
     // one thread: a policy apply's base check and reload are one step (no lost update)
     applies = vertx.createSharedWorkerExecutor(APPLY_EXECUTOR, 1);
     // audit pages, export and verify, policy validate: their own bounded pool and per-session and
@@ -118,7 +137,7 @@ final class ConsoleVerticle extends VerticleBase {
         new PolicyRoutes(
             backend, trail, metrics, u -> users.hasRole(u, ConsoleRole.ADMIN), applies, heavy);
     AuditRoutes audit = new AuditRoutes(backend, heavy);
-    ClusterRoutes cluster = new ClusterRoutes(backend, trail, metrics);
+    ClusterRoutes cluster = new ClusterRoutes(backend, trail, metrics, prompt);
     if (backend.cluster() != null) {
       metrics.cluster(backend.cluster());
     }
@@ -196,6 +215,9 @@ final class ConsoleVerticle extends VerticleBase {
     Future<Void> closed = server == null ? Future.succeededFuture() : server.close();
     if (applies != null) {
       closed = closed.eventually(applies::close);
+    }
+    if (prompt != null) {
+      closed = closed.eventually(prompt::close);
     }
     return heavyPool == null ? closed : closed.eventually(heavyPool::close);
   }

@@ -5,6 +5,7 @@ import io.srdma.policy.LiveGrant;
 import io.srdma.policy.PeerEntry;
 import io.srdma.policy.Tenant;
 import io.vertx.core.Vertx;
+import io.vertx.core.WorkerExecutor;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -27,10 +28,12 @@ final class HostRoutes {
   private final LongSupplier loginFailures;
   private final Predicate<ConsoleSessions.Session> live;
   private final long intervalMillis;
+  private final WorkerExecutor prompt;
 
   /**
    * @param live whether a session may still be served (see {@link AuthRoutes#live}); the stream
    *     asks it before every event
+   * @param prompt the console's pool for logins, logouts and revokes, where {@link #revoke} runs
    */
   HostRoutes(
       Vertx vertx,
@@ -39,8 +42,10 @@ final class HostRoutes {
       ConsoleMetrics metrics,
       LongSupplier loginFailures,
       Predicate<ConsoleSessions.Session> live,
-      Duration interval) {
+      Duration interval,
+      WorkerExecutor prompt) {
     this.vertx = vertx;
+    this.prompt = prompt;
     this.backend = backend;
     this.trail = trail;
     this.metrics = metrics;
@@ -215,8 +220,9 @@ final class HostRoutes {
   void revoke(RoutingContext ctx) {
     String id = ctx.pathParam("id");
     String user = AuthRoutes.user(ctx);
-    Blocking.run(
+    Blocking.runOn(
         ctx,
+        prompt,
         () -> {
           GrantInfo g = find(id);
           boolean revoked;

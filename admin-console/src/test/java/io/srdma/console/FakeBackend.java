@@ -52,6 +52,13 @@ final class FakeBackend implements ConsoleBackend {
    */
   volatile Runnable onPolicyTextRead;
 
+  /**
+   * Runs before every read of the live sessions, outside the backend's lock (tests): {@code GET
+   * /api/sessions} and {@code /api/peers} ask it, login, logout and revoke do not, so a hook that
+   * waits makes those light routes slow.
+   */
+  volatile Runnable onSessionsRead;
+
   /** Runs before every revoke with the grant id, outside the backend's lock (tests). */
   volatile java.util.function.Consumer<String> beforeRevoke;
 
@@ -146,8 +153,14 @@ final class FakeBackend implements ConsoleBackend {
   }
 
   @Override
-  public synchronized List<SessionInfo> sessions() {
-    return List.copyOf(sessions);
+  public List<SessionInfo> sessions() {
+    Runnable hook = onSessionsRead;
+    if (hook != null) {
+      hook.run();
+    }
+    synchronized (this) {
+      return List.copyOf(sessions);
+    }
   }
 
   @Override
