@@ -55,7 +55,8 @@ final class ClientHandshake {
       String sessionId,
       TlsBinding.Kind bindingKind,
       int hostReceives,
-      boolean credits) {}
+      boolean credits,
+      boolean recordRuns) {}
 
   private ClientHandshake() {}
 
@@ -156,7 +157,12 @@ final class ClientHandshake {
         throw e;
       }
       return new Established(
-          schedule, HexFormat.of().formatHex(sessionIdBytes), kind, hostReceives, credits);
+          schedule,
+          HexFormat.of().formatHex(sessionIdBytes),
+          kind,
+          hostReceives,
+          credits,
+          (shared & Capabilities.RECORD_RUNS) != 0);
     }
   }
 

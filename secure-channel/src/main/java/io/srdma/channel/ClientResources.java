@@ -7,6 +7,7 @@ import io.srdma.verbs.MemoryRegion;
 import io.srdma.verbs.ProtectionDomain;
 import io.srdma.verbs.QueuePair;
 import io.srdma.verbs.QueuePairAttributes;
+import io.srdma.verbs.VerbsException;
 import java.nio.ByteBuffer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -31,6 +32,10 @@ final class ClientResources {
   MemoryRegion staging;
   MemoryRegion read;
   MemoryRegion credits; // the word the host writes receive credits into (CreditWord)
+  int sendSges = 1; // scatter/gather entries a write may have: records a run may carry
+
+  /** Most records of one run (one WRITE gathering their staging slots, SealedWriter). */
+  static final int RUN_SGES = 16;
 
   void open(ClientOptions o) {
     context = SharedDeviceContext.acquire(o.provider(), o.device());
@@ -41,7 +46,23 @@ final class ClientResources {
     lane = context.lanes().join(laneNeed, o.idleSpins());
     joined = true;
     CompletionQueue cq = lane.cq();
-    qp = pd.createQueuePair(new QueuePairAttributes(cq, cq, sendDepth, 1, 1, 1));
+    sendSges = Math.max(1, Math.min(RUN_SGES, context.context().queryDevice().maxSge()));
+    try {
+      qp = pd.createQueuePair(new QueuePairAttributes(cq, cq, sendDepth, 1, sendSges, 1));
+    } catch (VerbsException e) {
+      if (sendSges == 1) {
+        throw e;
+      }
+      // a device may cap a queue pair's SGEs below what it reports at this depth: records then
+      // go one to a WRITE, as with a host that takes no runs (said, not silent)
+      LOG.info(
+          "{}: no queue pair with {} send SGEs ({}): records go one to a WRITE",
+          o.provider(),
+          sendSges,
+          e.getMessage());
+      sendSges = 1;
+      qp = pd.createQueuePair(new QueuePairAttributes(cq, cq, sendDepth, 1, 1, 1));
+    }
     // remote writes reach only the credit word: the one registration of this client's own
     // protection domain that allows them
     qp.init(AccessFlags.REMOTE_WRITE);

@@ -5,6 +5,7 @@ import io.srdma.channel.record.RecordSealer;
 import io.srdma.channel.record.SealingKeys;
 import io.srdma.verbs.MemoryRegion;
 import io.srdma.verbs.QueuePair;
+import io.srdma.verbs.ScatterGatherList;
 import io.srdma.verbs.SendWorkRequest;
 import io.srdma.verbs.VerbsException;
 import io.srdma.verbs.WcStatus;
@@ -28,11 +29,18 @@ import java.util.concurrent.locks.ReentrantLock;
  * R_Key, touches no memory and consumes no receive at the host), so every posted record completes
  * within one more round trip and {@link #completedPosition} always reaches {@link #postedPosition}.
  *
+ * <p>Record runs ({@code RECORD_RUNS}, docs/protocol.md): where the host takes them, the records of
+ * one post list that land end to end in one grant go as one WRITE_WITH_IMM gathering their slots
+ * (at most {@link #runRecords} records and {@link #RUN_BYTES} bytes): one request, one receive and
+ * one notification at the host for the run instead of one each; every record is still sealed for
+ * its own offset and opened on its own. Latency is untouched: only records posted together merge.
+ *
  * <p>Room: a record holds a staging slot until it completes, and a receive of the host's until the
- * host opened it and reposted the receive. Where the host returns receive credits ({@link
- * CreditWord}) no more records are posted beyond its credit than its receive depth; where it does
- * not, no more are in flight than that depth. Past it a write would wait for a receive (on an RNIC
- * for the RNR NAK timer, and the session lost after the budget): {@code BACK_PRESSURED} instead.
+ * host opened it and reposted the receive (a run holds one receive; room is counted in records,
+ * which is never less). Where the host returns receive credits ({@link CreditWord}) no more records
+ * are posted beyond its credit than its receive depth; where it does not, no more are in flight
+ * than that depth. Past it a write would wait for a receive (on an RNIC for the RNR NAK timer, and
+ * the session lost after the budget): {@code BACK_PRESSURED} instead.
  *
  * <p>Thread-safe: writes of several threads are serialized by one lock held while sealing and
  * posting (released through {@link #unlock}, which runs a fence the polling thread could not);
@@ -59,7 +67,9 @@ final class SealedWriter {
   private final KeyEpochs epochs;
   private final SendWorkRequest fence;
   private final int signalEvery;
+  private final int runRecords; // records one WRITE may carry (1: no runs)
   private long posted; // records posted; guarded by lock
+  private long postedWrites; // WRITE_WITH_IMMs posted (a run is one); guarded by lock
   private volatile long lastSignaled = -1; // sequence of the last signaled write; under lock
   private volatile boolean fenceWanted; // the last signaled write completed; see tryFence
   private long fences; // fences posted; guarded by lock
@@ -67,10 +77,14 @@ final class SealedWriter {
   private volatile long failedAt = Long.MAX_VALUE; // sequence of the first failed record
   private volatile WriteCompletionHandler handler;
 
+  /** Most bytes of records one WRITE of a run carries. */
+  static final int RUN_BYTES = 64 * 1024;
+
   /**
    * A writer of {@code slots} staging slots to a host that keeps {@code hostReceives} receives
    * posted for the session (0: not said) and, where {@code credits} is not null, returns receive
-   * credits into it.
+   * credits into it; {@code runRecords} records at most go as one WRITE (1: each its own; more only
+   * where the host chose {@code RECORD_RUNS}, and at most the queue pair's send SGEs).
    */
   SealedWriter(
       SessionState state,
@@ -82,10 +96,18 @@ final class SealedWriter {
       int maxPayload,
       SealingKeys keys,
       KeyEpochs epochs,
-      int maxBatch) {
-    if (slots < 1 || hostReceives < 0 || (credits != null && hostReceives < 1)) {
+      int maxBatch,
+      int runRecords) {
+    if (slots < 1 || hostReceives < 0 || (credits != null && hostReceives < 1) || runRecords < 1) {
       throw new IllegalArgumentException(
-          slots + " slots, " + hostReceives + " host receives, credits " + (credits != null));
+          slots
+              + " slots, "
+              + hostReceives
+              + " host receives, credits "
+              + (credits != null)
+              + ", "
+              + runRecords
+              + " records a write");
     }
     this.credits = credits;
     this.receives = hostReceives;
@@ -108,10 +130,11 @@ final class SealedWriter {
     this.slotSize = maxPayload + SealedLayout.RECORD_OVERHEAD;
     this.sealer = new RecordSealer(keys, maxPayload);
     this.epochs = epochs;
+    this.runRecords = runRecords;
     this.requests = new SendWorkRequest[slots];
     this.postList = new SendWorkRequest[slots];
     for (int i = 0; i < slots; i++) {
-      requests[i] = new SendWorkRequest(1).wrId(i).opcode(WrOpcode.RDMA_WRITE_WITH_IMM);
+      requests[i] = new SendWorkRequest(runRecords).wrId(i).opcode(WrOpcode.RDMA_WRITE_WITH_IMM);
     }
     this.runs = new BatchRuns(maxBatch, maxPayload);
     this.waiters = new AtomicReferenceArray<>(slots);
@@ -144,6 +167,21 @@ final class SealedWriter {
 
   int maxPayload() {
     return maxPayload;
+  }
+
+  /** Most records one WRITE carries: 1 unless the host takes record runs. */
+  int runRecords() {
+    return runRecords;
+  }
+
+  /** WRITE_WITH_IMMs posted so far: records, less those that went in a run after its first. */
+  long postedWrites() {
+    lock.lock();
+    try {
+      return postedWrites;
+    } finally {
+      unlock();
+    }
   }
 
   /**
@@ -357,8 +395,10 @@ final class SealedWriter {
    * receives at the host; the caller holds the lock.
    */
   boolean hasRoom(int records) {
+    // credits count the host's reposts, one per WRITE (a run is one): compared with the writes
+    // posted, with a write per record as the room asked for (never fewer writes than that)
     return posted - completed <= window - records
-        && (credits == null || posted - credits.credited(posted) <= receives - records);
+        && (credits == null || postedWrites - credits.credited(postedWrites) <= receives - records);
   }
 
   /**
@@ -374,20 +414,23 @@ final class SealedWriter {
         waiter != null
             || completed > lastSignaled // nothing signaled is outstanding
             || lastSequence - lastSignaled >= signalEvery;
-    for (int i = 0; i < count; i++) {
+    int writes = 0;
+    for (int i = 0; i < count; ) {
       SendWorkRequest wr = requests[(first + i) % slots];
-      wr.signaled(signal && i == count - 1);
-      postList[i] = wr;
+      int n = runRecords == 1 ? 1 : run(wr, first + i, count - i);
+      i += n;
+      wr.wrId(posted + i - 1).signaled(signal && i == count);
+      postList[writes++] = wr;
     }
     int last = (first + count - 1) % slots;
     if (waiter != null) {
       waiters.set(last, waiter);
     }
     try {
-      if (count == 1) {
+      if (writes == 1) {
         qp.postSend(postList[0]);
       } else {
-        qp.postSend(postList, count);
+        qp.postSend(postList, writes);
       }
     } catch (VerbsException e) {
       waiters.set(last, null);
@@ -398,8 +441,40 @@ final class SealedWriter {
       lastSignaled = lastSequence;
     }
     posted = lastSequence + 1;
+    postedWrites += writes;
     epochs.sealed(count, bytes);
     return lastSequence + 1;
+  }
+
+  /**
+   * Gathers into {@code head} (the prepared request of slot {@code at % slots}) the records after
+   * it, of at most {@code left} in all, that land right after it in the same grant (same rkey, same
+   * slot in the immediate), within {@link #runRecords} and {@link #RUN_BYTES}.
+   *
+   * @return the records {@code head} now carries
+   */
+  private int run(SendWorkRequest head, int at, int left) {
+    ScatterGatherList sgl = head.sgl();
+    long next = head.remoteAddress() + sgl.length(0);
+    long bytes = sgl.length(0);
+    int grantSlot = head.immData() >>> 24;
+    int n = 1;
+    while (n < left && n < runRecords) {
+      SendWorkRequest wr = requests[(at + n) % slots];
+      ScatterGatherList piece = wr.sgl();
+      int length = piece.length(0);
+      if (wr.remoteAddress() != next
+          || wr.rkey() != head.rkey()
+          || wr.immData() >>> 24 != grantSlot
+          || bytes + length > RUN_BYTES) {
+        break;
+      }
+      sgl.add(piece.address(0), length, piece.lkey(0));
+      next += length;
+      bytes += length;
+      n++;
+    }
+    return n;
   }
 
   /**

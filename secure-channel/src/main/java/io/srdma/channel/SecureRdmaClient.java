@@ -150,7 +150,8 @@ public final class SecureRdmaClient implements AutoCloseable {
             o.maxRecordPayload(),
             sealing,
             epochs,
-            4096);
+            4096,
+            e.recordRuns() ? r.sendSges : 1);
     if (writer.window() < o.stagingSlots()) {
       LOG.info(
           "{}: at most {} records in flight, the receives the host keeps posted for the session"

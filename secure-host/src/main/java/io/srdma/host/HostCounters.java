@@ -25,6 +25,7 @@ final class HostCounters {
   final LongAdder responderRefusals = new LongAdder();
   final LongAdder receiveCreditWrites = new LongAdder();
   final LongAdder receiveCreditsDeferred = new LongAdder();
+  final LongAdder writeNotifications = new LongAdder();
 
   /** A snapshot, with the two gauges the host counts itself. */
   HostStats snapshot(int sessions, int liveGrants) {
@@ -48,6 +49,7 @@ final class HostCounters {
         handshakeDeadlines.sum(),
         responderRefusals.sum(),
         receiveCreditWrites.sum(),
-        receiveCreditsDeferred.sum());
+        receiveCreditsDeferred.sum(),
+        writeNotifications.sum());
   }
 }

@@ -33,6 +33,8 @@ package io.srdma.host;
  * @param receiveCreditsDeferred receive credits that fell due while the session's send queue was
  *     busy (a grant's bind or invalidation, or four credit writes unacknowledged) and were written
  *     by a retry: many of them mean openers or grant scoping that hold writers back
+ * @param writeNotifications WRITE_WITH_IMM notifications taken (each consumed a receive): with
+ *     record runs, fewer than the records they carried (docs/protocol.md)
  */
 public record HostStats(
     int sessions,
@@ -54,4 +56,5 @@ public record HostStats(
     long handshakeDeadlines,
     long responderRefusals,
     long receiveCreditWrites,
-    long receiveCreditsDeferred) {}
+    long receiveCreditsDeferred,
+    long writeNotifications) {}

@@ -19,8 +19,10 @@ import org.slf4j.LoggerFactory;
  * One session's receive path: a receive completion of its queue pair → the grant its slot names →
  * the record opened with the session's {@link RecordOpener} (replay window per session and epoch) →
  * the region's {@link RecordListener}; each receive reposted, and counted to the session's {@link
- * ReceiveCredits} where the client takes them. Confined to the session's {@link OpenerThread},
- * except {@link #recordsIn} and {@link #bytesIn}.
+ * ReceiveCredits} where the client takes them. With record runs chosen ({@code RECORD_RUNS},
+ * docs/protocol.md) one notification may carry several records end to end: each is opened at its
+ * own offset and delivered on its own, until the WRITE's bytes are used. Confined to the session's
+ * {@link OpenerThread}, except {@link #recordsIn} and {@link #bytesIn}.
  */
 final class RecordReceiver {
   private static final Logger LOG = LoggerFactory.getLogger(RecordReceiver.class);
@@ -31,6 +33,7 @@ final class RecordReceiver {
   private final KeySchedule schedule;
   private final QueuePair qp;
   private final ReceiveCredits credits; // null: the client takes none
+  private final boolean runs; // RECORD_RUNS chosen: a notification may carry several records
   private final ReceiveWorkRequest receive = new ReceiveWorkRequest(1);
   private final AtomicLong recordsIn = new AtomicLong();
   private final AtomicLong bytesIn = new AtomicLong();
@@ -44,8 +47,10 @@ final class RecordReceiver {
       RecordOpener opener,
       KeySchedule schedule,
       QueuePair qp,
-      ReceiveCredits credits) {
+      ReceiveCredits credits,
+      boolean runs) {
     this.s = session;
+    this.runs = runs;
     this.credits = credits;
     this.counters = session.ctx.counters();
     this.opener = opener;
@@ -111,6 +116,7 @@ final class RecordReceiver {
       int imm = wc.immData();
       int slot = imm >>> 24;
       long seen = ++notifications;
+      counters.writeNotifications.increment();
       s.notificationsSeen.lazySet(seen);
       HostGrant g = s.slots.takeForDelivery(slot); // marked until delivered: an end waits
       if (g == null && s.slots.lateForEnded(slot, seen, s.ctx.receiveDepth())) {
@@ -139,39 +145,59 @@ final class RecordReceiver {
         return;
       }
       long offset = g.live.offset() + (imm & 0xffffffL) * g.unit;
-      long space = Math.min(wc.byteLength(), g.end() - offset);
-      if (offset >= g.end() || space < 0) {
-        reject(g, offset, wc.byteLength(), "notified offset is outside the grant");
+      long left = Integer.toUnsignedLong(wc.byteLength()); // of the WRITE, not yet opened
+      if (offset >= g.end()) {
+        reject(g, offset, left, "notified offset is outside the grant");
         return;
       }
-      plain.clear();
-      OpenResult r =
-          opener.open(g.region.memory(), (int) offset, (int) space, g.binding, offset, plain);
-      if (r != OpenResult.OK) {
-        reject(g, offset, space, "record " + r);
-        return;
-      }
-      plain.flip();
-      received.opened(plain);
-      if (opener.lastEpoch() > schedule.epoch()) {
-        schedule.rekey();
-      }
-      recordsIn.incrementAndGet();
-      bytesIn.addAndGet(plain.remaining());
-      counters.recordsOpened.increment();
-      counters.bytesOpened.add(plain.remaining());
-      RecordListener l = g.region.listener();
-      if (l != null) {
-        try {
-          l.onRecord(received.set(s.identity, s.tenant, g.region.name(), g.id, offset, plain));
-        } catch (RuntimeException e) {
-          LOG.warn("record listener of {}/{} failed", s.tenant, g.region.name(), e);
+      do {
+        long space = Math.min(Math.min(left, g.end() - offset), Integer.MAX_VALUE);
+        if (!openAndDeliver(g, offset, space, plain, received)) {
+          return;
         }
-      }
+        int used = opener.lastRecordLength();
+        offset += used;
+        left -= used;
+      } while (runs && left > 0 && s.ending.get() == null);
     } finally {
       s.slots.delivered();
       repost(wc.wrId());
     }
+  }
+
+  /**
+   * Opens the record at {@code offset} ({@code space} bytes of the notification's WRITE for it,
+   * within the grant) and hands it to the region's listener.
+   *
+   * @return false when it was refused (counted, audited or charged; the rest of the run is dropped)
+   */
+  private boolean openAndDeliver(
+      HostGrant g, long offset, long space, ByteBuffer plain, ReceivedRecord received) {
+    plain.clear();
+    OpenResult r =
+        opener.open(g.region.memory(), (int) offset, (int) space, g.binding, offset, plain);
+    if (r != OpenResult.OK) {
+      reject(g, offset, space, "record " + r);
+      return false;
+    }
+    plain.flip();
+    received.opened(plain);
+    if (opener.lastEpoch() > schedule.epoch()) {
+      schedule.rekey();
+    }
+    recordsIn.incrementAndGet();
+    bytesIn.addAndGet(plain.remaining());
+    counters.recordsOpened.increment();
+    counters.bytesOpened.add(plain.remaining());
+    RecordListener l = g.region.listener();
+    if (l != null) {
+      try {
+        l.onRecord(received.set(s.identity, s.tenant, g.region.name(), g.id, offset, plain));
+      } catch (RuntimeException e) {
+        LOG.warn("record listener of {}/{} failed", s.tenant, g.region.name(), e);
+      }
+    }
+    return true;
   }
 
   private void repost(long wrId) {

@@ -44,6 +44,7 @@ final class SessionHandshake {
   private final HostContext ctx;
   private ConnectionInfo clientInfo; // from HELLO, for KEY_CONFIRM
   private boolean creditsChosen; // RECEIVE_CREDITS shared in HELLO_ACK
+  private boolean runsChosen; // RECORD_RUNS shared in HELLO_ACK
   private boolean creditWordSeen; // the client's CREDIT_WORD came: its address and rkey
   private long creditAddress;
   private int creditRkey;
@@ -112,6 +113,7 @@ final class SessionHandshake {
     int shared = Capabilities.shared(hello.capabilities());
     s.domain = ctx.tables().domain(s.tenant);
     creditsChosen = (shared & Capabilities.RECEIVE_CREDITS) != 0;
+    runsChosen = (shared & Capabilities.RECORD_RUNS) != 0;
     s.sendCq = ctx.device().createCompletionQueue(16);
     // one session, one opener: every receive of this queue pair completes on its queue
     s.opener = ctx.openers().assign();
@@ -218,7 +220,8 @@ final class SessionHandshake {
                 schedule, ctx.options().maxRecordPayload(), s.opener.workspace()),
             schedule,
             qp,
-            s.credits);
+            s.credits,
+            runsChosen);
     s.receiver = receiver;
     s.opener.attach(qp.qpn(), receiver);
     qp.readyToReceive(clientInfo);

@@ -107,7 +107,7 @@ class LoadHostProcessTest {
   @Test
   void shouldCarryHostStatsAsOneLine() {
     HostStats s =
-        new HostStats(3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22);
+        new HostStats(3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23);
     assertEquals(s, LoadHostProcess.parse(LoadHostProcess.format(s)));
   }
 

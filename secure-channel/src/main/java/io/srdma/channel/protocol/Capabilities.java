@@ -34,6 +34,16 @@ public final class Capabilities {
    */
   public static final int RECEIVE_CREDITS = 4;
 
+  /**
+   * Bit 3: record runs. One WRITE_WITH_IMM may carry several records end to end in one grant: its
+   * immediate names the first record's offset, and the host opens record after record from there
+   * until the WRITE's bytes are used (each sealed for, bound to and checked at its own offset; a
+   * remainder that is not a whole record is rejected like a truncated one). The run consumes one
+   * receive and is one notification. Without the bit every record is its own WRITE_WITH_IMM and the
+   * host opens one record per notification. Both ends of this version set it.
+   */
+  public static final int RECORD_RUNS = 8;
+
   private Capabilities() {}
 
   /**
@@ -48,7 +58,10 @@ public final class Capabilities {
 
   /** What this side supports. */
   public static int local() {
-    return RECEIVE_DEPTH | RECEIVE_CREDITS | (TlsBinding.exporterAvailable() ? TLS_EXPORTER : 0);
+    return RECEIVE_DEPTH
+        | RECEIVE_CREDITS
+        | RECORD_RUNS
+        | (TlsBinding.exporterAvailable() ? TLS_EXPORTER : 0);
   }
 
   /**

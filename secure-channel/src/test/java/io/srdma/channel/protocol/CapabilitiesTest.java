@@ -9,13 +9,27 @@ import org.junit.jupiter.api.Test;
 
 class CapabilitiesTest {
   @Test
-  void shouldAnnounceTheExporterExactlyWhenTheRuntimeHasItAndReceiveDepthAndCreditsAlways() {
+  void shouldAnnounceTheExporterExactlyWhenTheRuntimeHasItAndDepthCreditsAndRunsAlways() {
     assertEquals(
         (TlsBinding.exporterAvailable() ? Capabilities.TLS_EXPORTER : 0)
             | Capabilities.RECEIVE_DEPTH
-            | Capabilities.RECEIVE_CREDITS,
+            | Capabilities.RECEIVE_CREDITS
+            | Capabilities.RECORD_RUNS,
         Capabilities.local());
     assertEquals(4, Capabilities.RECEIVE_CREDITS);
+    assertEquals(8, Capabilities.RECORD_RUNS);
+  }
+
+  @Test
+  void shouldShareRecordRunsOnlyWithAClientThatAnnouncedThem() {
+    // a client of before session 34 announces no RECORD_RUNS: the host opens one record a write
+    int older = Capabilities.RECEIVE_DEPTH | Capabilities.RECEIVE_CREDITS;
+    assertEquals(0, Capabilities.shared(older) & Capabilities.RECORD_RUNS);
+    assertEquals(
+        Capabilities.RECORD_RUNS,
+        Capabilities.shared(older | Capabilities.RECORD_RUNS) & Capabilities.RECORD_RUNS);
+    // and a host that does not choose them leaves the client one record a write
+    assertEquals(older, Capabilities.checkAnswer(Capabilities.local(), older));
   }
 
   @Test

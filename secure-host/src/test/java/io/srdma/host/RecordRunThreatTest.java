@@ -1,0 +1,149 @@
+package io.srdma.host;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.srdma.channel.Access;
+import io.srdma.channel.AttackProbe;
+import io.srdma.channel.RemoteGrant;
+import io.srdma.channel.SealedLayout;
+import io.srdma.channel.SecureRdmaClient;
+import io.srdma.channel.WriteBatch;
+import io.srdma.verbs.WcStatus;
+import io.srdma.verbs.WrOpcode;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.EnumSet;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Record runs (capability {@code RECORD_RUNS}, docs/protocol.md): records posted together that land
+ * end to end go as one WRITE_WITH_IMM, and the host opens each on its own. A run is no way around
+ * the per-record checks: a forged, replayed or relocated record inside a run, or bytes after its
+ * last whole record, are rejected like a record of its own, and only the records before it are
+ * delivered.
+ */
+class RecordRunThreatTest {
+  private static final int PAYLOAD = 100;
+  private static final int SEALED = PAYLOAD + SealedLayout.RECORD_OVERHEAD;
+
+  @TempDir Path dir;
+  ChannelRig rig;
+  SecureRdmaClient acme;
+  RemoteGrant g;
+  long rejected; // host's rejected records before the attack
+
+  @BeforeEach
+  void start() throws Exception {
+    rig = new ChannelRig(dir);
+    acme = rig.client("acme", "trainer-1");
+    g = acme.grant("kvcache", EnumSet.of(Access.WRITE), 0, 65536, Duration.ofMinutes(1));
+    rejected = rig.host.stats().recordsRejected();
+  }
+
+  @AfterEach
+  void stop() throws Exception {
+    rig.close();
+  }
+
+  @Test
+  void recordsPostedTogetherEndToEndGoAsOneNotificationAndEachOpens() throws Exception {
+    int n = 16;
+    byte[][] payloads = new byte[n][];
+    WriteBatch batch = new WriteBatch(n);
+    for (int k = 0; k < n; k++) {
+      payloads[k] = payload(PAYLOAD);
+      assertTrue(batch.add((long) k * SEALED, ByteBuffer.wrap(payloads[k]), 0, PAYLOAD));
+    }
+    long notifications = rig.host.stats().writeNotifications();
+    assertTrue(g.tryWriteBatch(batch) > 0, "batch accepted");
+    ChannelRig.await(() -> rig.acmeRecords.size() == n, "every record of the run delivered");
+    for (int k = 0; k < n; k++) {
+      assertArrayEquals(payloads[k], rig.acmeRecords.get(k), "record " + k + " in order, intact");
+    }
+    long taken = rig.host.stats().writeNotifications() - notifications;
+    assertTrue(
+        taken >= 1 && taken <= 2, n + " records end to end took " + taken + " notifications");
+    assertEquals(rejected, rig.host.stats().recordsRejected());
+  }
+
+  @Test
+  void aForgedRecordInsideARunIsRejectedAndNothingAfterItDelivered() throws Exception {
+    byte[] first = AttackProbe.sealRecord(acme, g, 0, payload(PAYLOAD));
+    byte[] forged = AttackProbe.sealRecord(acme, g, SEALED, payload(PAYLOAD));
+    forged[SealedLayout.RECORD_OVERHEAD] ^= 1;
+    byte[] third = AttackProbe.sealRecord(acme, g, 2L * SEALED, payload(PAYLOAD));
+    assertEquals(WcStatus.SUCCESS, run(0, first, forged, third));
+    ChannelRig.await(
+        () -> rig.host.stats().recordsRejected() == rejected + 1, "forged record rejected");
+    assertEquals(1, rig.acmeRecords.size(), "only the record before the forged one delivered");
+    assertStillDelivers();
+  }
+
+  @Test
+  void aReplayedOrRelocatedRecordInsideARunIsRejected() throws Exception {
+    byte[] first = AttackProbe.sealRecord(acme, g, 0, payload(PAYLOAD));
+    assertEquals(WcStatus.SUCCESS, run(0, first, first));
+    ChannelRig.await(
+        () -> rig.host.stats().recordsRejected() == rejected + 1, "replay in a run rejected");
+    assertEquals(1, rig.acmeRecords.size());
+
+    // sealed for offset 0 of the run's second place: opened at its own offset, it fails
+    byte[] a = AttackProbe.sealRecord(acme, g, 4096, payload(PAYLOAD));
+    byte[] sealedElsewhere = AttackProbe.sealRecord(acme, g, 8192, payload(PAYLOAD));
+    assertEquals(WcStatus.SUCCESS, run(4096, a, sealedElsewhere));
+    ChannelRig.await(
+        () -> rig.host.stats().recordsRejected() == rejected + 2, "relocation rejected");
+    assertEquals(2, rig.acmeRecords.size(), "the run's first record opened, not the other");
+    assertStillDelivers();
+  }
+
+  @Test
+  void bytesAfterTheLastWholeRecordAreRejected() throws Exception {
+    byte[] first = AttackProbe.sealRecord(acme, g, 0, payload(PAYLOAD));
+    assertEquals(WcStatus.SUCCESS, run(0, first, payload(7)));
+    ChannelRig.await(
+        () -> rig.host.stats().recordsRejected() == rejected + 1, "trailing bytes rejected");
+    assertEquals(1, rig.acmeRecords.size(), "the whole record before them delivered");
+    assertStillDelivers();
+  }
+
+  /** One raw WRITE_WITH_IMM of the pieces end to end at {@code rel}, naming {@code rel}. */
+  private WcStatus run(long rel, byte[]... pieces) {
+    int length = 0;
+    for (byte[] p : pieces) {
+      length += p.length;
+    }
+    ByteBuffer all = ByteBuffer.allocate(length);
+    for (byte[] p : pieces) {
+      all.put(p);
+    }
+    return AttackProbe.post(
+        acme,
+        WrOpcode.RDMA_WRITE_WITH_IMM,
+        AttackProbe.remoteAddress(g) + rel,
+        AttackProbe.rkey(g),
+        all.array(),
+        length,
+        AttackProbe.immediate(g, rel));
+  }
+
+  private void assertStillDelivers() throws Exception {
+    int before = rig.acmeRecords.size();
+    g.writeBlocking(32768, ByteBuffer.wrap(payload(PAYLOAD)));
+    ChannelRig.await(() -> rig.acmeRecords.size() == before + 1, "the session still delivers");
+    assertTrue(acme.isOpen(), "rejected records in a run do not end the session");
+  }
+
+  private static byte[] payload(int n) {
+    byte[] b = new byte[n];
+    new SecureRandom().nextBytes(b);
+    return b;
+  }
+}
