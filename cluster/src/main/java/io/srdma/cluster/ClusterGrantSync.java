@@ -231,7 +231,9 @@ final class ClusterGrantSync implements Follower {
     if (!closed) {
       broken = true;
       LOG.warn(
-          "watch of this host's grants failed ({}); it resumes when etcd answers", t.toString());
+          "watch of this host's grants or revoke requests failed ({}); it resumes when etcd"
+              + " answers",
+          t.toString());
     }
   }
 

@@ -171,7 +171,7 @@ public final class ClusterNode implements AutoCloseable {
     if (o.authority != null) {
       Objects.requireNonNull(o.policyListener, "policyListener");
     }
-    EtcdLink link = EtcdLink.open(o.config);
+    EtcdLink link = EtcdLink.open(o.config, o.watches);
     ClusterNode n = new ClusterNode(o, link);
     n.tick();
     if (n.grantSync != null) {
@@ -437,6 +437,14 @@ public final class ClusterNode implements AutoCloseable {
     private AuditAnchor.Listener anchorListener;
     private java.util.function.IntSupplier sessions;
     private Clock clock = Clock.systemUTC();
+    private java.util.function.UnaryOperator<io.etcd.jetcd.Watch> watches =
+        java.util.function.UnaryOperator.identity();
+
+    /** Tests: the node's watches go through {@code w} applied to jetcd's watch client. */
+    Options watches(java.util.function.UnaryOperator<io.etcd.jetcd.Watch> w) {
+      watches = Objects.requireNonNull(w, "watches");
+      return this;
+    }
 
     /** The cluster section. */
     public Options config(ClusterConfig c) {

@@ -2,6 +2,7 @@ package io.srdma.cluster;
 
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.ClientBuilder;
+import io.etcd.jetcd.Watch;
 import io.etcd.jetcd.common.exception.ErrorCode;
 import io.etcd.jetcd.common.exception.EtcdException;
 import io.grpc.netty.GrpcSslContexts;
@@ -22,6 +23,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.UnaryOperator;
 import javax.naming.InvalidNameException;
 import javax.naming.ldap.LdapName;
 import javax.naming.ldap.Rdn;
@@ -36,11 +38,13 @@ import javax.net.ssl.X509ExtendedTrustManager;
 public final class EtcdLink implements AutoCloseable {
   private final ClusterConfig config;
   private final Client client;
+  private final Watch watches;
   private final String user;
 
-  private EtcdLink(ClusterConfig config, Client client, String user) {
+  private EtcdLink(ClusterConfig config, Client client, Watch watches, String user) {
     this.config = config;
     this.client = client;
+    this.watches = watches;
     this.user = user;
   }
 
@@ -85,6 +89,14 @@ public final class EtcdLink implements AutoCloseable {
    *     be read
    */
   public static EtcdLink open(ClusterConfig config) {
+    return open(config, UnaryOperator.identity());
+  }
+
+  /**
+   * As {@link #open(ClusterConfig)}, the watches opened through {@code watches} applied to the
+   * client's watch client (tests: a watch that etcd, or a proxy in between, ends).
+   */
+  static EtcdLink open(ClusterConfig config, UnaryOperator<Watch> watches) {
     X509Certificate ca;
     X509Certificate cert;
     PrivateKey key;
@@ -129,7 +141,8 @@ public final class EtcdLink implements AutoCloseable {
     if (config.serverName() != null) {
       b.authority(config.serverName());
     }
-    return new EtcdLink(config, b.build(), commonName(cert));
+    Client client = b.build();
+    return new EtcdLink(config, client, watches.apply(client.getWatchClient()), commonName(cert));
   }
 
   /**
@@ -177,6 +190,11 @@ public final class EtcdLink implements AutoCloseable {
   /** The jetcd client. */
   public Client client() {
     return client;
+  }
+
+  /** The client watches go through ({@link Watches}): the jetcd client's own but in tests. */
+  Watch watches() {
+    return watches;
   }
 
   /**

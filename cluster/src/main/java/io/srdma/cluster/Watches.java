@@ -4,7 +4,9 @@ import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Watch;
 import io.etcd.jetcd.options.WatchOption;
 import io.etcd.jetcd.watch.WatchResponse;
+import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 
 /**
@@ -15,6 +17,13 @@ import java.util.function.Consumer;
  * from etcd's current revision, waits until etcd says it is created, and only then reads what it
  * follows: every change after the watch's start is delivered, every earlier one is in the read
  * (some both, which the followers take as the same value twice), and no past revision is needed.
+ *
+ * <p>A watch ends only when its follower closes it. Any other end is a failure, reported to {@code
+ * onError} like one: the stream ended cleanly (jetcd's {@code onCompleted}: etcd, a proxy in
+ * between or a member ending it without an error, after which jetcd neither resumes it nor delivers
+ * anything) or a response saying the watch was cancelled. Before, a clean end was ignored: the
+ * follower heard nothing more (no revocation, no policy, no deleted grant key) and was never
+ * re-read, while its node reported itself connected.
  */
 final class Watches {
   private Watches() {}
@@ -25,8 +34,12 @@ final class Watches {
    *
    * @param option the watch's options; its start revision is left unset
    * @param onNext told of each response with events (not of the creation)
-   * @param onError told when the watch fails, after its creation or before
-   * @throws ClusterException {@code UNAVAILABLE} if etcd did not create it in time (it is closed)
+   * @param onError told when the watch fails or ends without being closed (a {@link
+   *     ClusterException} {@code UNAVAILABLE} saying how, its reason escaped), after its creation
+   *     or before; called from jetcd's threads, not for the {@link Watch.Watcher#close()} of the
+   *     watcher returned
+   * @throws ClusterException {@code UNAVAILABLE} if etcd did not create it in time, or ended or
+   *     cancelled it first (it is closed)
    */
   static Watch.Watcher openNow(
       EtcdLink link,
@@ -36,30 +49,86 @@ final class Watches {
       Consumer<Throwable> onError,
       String what) {
     CompletableFuture<Void> created = new CompletableFuture<>();
+    AtomicBoolean closing = new AtomicBoolean();
+    AtomicBoolean failed = new AtomicBoolean();
+    Consumer<ClusterException> lost =
+        e -> {
+          if (!closing.get()) {
+            failed.set(true);
+            // etcd's own error as the cause: a refusal stays a refusal (EtcdLink.await)
+            created.completeExceptionally(e.getCause() == null ? e : e.getCause());
+            onError.accept(e);
+          }
+        };
     Watch.Watcher w =
-        link.client()
-            .getWatchClient()
+        link.watches()
             .watch(
                 key,
                 option.withCreateNotify(true).build(),
                 Watch.listener(
                     r -> {
-                      if (r.isCreatedNotify()) {
+                      if (cancelled(r)) {
+                        // jetcd turns a cancellation into an error, except along with a creation
+                        lost.accept(ended("etcd cancelled the watch", null));
+                      } else if (r.isCreatedNotify()) {
                         created.complete(null); // again after jetcd resumes it: no news
                       } else {
                         onNext.accept(r);
                       }
                     },
-                    t -> {
-                      created.completeExceptionally(t);
-                      onError.accept(t);
+                    t -> lost.accept(ended("the watch failed (" + reason(t.toString()) + ")", t)),
+                    () -> {
+                      // after a failure jetcd closes the watch itself: reported already
+                      if (!failed.get()) {
+                        lost.accept(ended("etcd ended the watch", null));
+                      }
                     }));
+    Watch.Watcher watcher =
+        new Watch.Watcher() {
+          @Override
+          public void close() {
+            closing.set(true); // jetcd tells onCompleted from within: no loss
+            w.close();
+          }
+
+          @Override
+          public boolean isClosed() {
+            return w.isClosed();
+          }
+
+          @Override
+          public void requestProgress() {
+            w.requestProgress();
+          }
+        };
     try {
       link.await(created, what);
     } catch (RuntimeException e) {
-      w.close();
+      watcher.close();
       throw e;
     }
-    return w;
+    return watcher;
+  }
+
+  /**
+   * Whether a response says the watch was cancelled. jetcd hides the flag, but with no progress
+   * notifications asked for, a response that has no events and is neither a creation nor a progress
+   * notification is a cancellation (jetcd's own {@code isProgressNotify} and {@code
+   * isCreatedNotify} tell the rest apart).
+   */
+  static boolean cancelled(WatchResponse r) {
+    return r.getEvents().isEmpty() && !r.isCreatedNotify() && !r.isProgressNotify();
+  }
+
+  private static ClusterException ended(String message, Throwable cause) {
+    return new ClusterException(ClusterException.Reason.UNAVAILABLE, message, cause);
+  }
+
+  /** Text etcd (or whatever answers in its place) chose, fit for a log line. */
+  private static String reason(String text) {
+    if (text == null || text.isEmpty()) {
+      return "no reason given";
+    }
+    return EtcdRange.escape(ByteSequence.from(text, StandardCharsets.UTF_8)); // clipped too
   }
 }
