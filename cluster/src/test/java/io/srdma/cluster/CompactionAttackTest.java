@@ -44,94 +44,87 @@ class CompactionAttackTest {
 
   @Test
   void shouldKeepFollowingWhileAnotherHostCompactsTheHistory() throws Exception {
-    try (EtcdTestCluster etcd = EtcdTestCluster.start(dir.resolve("etcd"));
-        EtcdLink root = EtcdLink.open(etcd.clientConfigAs(EtcdTestCluster.ROOT, PREFIX, null))) {
-      ClusterRbac.apply(
-          root,
-          "operator",
-          List.of(new ClusterRbac.HostUser("h1", "h1"), new ClusterRbac.HostUser("h2", "h2")),
-          true);
-      DeploymentCa ca = etcd.ca();
+    try (RbacFleet fleet = RbacFleet.start(dir.resolve("etcd"), PREFIX, "h1", "h2")) {
+      DeploymentCa ca = fleet.etcd().ca();
       RevocationList revocations = RevocationList.of(ca.crl(), ca.certificate());
       DeploymentTrust trust = DeploymentTrust.of(ca.certificate(), revocations);
       FakeGrants g1 = new FakeGrants("h1");
       AtomicBoolean stop = new AtomicBoolean();
       AtomicLong compactions = new AtomicLong();
-      try (EtcdLink operator = EtcdLink.open(etcd.clientConfigAs("operator", PREFIX, null));
-          EtcdLink h2 = EtcdLink.open(etcd.clientConfigAs("h2", PREFIX, "h2"))) {
-        KV kv = h2.client().getKVClient();
-        List<CompletableFuture<?>> puts = new ArrayList<>();
-        for (int i = 0; i < 20_000; i++) {
-          puts.add(kv.put(key("/requests/h2/junk/" + i), key("x")));
-          if (puts.size() == 256) {
-            for (CompletableFuture<?> p : puts) {
-              h2.await(p, "junk");
-            }
-            puts.clear();
+      EtcdLink operator = fleet.operator();
+      EtcdLink h2 = fleet.link("h2");
+      KV kv = h2.client().getKVClient();
+      List<CompletableFuture<?>> puts = new ArrayList<>();
+      for (int i = 0; i < 20_000; i++) {
+        puts.add(kv.put(key("/requests/h2/junk/" + i), key("x")));
+        if (puts.size() == 256) {
+          for (CompletableFuture<?> p : puts) {
+            h2.await(p, "junk");
           }
+          puts.clear();
         }
-        for (CompletableFuture<?> p : puts) {
-          h2.await(p, "junk");
-        }
-        Thread compactor =
-            new Thread(
-                () -> {
-                  // 8 writes, each followed by a compaction up to its revision, in flight at once
-                  java.util.concurrent.Semaphore inFlight = new java.util.concurrent.Semaphore(8);
-                  while (!stop.get()) {
-                    try {
-                      inFlight.acquire();
-                    } catch (InterruptedException e) {
-                      return;
-                    }
-                    kv.put(key("/requests/h2/tick"), key("t"))
-                        .thenCompose(r -> kv.compact(r.getHeader().getRevision()))
-                        .whenComplete(
-                            (r, x) -> {
-                              if (x == null) {
-                                compactions.incrementAndGet();
-                              }
-                              inFlight.release();
-                            });
+      }
+      for (CompletableFuture<?> p : puts) {
+        h2.await(p, "junk");
+      }
+      Thread compactor =
+          new Thread(
+              () -> {
+                // 8 writes, each followed by a compaction up to its revision, in flight at once
+                java.util.concurrent.Semaphore inFlight = new java.util.concurrent.Semaphore(8);
+                while (!stop.get()) {
+                  try {
+                    inFlight.acquire();
+                  } catch (InterruptedException e) {
+                    return;
                   }
-                },
-                "compactor");
-        compactor.start();
-        try {
-          Await.until(Duration.ofSeconds(10), "h2 compacting", () -> compactions.get() > 5);
-          try (ClusterNode n1 =
-              ClusterNode.start(
-                  new ClusterNode.Options()
-                      .config(etcd.clientConfigAs("h1", PREFIX, "h1"))
-                      .host("h1")
-                      .revocations(revocations, null)
-                      .grants(g1))) {
-            g1.issue(1, Duration.ofMinutes(5));
-            Await.until(
-                Duration.ofSeconds(10),
-                "h1 connected and its grant listed while h2 compacts",
-                () ->
-                    n1.state() == ClusterNode.State.CONNECTED
-                        && GrantDirectory.list(operator).stream()
-                            .anyMatch(g -> g.host().equals("h1") && g.grantId() == 1));
-            assertTrue(GrantDirectory.revoke(operator, "h1", 1));
-            Await.until(
-                Duration.ofSeconds(2), "grant 1 revoked on h1", () -> g1.revoked.containsKey(1L));
+                  kv.put(key("/requests/h2/tick"), key("t"))
+                      .thenCompose(r -> kv.compact(r.getHeader().getRevision()))
+                      .whenComplete(
+                          (r, x) -> {
+                            if (x == null) {
+                              compactions.incrementAndGet();
+                            }
+                            inFlight.release();
+                          });
+                }
+              },
+              "compactor");
+      compactor.start();
+      try {
+        Await.until(Duration.ofSeconds(10), "h2 compacting", () -> compactions.get() > 5);
+        try (ClusterNode n1 =
+            ClusterNode.start(
+                new ClusterNode.Options()
+                    .config(fleet.config("h1"))
+                    .host("h1")
+                    .revocations(revocations, null)
+                    .grants(g1))) {
+          g1.issue(1, Duration.ofMinutes(5));
+          Await.until(
+              Duration.ofSeconds(10),
+              "h1 connected and its grant listed while h2 compacts",
+              () ->
+                  n1.state() == ClusterNode.State.CONNECTED
+                      && GrantDirectory.list(operator).stream()
+                          .anyMatch(g -> g.host().equals("h1") && g.grantId() == 1));
+          assertTrue(GrantDirectory.revoke(operator, "h1", 1));
+          Await.until(
+              Duration.ofSeconds(2), "grant 1 revoked on h1", () -> g1.revoked.containsKey(1L));
 
-            Credential c = ca.issuePeer(PeerIdentity.of("acme", "mallory"), Duration.ofDays(1));
-            BigInteger serial = c.certificate().getSerialNumber();
-            assertTrue(ca.revoke(serial));
-            RevocationPublisher.publish(operator, ca.crl(), List.of(serial), ca.certificate());
-            Await.until(
-                Duration.ofSeconds(1),
-                "the revocation in force on h1",
-                () -> refuses(trust, c.certificate()));
-            assertTrue(compactions.get() > 20, "h2 kept compacting: " + compactions.get());
-          }
-        } finally {
-          stop.set(true);
-          compactor.join(10_000);
+          Credential c = ca.issuePeer(PeerIdentity.of("acme", "mallory"), Duration.ofDays(1));
+          BigInteger serial = c.certificate().getSerialNumber();
+          assertTrue(ca.revoke(serial));
+          RevocationPublisher.publish(operator, ca.crl(), List.of(serial), ca.certificate());
+          Await.until(
+              Duration.ofSeconds(1),
+              "the revocation in force on h1",
+              () -> refuses(trust, c.certificate()));
+          assertTrue(compactions.get() > 20, "h2 kept compacting: " + compactions.get());
         }
+      } finally {
+        stop.set(true);
+        compactor.join(10_000);
       }
     }
   }

@@ -14,7 +14,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
-import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -33,35 +32,27 @@ class CompromisedHostTest {
   private static final String PREFIX = "/srdma/compromised";
 
   @TempDir Path dir;
+  private RbacFleet fleet;
   private EtcdTestCluster etcd;
-  private EtcdLink root;
   private EtcdLink operator;
   private EtcdLink h2;
   private ClusterNode n1;
 
   @BeforeEach
   void start() throws Exception {
-    etcd = EtcdTestCluster.start(dir.resolve("etcd"));
-    root = EtcdLink.open(etcd.clientConfigAs(EtcdTestCluster.ROOT, PREFIX, null));
-    ClusterRbac.apply(
-        root,
-        "operator",
-        List.of(new ClusterRbac.HostUser("h1", "h1"), new ClusterRbac.HostUser("h2", "h2")),
-        true);
-    operator = EtcdLink.open(etcd.clientConfigAs("operator", PREFIX, null));
-    h2 = EtcdLink.open(etcd.clientConfigAs("h2", PREFIX, "h2"));
+    fleet = RbacFleet.start(dir.resolve("etcd"), PREFIX, "h1", "h2");
+    etcd = fleet.etcd();
+    operator = fleet.operator();
+    h2 = fleet.link("h2");
   }
 
   @AfterEach
   void stop() {
-    for (AutoCloseable c : new AutoCloseable[] {n1, h2, operator, root, etcd}) {
-      try {
-        if (c != null) {
-          c.close();
-        }
-      } catch (Exception ignored) {
-        // closing the rest
-      }
+    if (n1 != null) {
+      n1.close();
+    }
+    if (fleet != null) {
+      fleet.close();
     }
   }
 
@@ -83,7 +74,7 @@ class CompromisedHostTest {
   private ClusterNode node(FakeGrants grants, AtomicLong auditSeq) {
     return ClusterNode.start(
         new ClusterNode.Options()
-            .config(etcd.clientConfigAs("h1", PREFIX, "h1"))
+            .config(fleet.config("h1"))
             .host("h1")
             .policy(
                 new GrantAuthority(new PolicyLoader().loadSample()),

@@ -34,32 +34,26 @@ class ForgedFleetEntryTest {
 
   @Test
   void shouldNotAttributeAnotherHostsEntriesToTheHostTheyName() throws Exception {
-    try (EtcdTestCluster etcd = EtcdTestCluster.start(dir.resolve("etcd"));
-        EtcdLink root = EtcdLink.open(etcd.clientConfigAs(EtcdTestCluster.ROOT, PREFIX, null))) {
-      ClusterRbac.apply(
-          root,
-          "operator",
-          List.of(new ClusterRbac.HostUser("h1", "h1"), new ClusterRbac.HostUser("h2", "h2")),
-          true);
+    try (RbacFleet fleet = RbacFleet.start(dir.resolve("etcd"), PREFIX, "h1", "h2")) {
       FakeGrants g1 = new FakeGrants("h1");
-      try (EtcdLink operator = EtcdLink.open(etcd.clientConfigAs("operator", PREFIX, null));
-          EtcdLink h2 = EtcdLink.open(etcd.clientConfigAs("h2", PREFIX, "h2"));
-          ClusterNode n1 =
-              ClusterNode.start(
-                  new ClusterNode.Options()
-                      .config(etcd.clientConfigAs("h1", PREFIX, "h1"))
-                      .host("h1")
-                      .policy(
-                          new GrantAuthority(new PolicyLoader().loadSample()),
-                          new PolicyWatcher.Listener() {
-                            @Override
-                            public void reloaded(ReloadResult result) {}
+      EtcdLink operator = fleet.operator();
+      EtcdLink h2 = fleet.link("h2");
+      try (ClusterNode n1 =
+          ClusterNode.start(
+              new ClusterNode.Options()
+                  .config(fleet.config("h1"))
+                  .host("h1")
+                  .policy(
+                      new GrantAuthority(new PolicyLoader().loadSample()),
+                      new PolicyWatcher.Listener() {
+                        @Override
+                        public void reloaded(ReloadResult result) {}
 
-                            @Override
-                            public void rejected(PolicyException error) {}
-                          },
-                          etcd.ca().certificate())
-                      .grants(g1))) {
+                        @Override
+                        public void rejected(PolicyException error) {}
+                      },
+                      fleet.etcd().ca().certificate())
+                  .grants(g1))) {
         ClusterGrant real = g1.issue(1, Duration.ofMinutes(5));
         Await.until(
             Duration.ofSeconds(10),

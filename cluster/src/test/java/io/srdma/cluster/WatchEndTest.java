@@ -40,28 +40,22 @@ class WatchEndTest {
   @Test
   void shouldWatchAgainAndReReadWhenEtcdEndsAWatch() throws Exception {
     EndingWatches watches = new EndingWatches();
-    try (EtcdTestCluster etcd = EtcdTestCluster.start(dir.resolve("etcd"));
-        EtcdLink root = EtcdLink.open(etcd.clientConfigAs(EtcdTestCluster.ROOT, PREFIX, null))) {
-      ClusterRbac.apply(
-          root,
-          "operator",
-          List.of(new ClusterRbac.HostUser("h1", "h1"), new ClusterRbac.HostUser("h2", "h2")),
-          true);
-      DeploymentCa ca = etcd.ca();
+    try (RbacFleet fleet = RbacFleet.start(dir.resolve("etcd"), PREFIX, "h1", "h2")) {
+      DeploymentCa ca = fleet.etcd().ca();
       RevocationList revocations = RevocationList.of(ca.crl(), ca.certificate());
       DeploymentTrust trust = DeploymentTrust.of(ca.certificate(), revocations);
       FakeGrants g1 = new FakeGrants("h1");
       List<BigInteger> revoked = new ArrayList<>();
-      try (EtcdLink operator = EtcdLink.open(etcd.clientConfigAs("operator", PREFIX, null));
-          EtcdLink h2 = EtcdLink.open(etcd.clientConfigAs("h2", PREFIX, "h2"));
-          ClusterNode n1 =
-              ClusterNode.start(
-                  new ClusterNode.Options()
-                      .config(etcd.clientConfigAs("h1", PREFIX, "h1"))
-                      .host("h1")
-                      .revocations(revocations, null)
-                      .grants(g1)
-                      .watches(watches))) {
+      EtcdLink operator = fleet.operator();
+      EtcdLink h2 = fleet.link("h2");
+      try (ClusterNode n1 =
+          ClusterNode.start(
+              new ClusterNode.Options()
+                  .config(fleet.config("h1"))
+                  .host("h1")
+                  .revocations(revocations, null)
+                  .grants(g1)
+                  .watches(watches))) {
         int round = 0;
         for (EndingWatches.End how : EndingWatches.End.values()) {
           long deleted = 2L * round + 1;
