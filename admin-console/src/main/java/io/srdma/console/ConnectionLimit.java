@@ -9,9 +9,9 @@ import java.util.Map;
  * Bounds the connections the console holds: at most {@code perAddress} of one client address (an
  * IPv6 address counted by its /64, as {@link LoginLimiter#addressKey} does) and {@code total} in
  * all; a connection over either is closed as soon as it is made. A client that opens connection
- * after connection and never finishes a request (slowloris: a byte every minute keeps the idle
- * timeout away) thus holds a bounded number of the sockets and memory of the process, which the
- * console shares with the RDMA host. Thread-safe.
+ * after connection and never finishes a request (slowloris: a byte now and then keeps the idle
+ * timeout away; {@link ReadDeadlines} closes each in the end) thus holds a bounded number of the
+ * sockets and memory of the process, which the console shares with the RDMA host. Thread-safe.
  */
 final class ConnectionLimit {
   private final int perAddress;
@@ -24,8 +24,13 @@ final class ConnectionLimit {
     this.total = total;
   }
 
-  /** Server connection handler: counts the connection until it closes, or closes it at once. */
-  void accept(HttpConnection c) {
+  /**
+   * Server connection handler: counts the connection until it closes, then runs {@code onClose}; or
+   * closes it at once.
+   *
+   * @return whether the connection was kept
+   */
+  boolean accept(HttpConnection c, Runnable onClose) {
     SocketAddress a = c.remoteAddress();
     String key = LoginLimiter.addressKey(a == null ? null : a.hostAddress());
     if (key == null) {
@@ -33,10 +38,15 @@ final class ConnectionLimit {
     }
     if (!tryOpen(key)) {
       c.close();
-      return;
+      return false;
     }
     String counted = key;
-    c.closeHandler(v -> closed(counted));
+    c.closeHandler(
+        v -> {
+          closed(counted);
+          onClose.run();
+        });
+    return true;
   }
 
   private synchronized boolean tryOpen(String key) {

@@ -48,6 +48,16 @@ public final class ConsoleConfig {
   /** Default interval between live updates on the overview page. */
   public static final Duration STREAM_INTERVAL_DEFAULT = Duration.ofSeconds(1);
 
+  /**
+   * Default time a client has to send a request's head (from its connection's opening or previous
+   * exchange) and then its body (from its head): the idle timeout of a connection, which a client
+   * sending a byte at a time keeps away.
+   */
+  public static final Duration REQUEST_READ_TIMEOUT_DEFAULT = Duration.ofSeconds(60);
+
+  /** Longest {@link #requestReadTimeout(Duration)} accepted. */
+  public static final Duration REQUEST_READ_TIMEOUT_MAX = Duration.ofHours(1);
+
   private String host = System.getProperty(HOST_PROP_NAME, HOST_DEFAULT);
   private int port = Integer.getInteger(PORT_PROP_NAME, PORT_DEFAULT);
   private Credential credential;
@@ -58,6 +68,7 @@ public final class ConsoleConfig {
   private Duration loginWindow = LOGIN_WINDOW_DEFAULT;
   private Duration streamInterval = STREAM_INTERVAL_DEFAULT;
   private char[] metricsToken;
+  private Duration requestReadTimeout = REQUEST_READ_TIMEOUT_DEFAULT;
 
   /** Settings with every default; a certificate must still be set. */
   public ConsoleConfig() {}
@@ -210,6 +221,25 @@ public final class ConsoleConfig {
   }
 
   /**
+   * How long a client may take to send a request's head, counted from its connection's opening or
+   * the end of its previous exchange (else the connection is closed), and then its body, counted
+   * from its head (else {@code 408 request_timeout} and the connection is closed; the body's budget
+   * is given back). Sending a byte at a time does not extend it.
+   *
+   * @param timeout at least 100 ms, at most {@link #REQUEST_READ_TIMEOUT_MAX}
+   * @return this
+   */
+  public ConsoleConfig requestReadTimeout(Duration timeout) {
+    this.requestReadTimeout = timeout;
+    return this;
+  }
+
+  /** How long a client may take to send a request's head, then its body. */
+  public Duration requestReadTimeout() {
+    return requestReadTimeout;
+  }
+
+  /**
    * A bearer token that lets a Prometheus scraper read {@code /metrics} without logging in. Without
    * one, {@code /metrics} needs a console login like every other page.
    *
@@ -261,6 +291,15 @@ public final class ConsoleConfig {
     }
     if (streamInterval == null || streamInterval.toMillis() < 50) {
       throw new ConsoleException("streamInterval must be at least 50 ms: " + streamInterval);
+    }
+    if (requestReadTimeout == null
+        || requestReadTimeout.compareTo(Duration.ofMillis(100)) < 0
+        || requestReadTimeout.compareTo(REQUEST_READ_TIMEOUT_MAX) > 0) {
+      throw new ConsoleException(
+          "requestReadTimeout must be from 100 ms to "
+              + REQUEST_READ_TIMEOUT_MAX
+              + ": "
+              + requestReadTimeout);
     }
     if (metricsToken != null && metricsToken.length < 32) {
       throw new ConsoleException("metricsToken must be at least 32 characters");

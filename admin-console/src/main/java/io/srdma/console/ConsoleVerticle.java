@@ -43,8 +43,20 @@ final class ConsoleVerticle extends VerticleBase {
    */
   static final long LOGIN_BODY_BYTES = 8L << 10;
 
-  /** A connection that sends and receives nothing this long is closed (slow or stuck clients). */
+  /**
+   * A connection that sends and receives nothing this long is closed (slow or stuck clients); one
+   * that trickles a byte at a time is bounded by {@link ConsoleConfig#requestReadTimeout} instead.
+   */
   static final int IDLE_TIMEOUT_SECONDS = 60;
+
+  /** Longest request line (method, target, version) read; a longer one is refused. */
+  static final int MAX_INITIAL_LINE_BYTES = 4096;
+
+  /** Most bytes of request headers read; more are refused. */
+  static final int MAX_HEADER_BYTES = 8192;
+
+  /** A TLS handshake not done within this is abandoned and its connection closed. */
+  static final int TLS_HANDSHAKE_TIMEOUT_SECONDS = 10;
 
   /**
    * Connections one client address (an IPv6 address by its /64) may hold at once; more are closed
@@ -142,7 +154,10 @@ final class ConsoleVerticle extends VerticleBase {
       metrics.cluster(backend.cluster());
     }
 
+    // every request's head and body must arrive within the read timeout, whoever sends it
+    ReadDeadlines deadlines = new ReadDeadlines(vertx, config.requestReadTimeout().toMillis());
     Router router = Router.router(vertx);
+    router.route().handler(deadlines::request);
     router.route().handler(ConsoleVerticle::securityHeaders);
     router.route().handler(RequestTarget::check);
     router.route().handler(sessions::attach);
@@ -199,11 +214,22 @@ final class ConsoleVerticle extends VerticleBase {
             .setKeyCertOptions(Tls.keyCertOptions(config))
             .setEnabledSecureTransportProtocols(Set.of("TLSv1.3"))
             .setIdleTimeout(IDLE_TIMEOUT_SECONDS)
-            .setIdleTimeoutUnit(TimeUnit.SECONDS);
+            .setIdleTimeoutUnit(TimeUnit.SECONDS)
+            // what an anonymous client may make the console hold of a request's head, and how
+            // long its TLS handshake may take: Vert.x's defaults, set here so they stay
+            .setMaxInitialLineLength(MAX_INITIAL_LINE_BYTES)
+            .setMaxHeaderSize(MAX_HEADER_BYTES)
+            .setSslHandshakeTimeout(TLS_HANDSHAKE_TIMEOUT_SECONDS)
+            .setSslHandshakeTimeoutUnit(TimeUnit.SECONDS);
     ConnectionLimit connections = new ConnectionLimit(MAX_CONNECTIONS_PER_ADDRESS, MAX_CONNECTIONS);
     return vertx
         .createHttpServer(options)
-        .connectionHandler(connections::accept)
+        .connectionHandler(
+            c -> {
+              if (connections.accept(c, () -> deadlines.closed(c))) {
+                deadlines.opened(c);
+              }
+            })
         .requestHandler(router)
         .listen()
         .onSuccess(s -> server = s);

@@ -73,6 +73,20 @@ class ConsoleConfigTest {
     assertEquals(
         ConsoleConfig.SESSION_LIFETIME_DEFAULT,
         new ConsoleConfig().tls(cert, List.of()).conclude().sessionLifetime());
+    for (Duration bad :
+        new Duration[] {
+          null, Duration.ZERO, Duration.ofMillis(99), Duration.ofHours(1).plusNanos(1)
+        }) {
+      assertTrue(
+          assertThrows(
+                  ConsoleException.class,
+                  () -> new ConsoleConfig().tls(cert, List.of()).requestReadTimeout(bad).conclude())
+              .getMessage()
+              .contains("requestReadTimeout"));
+    }
+    assertEquals(
+        Duration.ofSeconds(60),
+        new ConsoleConfig().tls(cert, List.of()).conclude().requestReadTimeout());
   }
 
   @Test
