@@ -6,13 +6,12 @@ import io.vertx.ext.web.RoutingContext;
 import java.util.concurrent.Callable;
 import java.util.function.Consumer;
 
-/** Runs backend and file work on a worker thread, then answers on the event loop. */
+/**
+ * Runs backend and file work on a worker thread, then answers on the event loop. Light routes run
+ * theirs through {@link LightWork}, heavy ones through {@link HeavyWork}.
+ */
 final class Blocking {
   private Blocking() {}
-
-  static <T> void run(RoutingContext ctx, Callable<T> work, Consumer<T> then) {
-    answer(ctx, ctx.vertx().executeBlocking(work, false), then);
-  }
 
   /**
    * Runs work on a given executor, e.g. a one-thread one that runs its tasks one after another:

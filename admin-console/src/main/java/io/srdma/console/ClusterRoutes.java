@@ -22,13 +22,20 @@ final class ClusterRoutes {
   private final AuditTrail trail;
   private final ConsoleMetrics metrics;
   private final WorkerExecutor prompt;
+  private final LightWork light;
 
   /**
    * @param prompt the console's pool for logins, logouts and revokes, where {@link #revoke} runs
+   * @param light where the fleet views run (each may wait out etcd's timeout), a few per user
    */
   ClusterRoutes(
-      ConsoleBackend backend, AuditTrail trail, ConsoleMetrics metrics, WorkerExecutor prompt) {
+      ConsoleBackend backend,
+      AuditTrail trail,
+      ConsoleMetrics metrics,
+      WorkerExecutor prompt,
+      LightWork light) {
     this.prompt = prompt;
+    this.light = light;
     this.backend = backend;
     this.trail = trail;
     this.metrics = metrics;
@@ -41,7 +48,7 @@ final class ClusterRoutes {
       Http.json(ctx, 200, new JsonObject().put("clustered", false));
       return;
     }
-    Blocking.run(
+    light.run(
         ctx,
         () -> {
           List<ClusterView.FleetGrant> grants = view.grants();
@@ -77,7 +84,7 @@ final class ClusterRoutes {
       Http.json(ctx, 200, new JsonObject().put("items", new JsonArray()));
       return;
     }
-    Blocking.run(
+    light.run(
         ctx,
         () -> {
           JsonArray a = new JsonArray();

@@ -99,6 +99,9 @@ final class ConsoleVerticle extends VerticleBase {
   private ConsoleSessions sessions;
   private final RequestBodies bodies = new RequestBodies();
 
+  /** Where light routes run: Vert.x's shared pool, a few of each user's requests at once. */
+  private final LightWork light = new LightWork();
+
   ConsoleVerticle(
       ConsoleConfig config, ConsoleBackend backend, ConsoleUsers users, AuditTrail trail) {
     this.config = config;
@@ -138,7 +141,8 @@ final class ConsoleVerticle extends VerticleBase {
             auth::loginFailures,
             auth::live,
             config.streamInterval(),
-            prompt);
+            prompt,
+            light);
     // one thread: a policy apply's base check and reload are one step (no lost update)
     applies = vertx.createSharedWorkerExecutor(APPLY_EXECUTOR, 1);
     // audit pages, export and verify, policy validate: their own bounded pool and per-session and
@@ -147,9 +151,15 @@ final class ConsoleVerticle extends VerticleBase {
     HeavyWork heavy = new HeavyWork(heavyPool);
     PolicyRoutes policy =
         new PolicyRoutes(
-            backend, trail, metrics, u -> users.hasRole(u, ConsoleRole.ADMIN), applies, heavy);
+            backend,
+            trail,
+            metrics,
+            u -> users.hasRole(u, ConsoleRole.ADMIN),
+            applies,
+            heavy,
+            light);
     AuditRoutes audit = new AuditRoutes(backend, heavy);
-    ClusterRoutes cluster = new ClusterRoutes(backend, trail, metrics, prompt);
+    ClusterRoutes cluster = new ClusterRoutes(backend, trail, metrics, prompt, light);
     if (backend.cluster() != null) {
       metrics.cluster(backend.cluster());
     }
@@ -296,7 +306,7 @@ final class ConsoleVerticle extends VerticleBase {
       throw new ApiException(
           401, "not_authenticated", "log in, or send Authorization: Bearer <metrics token>");
     }
-    Blocking.run(
+    light.run(
         ctx,
         () -> {
           return metrics.scrape(backend.stats(), deviceCounters());

@@ -29,11 +29,13 @@ final class HostRoutes {
   private final Predicate<ConsoleSessions.Session> live;
   private final long intervalMillis;
   private final WorkerExecutor prompt;
+  private final LightWork light;
 
   /**
    * @param live whether a session may still be served (see {@link AuthRoutes#live}); the stream
    *     asks it before every event
    * @param prompt the console's pool for logins, logouts and revokes, where {@link #revoke} runs
+   * @param light where the other routes' backend calls run, a few of each user's at once
    */
   HostRoutes(
       Vertx vertx,
@@ -43,8 +45,10 @@ final class HostRoutes {
       LongSupplier loginFailures,
       Predicate<ConsoleSessions.Session> live,
       Duration interval,
-      WorkerExecutor prompt) {
+      WorkerExecutor prompt,
+      LightWork light) {
     this.vertx = vertx;
+    this.light = light;
     this.prompt = prompt;
     this.backend = backend;
     this.trail = trail;
@@ -55,7 +59,7 @@ final class HostRoutes {
   }
 
   void stats(RoutingContext ctx) {
-    Blocking.run(ctx, backend::stats, s -> Http.json(ctx, 200, statsJson(s)));
+    light.run(ctx, backend::stats, s -> Http.json(ctx, 200, statsJson(s)));
   }
 
   private JsonObject statsJson(ConsoleStats s) {
@@ -96,8 +100,8 @@ final class HostRoutes {
                 return; // a slow backend: skip a beat rather than queue snapshots
               }
               busy[0] = true;
-              vertx
-                  .executeBlocking(backend::stats, false)
+              light
+                  .call(ctx, backend::stats)
                   .onComplete(
                       ar -> {
                         busy[0] = false;
@@ -120,7 +124,7 @@ final class HostRoutes {
   }
 
   void sessions(RoutingContext ctx) {
-    Blocking.run(
+    light.run(
         ctx,
         () -> {
           List<SessionInfo> all = backend.sessions();
@@ -135,7 +139,7 @@ final class HostRoutes {
 
   /** The peer entries of the policy in force, with their live sessions and grants. */
   void peers(RoutingContext ctx) {
-    Blocking.run(
+    light.run(
         ctx,
         () -> {
           List<SessionInfo> sessions = backend.sessions();
@@ -174,7 +178,7 @@ final class HostRoutes {
   }
 
   void regions(RoutingContext ctx) {
-    Blocking.run(
+    light.run(
         ctx,
         () -> {
           JsonArray a = new JsonArray();
@@ -189,7 +193,7 @@ final class HostRoutes {
     String tenant = Http.param(ctx, "tenant");
     String peer = Http.param(ctx, "peer");
     String region = Http.param(ctx, "region");
-    Blocking.run(
+    light.run(
         ctx,
         () -> {
           JsonArray a = new JsonArray();
@@ -206,7 +210,7 @@ final class HostRoutes {
 
   void grant(RoutingContext ctx) {
     String id = ctx.pathParam("id");
-    Blocking.run(ctx, () -> find(id), g -> Http.json(ctx, 200, Views.grant(g)));
+    light.run(ctx, () -> find(id), g -> Http.json(ctx, 200, Views.grant(g)));
   }
 
   /**

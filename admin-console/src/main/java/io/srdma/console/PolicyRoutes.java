@@ -38,6 +38,7 @@ final class PolicyRoutes {
   private final Predicate<String> seesHashes;
   private final WorkerExecutor applies;
   private final HeavyWork heavy;
+  private final LightWork light;
   private final PolicyLoader loader = new PolicyLoader();
 
   /**
@@ -45,6 +46,7 @@ final class PolicyRoutes {
    * @param applies a one-thread executor: applies run on it one at a time, so each one's check of
    *     {@code base} and its reload are one step no other apply comes between
    * @param heavy where validations run: each parses up to 16 MiB, a few at once per session
+   * @param light where reading the policy in force runs, a few of each user's at once
    */
   PolicyRoutes(
       ConsoleBackend backend,
@@ -52,8 +54,10 @@ final class PolicyRoutes {
       ConsoleMetrics metrics,
       Predicate<String> seesHashes,
       WorkerExecutor applies,
-      HeavyWork heavy) {
+      HeavyWork heavy,
+      LightWork light) {
     this.backend = backend;
+    this.light = light;
     this.trail = trail;
     this.metrics = metrics;
     this.seesHashes = seesHashes;
@@ -84,7 +88,7 @@ final class PolicyRoutes {
   }
 
   void get(RoutingContext ctx) {
-    Blocking.run(
+    light.run(
         ctx,
         () -> {
           Policy p = backend.policy();

@@ -30,9 +30,11 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A logged-in auditor floods light routes ({@code GET /api/sessions}) against a slow host (its
- * session list waits on a latch) until every thread of Vert.x's shared worker pool waits in it.
- * Logins, logouts and an admin's revoke — on this host and on the fleet — must still be answered
- * promptly: they run on the console's own small pool, never queued behind the light routes.
+ * session list waits on a latch) until every thread of Vert.x's shared worker pool it may hold
+ * ({@link LightWork#MAX_PER_USER}) waits in it and the rest of the flood queues. Logins, logouts
+ * and an admin's revoke — on this host and on the fleet — must still be answered promptly: they run
+ * on the console's own small pool (checked by the revoke's thread), never queued behind the light
+ * routes.
  */
 @ExtendWith(VertxExtension.class)
 @Timeout(value = 90, timeUnit = TimeUnit.SECONDS)
@@ -51,7 +53,7 @@ class ConsoleAuthExecutorTest {
   ConsoleClusterTest.FakeCluster cluster;
   WebClient client;
   final CountDownLatch release = new CountDownLatch(1);
-  final CountDownLatch poolFull = new CountDownLatch(WORKERS);
+  final CountDownLatch poolFull = new CountDownLatch(LightWork.MAX_PER_USER);
   final List<String> revokeThreads = new CopyOnWriteArrayList<>();
 
   @BeforeEach
@@ -117,7 +119,8 @@ class ConsoleAuthExecutorTest {
     for (int i = 0; i < FLOOD; i++) {
       flood.add(flooder.client().get("/api/sessions").send());
     }
-    assertTrue(poolFull.await(10, TimeUnit.SECONDS), "the light routes hold every shared worker");
+    assertTrue(
+        poolFull.await(10, TimeUnit.SECONDS), "the light routes hold every shared worker they may");
 
     HttpResponse<Buffer> in =
         within(startLogin("admin", ConsoleFixture.ADMIN_PASSWORD), "an admin's login");
