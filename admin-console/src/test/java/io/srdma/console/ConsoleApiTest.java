@@ -11,16 +11,13 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpClient;
-import io.vertx.core.http.HttpClientOptions;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.RequestOptions;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import io.vertx.core.net.PemTrustOptions;
 import io.vertx.ext.web.client.HttpRequest;
 import io.vertx.ext.web.client.HttpResponse;
 import io.vertx.ext.web.client.WebClient;
-import io.vertx.ext.web.client.WebClientOptions;
 import io.vertx.ext.web.client.WebClientSession;
 import io.vertx.junit5.Timeout;
 import io.vertx.junit5.VertxExtension;
@@ -593,17 +590,7 @@ class ConsoleApiTest {
 
   @Test
   void shouldBoundConcurrentPasswordChecks(Vertx vertx) throws Exception {
-    WebClient many =
-        WebClient.create(
-            vertx,
-            new WebClientOptions()
-                .setSsl(true)
-                .setVerifyHost(true)
-                .setTrustOptions(new PemTrustOptions().addCertValue(Buffer.buffer(console.caPem())))
-                .setDefaultHost("127.0.0.1")
-                .setDefaultPort(console.server.port())
-                .setKeepAlive(true),
-            new io.vertx.core.http.PoolOptions().setHttp1MaxSize(16));
+    WebClient many = console.client(vertx, 16);
     try {
       int n = 16;
       // open the connections first, so that the logins below arrive together
@@ -853,12 +840,7 @@ class ConsoleApiTest {
             .findFirst()
             .orElseThrow();
     cookie = cookie.substring(0, cookie.indexOf(';'));
-    HttpClient http =
-        vertx.createHttpClient(
-            new HttpClientOptions()
-                .setSsl(true)
-                .setTrustOptions(
-                    new PemTrustOptions().addCertValue(Buffer.buffer(console.caPem()))));
+    HttpClient http = console.http(vertx);
     long start = console.backend.bytesMoved.get();
     long ticker = vertx.setPeriodic(100, id -> console.backend.advance(1000, 1));
     StringBuilder seen = new StringBuilder();

@@ -11,14 +11,12 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpClient;
-import io.vertx.core.http.HttpClientOptions;
 import io.vertx.core.http.HttpClientRequest;
 import io.vertx.core.http.HttpClientResponse;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.PoolOptions;
 import io.vertx.core.http.RequestOptions;
 import io.vertx.core.json.JsonObject;
-import io.vertx.core.net.PemTrustOptions;
 import io.vertx.ext.web.client.HttpResponse;
 import io.vertx.junit5.Timeout;
 import io.vertx.junit5.VertxExtension;
@@ -67,13 +65,7 @@ class ConsoleBodyBudgetTest {
   @BeforeEach
   void start(Vertx vertx) {
     console = new ConsoleFixture(dir);
-    http =
-        vertx.createHttpClient(
-            new HttpClientOptions()
-                .setSsl(true)
-                .setTrustOptions(
-                    new PemTrustOptions().addCertValue(Buffer.buffer(console.caPem()))),
-            new PoolOptions().setHttp1MaxSize(32));
+    http = vertx.createHttpClient(console.httpOptions(), new PoolOptions().setHttp1MaxSize(32));
   }
 
   @AfterEach

@@ -9,16 +9,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpClient;
-import io.vertx.core.http.HttpClientOptions;
 import io.vertx.core.http.HttpClientRequest;
 import io.vertx.core.http.HttpClientResponse;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.RequestOptions;
 import io.vertx.core.json.JsonObject;
-import io.vertx.core.net.PemTrustOptions;
 import io.vertx.ext.web.client.HttpResponse;
 import io.vertx.ext.web.client.WebClient;
-import io.vertx.ext.web.client.WebClientOptions;
 import io.vertx.ext.web.client.WebClientSession;
 import io.vertx.junit5.Timeout;
 import io.vertx.junit5.VertxExtension;
@@ -52,10 +49,7 @@ class ConsoleBodyLimitTest {
   }
 
   private static HttpClient http(Vertx vertx) {
-    return vertx.createHttpClient(
-        new HttpClientOptions()
-            .setSsl(true)
-            .setTrustOptions(new PemTrustOptions().addCertValue(Buffer.buffer(console.caPem()))));
+    return console.http(vertx);
   }
 
   /**
@@ -97,14 +91,7 @@ class ConsoleBodyLimitTest {
         413,
         answerBeforeTheBodyEnds(
             vertx, "/api/login", (int) ConsoleVerticle.LOGIN_BODY_BYTES + 1024));
-    WebClient c =
-        WebClient.create(
-            vertx,
-            new WebClientOptions()
-                .setSsl(true)
-                .setTrustOptions(new PemTrustOptions().addCertValue(Buffer.buffer(console.caPem())))
-                .setDefaultHost("127.0.0.1")
-                .setDefaultPort(console.server.port()));
+    WebClient c = console.client(vertx);
     byte[] big = new byte[1 << 20];
     java.util.Arrays.fill(big, (byte) 'a');
     HttpResponse<Buffer> r =
@@ -117,16 +104,7 @@ class ConsoleBodyLimitTest {
 
   @Test
   void shouldStillTakeLargeBodiesFromALoggedInUser(Vertx vertx) throws Exception {
-    WebClientSession s =
-        WebClientSession.create(
-            WebClient.create(
-                vertx,
-                new WebClientOptions()
-                    .setSsl(true)
-                    .setTrustOptions(
-                        new PemTrustOptions().addCertValue(Buffer.buffer(console.caPem())))
-                    .setDefaultHost("127.0.0.1")
-                    .setDefaultPort(console.server.port())));
+    WebClientSession s = WebClientSession.create(console.client(vertx));
     HttpResponse<Buffer> login =
         send(
             s,

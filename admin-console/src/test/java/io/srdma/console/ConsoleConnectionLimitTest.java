@@ -8,12 +8,10 @@ import java.io.InputStream;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.security.KeyStore;
 import java.util.ArrayList;
 import java.util.List;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSocket;
-import javax.net.ssl.TrustManagerFactory;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -39,17 +37,6 @@ class ConsoleConnectionLimitTest {
     console.close();
   }
 
-  private static SSLContext tls() throws Exception {
-    KeyStore ks = KeyStore.getInstance("PKCS12");
-    ks.load(null, null);
-    ks.setCertificateEntry("ca", console.ca.certificate());
-    TrustManagerFactory tmf = TrustManagerFactory.getInstance("PKIX");
-    tmf.init(ks);
-    SSLContext c = SSLContext.getInstance("TLSv1.3");
-    c.init(null, tmf.getTrustManagers(), null);
-    return c;
-  }
-
   /** Whether the server closed the socket (end of stream or reset) rather than keeping it. */
   private static boolean closedByServer(SSLSocket s) throws IOException {
     s.setSoTimeout(20);
@@ -65,7 +52,7 @@ class ConsoleConnectionLimitTest {
 
   @Test
   void shouldCloseConnectionsOfOneAddressBeyondItsLimit() throws Exception {
-    SSLContext tls = tls();
+    SSLContext tls = console.tls();
     int tries = ConsoleVerticle.MAX_CONNECTIONS_PER_ADDRESS * 3;
     List<SSLSocket> sockets = new ArrayList<>();
     try {

@@ -8,13 +8,20 @@ import io.srdma.policy.AuditTrail;
 import io.srdma.policy.ConsoleUsers;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpClient;
+import io.vertx.core.http.HttpClientOptions;
 import io.vertx.core.http.PoolOptions;
 import io.vertx.core.net.PemTrustOptions;
 import io.vertx.ext.web.client.WebClient;
 import io.vertx.ext.web.client.WebClientOptions;
+import java.io.IOException;
 import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
 import java.time.Duration;
 import java.util.List;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManagerFactory;
 
 /**
  * A console on an ephemeral loopback port over a {@link FakeBackend}: a fresh deployment CA issues
@@ -87,15 +94,40 @@ final class ConsoleFixture implements AutoCloseable {
 
   private WebClient client(Vertx vertx, PoolOptions pool) {
     return WebClient.create(
-        vertx,
-        new WebClientOptions()
-            .setSsl(true)
-            .setVerifyHost(true)
-            .setTrustOptions(new PemTrustOptions().addCertValue(Buffer.buffer(caPem())))
-            .setDefaultHost("127.0.0.1")
-            .setDefaultPort(server.port())
-            .setFollowRedirects(false),
-        pool);
+        vertx, new WebClientOptions(httpOptions()).setFollowRedirects(false), pool);
+  }
+
+  /**
+   * Options of a plain Vert.x HTTPS client of this console (requests and responses as streams, for
+   * bodies sent in pieces): trusts only its CA, checks its host name; a caller may change them.
+   */
+  HttpClientOptions httpOptions() {
+    return new HttpClientOptions()
+        .setSsl(true)
+        .setVerifyHost(true)
+        .setTrustOptions(new PemTrustOptions().addCertValue(Buffer.buffer(caPem())))
+        .setDefaultHost("127.0.0.1")
+        .setDefaultPort(server.port());
+  }
+
+  /** A plain Vert.x HTTPS client of this console ({@link #httpOptions()}). */
+  HttpClient http(Vertx vertx) {
+    return vertx.createHttpClient(httpOptions());
+  }
+
+  /**
+   * A JDK TLS 1.3 context that trusts only this console's CA, for raw sockets (bytes a client
+   * library would refuse to send, a request never finished).
+   */
+  SSLContext tls() throws GeneralSecurityException, IOException {
+    KeyStore trust = KeyStore.getInstance("PKCS12");
+    trust.load(null, null);
+    trust.setCertificateEntry("ca", ca.certificate());
+    TrustManagerFactory tmf = TrustManagerFactory.getInstance("PKIX");
+    tmf.init(trust);
+    SSLContext c = SSLContext.getInstance("TLSv1.3");
+    c.init(null, tmf.getTrustManagers(), null);
+    return c;
   }
 
   @Override

@@ -13,10 +13,7 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import io.vertx.core.net.PemTrustOptions;
 import io.vertx.ext.web.client.HttpResponse;
-import io.vertx.ext.web.client.WebClient;
-import io.vertx.ext.web.client.WebClientOptions;
 import io.vertx.ext.web.client.WebClientSession;
 import io.vertx.junit5.Timeout;
 import io.vertx.junit5.VertxExtension;
@@ -52,16 +49,7 @@ class ConsolePolicyRedactionTest {
   private record Login(WebClientSession client, String csrf) {}
 
   private static Login login(Vertx vertx, String user, String password) throws Exception {
-    WebClientSession s =
-        WebClientSession.create(
-            WebClient.create(
-                vertx,
-                new WebClientOptions()
-                    .setSsl(true)
-                    .setTrustOptions(
-                        new PemTrustOptions().addCertValue(Buffer.buffer(console.caPem())))
-                    .setDefaultHost("127.0.0.1")
-                    .setDefaultPort(console.server.port())));
+    WebClientSession s = WebClientSession.create(console.client(vertx));
     HttpResponse<Buffer> r =
         send(
             s,

@@ -12,13 +12,11 @@ import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpClient;
-import io.vertx.core.http.HttpClientOptions;
 import io.vertx.core.http.HttpClientRequest;
 import io.vertx.core.http.HttpClientResponse;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.RequestOptions;
 import io.vertx.core.json.JsonObject;
-import io.vertx.core.net.PemTrustOptions;
 import io.vertx.junit5.Timeout;
 import io.vertx.junit5.VertxExtension;
 import java.io.IOException;
@@ -26,14 +24,11 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.SocketTimeoutException;
 import java.nio.file.Path;
-import java.security.KeyStore;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
-import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSocket;
-import javax.net.ssl.TrustManagerFactory;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -69,15 +64,7 @@ class ConsoleReadDeadlineTest {
   void start(Vertx vertx) {
     console = new ConsoleFixture(dir, new ConsoleConfig().requestReadTimeout(READ_TIMEOUT));
     // a connection per request: none is left idle past the read timeout for a later request
-    http =
-        vertx.createHttpClient(
-            new HttpClientOptions()
-                .setSsl(true)
-                .setKeepAlive(false)
-                .setDefaultHost("127.0.0.1")
-                .setDefaultPort(console.server.port())
-                .setTrustOptions(
-                    new PemTrustOptions().addCertValue(Buffer.buffer(console.caPem()))));
+    http = vertx.createHttpClient(console.httpOptions().setKeepAlive(false));
   }
 
   @AfterEach
@@ -204,7 +191,8 @@ class ConsoleReadDeadlineTest {
   @Test
   void shouldCloseAConnectionWhoseHeadTricklesPastTheTimeout() throws Exception {
     try (SSLSocket s =
-        (SSLSocket) tls().getSocketFactory().createSocket("127.0.0.1", console.server.port())) {
+        (SSLSocket)
+            console.tls().getSocketFactory().createSocket("127.0.0.1", console.server.port())) {
       s.startHandshake();
       OutputStream out = s.getOutputStream();
       out.write("GET /api/me HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ".getBytes(US_ASCII));
@@ -256,17 +244,6 @@ class ConsoleReadDeadlineTest {
     awaitCondition(() -> events.get() >= wanted || closed.future().isComplete(), "the events");
     assertFalse(closed.future().isComplete(), "the stream was cut after " + events + " events");
     r.request().connection().close();
-  }
-
-  private SSLContext tls() throws Exception {
-    KeyStore ks = KeyStore.getInstance("PKCS12");
-    ks.load(null, null);
-    ks.setCertificateEntry("ca", console.ca.certificate());
-    TrustManagerFactory tmf = TrustManagerFactory.getInstance("PKIX");
-    tmf.init(ks);
-    SSLContext c = SSLContext.getInstance("TLSv1.3");
-    c.init(null, tmf.getTrustManagers(), null);
-    return c;
   }
 
   private static <T> T awaitFuture(Future<T> f, String what) throws Exception {

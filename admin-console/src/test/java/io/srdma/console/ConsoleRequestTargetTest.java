@@ -23,12 +23,9 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
-import java.security.KeyStore;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSocket;
-import javax.net.ssl.TrustManagerFactory;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -163,15 +160,9 @@ class ConsoleRequestTargetTest {
    */
   private static String raw(ConsoleFixture console, String target, String cookie)
       throws IOException, GeneralSecurityException {
-    KeyStore trust = KeyStore.getInstance("PKCS12");
-    trust.load(null, null);
-    trust.setCertificateEntry("ca", console.ca.certificate());
-    TrustManagerFactory tmf = TrustManagerFactory.getInstance("PKIX");
-    tmf.init(trust);
-    SSLContext tls = SSLContext.getInstance("TLSv1.3");
-    tls.init(null, tmf.getTrustManagers(), null);
     try (SSLSocket socket =
-        (SSLSocket) tls.getSocketFactory().createSocket("127.0.0.1", console.server.port())) {
+        (SSLSocket)
+            console.tls().getSocketFactory().createSocket("127.0.0.1", console.server.port())) {
       socket.setSoTimeout(30_000);
       String request =
           "GET "

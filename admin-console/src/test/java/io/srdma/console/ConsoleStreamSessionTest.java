@@ -11,14 +11,11 @@ import io.srdma.policy.PolicyLoader;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpClient;
-import io.vertx.core.http.HttpClientOptions;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.RequestOptions;
 import io.vertx.core.json.JsonObject;
-import io.vertx.core.net.PemTrustOptions;
 import io.vertx.ext.web.client.HttpResponse;
 import io.vertx.ext.web.client.WebClient;
-import io.vertx.ext.web.client.WebClientOptions;
 import io.vertx.ext.web.client.WebClientSession;
 import io.vertx.junit5.Timeout;
 import io.vertx.junit5.VertxExtension;
@@ -50,18 +47,8 @@ class ConsoleStreamSessionTest {
 
   private void start(Vertx vertx, ConsoleConfig config) {
     console = new ConsoleFixture(dir, config);
-    PemTrustOptions trust = new PemTrustOptions().addCertValue(Buffer.buffer(console.caPem()));
-    client =
-        WebClient.create(
-            vertx,
-            new WebClientOptions()
-                .setSsl(true)
-                .setVerifyHost(true)
-                .setTrustOptions(trust)
-                .setDefaultHost("127.0.0.1")
-                .setDefaultPort(console.server.port())
-                .setFollowRedirects(false));
-    http = vertx.createHttpClient(new HttpClientOptions().setSsl(true).setTrustOptions(trust));
+    client = console.client(vertx);
+    http = console.http(vertx);
   }
 
   @AfterEach
