@@ -14,7 +14,7 @@ import javax.crypto.SecretKey;
  * buffers are direct: a record is sealed straight into a registered staging slot and opened
  * straight into a direct destination, with no array between (the JCE's GCM works on arrays, so a
  * direct slot costs it one more copy per record). Heap buffers go through this object's native
- * scratch. Nothing is allocated per record.
+ * scratch, and no plaintext stays there after a call. Nothing is allocated per record.
  *
  * <p>Every index is checked before any native call: a range outside a buffer's limit is an {@link
  * IndexOutOfBoundsException}, a read-only destination a {@link ReadOnlyBufferException}, and
@@ -92,7 +92,9 @@ final class NativeGcm implements AutoCloseable {
 
   /**
    * Seals {@code length} bytes of {@code in} from index {@code from} into {@code out} at {@code
-   * outAt}: ciphertext then tag, {@code length + 16} bytes. Neither buffer's position moves.
+   * outAt}: ciphertext then tag, {@code length + 16} bytes. Neither buffer's position moves. A heap
+   * {@code in} copied through the scratch leaves no plaintext there once this returns or throws:
+   * only the bytes it used are zeroed, and only when what is left there is not ciphertext.
    *
    * @throws AeadException when the library reports a failure
    */
@@ -125,6 +127,7 @@ final class NativeGcm implements AutoCloseable {
       scratch.put(DATA_AT, in, from, length);
       inAddr = data;
     }
+    boolean sealed = false;
     try {
       begin(key, nonce, aad, aadLength, true);
       if (!library.seal(
@@ -142,7 +145,13 @@ final class NativeGcm implements AutoCloseable {
       if (outAddr == data) {
         out.put(outAt, scratch, DATA_AT, length + TAG);
       }
+      sealed = true;
     } finally {
+      // a copy of the plaintext in the scratch outlives no call: sealed in place there, it is now
+      // ciphertext; sealed elsewhere (or not sealed at all), it is the plaintext itself
+      if (inAddr == data && (outAddr != data || !sealed)) {
+        wipe(DATA_AT, length);
+      }
       Reference.reachabilityFence(this); // the Cleaner frees the context only after the call
       Reference.reachabilityFence(in);
       Reference.reachabilityFence(out);
@@ -154,7 +163,8 @@ final class NativeGcm implements AutoCloseable {
    * into this object's native memory — once, so the bytes authenticated are the bytes decrypted
    * even if a peer keeps writing into {@code sealed} — and opens them into {@code out} at {@code
    * outAt}. On a wrong tag whatever was decrypted into {@code out} is zeroed; a heap {@code out}
-   * gets the plaintext through the scratch, which is zeroed after the copy.
+   * gets the plaintext through the scratch, whose bytes of it are zeroed before this returns or
+   * throws.
    *
    * @return whether the tag was right
    * @throws AeadException when the library reports a failure other than a wrong tag
@@ -203,15 +213,14 @@ final class NativeGcm implements AutoCloseable {
         }
         return false;
       }
-      if (pinnedOut != null) {
-        return true;
-      }
-      if (outAddr == data) {
+      if (outAddr == data && pinnedOut == null) {
         out.put(outAt, scratch, DATA_AT, length);
-        wipe(DATA_AT, length); // no plaintext left for the next
       }
       return true;
     } finally {
+      if (outAddr == data && pinnedOut == null) {
+        wipe(DATA_AT, length); // no plaintext left for the next, whatever the call threw
+      }
       Reference.reachabilityFence(this);
       Reference.reachabilityFence(sealed);
       Reference.reachabilityFence(out);

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
 import java.nio.ReadOnlyBufferException;
+import java.util.Arrays;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import javax.crypto.Cipher;
@@ -210,6 +211,52 @@ class NativeGcmTest {
     ByteBuffer shifted = ByteBuffer.allocateDirect(1100).put(0, plain);
     gcm.seal(key, nonce, aad, aad.length, shifted, 0, 1000, shifted, 24); // the record layer's
     assertArrayEquals(expected, range(shifted, 24, 1016));
+  }
+
+  @Test
+  void shouldLeaveNoPlaintextInItsScratchAfterSealing() throws Exception {
+    // under and over the wipe's two ways (1 KiB), and under the size a heap array is pinned from
+    for (int size : new int[] {16, 300, 1024, 1025, 4096, NativeGcm.PIN_FROM - 1}) {
+      byte[] plain = bytes(size);
+      byte[] expected = jdk(Cipher.ENCRYPT_MODE, key, plain);
+      ByteBuffer direct = ByteBuffer.allocateDirect(size + 16); // heap in, direct out
+      gcm.seal(key, nonce, aad, aad.length, ByteBuffer.wrap(plain), 0, size, direct, 0);
+      assertArrayEquals(expected, range(direct, 0, size + 16), "heap to direct, " + size);
+      assertNoCopyOf(plain, gcm.scratchForTest(), "heap to direct, " + size);
+
+      ByteBuffer overlap = ByteBuffer.allocateDirect(size + 40).put(0, plain); // copied first
+      gcm.seal(key, nonce, aad, aad.length, overlap, 0, size, overlap, 24);
+      assertArrayEquals(expected, range(overlap, 24, size + 16), "partial overlap, " + size);
+      assertNoCopyOf(plain, gcm.scratchForTest(), "partial overlap, " + size);
+
+      ByteBuffer heap = ByteBuffer.allocate(size + 16); // sealed in place in the scratch
+      gcm.seal(key, nonce, aad, aad.length, ByteBuffer.wrap(plain), 0, size, heap, 0);
+      assertArrayEquals(expected, heap.array(), "heap to heap, " + size);
+      assertNoCopyOf(plain, gcm.scratchForTest(), "heap to heap, " + size);
+    }
+  }
+
+  @Test
+  void shouldLeaveNoPlaintextInItsScratchAfterOpeningIntoAHeapBuffer() throws Exception {
+    for (int size : new int[] {16, 1025, NativeGcm.PIN_FROM - 1, NativeGcm.PIN_FROM}) {
+      byte[] plain = bytes(size);
+      byte[] sealed = jdk(Cipher.ENCRYPT_MODE, key, plain);
+      ByteBuffer out = ByteBuffer.allocate(size);
+      assertTrue(gcm.open(key, nonce, aad, aad.length, ByteBuffer.wrap(sealed), 0, size, out, 0));
+      assertArrayEquals(plain, out.array());
+      assertNoCopyOf(plain, gcm.scratchForTest(), "opened " + size);
+    }
+  }
+
+  /** Fails if {@code scratch} holds {@code plain} (or its first 16 bytes) anywhere. */
+  static void assertNoCopyOf(byte[] plain, ByteBuffer scratch, String what) {
+    int n = Math.min(16, plain.length);
+    byte[] all = range(scratch, 0, scratch.capacity());
+    for (int i = 0; i + n <= all.length; i++) {
+      if (Arrays.equals(all, i, i + n, plain, 0, n)) {
+        throw new AssertionError(what + ": plaintext left in the native scratch at " + i);
+      }
+    }
   }
 
   @Test
