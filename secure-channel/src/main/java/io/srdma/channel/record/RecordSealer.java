@@ -3,6 +3,7 @@ package io.srdma.channel.record;
 import io.srdma.keys.DirectionKeys;
 import java.nio.ByteBuffer;
 import java.security.GeneralSecurityException;
+import java.util.Arrays;
 import java.util.Objects;
 import javax.crypto.Cipher;
 import javax.crypto.spec.GCMParameterSpec;
@@ -16,16 +17,17 @@ import javax.crypto.spec.GCMParameterSpec;
  * <p>One instance per writing thread; the {@link Cipher}s and native contexts (of the {@link
  * AeadSelection}'s {@link AeadPlan}: each record is sealed by the provider the plan names for its
  * payload size) and buffers are reused. Seals from a heap plaintext's array (any other plaintext is
- * copied once into this sealer's array) into a heap array, then copies the record into the
- * destination (registered, direct) buffer. A writable heap destination — the client's staging on a
- * provider that takes heap memory for the local side ({@code DeviceAttributes.localHeapMemory}:
- * loopback) — gets the record straight into its array, without that copy (unless the plaintext lies
- * in the same array). Sealing straight into the destination by {@code Cipher.doFinal(ByteBuffer,
- * ByteBuffer)} was measured slower for both providers on JDK 17 and Java 25, and it allocates: ACCP
- * 2.5.0's AES-GCM has no direct-buffer path (it copies each direct buffer into a new array of its
- * size), SunJCE's copies direct buffers through two new 512-byte arrays. {@code SealPathBenchmark},
- * 2 vCPU AMD EPYC, medians of 2 alternated runs, GB/s (B/op), a direct plaintext copied into the
- * array and sealed here vs sealed straight into the direct slot (a heap plaintext: the same order):
+ * copied once into this sealer's array, zeroed after the call) into a heap array, then copies the
+ * record into the destination (registered, direct) buffer. A writable heap destination — the
+ * client's staging on a provider that takes heap memory for the local side ({@code
+ * DeviceAttributes.localHeapMemory}: loopback) — gets the record straight into its array, without
+ * that copy (unless the plaintext lies in the same array). Sealing straight into the destination by
+ * {@code Cipher.doFinal(ByteBuffer, ByteBuffer)} was measured slower for both providers on JDK 17
+ * and Java 25, and it allocates: ACCP 2.5.0's AES-GCM has no direct-buffer path (it copies each
+ * direct buffer into a new array of its size), SunJCE's copies direct buffers through two new
+ * 512-byte arrays. {@code SealPathBenchmark}, 2 vCPU AMD EPYC, medians of 2 alternated runs, GB/s
+ * (B/op), a direct plaintext copied into the array and sealed here vs sealed straight into the
+ * direct slot (a heap plaintext: the same order):
  *
  * <pre>
  *                    4 KiB                        64 KiB
@@ -69,7 +71,7 @@ public final class RecordSealer {
 
   private final PlanCiphers ciphers;
   private final int maxPayload;
-  private final byte[] input; // staging for plaintext without an accessible array
+  private final byte[] input; // staging for plaintext without an accessible array; zeroed after use
   private final byte[] output;
   private final byte[] nonce = new byte[DirectionKeys.NONCE_LENGTH];
   private final byte[] aad = new byte[AAD_MAX];
@@ -127,6 +129,11 @@ public final class RecordSealer {
     int onArrays = ciphers.largestOnArrays();
     this.input = new byte[onArrays];
     this.output = new byte[onArrays == 0 ? RecordFlyweight.HEADER_LENGTH : onArrays + OVERHEAD];
+  }
+
+  /** The array a JCE cipher seals plaintext without an accessible array from, for tests. */
+  byte[] inputForTest() {
+    return input;
   }
 
   /** Switches to the next epoch's keys; sequences restart at 0 under the new key. */
@@ -256,6 +263,10 @@ public final class RecordSealer {
       cipher.doFinal(in, inOffset, length, out, outAt + RecordFlyweight.HEADER_LENGTH);
     } catch (GeneralSecurityException e) {
       throw new IllegalStateException("AES-GCM failed to seal", e);
+    } finally {
+      if (in == input) { // the plaintext's copy outlives no call
+        Arrays.fill(input, 0, length, (byte) 0);
+      }
     }
     if (!straight) {
       destination.put(destinationOffset, output, 0, recordLength);

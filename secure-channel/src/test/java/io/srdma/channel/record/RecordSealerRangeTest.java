@@ -71,6 +71,23 @@ class RecordSealerRangeTest {
   }
 
   @Test
+  void shouldLeaveNoPlaintextInTheJceSealersArray() {
+    RecordSealer jce = new RecordSealer(new SealingKeys(keys), MAX, AeadProvider.jdk());
+    byte[] text = bytes(1000);
+    for (ByteBuffer src : kinds(text)) {
+      int n = jce.seal(src, 10, text.length, KV, 99, staging, SLOT);
+      assertEquals(text.length + RecordSealer.OVERHEAD, n, src.toString());
+      assertArrayEquals(
+          new byte[jce.inputForTest().length],
+          jce.inputForTest(),
+          "plaintext left in the sealer's array after sealing " + src);
+      ByteBuffer back = ByteBuffer.allocate(text.length);
+      assertEquals(OpenResult.OK, open(SLOT, n, back), src.toString());
+      assertArrayEquals(text, back.array(), src.toString());
+    }
+  }
+
+  @Test
   void shouldSealARangeOfEveryKindOfBufferWithoutMovingIt() {
     byte[] text = bytes(1000);
     for (ByteBuffer src : kinds(text)) {
