@@ -105,16 +105,12 @@ final class SealedReader {
         if (attempt < READ_ATTEMPTS) {
           continue;
         }
-        return RemoteGrant.failed(
-            ChannelException.Reason.RECORD_REJECTED,
-            "bytes at offset "
-                + a.at
-                + " of grant "
-                + g.id()
-                + " ("
-                + (a.at - relativeOffset)
-                + " bytes into the read) are zero where the owner record before them says another"
-                + " follows: the records were cut short (wiped), not ended");
+        return recordsStopped(
+            g,
+            a.at,
+            relativeOffset,
+            "zero where the owner record before them says another follows: the records were cut"
+                + " short (wiped), not ended");
       }
       if (a.result == OpenResult.OK) {
         return CompletableFuture.completedFuture(a.plaintext);
@@ -140,15 +136,11 @@ final class SealedReader {
         continue;
       }
       if (later) {
-        return RemoteGrant.failed(
-            ChannelException.Reason.RECORD_REJECTED,
-            "bytes at offset "
-                + a.at
-                + " of grant "
-                + g.id()
-                + " ("
-                + (a.at - relativeOffset)
-                + " bytes into the read) are neither a record nor never-written zero bytes: "
+        return recordsStopped(
+            g,
+            a.at,
+            relativeOffset,
+            "neither a record nor never-written zero bytes: "
                 + a.result
                 + " (the records end there; tampered, or left over from a longer one)");
       }
@@ -156,6 +148,25 @@ final class SealedReader {
           ChannelException.Reason.RECORD_REJECTED,
           "record at offset " + a.at + " of grant " + g.id() + ": " + a.result);
     }
+  }
+
+  /**
+   * The records of a read stopped at {@code at} (relative to the grant) before the read's end: a
+   * refusal naming the offset, how far into the read it is, and {@code why} the bytes there end
+   * nothing.
+   */
+  private static <T> CompletableFuture<T> recordsStopped(
+      RemoteGrant g, long at, long readFrom, String why) {
+    return RemoteGrant.failed(
+        ChannelException.Reason.RECORD_REJECTED,
+        "bytes at offset "
+            + at
+            + " of grant "
+            + g.id()
+            + " ("
+            + (at - readFrom)
+            + " bytes into the read) are "
+            + why);
   }
 
   /**
