@@ -46,7 +46,48 @@ final class AuditFiles {
   }
 
   /**
-   * Opens {@code file} for appending, creating it owner-only if it does not exist.
+   * Creates {@code file} owner-only and opens it for appending; never opens one that exists, not
+   * even an empty regular file: a log file is ours only if we created it. Whoever can write the log
+   * directory could otherwise put a file of forged lines (or a link) where the next file goes, and
+   * the chain would continue after their lines.
+   *
+   * @throws java.nio.file.FileAlreadyExistsException if anything, a link included, is there
+   */
+  static FileChannel createAppend(Path file) throws IOException {
+    FileChannel ch =
+        FileChannel.open(
+            file,
+            Set.of(
+                StandardOpenOption.CREATE_NEW,
+                StandardOpenOption.WRITE,
+                StandardOpenOption.APPEND,
+                LinkOption.NOFOLLOW_LINKS),
+            attributes(file));
+    try {
+      restrict(file);
+    } catch (IOException e) {
+      ch.close();
+      throw e;
+    }
+    return ch;
+  }
+
+  /**
+   * Opens {@code file}, which must exist and be a regular file (a link is not followed), for
+   * appending.
+   *
+   * @throws FileSystemException if it is not a regular file
+   * @throws java.nio.file.NoSuchFileException if it does not exist
+   */
+  static FileChannel openExistingAppend(Path file) throws IOException {
+    requireRegular(file, false);
+    return FileChannel.open(
+        file, StandardOpenOption.WRITE, StandardOpenOption.APPEND, LinkOption.NOFOLLOW_LINKS);
+  }
+
+  /**
+   * Opens {@code file} for appending, creating it owner-only if it does not exist: for the lock
+   * file, whose content nobody trusts; never for a log file ({@link #createAppend}).
    *
    * @throws FileSystemException if it exists and is not a regular file (not followed if a link)
    */

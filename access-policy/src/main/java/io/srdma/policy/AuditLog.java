@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
@@ -85,6 +86,7 @@ public final class AuditLog implements AutoCloseable {
   private boolean closed;
   private boolean failed;
   private AuditWriterLock writer;
+  private volatile Runnable afterSegmentMoved;
 
   private AuditLog(AuditLogOptions o, AuditKey key, boolean ownsKey) {
     this.options = o;
@@ -214,6 +216,9 @@ public final class AuditLog implements AutoCloseable {
         if (signer != null && pending >= options.checkpointLines()) {
           checkpoint("interval");
         }
+      } catch (AuditException e) {
+        failed = true;
+        throw e;
       } catch (IOException | RuntimeException e) {
         failed = true;
         throw new AuditException("cannot write audit log " + file + ": " + e, e);
@@ -390,16 +395,55 @@ public final class AuditLog implements AutoCloseable {
   }
 
   private void rotate() throws IOException {
+    Path segment = segmentName(file, segmentFirstSeq);
+    // No rotated file of this chain has that name (their first seqs differ): anything there was
+    // put there. Refused before a byte is written, so that the evidence stays as it was. One put
+    // there after this check is replaced by the rename below (rename(2) replaces a link, never
+    // follows it): lost, but nothing of ours is written into it.
+    if (Files.exists(segment, LinkOption.NOFOLLOW_LINKS)) {
+      throw new AuditException(
+          "cannot rotate audit log "
+              + file
+              + ": "
+              + segment
+              + " already exists, and no rotated file of this log has that name (put there by"
+              + " someone who can write the log directory?); the log refuses further appends:"
+              + " look at it, move it aside and restart",
+          null);
+    }
     if (signer != null) {
       checkpoint("rotate");
     }
     channel.force(true);
     channel.close();
-    Files.move(file, segmentName(file, segmentFirstSeq), StandardCopyOption.ATOMIC_MOVE);
-    channel = AuditFiles.openAppend(file);
+    Files.move(file, segment, StandardCopyOption.ATOMIC_MOVE);
+    Runnable hook = afterSegmentMoved;
+    if (hook != null) {
+      hook.run();
+    }
+    try {
+      channel = AuditFiles.createAppend(file);
+    } catch (FileAlreadyExistsException e) {
+      throw new AuditException(
+          "cannot rotate audit log "
+              + file
+              + ": a file appeared in its place after it was renamed to "
+              + segment
+              + " (put there by someone who can write the log directory?); it was not written to,"
+              + " and the log refuses further appends: look at it, move it aside and restart",
+          e);
+    }
     size = 0;
     segmentFirstSeq = seq + 1;
     genesis("rotated");
+  }
+
+  /**
+   * For tests: runs between a rotation's rename of the active file and the creation of the next, as
+   * someone who can write the log directory may act there. Not for production use.
+   */
+  void afterSegmentMoved(Runnable hook) {
+    afterSegmentMoved = hook;
   }
 
   static Path segmentName(Path file, long firstSeq) {
@@ -407,7 +451,8 @@ public final class AuditLog implements AutoCloseable {
   }
 
   private void resume(boolean keyExisted) throws IOException {
-    if (AuditFiles.requireRegular(file, true) && Files.size(file) > 0) {
+    boolean exists = AuditFiles.requireRegular(file, true);
+    if (exists && Files.size(file) > 0) {
       AuditVerifier.Walk w = new AuditVerifier(key, null).walk(List.of(file), null);
       if (!w.result.intact()) {
         throw new AuditException(
@@ -428,7 +473,7 @@ public final class AuditLog implements AutoCloseable {
       // checkpoint must cover them
       cover = w.cover;
       size = w.lastFileBytes;
-      channel = AuditFiles.openAppend(file);
+      channel = AuditFiles.openExistingAppend(file);
       return;
     }
     Path last = latestSegment();
@@ -462,7 +507,18 @@ public final class AuditLog implements AutoCloseable {
     }
     segmentFirstSeq = seq + 1;
     size = 0;
-    channel = AuditFiles.openAppend(file);
+    try {
+      // an empty file is continued (a crash before its genesis); a missing one is created, and
+      // one that appears in between is not ours
+      channel = exists ? AuditFiles.openExistingAppend(file) : AuditFiles.createAppend(file);
+    } catch (FileAlreadyExistsException e) {
+      throw new AuditException(
+          "cannot open audit log "
+              + file
+              + ": a file appeared there while the log was being opened; it was not written to:"
+              + " look at it, move it aside and retry",
+          e);
+    }
     try {
       genesis(reason);
     } catch (IOException e) {
