@@ -86,29 +86,42 @@ final class AuditFiles {
   }
 
   /**
-   * Opens {@code file} for appending, creating it owner-only if it does not exist: for the lock
-   * file, whose content nobody trusts; never for a log file ({@link #createAppend}).
+   * Opens the lock file {@code file} to read and write, creating it owner-only if it does not exist
+   * (its content, a pid, is trusted by nobody). Read and write: opening a FIFO so does not block,
+   * should one be put in its place after the check. It is refused if, once open, it is not a
+   * regular file or has another name (a hard link): the writer truncates it, and a hard link could
+   * make that another file of the same owner, the audit key or a rotated log.
    *
-   * @throws FileSystemException if it exists and is not a regular file (not followed if a link)
+   * @throws FileSystemException if it is not a regular file, or has more than one name
    */
-  static FileChannel openAppend(Path file) throws IOException {
+  static FileChannel openLock(Path file) throws IOException {
     boolean existed = requireRegular(file, true);
     FileChannel ch =
         FileChannel.open(
             file,
             Set.of(
                 StandardOpenOption.CREATE,
+                StandardOpenOption.READ,
                 StandardOpenOption.WRITE,
-                StandardOpenOption.APPEND,
                 LinkOption.NOFOLLOW_LINKS),
             attributes(file));
-    if (!existed) {
-      try {
+    try {
+      if (!existed) {
         restrict(file);
-      } catch (IOException e) {
-        ch.close();
-        throw e;
       }
+      requireRegular(file, false);
+      if (file.getFileSystem().supportedFileAttributeViews().contains("unix")
+          && ((Number) Files.getAttribute(file, "unix:nlink", LinkOption.NOFOLLOW_LINKS)).intValue()
+              != 1) {
+        throw new FileSystemException(
+            file.toString(),
+            null,
+            "has other names (hard links): it may be another file, which locking truncates;"
+                + " refused (remove it: a lock file holds nothing)");
+      }
+    } catch (IOException | RuntimeException e) {
+      ch.close();
+      throw e;
     }
     return ch;
   }

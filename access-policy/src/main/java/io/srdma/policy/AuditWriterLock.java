@@ -7,7 +7,6 @@ import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
@@ -49,7 +48,7 @@ final class AuditWriterLock {
     }
     FileChannel ch = null;
     try {
-      ch = AuditFiles.openAppend(lockFile);
+      ch = AuditFiles.openLock(lockFile);
       FileLock l;
       try {
         l = ch.tryLock();
@@ -57,15 +56,15 @@ final class AuditWriterLock {
         throw new AuditLogLockedException(log, lockFile, "this process (another channel)");
       }
       if (l == null) {
-        throw new AuditLogLockedException(log, lockFile, holder(lockFile));
+        throw new AuditLogLockedException(log, lockFile, holder(ch));
       }
       // for people and for the next opener's message: who holds it
       ch.truncate(0);
       ByteBuffer pid =
           ByteBuffer.wrap(
               (ProcessHandle.current().pid() + "\n").getBytes(StandardCharsets.US_ASCII));
-      while (pid.hasRemaining()) {
-        ch.write(pid);
+      for (long at = 0; pid.hasRemaining(); ) {
+        at += ch.write(pid, at);
       }
       return new AuditWriterLock(held, ch, l);
     } catch (IOException | RuntimeException e) {
@@ -84,9 +83,12 @@ final class AuditWriterLock {
     }
   }
 
-  /** "another process (pid N)" from the lock file the holder wrote, best effort. */
-  private static String holder(Path lockFile) {
-    try (FileChannel c = FileChannel.open(lockFile, StandardOpenOption.READ)) {
+  /**
+   * "another process (pid N)" from the lock file the holder wrote, best effort; read through the
+   * channel already open: opening the file again could meet a FIFO put in its place, and block.
+   */
+  private static String holder(FileChannel c) {
+    try {
       ByteBuffer b = ByteBuffer.allocate(24);
       c.read(b, 0);
       String pid = new String(b.array(), 0, b.position(), StandardCharsets.US_ASCII).strip();

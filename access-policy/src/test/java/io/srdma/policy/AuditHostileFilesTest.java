@@ -105,6 +105,27 @@ class AuditHostileFilesTest {
   }
 
   @Test
+  void shouldRefuseALockFileThatIsAHardLinkToAnotherFile() throws Exception {
+    // the writer truncates its lock file to write its pid there: through a hard link, that would
+    // empty the linked file (the audit key, a rotated log) of the same owner
+    Path w = Files.createDirectory(dir.resolve("w")).resolve("audit.log");
+    Path precious = dir.resolve("w").resolve("precious.txt");
+    Files.writeString(precious, "keep me\n");
+    Path lock = AuditLog.lockFile(w);
+    Files.createLink(lock, precious);
+    AuditException e =
+        assertThrows(
+            AuditException.class,
+            () ->
+                assertTimeoutPreemptively(
+                    LIMIT, () -> AuditLog.open(new AuditLogOptions(w).key(fx.key)).close()));
+    assertTrue(e.getMessage().contains(lock.toString()), e.getMessage());
+    assertTrue(e.getMessage().contains("hard links"), e.getMessage());
+    assertEquals("keep me\n", Files.readString(precious));
+    assertTrue(Files.notExists(w), "nothing written after the refused lock");
+  }
+
+  @Test
   void shouldReadAKeyFileNoFurtherThanAKeyLineReaches() throws Exception {
     Path key = dir.resolve("huge.key");
     Files.writeString(key, "srdma-audit-key-v1:");
