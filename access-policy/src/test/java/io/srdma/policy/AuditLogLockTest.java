@@ -118,6 +118,44 @@ class AuditLogLockTest {
     }
   }
 
+  @Test
+  void shouldOpenALogWhoseWriterWasKilledHoldingItsLock(@TempDir Path dir) throws Exception {
+    Path f = dir.resolve("audit.log");
+    Path lock = dir.resolve("audit.lock");
+    Process other =
+        new ProcessBuilder(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp",
+                System.getProperty("java.class.path"),
+                OtherWriter.class.getName(),
+                f.toString())
+            .redirectError(ProcessBuilder.Redirect.INHERIT)
+            .start();
+    try {
+      BufferedReader out =
+          new BufferedReader(new InputStreamReader(other.getInputStream(), StandardCharsets.UTF_8));
+      assertEquals("open", out.readLine());
+      assertThrows(AuditLogLockedException.class, () -> AuditLog.open(f));
+    } finally {
+      other.destroyForcibly(); // SIGKILL: no close, no release; the lock file stays behind
+    }
+    assertTrue(other.waitFor(60, TimeUnit.SECONDS));
+    assertEquals(other.pid() + "\n", Files.readString(lock), "the dead writer's lock file");
+
+    // the OS dropped the dead process's lock: the host starts, without anyone removing the file
+    String head;
+    try (AuditLog log = AuditLog.open(f)) {
+      assertEquals(2, log.sequence(), "continues the dead writer's chain");
+      assertEquals(ProcessHandle.current().pid() + "\n", Files.readString(lock));
+      head = log.append(AuditLogTest.event(2));
+    }
+    try (AuditKey k = AuditKey.load(AuditKey.defaultFile(f))) {
+      AuditVerification v =
+          new AuditVerifier(k, null).verify(List.of(f), AuditVerifier.Head.parse(head), false);
+      assertTrue(v.intact(), v.summary());
+    }
+  }
+
   /** The live writer in another process: opens the log, says so, waits for stdin to close. */
   public static final class OtherWriter {
     private OtherWriter() {}
