@@ -1,5 +1,6 @@
 package io.srdma.policy;
 
+import io.srdma.keys.OwnerOnlyFiles;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -19,6 +20,7 @@ import java.util.Base64;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -507,6 +509,21 @@ public final class AuditLog implements AutoCloseable {
     }
     segmentFirstSeq = seq + 1;
     size = 0;
+    if (exists) {
+      // An empty file is continued: a crash between its creation and its genesis. But one that
+      // others may read or write was not created by this log (its files are 600), and whoever
+      // planted it could read every line written into it, or edit them.
+      Optional<String> loose = OwnerOnlyFiles.looseMode(file);
+      if (loose.isPresent()) {
+        throw new AuditException(
+            "audit log "
+                + file
+                + " is empty and open to group or others ("
+                + loose.get()
+                + "), which this log never creates: not written to; remove it (or chmod 600 it)",
+            null);
+      }
+    }
     try {
       // an empty file is continued (a crash before its genesis); a missing one is created, and
       // one that appears in between is not ours

@@ -10,6 +10,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeEach;
@@ -20,8 +21,9 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Someone who can write the log directory puts a file, or a link to another file, where a rotation
  * goes: at the next rotated file's name before it, or at the active file's name between the rename
- * and the new file. The log writes into neither, follows no link, and fails with an {@link
- * AuditException} naming the file; the lines already written still verify.
+ * and the new file; or an empty file open to others where a log starts. The log writes into none of
+ * them, follows no link, and fails with an {@link AuditException} naming the file; the lines
+ * already written still verify.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class AuditRotationIntrusionTest {
@@ -125,6 +127,23 @@ class AuditRotationIntrusionTest {
     assertTrue(Files.isSymbolicLink(segment), "the planted link was replaced");
     assertEquals(victim, Files.readSymbolicLink(segment));
     assertArrayEquals(victimBytes, Files.readAllBytes(victim));
+  }
+
+  @Test
+  void shouldNotWriteIntoAnEmptyLogFileThatOthersMayRead() throws Exception {
+    // planted before the first start: the log would take it for its own, crashed before genesis
+    Files.createFile(log);
+    Files.setPosixFilePermissions(log, PosixFilePermissions.fromString("rw-rw-rw-"));
+    AuditException e = assertThrows(AuditException.class, () -> AuditLog.open(options()));
+    assertTrue(e.getMessage().contains(log.toString()), e.getMessage());
+    assertTrue(e.getMessage().contains("rw-rw-rw-"), e.getMessage());
+    assertEquals(0, Files.size(log), "written to");
+    // one of its own, empty after a crash before its genesis, is continued
+    Files.setPosixFilePermissions(log, PosixFilePermissions.fromString("rw-------"));
+    try (AuditLog audit = AuditLog.open(options())) {
+      audit.append(AuditLogTest.event(1));
+    }
+    assertTrue(fx.verifier().verify(List.of(log), null, true).intact());
   }
 
   private static void write(Path p, byte[] bytes) {
