@@ -1,17 +1,12 @@
 package io.srdma.policy;
 
 import io.srdma.policy.AuditVerification.Finding;
-import java.io.ByteArrayInputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.cert.CertificateException;
 import java.security.cert.CertificateFactory;
-import java.security.cert.X509Certificate;
-import java.time.Instant;
-import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.Collection;
 import java.util.Comparator;
 import java.util.HexFormat;
@@ -537,7 +532,8 @@ public final class AuditVerifier {
             w.pending = 0;
             w.lastCheckpointSeq = 0;
           } else if (l.isCheckpoint()) {
-            String problem = checkpoint(raw, l, cover, w.coverFrom, cf, signers);
+            String problem =
+                AuditCheckpointLine.problem(raw, l, cover, w.coverFrom, cf, trust, signers);
             if (problem != null) {
               boolean digest = problem.startsWith("lines ");
               w.broken(file, lineNo, digest ? Finding.EDITED : Finding.BAD_CHECKPOINT, problem);
@@ -661,73 +657,6 @@ public final class AuditVerifier {
       b.append("; ").append(unsigned).append(" line(s) after the last checkpoint not yet signed");
     }
     return b.toString();
-  }
-
-  /** Checks one checkpoint line; returns the problem or null. */
-  private String checkpoint(
-      String raw,
-      AuditLine l,
-      MessageDigest cover,
-      long coverFrom,
-      CertificateFactory cf,
-      Set<String> signers) {
-    Matcher m = AuditLine.CHECKPOINT.matcher(raw);
-    if (!m.matches()) {
-      return "malformed checkpoint line";
-    }
-    long from = Long.parseLong(m.group(2));
-    if (from != coverFrom) {
-      return "checkpoint covers from seq "
-          + from
-          + " but the previous checkpoint or genesis is seq "
-          + coverFrom;
-    }
-    String digest = HexFormat.of().formatHex(cover.digest());
-    if (!digest.equals(m.group(3))) {
-      return "lines seq "
-          + from
-          + ".."
-          + (l.seq - 1)
-          + " do not match checkpoint seq "
-          + l.seq
-          + ": one of them was edited, deleted, inserted or reordered";
-    }
-    X509Certificate cert;
-    byte[] sig;
-    try {
-      cert =
-          (X509Certificate)
-              cf.generateCertificate(
-                  new ByteArrayInputStream(Base64.getDecoder().decode(m.group(4))));
-      sig = Base64.getDecoder().decode(m.group(6));
-    } catch (CertificateException | IllegalArgumentException | ClassCastException e) {
-      return "checkpoint certificate or signature unreadable";
-    }
-    try {
-      AuditSigner.algorithm(cert.getPublicKey());
-    } catch (AuditException e) {
-      return "checkpoint certificate has a key no host signs checkpoints with: " + e.getMessage();
-    }
-    byte[] signed = raw.substring(0, m.start(5)).getBytes(StandardCharsets.ISO_8859_1);
-    if (!AuditSigner.verify(cert.getPublicKey(), signed, sig)) {
-      return "checkpoint signature does not verify: the checkpoint was forged or edited";
-    }
-    if (trust != null) {
-      Instant at;
-      try {
-        at = Instant.parse(l.time);
-      } catch (DateTimeParseException e) {
-        return "checkpoint time unreadable: " + l.time;
-      }
-      String refusal = trust.refusal(cert, at);
-      if (refusal != null) {
-        return "checkpoint signer not trusted: " + Printable.escape(refusal);
-      }
-    }
-    String id = AuditCheckpointTrust.identity(cert);
-    // the name is the certificate's, which anyone can make: it reaches terminals
-    signers.add(Printable.escape(id != null ? id : cert.getSubjectX500Principal().getName()));
-    return null;
   }
 
   /**
