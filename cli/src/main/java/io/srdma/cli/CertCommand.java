@@ -180,7 +180,10 @@ public final class CertCommand implements Runnable {
         names = "--days",
         defaultValue = "90",
         paramLabel = "N",
-        description = "Validity in days (default ${DEFAULT-VALUE}).")
+        description =
+            "Validity in days (default ${DEFAULT-VALUE}), 1 to 3650 and never past the CA's own"
+                + " end: a certificate that would outlive its CA is refused, naming both dates"
+                + " (peers refuse every certificate once the CA has ended).")
     int days;
 
     @Option(names = "--out", required = true, paramLabel = "DIR", description = "Output directory.")
@@ -233,6 +236,9 @@ public final class CertCommand implements Runnable {
             char[] keyPass = KeyCommands.readPassphrase(keyPassphraseFile);
             try {
               DeploymentCa authority = DeploymentCa.open(ca, caPass);
+              Duration validity = Duration.ofDays(days);
+              // before the output directory is made: a refused certificate leaves nothing behind
+              authority.checkIssuable(validity);
               Path crt = out.resolve(base + ".crt");
               Path key = out.resolve(base + ".key");
               for (Path p : new Path[] {crt, key}) {
@@ -244,7 +250,6 @@ public final class CertCommand implements Runnable {
                 }
               }
               createOutputDirectory(out);
-              Duration validity = Duration.ofDays(days);
               Credential c =
                   identity == null
                       ? authority.issueServer(hosts, validity)

@@ -31,7 +31,12 @@ class EtcdTrustAnchorTest {
   void shouldRefuseEtcdOnceTheClusterCaHasExpired() throws Exception {
     DeploymentCa ca = DeploymentCa.init(dir.resolve("ca"), null);
     X509Certificate[] etcd = {
-      ca.issueServer(List.of("localhost", "127.0.0.1"), Duration.ofDays(4000)).certificate()
+      // dated explicitly: issuing for a duration refuses a certificate that outlives its CA
+      ca.issueServer(
+              List.of("localhost", "127.0.0.1"),
+              Instant.now().minusSeconds(60),
+              Instant.now().plus(Duration.ofDays(4000)))
+          .certificate()
     };
     Instant notAfter = ca.certificate().getNotAfter().toInstant();
     EtcdLink.trustManager(ca.certificate(), Clock.systemUTC()).checkServerTrusted(etcd, "UNKNOWN");

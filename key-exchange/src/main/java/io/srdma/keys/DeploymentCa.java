@@ -215,10 +215,58 @@ public final class DeploymentCa {
    * Issues a peer certificate valid from now (back-dated a little) for {@code validity}. The
    * profile follows the identity: {@code srdma://host/<name>} gets a host certificate (extended key
    * usage serverAuth only), any other tenant's peer a client certificate (clientAuth only).
+   *
+   * @throws KeyExchangeException {@link KeyExchangeException.Reason#OUTLIVES_CA} if the certificate
+   *     would end after the CA certificate's {@code notAfter} (see {@link
+   *     #checkIssuable(Duration)}), {@link KeyExchangeException.Reason#CA_EXPIRED} or {@link
+   *     KeyExchangeException.Reason#CA_NOT_YET_VALID} if the CA is outside its own validity now
    */
   public Credential issuePeer(PeerIdentity identity, Duration validity) {
-    Instant now = clock.instant().truncatedTo(ChronoUnit.SECONDS);
+    Instant now = checkIssuable(validity);
     return issuePeer(identity, now.minus(BACKDATE), now.plus(validity));
+  }
+
+  /**
+   * Refuses a validity that would make a certificate issued now outlive this CA. Peers refuse every
+   * certificate once the CA certificate has ended ({@link TrustAnchorValidity}), so such a
+   * certificate would stop working at the CA's end, earlier than its own dates say: it is not
+   * issued, rather than issued with a date that is not true (ask for fewer days, or replace the CA
+   * first). Nothing is written by this check.
+   *
+   * @param validity how long the certificate is to be valid from now
+   * @return now, as the certificate would be dated (whole seconds)
+   * @throws KeyExchangeException {@link KeyExchangeException.Reason#OUTLIVES_CA} naming both ends
+   *     and the most days still possible, {@link KeyExchangeException.Reason#CA_EXPIRED} or {@link
+   *     KeyExchangeException.Reason#CA_NOT_YET_VALID} if the CA is outside its validity now, {@link
+   *     KeyExchangeException.Reason#BAD_ARGUMENT} for a validity that is not positive
+   */
+  public Instant checkIssuable(Duration validity) {
+    Objects.requireNonNull(validity, "validity");
+    if (validity.isNegative() || validity.isZero()) {
+      throw new KeyExchangeException(
+          KeyExchangeException.Reason.BAD_ARGUMENT, "a certificate's validity must be positive");
+    }
+    Instant now = clock.instant().truncatedTo(ChronoUnit.SECONDS);
+    TrustAnchorValidity.check(certificate, now);
+    Instant caEnd = certificate.getNotAfter().toInstant();
+    Duration left = Duration.between(now, caEnd);
+    if (validity.compareTo(left) > 0) {
+      long days = left.toDays();
+      throw new KeyExchangeException(
+          KeyExchangeException.Reason.OUTLIVES_CA,
+          "a certificate valid until "
+              + now.plus(validity)
+              + " would outlive its CA, which ends at "
+              + caEnd
+              + " (notAfter of "
+              + dir.resolve(CA_CERTIFICATE)
+              + "); peers refuse every certificate from then on. "
+              + (days >= 1
+                  ? "Issue it for at most " + days + (days == 1 ? " day" : " days")
+                  : "The CA has less than a day left")
+              + ", or replace the CA before then");
+    }
+    return now;
   }
 
   /** Issues a region host certificate for {@code srdma://host/<name>} (serverAuth only). */
@@ -228,7 +276,10 @@ public final class DeploymentCa {
 
   /**
    * Issues a peer certificate valid in {@code [notBefore, notAfter]}, with a fresh P-256 key; the
-   * profile follows the identity as for {@link #issuePeer(PeerIdentity, Duration)}.
+   * profile follows the identity as for {@link #issuePeer(PeerIdentity, Duration)}. The dates are
+   * taken as given, even outside the CA's own validity (tests of the check that peers refuse every
+   * certificate once the CA has ended need such certificates); {@code srdma cert issue} and the
+   * {@link Duration} forms refuse that ({@link #checkIssuable(Duration)}).
    */
   public Credential issuePeer(PeerIdentity identity, Instant notBefore, Instant notAfter) {
     Objects.requireNonNull(identity, "identity");
@@ -242,11 +293,12 @@ public final class DeploymentCa {
   /**
    * Issues a console (HTTPS server) certificate for a host name, IPv4 or IPv6 address.
    *
-   * @throws KeyExchangeException {@link KeyExchangeException.Reason#BAD_NAME} for a malformed host
+   * @throws KeyExchangeException {@link KeyExchangeException.Reason#BAD_NAME} for a malformed host;
+   *     {@link KeyExchangeException.Reason#OUTLIVES_CA} as {@link #checkIssuable(Duration)}
    */
   public Credential issueServer(String host, Duration validity) {
     String h = CertificateIssuer.checkHost(host);
-    Instant now = clock.instant().truncatedTo(ChronoUnit.SECONDS);
+    Instant now = checkIssuable(validity);
     KeyPair keys = issuer.newKeyPair();
     X509Certificate cert =
         issuer.server(
@@ -262,21 +314,38 @@ public final class DeploymentCa {
    * reads it), the first host as CN.
    *
    * @throws KeyExchangeException {@link KeyExchangeException.Reason#BAD_NAME} for no host or a
-   *     malformed one
+   *     malformed one; {@link KeyExchangeException.Reason#OUTLIVES_CA} as {@link
+   *     #checkIssuable(Duration)}
    */
   public Credential issueServer(List<String> hosts, Duration validity) {
+    List<String> checked = checkedHosts(hosts);
+    Instant now = checkIssuable(validity);
+    return issueServer(checked, now.minus(BACKDATE), now.plus(validity));
+  }
+
+  /**
+   * Issues a console (HTTPS server) certificate for several names, as {@link #issueServer(List,
+   * Duration)}, valid in {@code [notBefore, notAfter]} taken as given, even outside the CA's own
+   * validity (as {@link #issuePeer(PeerIdentity, Instant, Instant)}).
+   *
+   * @throws KeyExchangeException {@link KeyExchangeException.Reason#BAD_NAME} for no host or a
+   *     malformed one
+   */
+  public Credential issueServer(List<String> hosts, Instant notBefore, Instant notAfter) {
+    List<String> checked = checkedHosts(hosts);
+    KeyPair keys = issuer.newKeyPair();
+    X509Certificate cert =
+        issuer.server(certificate, key, keys.getPublic(), checked, notBefore, notAfter);
+    record(cert, "host:" + String.join(",", checked));
+    return Credential.of(cert, keys.getPrivate());
+  }
+
+  private static List<String> checkedHosts(List<String> hosts) {
     if (hosts.isEmpty()) {
       throw new KeyExchangeException(
           KeyExchangeException.Reason.BAD_NAME, "a server certificate needs at least one host");
     }
-    List<String> checked = hosts.stream().map(CertificateIssuer::checkHost).distinct().toList();
-    Instant now = clock.instant().truncatedTo(ChronoUnit.SECONDS);
-    KeyPair keys = issuer.newKeyPair();
-    X509Certificate cert =
-        issuer.server(
-            certificate, key, keys.getPublic(), checked, now.minus(BACKDATE), now.plus(validity));
-    record(cert, "host:" + String.join(",", checked));
-    return Credential.of(cert, keys.getPrivate());
+    return hosts.stream().map(CertificateIssuer::checkHost).distinct().toList();
   }
 
   /**

@@ -113,6 +113,12 @@ public class KeyExchangeException extends RuntimeException {
     UNKNOWN_SERIAL(Category.INPUT),
     /** An argument is out of range (validity, length, QP number...). */
     BAD_ARGUMENT(Category.INPUT),
+    /**
+     * A certificate was asked for that would end after the CA that issues it: peers would refuse it
+     * from the CA's end on ({@link TrustAnchorValidity}), so it is not issued ({@link
+     * DeploymentCa#issuePeer(PeerIdentity, java.time.Duration)}).
+     */
+    OUTLIVES_CA(Category.INPUT),
 
     /** A key object was used after {@code close()}. */
     CLOSED(Category.STATE),
