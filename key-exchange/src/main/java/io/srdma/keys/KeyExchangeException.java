@@ -104,6 +104,17 @@ public class KeyExchangeException extends RuntimeException {
      * refused without being read ({@link OwnerOnlyFiles}).
      */
     KEY_FILE_EXPOSED(Category.STORAGE),
+    /**
+     * A private key file is owned by a user other than this process's and root, who could replace
+     * it; it is refused without being read ({@link OwnerOnlyFiles#strictModes}).
+     */
+    KEY_FILE_NOT_OWNED(Category.STORAGE),
+    /**
+     * A private key file lies in a directory that group or others may write (and that is not
+     * sticky), or that another user owns: they could replace the key; it is refused without being
+     * read ({@link OwnerOnlyFiles#strictModes}).
+     */
+    KEY_DIRECTORY_EXPOSED(Category.STORAGE),
 
     /** A tenant, peer or host name is not in the allowed character set or too long. */
     BAD_NAME(Category.INPUT),

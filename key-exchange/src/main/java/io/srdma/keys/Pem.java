@@ -143,12 +143,17 @@ public final class Pem {
 
   /**
    * Reads a private key (PKCS#8, encrypted PKCS#8, or a traditional OpenSSL EC key) from a file
-   * only its owner may access (POSIX {@code 600} or narrower; {@link OwnerOnlyFiles}), encrypted or
+   * only its owner may access (POSIX {@code 600} or narrower), owned by this process's user or
+   * root, in a directory no other user can write ({@link OwnerOnlyFiles#strictModes}), encrypted or
    * not.
    *
    * @param passphrase needed if the key is encrypted; may be {@code null} otherwise
    * @throws KeyExchangeException {@link KeyExchangeException.Reason#KEY_FILE_EXPOSED}, naming the
-   *     file and its mode, if group or others may access it; nothing is read then
+   *     file and its mode, if group or others may access it; {@link
+   *     KeyExchangeException.Reason#KEY_FILE_NOT_OWNED} if it is owned by a user other than this
+   *     process's and root; {@link KeyExchangeException.Reason#KEY_DIRECTORY_EXPOSED}, naming the
+   *     directory, if another user can replace it there ({@link OwnerOnlyFiles#strictModes}).
+   *     Nothing is read then
    */
   public static PrivateKey readPrivateKey(Path file, char[] passphrase) {
     requireOwnerOnly(file);
@@ -187,9 +192,9 @@ public final class Pem {
   }
 
   private static void requireOwnerOnly(Path file) {
-    java.util.Optional<String> loose;
+    java.util.Optional<OwnerOnlyFiles.Finding> finding;
     try {
-      loose = OwnerOnlyFiles.looseMode(file);
+      finding = OwnerOnlyFiles.strictModes(file);
     } catch (java.nio.file.NoSuchFileException e) {
       throw new KeyExchangeException(
           KeyExchangeException.Reason.IO_ERROR, file + " does not exist", e);
@@ -197,14 +202,39 @@ public final class Pem {
       throw new KeyExchangeException(
           KeyExchangeException.Reason.IO_ERROR, "cannot read " + file + ": " + e.getMessage(), e);
     }
-    if (loose.isPresent()) {
-      throw new KeyExchangeException(
-          KeyExchangeException.Reason.KEY_FILE_EXPOSED,
-          "private key "
-              + file
-              + " is open to group or others ("
-              + loose.get()
-              + "); chmod 600 it (and replace the key if others may have read it)");
+    if (finding.isEmpty()) {
+      return;
+    }
+    OwnerOnlyFiles.Finding f = finding.get();
+    switch (f.problem()) {
+      case MODE ->
+          throw new KeyExchangeException(
+              KeyExchangeException.Reason.KEY_FILE_EXPOSED,
+              "private key "
+                  + file
+                  + " is open to group or others ("
+                  + f.detail()
+                  + "); chmod 600 it (and replace the key if others may have read it)");
+      case OWNER ->
+          throw new KeyExchangeException(
+              KeyExchangeException.Reason.KEY_FILE_NOT_OWNED,
+              "private key "
+                  + file
+                  + " is owned by "
+                  + f.detail()
+                  + ", neither this process's user nor root, who could replace it; chown it to"
+                  + " the user that runs srdma");
+      case DIRECTORY ->
+          throw new KeyExchangeException(
+              KeyExchangeException.Reason.KEY_DIRECTORY_EXPOSED,
+              "private key "
+                  + file
+                  + " is in directory "
+                  + f.path()
+                  + " ("
+                  + f.detail()
+                  + "), where users other than this process's user and root can replace it;"
+                  + " chmod go-w it and chown it to the user that runs srdma, or move the key");
     }
   }
 
