@@ -346,6 +346,12 @@ public final class CertCommand implements Runnable {
               Path file = Path.of(target);
               boolean newly;
               BigInteger serial;
+              if (Files.exists(file) && !Files.isRegularFile(file)) {
+                // a pipe or a device is never opened (no endless read); nor taken for a serial
+                throw new KeyExchangeException(
+                    KeyExchangeException.Reason.BAD_ARGUMENT,
+                    file + " is not a regular file (give a serial number or a PEM file)");
+              }
               if (Files.isRegularFile(file)) {
                 X509Certificate cert = Pem.readCertificate(file);
                 serial = cert.getSerialNumber();

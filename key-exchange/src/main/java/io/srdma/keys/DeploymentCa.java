@@ -129,7 +129,13 @@ public final class DeploymentCa {
 
   static DeploymentCa open(Path dir, char[] passphrase, Clock clock) {
     for (String f : new String[] {CA_CERTIFICATE, CA_KEY, CRL}) {
-      if (!Files.isRegularFile(dir.resolve(f))) {
+      Path p = dir.resolve(f);
+      if (Files.exists(p) && !Files.isRegularFile(p)) {
+        // a pipe, a device or a directory: never opened, so nothing blocks or reads without end
+        throw new KeyExchangeException(
+            KeyExchangeException.Reason.IO_ERROR, p + " is not a regular file; not opening the CA");
+      }
+      if (!Files.isRegularFile(p)) {
         throw new KeyExchangeException(
             KeyExchangeException.Reason.CA_NOT_FOUND,
             "no deployment CA in " + dir + " (" + f + " is missing)");
@@ -427,8 +433,15 @@ public final class DeploymentCa {
   }
 
   private String readIssued() {
-    return new String(SecureFiles.read(dir.resolve(ISSUED)), StandardCharsets.UTF_8);
+    return new String(
+        SecureFiles.read(dir.resolve(ISSUED), MAX_ISSUED_BYTES), StandardCharsets.UTF_8);
   }
+
+  /**
+   * Largest {@value #ISSUED} read: 64 MiB, some 800,000 issuances; a larger file, a pipe or a
+   * device is refused rather than read without end.
+   */
+  static final int MAX_ISSUED_BYTES = 64 << 20;
 
   private synchronized void record(X509Certificate cert, String subject) {
     String line =
@@ -441,6 +454,12 @@ public final class DeploymentCa {
     try (FileChannel ch = SecureFiles.openLock(dir.resolve(LOCK));
         FileLock lock = ch.lock()) {
       checkLocked(lock);
+      if (!Files.isRegularFile(dir.resolve(ISSUED))) {
+        // appending to a pipe would block, to a device would write nowhere
+        throw new KeyExchangeException(
+            KeyExchangeException.Reason.IO_ERROR,
+            dir.resolve(ISSUED) + " is not a regular file; not recording the issuance");
+      }
       Files.write(
           dir.resolve(ISSUED),
           line.getBytes(StandardCharsets.UTF_8),

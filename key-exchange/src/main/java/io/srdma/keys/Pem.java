@@ -248,6 +248,12 @@ public final class Pem {
     } catch (IOException | RuntimeException e) {
       throw new KeyExchangeException(
           KeyExchangeException.Reason.BAD_PEM, file + " is not valid PEM", e);
+    } catch (StackOverflowError e) {
+      // Bouncy Castle parses nested ASN.1 recursively: a few hundred KB of nested SEQUENCEs in a
+      // CERTIFICATE or X509 CRL block overflow the stack. The error unwinds the parser only (no
+      // lock held, nothing shared written), so it is a refused file, not a dead thread or command
+      throw new KeyExchangeException(
+          KeyExchangeException.Reason.BAD_PEM, file + " is not valid PEM (it nests too deeply)");
     }
     return out;
   }

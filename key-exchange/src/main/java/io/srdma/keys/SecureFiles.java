@@ -102,6 +102,10 @@ final class SecureFiles {
   static FileChannel openLock(Path file) throws IOException {
     boolean posix = isPosix(file);
     boolean existed = Files.exists(file);
+    if (existed && !Files.isRegularFile(file)) {
+      // opening a pipe for writing blocks until someone reads it
+      throw new IOException(file + " is not a regular file");
+    }
     FileChannel ch =
         FileChannel.open(
             file,
