@@ -1,6 +1,7 @@
 package io.srdma.cli;
 
 import io.srdma.keys.DeploymentCa;
+import io.srdma.keys.KeyExchangeException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.HexFormat;
@@ -14,7 +15,7 @@ import picocli.CommandLine.Option;
     name = "ca",
     mixinStandardHelpOptions = true,
     description = "Create and maintain the deployment certificate authority (ECDSA P-256).",
-    subcommands = {CaCommand.Init.class, CaCommand.Crl.class})
+    subcommands = {CaCommand.Init.class, CaCommand.Renew.class, CaCommand.Crl.class})
 public final class CaCommand implements Runnable {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
@@ -68,6 +69,86 @@ public final class CaCommand implements Runnable {
                   HexFormat.ofDelimiter(":")
                       .withUpperCase()
                       .formatHex(KeyCommands.sha256(ca.certificate())));
+              out.flush();
+              return 0;
+            } finally {
+              KeyCommands.wipe(pass);
+            }
+          });
+    }
+  }
+
+  /**
+   * {@code srdma ca renew --dir DIR [--days N]}: the CA certificate again, same key and subject,
+   * new validity; every certificate already issued keeps verifying.
+   */
+  @Command(
+      name = "renew",
+      mixinStandardHelpOptions = true,
+      description = {
+        "Renew the CA certificate before it ends (srdma serve warns 30 days ahead): the same key"
+            + " and subject, a new serial and a validity of N days from now. Every certificate"
+            + " the CA issued keeps verifying; nothing needs re-issuing.",
+        "Replaces DIR/ca.crt atomically (never half-written); ca.key, crl.pem and issued.txt are"
+            + " not touched. Refuses if ca.key is not the key of ca.crt. An expired CA can be"
+            + " renewed too.",
+        "Then give the new ca.crt to every peer and restart the hosts (ca.crt is read at"
+            + " start): a peer holding the old one refuses everyone once the old one ends."
+      },
+      exitCodeListHeading = "%nExit status:%n",
+      exitCodeList = {"0:renewed", "1:failed (message on stderr)", "2:bad arguments"})
+  static final class Renew implements Callable<Integer> {
+    @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+    @Option(names = "--dir", required = true, paramLabel = "DIR", description = "CA directory.")
+    Path dir;
+
+    @Option(
+        names = "--days",
+        defaultValue = "3650",
+        paramLabel = "N",
+        description =
+            "Validity of the renewed CA certificate in days, 1 to 3650 (default"
+                + " ${DEFAULT-VALUE}).")
+    int days;
+
+    @Option(
+        names = "--passphrase-file",
+        paramLabel = "FILE",
+        description = "The passphrase of ca.key, first line of FILE.")
+    Path passphraseFile;
+
+    @Override
+    public Integer call() {
+      return KeyCommands.run(
+          spec,
+          () -> {
+            if (days < 1 || days > DeploymentCa.CA_VALIDITY.toDays()) {
+              throw new KeyExchangeException(
+                  KeyExchangeException.Reason.BAD_ARGUMENT,
+                  "--days must be 1 to " + DeploymentCa.CA_VALIDITY.toDays());
+            }
+            char[] pass = KeyCommands.readPassphrase(passphraseFile);
+            try {
+              DeploymentCa ca = DeploymentCa.open(dir, pass);
+              java.time.Instant wasUntil = ca.certificate().getNotAfter().toInstant();
+              DeploymentCa renewed = ca.renew(java.time.Duration.ofDays(days));
+              PrintWriter out = spec.commandLine().getOut();
+              out.printf(
+                  "renewed deployment CA '%s' in %s: serial %s, valid until %s (was %s)%n",
+                  renewed.certificate().getSubjectX500Principal().getName(),
+                  dir,
+                  renewed.certificate().getSerialNumber().toString(16),
+                  renewed.certificate().getNotAfter().toInstant(),
+                  wasUntil);
+              out.printf(
+                  "  %s  give to every peer again, then restart the hosts%n",
+                  dir.resolve(DeploymentCa.CA_CERTIFICATE));
+              out.printf(
+                  "  sha256 %s%n",
+                  HexFormat.ofDelimiter(":")
+                      .withUpperCase()
+                      .formatHex(KeyCommands.sha256(renewed.certificate())));
               out.flush();
               return 0;
             } finally {

@@ -74,6 +74,20 @@ final class CertificateIssuer {
 
   X509Certificate selfSignedCa(KeyPair keys, String commonName, Instant from, Instant to) {
     X500Name name = new X500NameBuilder(BCStyle.INSTANCE).addRDN(BCStyle.CN, commonName).build();
+    return selfSignedCa(keys, name, from, to);
+  }
+
+  /**
+   * The CA certificate {@code old} again over the same key pair and the same subject (its exact
+   * encoding, so issuer names of the certificates it issued still chain), with a new serial and the
+   * validity {@code [from, to]}.
+   */
+  X509Certificate renewedCa(X509Certificate old, PrivateKey key, Instant from, Instant to) {
+    X500Name name = X500Name.getInstance(old.getSubjectX500Principal().getEncoded());
+    return selfSignedCa(new KeyPair(old.getPublicKey(), key), name, from, to);
+  }
+
+  private X509Certificate selfSignedCa(KeyPair keys, X500Name name, Instant from, Instant to) {
     try {
       JcaX509ExtensionUtils ext = new JcaX509ExtensionUtils();
       X509v3CertificateBuilder b =
@@ -174,7 +188,13 @@ final class CertificateIssuer {
               .addExtension(
                   Extension.subjectKeyIdentifier, false, ext.createSubjectKeyIdentifier(subjectKey))
               .addExtension(
-                  Extension.authorityKeyIdentifier, false, ext.createAuthorityKeyIdentifier(ca));
+                  // the key identifier only, not the CA certificate's issuer and serial: a CA
+                  // renewed over the same key (DeploymentCa.renew) has a new serial, and PKIX
+                  // (the JDK's, OpenSSL's) then refuses a v3 certificate whose identifier names
+                  // the old one (RFC 5280 4.2.1.1; CA/Browser Forum BR 7.1.2.11.1 alike)
+                  Extension.authorityKeyIdentifier,
+                  false,
+                  ext.createAuthorityKeyIdentifier(ca.getPublicKey()));
       return sign(b, caKey);
     } catch (CertIOException | GeneralSecurityException e) {
       throw new KeyExchangeException(
@@ -199,7 +219,7 @@ final class CertificateIssuer {
       b.addExtension(
           Extension.authorityKeyIdentifier,
           false,
-          new JcaX509ExtensionUtils().createAuthorityKeyIdentifier(ca));
+          new JcaX509ExtensionUtils().createAuthorityKeyIdentifier(ca.getPublicKey()));
       return new JcaX509CRLConverter().getCRL(b.build(signer(caKey)));
     } catch (CertIOException | GeneralSecurityException e) {
       throw new KeyExchangeException(

@@ -173,6 +173,59 @@ public final class DeploymentCa {
     }
   }
 
+  /**
+   * Renews the CA certificate: the same key pair and the same subject, a new serial and a validity
+   * from now (back-dated a little) for {@code validity}, so every certificate this CA issued keeps
+   * verifying against the renewed {@value #CA_CERTIFICATE} (and certificates issued after the
+   * renewal verify against the old one while it lasts: the trust anchor is the name and the key).
+   * {@value #CA_CERTIFICATE} is replaced atomically (a temporary file renamed over it) under the
+   * directory's lock: a reader sees the old certificate or the new one, never part of one. The key,
+   * the revocation list and {@value #ISSUED} are not touched. An expired CA may be renewed: that is
+   * the way back for a deployment whose CA ran out. The key was checked to be this certificate's
+   * when the CA was opened ({@link #open(Path, char[])}).
+   *
+   * @param validity how long the renewed CA certificate is valid, 1 to 3,650 days
+   * @return the CA with its renewed certificate; this object keeps the old one
+   * @throws KeyExchangeException {@link KeyExchangeException.Reason#BAD_ARGUMENT} for a validity
+   *     out of range, {@link KeyExchangeException.Reason#IO_ERROR} if ca.crt cannot be replaced
+   *     (then it is unchanged)
+   */
+  public synchronized DeploymentCa renew(Duration validity) {
+    Objects.requireNonNull(validity, "validity");
+    if (validity.compareTo(Duration.ofDays(1)) < 0 || validity.compareTo(CA_VALIDITY) > 0) {
+      throw new KeyExchangeException(
+          KeyExchangeException.Reason.BAD_ARGUMENT,
+          "a CA certificate is renewed for 1 to " + CA_VALIDITY.toDays() + " days");
+    }
+    try (FileChannel ch = SecureFiles.openLock(dir.resolve(LOCK));
+        FileLock lock = ch.lock()) {
+      checkLocked(lock);
+      X509Certificate onDisk = Pem.readCertificate(dir.resolve(CA_CERTIFICATE));
+      if (!onDisk.getPublicKey().equals(certificate.getPublicKey())
+          || !onDisk.getSubjectX500Principal().equals(certificate.getSubjectX500Principal())) {
+        throw new KeyExchangeException(
+            KeyExchangeException.Reason.BAD_PEM,
+            dir.resolve(CA_CERTIFICATE)
+                + " was replaced by another CA's certificate since the CA was opened; not"
+                + " renewing it");
+      }
+      Instant now = clock.instant().truncatedTo(ChronoUnit.SECONDS);
+      X509Certificate renewed =
+          issuer.renewedCa(certificate, key, now.minus(BACKDATE), now.plus(validity));
+      SecureFiles.replace(
+          dir.resolve(CA_CERTIFICATE), Pem.toPem(renewed).getBytes(StandardCharsets.US_ASCII));
+      LOG.info(
+          "renewed deployment CA certificate in {}: serial {}, valid until {}",
+          dir,
+          renewed.getSerialNumber().toString(16),
+          renewed.getNotAfter().toInstant());
+      return new DeploymentCa(dir, renewed, key, clock);
+    } catch (IOException e) {
+      throw new KeyExchangeException(
+          KeyExchangeException.Reason.IO_ERROR, "cannot lock " + dir + ": " + e.getMessage(), e);
+    }
+  }
+
   /** The CA's directory. */
   public Path directory() {
     return dir;
@@ -236,8 +289,8 @@ public final class DeploymentCa {
    * Refuses a validity that would make a certificate issued now outlive this CA. Peers refuse every
    * certificate once the CA certificate has ended ({@link TrustAnchorValidity}), so such a
    * certificate would stop working at the CA's end, earlier than its own dates say: it is not
-   * issued, rather than issued with a date that is not true (ask for fewer days, or replace the CA
-   * first). Nothing is written by this check.
+   * issued, rather than issued with a date that is not true (ask for fewer days, or renew the CA
+   * first, {@link #renew(Duration)}). Nothing is written by this check.
    *
    * @param validity how long the certificate is to be valid from now
    * @return now, as the certificate would be dated (whole seconds)
@@ -270,7 +323,7 @@ public final class DeploymentCa {
               + (days >= 1
                   ? "Issue it for at most " + days + (days == 1 ? " day" : " days")
                   : "The CA has less than a day left")
-              + ", or replace the CA before then");
+              + ", or renew the CA first (srdma ca renew)");
     }
     return now;
   }

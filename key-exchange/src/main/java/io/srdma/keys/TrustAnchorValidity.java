@@ -129,8 +129,9 @@ public final class TrustAnchorValidity {
             + " (in "
             + days
             + (days == 1 ? " day" : " days")
-            + "): from then on no peer can be authenticated; replace ca.crt (and the"
-            + " certificates it issued) before then");
+            + "): from then on no peer can be authenticated; renew it before then (srdma ca"
+            + " renew: same key, every certificate it issued stays valid) and give the new ca.crt"
+            + " to every peer");
   }
 
   private static String name(X509Certificate ca) {
