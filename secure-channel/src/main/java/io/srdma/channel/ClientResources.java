@@ -1,5 +1,6 @@
 package io.srdma.channel;
 
+import io.srdma.channel.protocol.Capabilities;
 import io.srdma.channel.record.AeadSelection;
 import io.srdma.verbs.AccessFlags;
 import io.srdma.verbs.CompletionQueue;
@@ -34,8 +35,11 @@ final class ClientResources {
   MemoryRegion credits; // the word the host writes receive credits into (CreditWord)
   int sendSges = 1; // scatter/gather entries a write may have: records a run may carry
 
-  /** Most records of one run (one WRITE gathering their staging slots, SealedWriter). */
-  static final int RUN_SGES = 16;
+  /**
+   * Most records of one run (one WRITE gathering their staging slots, SealedWriter): the protocol's
+   * limit, past which the host rejects.
+   */
+  static final int RUN_SGES = Capabilities.RUN_RECORDS;
 
   void open(ClientOptions o) {
     context = SharedDeviceContext.acquire(o.provider(), o.device());

@@ -1,5 +1,6 @@
 package io.srdma.host;
 
+import io.srdma.channel.protocol.Capabilities;
 import io.srdma.channel.record.OpenResult;
 import io.srdma.channel.record.RecordOpener;
 import io.srdma.keys.KeySchedule;
@@ -21,8 +22,9 @@ import org.slf4j.LoggerFactory;
  * the region's {@link RecordListener}; each receive reposted, and counted to the session's {@link
  * ReceiveCredits} where the client takes them. With record runs chosen ({@code RECORD_RUNS},
  * docs/protocol.md) one notification may carry several records end to end: each is opened at its
- * own offset and delivered on its own, until the WRITE's bytes are used. Confined to the session's
- * {@link OpenerThread}, except {@link #recordsIn} and {@link #bytesIn}.
+ * own offset and delivered on its own, until the WRITE's bytes are used: at most {@link
+ * Capabilities#RUN_RECORDS} of one notification. Confined to the session's {@link OpenerThread},
+ * except {@link #recordsIn} and {@link #bytesIn}.
  */
 final class RecordReceiver {
   private static final Logger LOG = LoggerFactory.getLogger(RecordReceiver.class);
@@ -150,7 +152,7 @@ final class RecordReceiver {
         reject(g, offset, left, "notified offset is outside the grant");
         return;
       }
-      do {
+      for (int opened = 0; ; ) {
         long space = Math.min(Math.min(left, g.end() - offset), Integer.MAX_VALUE);
         if (!openAndDeliver(g, offset, space, plain, received)) {
           return;
@@ -158,7 +160,18 @@ final class RecordReceiver {
         int used = opener.lastRecordLength();
         offset += used;
         left -= used;
-      } while (runs && left > 0 && s.ending.get() == null);
+        if (!runs || left <= 0) {
+          return;
+        }
+        if (s.ending.get() != null) {
+          return;
+        }
+        if (++opened == Capabilities.RUN_RECORDS) {
+          // one notification opens at most RUN_RECORDS records, whatever the grant's size
+          reject(g, offset, left, "more than " + opened + " records in one write");
+          return;
+        }
+      }
     } finally {
       s.slots.delivered();
       repost(wc.wrId());

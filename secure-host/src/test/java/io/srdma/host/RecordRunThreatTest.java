@@ -10,6 +10,7 @@ import io.srdma.channel.RemoteGrant;
 import io.srdma.channel.SealedLayout;
 import io.srdma.channel.SecureRdmaClient;
 import io.srdma.channel.WriteBatch;
+import io.srdma.channel.protocol.Capabilities;
 import io.srdma.verbs.WcStatus;
 import io.srdma.verbs.WrOpcode;
 import java.nio.ByteBuffer;
@@ -111,6 +112,27 @@ class RecordRunThreatTest {
     ChannelRig.await(
         () -> rig.host.stats().recordsRejected() == rejected + 1, "trailing bytes rejected");
     assertEquals(1, rig.acmeRecords.size(), "the whole record before them delivered");
+    assertStillDelivers();
+  }
+
+  @Test
+  void aRunLongerThanTheProtocolAllowsIsCutAtItsLimit() throws Exception {
+    // tiny records: one notification must not make the host open (and its listener take) more
+    // records than a run may carry, whatever the grant's size
+    int n = Capabilities.RUN_RECORDS + 4;
+    byte[][] pieces = new byte[n][];
+    for (int k = 0; k < n; k++) {
+      pieces[k] =
+          AttackProbe.sealRecord(
+              acme, g, (long) k * (1 + SealedLayout.RECORD_OVERHEAD), payload(1));
+    }
+    assertEquals(WcStatus.SUCCESS, run(0, pieces));
+    ChannelRig.await(
+        () -> rig.host.stats().recordsRejected() > rejected || rig.acmeRecords.size() == n,
+        "the run's records delivered or rejected");
+    assertEquals(rejected + 1, rig.host.stats().recordsRejected(), "the record past the limit");
+    assertEquals(
+        Capabilities.RUN_RECORDS, rig.acmeRecords.size(), "the records within the limit delivered");
     assertStillDelivers();
   }
 

@@ -44,6 +44,14 @@ public final class Capabilities {
    */
   public static final int RECORD_RUNS = 8;
 
+  /**
+   * With {@link #RECORD_RUNS}: the most records one WRITE_WITH_IMM may carry. The host opens no
+   * more of one notification and rejects a record past them like any other (so one notification
+   * costs the host at most this many opens and listener calls, whatever the grant's size); a client
+   * gathers no more into one WRITE.
+   */
+  public static final int RUN_RECORDS = 16;
+
   private Capabilities() {}
 
   /**
