@@ -23,8 +23,9 @@ import org.slf4j.LoggerFactory;
  * ReceiveCredits} where the client takes them. With record runs chosen ({@code RECORD_RUNS},
  * docs/protocol.md) one notification may carry several records end to end: each is opened at its
  * own offset and delivered on its own, until the WRITE's bytes are used: at most {@link
- * Capabilities#RUN_RECORDS} of one notification. Confined to the session's {@link OpenerThread},
- * except {@link #recordsIn} and {@link #bytesIn}.
+ * Capabilities#RUN_RECORDS} of one notification, and none once the grant or the session ended under
+ * the run (an end waits for one record's delivery, not the run's). Confined to the session's {@link
+ * OpenerThread}, except {@link #recordsIn} and {@link #bytesIn}.
  */
 final class RecordReceiver {
   private static final Logger LOG = LoggerFactory.getLogger(RecordReceiver.class);
@@ -163,7 +164,11 @@ final class RecordReceiver {
         if (!runs || left <= 0) {
           return;
         }
-        if (s.ending.get() != null) {
+        if (s.ending.get() != null || s.slots.hasEnded(g)) {
+          // the host ended the grant (revoke, expiry, reload) or the session under the run: an
+          // end returns once the record being delivered is, so the rest is not delivered; not
+          // the peer's fault (no audit line, no cost to its rejection budget)
+          counters.recordsRejected.increment();
           return;
         }
         if (++opened == Capabilities.RUN_RECORDS) {

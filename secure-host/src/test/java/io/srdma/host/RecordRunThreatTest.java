@@ -18,6 +18,8 @@ import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.EnumSet;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -134,6 +136,35 @@ class RecordRunThreatTest {
     assertEquals(
         Capabilities.RUN_RECORDS, rig.acmeRecords.size(), "the records within the limit delivered");
     assertStillDelivers();
+  }
+
+  @Test
+  void noRecordOfARunIsDeliveredOnceItsGrantEnded() throws Exception {
+    // the listener revokes the grant of the run's first record (it does not wait for itself): when
+    // revoke returns no record of the grant is delivered any more, the rest of the run included
+    AtomicInteger delivered = new AtomicInteger();
+    AtomicInteger afterRevoke = new AtomicInteger();
+    AtomicBoolean revoked = new AtomicBoolean();
+    rig.acmeKv.onRecord(
+        r -> {
+          delivered.incrementAndGet();
+          if (revoked.get()) {
+            afterRevoke.incrementAndGet();
+          } else {
+            revoked.set(rig.host.revoke(r.grantId(), "operator"));
+          }
+        });
+    byte[] first = AttackProbe.sealRecord(acme, g, 0, payload(PAYLOAD));
+    byte[] second = AttackProbe.sealRecord(acme, g, SEALED, payload(PAYLOAD));
+    byte[] third = AttackProbe.sealRecord(acme, g, 2L * SEALED, payload(PAYLOAD));
+    long before = rig.host.stats().recordsRejected();
+    assertEquals(WcStatus.SUCCESS, run(0, first, second, third));
+    ChannelRig.await(
+        () -> rig.host.stats().recordsRejected() > before || delivered.get() == 3,
+        "the run's records delivered or dropped");
+    assertTrue(revoked.get(), "revoked from the listener");
+    assertEquals(0, afterRevoke.get(), "records delivered after revoke returned");
+    assertEquals(1, delivered.get());
   }
 
   /** One raw WRITE_WITH_IMM of the pieces end to end at {@code rel}, naming {@code rel}. */
