@@ -167,6 +167,51 @@ class RecordRunThreatTest {
     assertEquals(1, delivered.get());
   }
 
+  @Test
+  void aRunNamingAnotherGrantIsNeverOpenedPastThatGrantsEnd() throws Exception {
+    // a notification names a grant by its slot, its length is the WRITE's: a run written through
+    // the big grant g, naming a small grant, must not open what lies after the small grant's end
+    // (here a record sealed for the small grant at its end, placed through a third grant)
+    long at = 65536;
+    RemoteGrant small =
+        acme.grant("kvcache", EnumSet.of(Access.WRITE), at, 2L * SEALED, Duration.ofMinutes(1));
+    RemoteGrant beyond =
+        acme.grant(
+            "kvcache", EnumSet.of(Access.WRITE), at + 2L * SEALED, 4096, Duration.ofMinutes(1));
+    for (int k = 0; k < 2; k++) {
+      byte[] inside = AttackProbe.sealRecord(acme, small, (long) k * SEALED, payload(PAYLOAD));
+      assertEquals(
+          "SUCCESS",
+          AttackProbe.writeSilently(
+              acme,
+              AttackProbe.remoteAddress(small) + (long) k * SEALED,
+              AttackProbe.rkey(small),
+              inside,
+              SEALED));
+    }
+    byte[] past = AttackProbe.sealRecord(acme, small, 2L * SEALED, payload(PAYLOAD));
+    assertEquals(
+        "SUCCESS",
+        AttackProbe.writeSilently(
+            acme, AttackProbe.remoteAddress(beyond), AttackProbe.rkey(beyond), past, SEALED));
+    byte[] filler = new byte[3 * SEALED];
+    assertEquals(
+        WcStatus.SUCCESS,
+        AttackProbe.post(
+            acme,
+            WrOpcode.RDMA_WRITE_WITH_IMM,
+            AttackProbe.remoteAddress(g),
+            AttackProbe.rkey(g),
+            filler,
+            filler.length,
+            AttackProbe.immediate(small, 0)));
+    ChannelRig.await(
+        () -> rig.host.stats().recordsRejected() > rejected || rig.acmeRecords.size() == 3,
+        "the run opened");
+    assertEquals(2, rig.acmeRecords.size(), "the small grant's two records, not the one past it");
+    assertEquals(rejected + 1, rig.host.stats().recordsRejected(), "the rest refused at its end");
+  }
+
   /** One raw WRITE_WITH_IMM of the pieces end to end at {@code rel}, naming {@code rel}. */
   private WcStatus run(long rel, byte[]... pieces) {
     int length = 0;
