@@ -111,17 +111,27 @@ final class BatchRuns {
 
   /**
    * Whether two runs' records overlap: in one pass when each run starts at or after the end of the
-   * record before it (the usual order), else by comparing every pair (at most a post list's
-   * records).
+   * record before it (the usual order) but at most once, where a ring wraps, and the part after the
+   * wrap ends before the part before it starts (each part in order: nothing overlaps); else by
+   * comparing every pair (at most a post list's records). The one pass costs the bench's ring of 64
+   * B records nothing; the pairs were a seventh of its writer's time wherever a post list wrapped
+   * (profile, docs/performance.md session 34).
    */
   private boolean overlapping() {
-    boolean ascending = true;
-    for (int r = 1; r < runs && ascending; r++) {
-      ascending = first[r] >= recordEnd[r - 1];
+    int wrap = 0; // the run where the order restarts lower, if one does
+    for (int r = 1; r < runs; r++) {
+      if (first[r] < recordEnd[r - 1]) {
+        if (wrap != 0) {
+          return overlappingPairs(); // out of order more than once
+        }
+        wrap = r;
+      }
     }
-    if (ascending) {
-      return false;
-    }
+    return wrap != 0 && recordEnd[runs - 1] > first[0] && overlappingPairs();
+  }
+
+  /** Whether any two runs' records overlap, pair by pair. */
+  private boolean overlappingPairs() {
     for (int r = 1; r < runs; r++) {
       for (int q = 0; q < r; q++) {
         if (first[r] < recordEnd[q] && first[q] < recordEnd[r]) {

@@ -173,6 +173,8 @@ class HostileApplicationInputTest {
         {0, 0}, // the same offset twice
         {100, 80}, // the second record [80, 126) runs into the first [100, 146)
         {0, 1000, 5}, // the third overlaps the first, not the one before it
+        {1000, 2000, 0, 1010}, // a ring wrapping once: its second part runs into its first
+        {1000, 2000, 100, 1990}, // the same, into the first part's last record
       };
       for (long[] offsets : overlapping) {
         WriteBatch batch = new WriteBatch(4);
@@ -192,6 +194,22 @@ class HostileApplicationInputTest {
       long p = g.tryWriteBatch(apart);
       assertTrue(p > 0, WriteResult.name(p));
       ChannelRig.await(() -> rig.acmeRecords.size() == 3, "three records opened");
+      long[][] wrappedApart = {
+        {3000, 4000, 2000, 2500}, // a ring wrapping once, its second part below its first
+        {3000, 5000, 4000, 4500}, // wrapping into the gap between the first part's records
+      };
+      int opened = 3;
+      for (long[] offsets : wrappedApart) {
+        WriteBatch batch = new WriteBatch(4);
+        for (int i = 0; i < offsets.length; i++) {
+          batch.add(offsets[i] + 8192L * (opened / 4), i % 2 == 0 ? a : b, 0, 10);
+        }
+        long w = g.tryWriteBatch(batch);
+        assertTrue(w > 0, Arrays.toString(offsets) + ": " + WriteResult.name(w));
+        opened += offsets.length;
+        int want = opened;
+        ChannelRig.await(() -> rig.acmeRecords.size() == want, "wrapped batch opened");
+      }
       assertEquals(0, rig.host.stats().recordsRejected());
     }
   }
