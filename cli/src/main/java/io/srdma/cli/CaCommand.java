@@ -80,15 +80,16 @@ public final class CaCommand implements Runnable {
 
   /**
    * {@code srdma ca renew --dir DIR [--days N]}: the CA certificate again, same key and subject,
-   * new validity; every certificate already issued keeps verifying.
+   * new validity; every certificate issued since renewal existed keeps verifying (docs/keys.md).
    */
   @Command(
       name = "renew",
       mixinStandardHelpOptions = true,
       description = {
         "Renew the CA certificate before it ends (srdma serve warns 30 days ahead): the same key"
-            + " and subject, a new serial and a validity of N days from now. Every certificate"
-            + " the CA issued keeps verifying; nothing needs re-issuing.",
+            + " and subject, a new serial and a validity of N days from now. Certificates and"
+            + " CRLs the CA made since srdma ca renew exists keep verifying; older ones name the"
+            + " old serial and must be re-issued first (docs/keys.md).",
         "Replaces DIR/ca.crt atomically (never half-written); ca.key, crl.pem and issued.txt are"
             + " not touched. Refuses if ca.key is not the key of ca.crt. An expired CA can be"
             + " renewed too.",
