@@ -1,8 +1,9 @@
 package io.srdma.policy;
 
 /**
- * The audit log could not be opened, written or read. Category {@link Category#AUDIT}. {@link
- * AuditLogLockedException} is the one subclass: another writer holds the log.
+ * The audit log could not be opened, written or read. Category {@link Category#AUDIT}. Subclasses:
+ * {@link AuditLogLockedException}, another writer holds the log; {@link AuditKeyExposedException},
+ * someone else could read or replace the audit key.
  */
 public class AuditException extends PolicyException {
   private static final long serialVersionUID = 1L;

@@ -16,6 +16,7 @@ import java.security.SecureRandom;
 import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.Objects;
+import java.util.Optional;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 
@@ -26,9 +27,11 @@ import javax.crypto.spec.SecretKeySpec;
  * seeing it.
  *
  * <p>File format: one line {@code srdma-audit-key-v1:<64 hex>}. A key file that group or others may
- * read or write, or that is not a regular file, is refused; no more than a key line is read. {@link
- * #close()} wipes the key bytes held here (the JDK's {@link Mac} keeps its own copy of the key
- * pads, which cannot be wiped). Thread-safe: {@link #newMac()} gives each caller its own instance.
+ * read or write, that another user than this process's and root owns, that lies in a directory
+ * another user could replace it in ({@link OwnerOnlyFiles#strictModes}), or that is not a regular
+ * file, is refused; no more than a key line is read. {@link #close()} wipes the key bytes held here
+ * (the JDK's {@link Mac} keeps its own copy of the key pads, which cannot be wiped). Thread-safe:
+ * {@link #newMac()} gives each caller its own instance.
  */
 public final class AuditKey implements AutoCloseable {
   /** Key length in bytes. */
@@ -94,10 +97,13 @@ public final class AuditKey implements AutoCloseable {
    *
    * @param file the key file
    * @return the key
-   * @throws AuditException if it cannot be read or created, is malformed, or is open to others
+   * @throws AuditKeyExposedException if another user could read or replace it ({@link #load}), or
+   *     could replace it in the directory where it would be created; nothing is created then
+   * @throws AuditException if it cannot be read or created, or is malformed
    */
   public static AuditKey loadOrCreate(Path file) {
     if (!Files.exists(file)) {
+      requireSafeDirectory(file);
       byte[] k = new byte[LENGTH];
       new SecureRandom().nextBytes(k);
       byte[] text = encode(k);
@@ -117,21 +123,39 @@ public final class AuditKey implements AutoCloseable {
   }
 
   /**
+   * Refuses, before anything is written, to create a key where another user could replace it:
+   * whoever swaps in a key of their own after the first open can rebuild the chain from then on.
+   */
+  private static void requireSafeDirectory(Path file) {
+    Path dir = file.toAbsolutePath().getParent();
+    Optional<OwnerOnlyFiles.Finding> exposed;
+    try {
+      exposed = dir == null ? Optional.empty() : OwnerOnlyFiles.exposedDirectory(dir);
+    } catch (IOException e) {
+      throw new AuditException("cannot create audit key " + file + ": " + e, e);
+    }
+    if (exposed.isPresent()) {
+      throw new AuditKeyExposedException(file, exposed.get());
+    }
+  }
+
+  /**
    * Reads a key file.
    *
    * @param file the key file
    * @return the key
-   * @throws AuditException if it cannot be read, is malformed, is open to group or others, or is
-   *     not a regular file
+   * @throws AuditKeyExposedException if group or others may access it, another user (not root) owns
+   *     it, or it is in a directory (or reached by a link in one) that group or others may write
+   *     and that is not sticky, or that another user owns ({@link OwnerOnlyFiles#strictModes});
+   *     nothing is read then
+   * @throws AuditException if it cannot be read, is malformed, or is not a regular file
    */
   public static AuditKey load(Path file) {
     byte[] text;
     try {
-      java.util.Optional<String> loose = OwnerOnlyFiles.looseMode(file);
-      if (loose.isPresent()) {
-        throw new AuditException(
-            "audit key " + file + " is open to group or others (" + loose.get() + "); chmod 600 it",
-            null);
+      Optional<OwnerOnlyFiles.Finding> exposed = OwnerOnlyFiles.strictModes(file);
+      if (exposed.isPresent()) {
+        throw new AuditKeyExposedException(file, exposed.get());
       }
       text = readBounded(file);
     } catch (NoSuchFileException e) {

@@ -14,14 +14,15 @@ import java.util.Set;
 
 /**
  * The one check that a secret file (a private key, the audit key) is for its owner only, before it
- * is read: POSIX permissions within {@code rw-------} ({@link #looseMode}), and, for private keys,
- * that nobody but this process's user (or root) can replace it ({@link #strictModes}, after ssh's
- * {@code StrictModes}): the file is owned by this user or root, and the directory holding it
- * neither is owned by another user nor may be written by group or others (unless it is sticky, as
- * {@code /tmp} is, and the entry in it is this user's or root's). Files holding secrets are created
- * that way ({@link Pem#writePrivateKey}, the audit key); one that group or others may read, write
- * or run was opened up after it was written, or copied in carelessly, and is refused rather than
- * used.
+ * is read: POSIX permissions within {@code rw-------} ({@link #looseMode}), and, for private keys
+ * and the audit key, that nobody but this process's user (or root) can replace it ({@link
+ * #strictModes}, after ssh's {@code StrictModes}): the file is owned by this user or root, and the
+ * directory holding it neither is owned by another user nor may be written by group or others
+ * (unless it is sticky, as {@code /tmp} is, and the entry in it is this user's or root's); {@link
+ * #exposedDirectory} judges a directory before a secret file is created in it. Files holding
+ * secrets are created that way ({@link Pem#writePrivateKey}, the audit key); one that group or
+ * others may read, write or run was opened up after it was written, or copied in carelessly, and is
+ * refused rather than used.
  *
  * <p>Symbolic links are followed: the target's permissions guard the bytes that are read (a link's
  * own mode is always {@code rwxrwxrwx} on Linux); the directories of both the link and its target
@@ -120,20 +121,49 @@ public final class OwnerOnlyFiles {
       if (dir == null) {
         continue;
       }
-      int dirOwner = uid(dir, true);
-      if (!trusted(dirOwner, me.getAsInt())) {
-        return Optional.of(new Finding(Problem.DIRECTORY, dir, "owned by uid " + dirOwner));
+      Optional<Finding> f =
+          directory(dir, me.getAsInt(), trusted(uid(entry, false), me.getAsInt()));
+      if (f.isPresent()) {
+        return f;
       }
-      int mode = (Integer) Files.getAttribute(dir, "unix:mode");
-      if ((mode & GROUP_OR_OTHERS_WRITE) != 0
-          && ((mode & STICKY) == 0 || !trusted(uid(entry, false), me.getAsInt()))) {
-        return Optional.of(
-            new Finding(
-                Problem.DIRECTORY,
-                dir,
-                PosixFilePermissions.toString(Files.getPosixFilePermissions(dir))
-                    + ((mode & STICKY) == 0 ? "" : " sticky")));
-      }
+    }
+    return Optional.empty();
+  }
+
+  /**
+   * Why someone other than this process's user (or root) could replace a secret file that this
+   * process is about to create in {@code dir}, judged as {@link #strictModes} judges the directory
+   * of an existing one: {@code dir} is owned by another user, or group or others may write it and
+   * it is not sticky (in a sticky directory the entry this process creates is its own). Check it
+   * before creating the file, so that nothing is written where it could be swapped. Empty if there
+   * is no reason, or on a file system without POSIX permissions or owner ids.
+   *
+   * @param dir the directory (a link to one is followed)
+   * @throws java.nio.file.NoSuchFileException if it does not exist
+   * @throws IOException if an attribute cannot be read
+   */
+  public static Optional<Finding> exposedDirectory(Path dir) throws IOException {
+    if (!dir.getFileSystem().supportedFileAttributeViews().contains("unix")) {
+      return Optional.empty();
+    }
+    OptionalInt me = processUid();
+    return me.isEmpty() ? Optional.empty() : directory(dir, me.getAsInt(), true);
+  }
+
+  private static Optional<Finding> directory(Path dir, int me, boolean entryTrusted)
+      throws IOException {
+    int dirOwner = uid(dir, true);
+    if (!trusted(dirOwner, me)) {
+      return Optional.of(new Finding(Problem.DIRECTORY, dir, "owned by uid " + dirOwner));
+    }
+    int mode = (Integer) Files.getAttribute(dir, "unix:mode");
+    if ((mode & GROUP_OR_OTHERS_WRITE) != 0 && ((mode & STICKY) == 0 || !entryTrusted)) {
+      return Optional.of(
+          new Finding(
+              Problem.DIRECTORY,
+              dir,
+              PosixFilePermissions.toString(Files.getPosixFilePermissions(dir))
+                  + ((mode & STICKY) == 0 ? "" : " sticky")));
     }
     return Optional.empty();
   }
