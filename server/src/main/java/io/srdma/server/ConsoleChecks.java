@@ -117,6 +117,7 @@ final class ConsoleChecks {
             .sessionTimeout(c.consoleSessionTimeout)
             .sessionLifetime(c.consoleSessionLifetime)
             .loginLimit(c.consoleLoginAttempts, c.consoleLoginWindow)
+            .requestReadTimeout(c.consoleRequestReadTimeout)
             .metricsToken(token);
     Passphrases.wipe(token);
     try {

@@ -43,7 +43,8 @@ abstract class ServeSections extends ConfigReader {
           "session-timeout",
           "session-lifetime",
           "login-attempts",
-          "login-window");
+          "login-window",
+          "request-read-timeout");
   private static final List<String> LIMIT_KEYS =
       List.of(
           "max-sessions",
@@ -125,6 +126,7 @@ abstract class ServeSections extends ConfigReader {
   Duration consoleSessionLifetime = io.srdma.console.ConsoleConfig.SESSION_LIFETIME_DEFAULT;
   int consoleLoginAttempts = 5;
   Duration consoleLoginWindow = Duration.ofMinutes(5);
+  Duration consoleRequestReadTimeout = io.srdma.console.ConsoleConfig.REQUEST_READ_TIMEOUT_DEFAULT;
 
   /** The {@code policy.watch} entry as written, or null: a cluster section refuses it. */
   Entry watchPolicyWritten;
@@ -177,6 +179,18 @@ abstract class ServeSections extends ConfigReader {
         intOr(f.get("login-attempts"), "console.login-attempts", 1, 1_000, consoleLoginAttempts);
     consoleLoginWindow =
         durationOr(f.get("login-window"), "console.login-window", consoleLoginWindow);
+    Entry read = f.get("request-read-timeout");
+    Duration readTimeout =
+        durationOr(read, "console.request-read-timeout", consoleRequestReadTimeout);
+    if (readTimeout.compareTo(Duration.ofMillis(100)) < 0
+        || readTimeout.compareTo(io.srdma.console.ConsoleConfig.REQUEST_READ_TIMEOUT_MAX) > 0) {
+      error(
+          read.value(),
+          "console.request-read-timeout",
+          "must be from 100ms to 1h, got '" + ((ScalarNode) read.value()).getValue().trim() + "'");
+    } else {
+      consoleRequestReadTimeout = readTimeout;
+    }
   }
 
   final void readDevice(Node node) {
