@@ -38,6 +38,7 @@ import org.snakeyaml.engine.v2.nodes.SequenceNode;
  *   host: h1                                             # optional: the host's name
  *   server-name: etcd.example                            # optional: TLS name every member has
  *   request-timeout: 2s                                  # optional, default 2s
+ *   watch-check-period: 2s                               # optional, default 2s
  * </pre>
  *
  * Errors are collected, never thrown one at a time: each is {@code file:line:column: key: reason}.
@@ -45,6 +46,15 @@ import org.snakeyaml.engine.v2.nodes.SequenceNode;
 public final class ClusterConfig {
   /** Default deadline of one etcd request. */
   public static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofSeconds(2);
+
+  /** Default period at which each open watch is asked to prove it still delivers. */
+  public static final Duration DEFAULT_WATCH_CHECK_PERIOD = Duration.ofSeconds(2);
+
+  /** Shortest watch check period accepted. */
+  public static final Duration MIN_WATCH_CHECK_PERIOD = Duration.ofMillis(100);
+
+  /** Longest watch check period accepted. */
+  public static final Duration MAX_WATCH_CHECK_PERIOD = Duration.ofMinutes(1);
 
   static final List<String> KEYS =
       List.of(
@@ -56,7 +66,8 @@ public final class ClusterConfig {
           "prefix",
           "host",
           "server-name",
-          "request-timeout");
+          "request-timeout",
+          "watch-check-period");
   private static final List<String> REQUIRED =
       List.of("endpoints", "ca-certificate", "certificate", "key", "prefix");
   private static final Pattern PREFIX = Pattern.compile("(/[a-zA-Z0-9_.-]{1,64}){1,8}");
@@ -73,6 +84,7 @@ public final class ClusterConfig {
   private final String host;
   private final String serverName;
   private final Duration requestTimeout;
+  private final Duration watchCheckPeriod;
 
   private ClusterConfig(Builder b) {
     this.endpoints = List.copyOf(b.endpoints);
@@ -84,6 +96,7 @@ public final class ClusterConfig {
     this.host = b.host;
     this.serverName = b.serverName;
     this.requestTimeout = b.requestTimeout;
+    this.watchCheckPeriod = b.watchCheckPeriod;
   }
 
   /** A configuration built in code (tests, tools). */
@@ -134,6 +147,31 @@ public final class ClusterConfig {
   /** The deadline of one etcd request. */
   public Duration requestTimeout() {
     return requestTimeout;
+  }
+
+  /**
+   * How often each open watch is asked for progress ({@link WatchLiveness}): a watch that does not
+   * answer within {@link #requestTimeout()}, or answers from behind a revision this host already
+   * read, is taken as lost.
+   */
+  public Duration watchCheckPeriod() {
+    return watchCheckPeriod;
+  }
+
+  /** A builder holding this configuration (tests and tools change one setting). */
+  Builder toBuilder() {
+    Builder b = new Builder();
+    b.endpoints.addAll(endpoints);
+    b.caCertificate = caCertificate;
+    b.certificate = certificate;
+    b.key = key;
+    b.keyPassphraseFile = keyPassphraseFile;
+    b.prefix = prefix;
+    b.host = host;
+    b.serverName = serverName;
+    b.requestTimeout = requestTimeout;
+    b.watchCheckPeriod = watchCheckPeriod;
+    return b;
   }
 
   /** The key layout of this deployment. */
@@ -320,6 +358,30 @@ public final class ClusterConfig {
         }
       }
     }
+    Node wc = f.get("watch-check-period");
+    if (wc != null) {
+      String v = scalar(wc, label, "cluster.watch-check-period", errors);
+      if (v != null) {
+        Duration d = Units.parseDuration(v);
+        if (d == null) {
+          add(
+              errors,
+              at(label, wc, "cluster.watch-check-period")
+                  + ": must be a positive duration such as 500ms or 2s, got '"
+                  + v
+                  + "'");
+        } else if (d.compareTo(MIN_WATCH_CHECK_PERIOD) < 0
+            || d.compareTo(MAX_WATCH_CHECK_PERIOD) > 0) {
+          add(
+              errors,
+              at(label, wc, "cluster.watch-check-period")
+                  + ": must be between 100ms and 1m, got "
+                  + v);
+        } else {
+          b.watchCheckPeriod = d;
+        }
+      }
+    }
     if (errors.size() > before) {
       return null;
     }
@@ -413,6 +475,7 @@ public final class ClusterConfig {
     private String host;
     private String serverName;
     private Duration requestTimeout = DEFAULT_REQUEST_TIMEOUT;
+    private Duration watchCheckPeriod = DEFAULT_WATCH_CHECK_PERIOD;
 
     private Builder() {}
 
@@ -471,6 +534,12 @@ public final class ClusterConfig {
       return this;
     }
 
+    /** How often each watch is asked for progress, 100ms to 1m. */
+    public Builder watchCheckPeriod(Duration d) {
+      watchCheckPeriod = Objects.requireNonNull(d);
+      return this;
+    }
+
     /** Checks and builds. */
     public ClusterConfig build() {
       if (endpoints.isEmpty()) {
@@ -492,6 +561,12 @@ public final class ClusterConfig {
       if (host != null && !NAME.matcher(host).matches()) {
         throw new ClusterException(
             ClusterException.Reason.BAD_CONFIG, printable("bad host name " + host));
+      }
+      if (watchCheckPeriod.compareTo(MIN_WATCH_CHECK_PERIOD) < 0
+          || watchCheckPeriod.compareTo(MAX_WATCH_CHECK_PERIOD) > 0) {
+        throw new ClusterException(
+            ClusterException.Reason.BAD_CONFIG,
+            "watch check period must be between 100ms and 1m, got " + watchCheckPeriod);
       }
       return new ClusterConfig(this);
     }

@@ -38,6 +38,12 @@ import org.slf4j.LoggerFactory;
  * its reason but stops neither the others nor the grant publishing, audit anchoring and session
  * count, which run whenever etcd answers.
  *
+ * <p><b>Watch liveness.</b> At every probe that etcd answers, the watches are checked ({@link
+ * WatchLiveness}): each is asked for progress every {@link ClusterConfig#watchCheckPeriod()}, and
+ * one that does not answer, or answers from behind the revision the probe read, within the request
+ * timeout is lost: its follower watches again and re-reads, and the node is DEGRADED until the new
+ * watch answered.
+ *
  * <p>Threads: one daemon probe thread ({@value #THREAD_NAME}) plus jetcd's own; {@link #close()}
  * stops all of them (bounded).
  */
@@ -236,6 +242,14 @@ public final class ClusterNode implements AutoCloseable {
     return grantSync == null ? 0 : grantSync.oversized();
   }
 
+  /**
+   * Watches found open but silent since start (a progress request unanswered, or answered from
+   * behind what the host read, within the request timeout): each was watched again and re-read.
+   */
+  public long silentWatches() {
+    return link.liveness().silent();
+  }
+
   /** The link (for range reads by the console). */
   public EtcdLink link() {
     return link;
@@ -245,12 +259,18 @@ public final class ClusterNode implements AutoCloseable {
     if (closed) {
       return;
     }
+    long revision;
     try {
-      link.await(
-          link.client()
-              .getKVClient()
-              .get(ByteSequence.from(link.keys().prefix() + "/probe", StandardCharsets.UTF_8)),
-          "probe");
+      revision =
+          link.await(
+                  link.client()
+                      .getKVClient()
+                      .get(
+                          ByteSequence.from(
+                              link.keys().prefix() + "/probe", StandardCharsets.UTF_8)),
+                  "probe")
+              .getHeader()
+              .getRevision();
     } catch (ClusterException e) {
       if (closed) {
         return; // close interrupted this probe
@@ -306,6 +326,14 @@ public final class ClusterNode implements AutoCloseable {
       if (u != null) {
         errors.add(u);
       }
+    }
+    // after the resyncs, which replaced every watch of a follower that was broken: a watch found
+    // silent here is watched again and re-read at the next probe, and keeps the node DEGRADED until
+    // its new watch answered
+    link.liveness().check(System.nanoTime(), revision);
+    String unproven = link.liveness().unproven();
+    if (unproven != null) {
+      errors.add(unproven);
     }
     if (!errors.isEmpty()) {
       String why = "etcd answers but not all is followed: " + String.join("; ", errors);

@@ -40,8 +40,10 @@ public final class EtcdLink implements AutoCloseable {
   private final Client client;
   private final Watch watches;
   private final String user;
+  private final WatchLiveness liveness;
 
   private EtcdLink(ClusterConfig config, Client client, Watch watches, String user) {
+    this.liveness = new WatchLiveness(config.watchCheckPeriod(), config.requestTimeout());
     this.config = config;
     this.client = client;
     this.watches = watches;
@@ -195,6 +197,11 @@ public final class EtcdLink implements AutoCloseable {
   /** The client watches go through ({@link Watches}): the jetcd client's own but in tests. */
   Watch watches() {
     return watches;
+  }
+
+  /** The liveness of the watches opened on this link ({@link Watches}). */
+  WatchLiveness liveness() {
+    return liveness;
   }
 
   /**

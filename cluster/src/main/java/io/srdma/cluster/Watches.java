@@ -7,6 +7,7 @@ import io.etcd.jetcd.watch.WatchResponse;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 
 /**
@@ -24,6 +25,10 @@ import java.util.function.Consumer;
  * anything) or a response saying the watch was cancelled. Before, a clean end was ignored: the
  * follower heard nothing more (no revocation, no policy, no deleted grant key) and was never
  * re-read, while its node reported itself connected.
+ *
+ * <p>A watch that stays open but delivers nothing more is lost too: {@link WatchLiveness} asks each
+ * watch opened here for progress and reports one whose stream does not answer in time the same way.
+ * Progress notifications prove the stream; they are not handed to {@code onNext}.
  */
 final class Watches {
   private Watches() {}
@@ -51,8 +56,10 @@ final class Watches {
     CompletableFuture<Void> created = new CompletableFuture<>();
     AtomicBoolean closing = new AtomicBoolean();
     AtomicBoolean failed = new AtomicBoolean();
+    AtomicReference<WatchLiveness.Proof> proof = new AtomicReference<>();
     Consumer<ClusterException> lost =
         e -> {
+          proof.get().stop();
           if (!closing.get()) {
             failed.set(true);
             // etcd's own error as the cause: a refusal stays a refusal (EtcdLink.await)
@@ -60,6 +67,7 @@ final class Watches {
             onError.accept(e);
           }
         };
+    proof.set(link.liveness().proof(what, lost));
     Watch.Watcher w =
         link.watches()
             .watch(
@@ -67,12 +75,15 @@ final class Watches {
                 option.withCreateNotify(true).build(),
                 Watch.listener(
                     r -> {
+                      if (!cancelled(r)) {
+                        proof.get().heard(r.getHeader().getRevision());
+                      }
                       if (cancelled(r)) {
                         // jetcd turns a cancellation into an error, except along with a creation
                         lost.accept(ended("etcd cancelled the watch", null));
                       } else if (r.isCreatedNotify()) {
                         created.complete(null); // again after jetcd resumes it: no news
-                      } else {
+                      } else if (!r.isProgressNotify()) {
                         onNext.accept(r);
                       }
                     },
@@ -88,6 +99,7 @@ final class Watches {
           @Override
           public void close() {
             closing.set(true); // jetcd tells onCompleted from within: no loss
+            proof.get().stop();
             w.close();
           }
 
@@ -103,6 +115,7 @@ final class Watches {
         };
     try {
       link.await(created, what);
+      proof.get().start(w);
     } catch (RuntimeException e) {
       watcher.close();
       throw e;
@@ -111,9 +124,9 @@ final class Watches {
   }
 
   /**
-   * Whether a response says the watch was cancelled. jetcd hides the flag, but with no progress
-   * notifications asked for, a response that has no events and is neither a creation nor a progress
-   * notification is a cancellation (jetcd's own {@code isProgressNotify} and {@code
+   * Whether a response says the watch was cancelled. jetcd hides the flag, but a response that has
+   * no events and is neither a creation nor a progress notification is a cancellation (jetcd's own
+   * {@code isProgressNotify}, which needs the flag clear and a header revision, and {@code
    * isCreatedNotify} tell the rest apart).
    */
   static boolean cancelled(WatchResponse r) {

@@ -52,6 +52,7 @@ class ClusterConfigTest {
               host: h1
               server-name: etcd.example
               request-timeout: 500ms
+              watch-check-period: 750ms
             """);
     assertEquals(
         List.of(URI.create("https://10.0.0.1:2379"), URI.create("https://[::1]:2379")),
@@ -62,6 +63,7 @@ class ClusterConfigTest {
     assertEquals("h1", c.host());
     assertEquals("etcd.example", c.serverName());
     assertEquals(Duration.ofMillis(500), c.requestTimeout());
+    assertEquals(Duration.ofMillis(750), c.watchCheckPeriod());
     assertEquals(
         "/srdma/prod/hosts/h1/policy",
         c.keys().hostPolicy("h1").toString(java.nio.charset.StandardCharsets.UTF_8));
@@ -89,6 +91,34 @@ class ClusterConfigTest {
     assertTrue(all.contains("cluster.colour: unknown key"), all);
     assertTrue(all.contains("missing required key 'ca-certificate'"), all);
     assertTrue(all.contains("missing required key 'key'"), all);
+  }
+
+  @Test
+  void shouldCheckEachWatchEveryTwoSecondsUnlessToldAndRefuseAPeriodOutOfRange() throws Exception {
+    String section =
+        """
+        cluster:
+          endpoints: [https://10.0.0.1:2379]
+          ca-certificate: ca.crt
+          certificate: c.crt
+          key: c.key
+          prefix: /srdma/prod
+        """;
+    assertEquals(Duration.ofSeconds(2), read(section).watchCheckPeriod());
+    for (String bad : List.of("50ms", "2m", "never", "0s")) {
+      String all = String.join("\n", errors(section + "  watch-check-period: " + bad + "\n"));
+      assertTrue(all.contains(":7:23: cluster.watch-check-period: must be"), all);
+    }
+    assertEquals(
+        Duration.ofMillis(100), read(section + "  watch-check-period: 100ms\n").watchCheckPeriod());
+    assertEquals(
+        Duration.ofMinutes(1), read(section + "  watch-check-period: 1m\n").watchCheckPeriod());
+    ClusterConfig c = read(section);
+    ClusterException e =
+        assertThrows(
+            ClusterException.class,
+            () -> c.toBuilder().watchCheckPeriod(Duration.ofMillis(99)).build());
+    assertEquals(ClusterException.Reason.BAD_CONFIG, e.reason());
   }
 
   @Test
