@@ -6,7 +6,6 @@ import java.nio.channels.FileChannel;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
@@ -18,8 +17,11 @@ import java.util.Set;
 /**
  * Creates the audit files owner-only ({@code 600}) whatever the process umask: the permission is
  * given at creation (so the file is never more open than that, even for an instant) and set again
- * explicitly (the umask may have narrowed it; it never widens it). A symbolic link, a FIFO or a
- * device in place of a log or lock file is refused rather than opened.
+ * explicitly (the umask may have narrowed it; it never widens it). New files are created
+ * exclusively ({@code O_EXCL}), so nothing that is already there is opened; existing ones are
+ * opened by {@link AuditFileOpen}, which checks what it opened: a symbolic link, a FIFO, a device
+ * or another file in place of a log or lock file, before its check or between check and open, is
+ * refused with an {@link AuditFileRefusedException}.
  */
 final class AuditFiles {
   static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rw-------");
@@ -73,43 +75,44 @@ final class AuditFiles {
   }
 
   /**
-   * Opens {@code file}, which must exist and be a regular file (a link is not followed), for
-   * appending.
+   * Opens {@code file}, which must exist and be a regular file (a link is not followed), to append:
+   * positioned at its end. It is opened read-write, not append-only, so that a FIFO swapped in
+   * cannot block the open; one writer holds the log ({@link AuditWriterLock}), so nothing else
+   * moves its end. What was opened is checked ({@link AuditFileOpen}).
    *
-   * @throws FileSystemException if it is not a regular file
+   * @param checked its attributes as the caller checked them, or null; the file opened must be the
+   *     one they describe
+   * @throws AuditFileRefusedException if it is not a regular file, or not the one checked
    * @throws java.nio.file.NoSuchFileException if it does not exist
    */
-  static FileChannel openExistingAppend(Path file) throws IOException {
-    requireRegular(file, false);
-    return FileChannel.open(
-        file, StandardOpenOption.WRITE, StandardOpenOption.APPEND, LinkOption.NOFOLLOW_LINKS);
+  static FileChannel openExistingAppend(Path file, BasicFileAttributes checked) throws IOException {
+    FileChannel ch = AuditFileOpen.readWrite(file, checked);
+    try {
+      ch.position(ch.size());
+    } catch (IOException e) {
+      ch.close();
+      throw e;
+    }
+    return ch;
   }
 
   /**
    * Opens the lock file {@code file} to read and write, creating it owner-only if it does not exist
-   * (its content, a pid, is trusted by nobody). Read and write: opening a FIFO so does not block,
-   * should one be put in its place after the check. It is refused if, once open, it is not a
-   * regular file or has another name (a hard link): the writer truncates it, and a hard link could
-   * make that another file of the same owner, the audit key or a rotated log.
+   * (its content, a pid, is trusted by nobody). Read and write: opening a FIFO so does not block;
+   * what was opened is checked ({@link AuditFileOpen}). It is refused if it is not a regular file
+   * or has another name (a hard link): the writer truncates it, and a hard link could make that
+   * another file of the same owner, the audit key or a rotated log.
    *
-   * @throws FileSystemException if it is not a regular file, or has more than one name
+   * @throws AuditFileRefusedException if it is not a regular file, or was swapped meanwhile
+   * @throws FileSystemException if it has more than one name
    */
   static FileChannel openLock(Path file) throws IOException {
-    boolean existed = requireRegular(file, true);
-    FileChannel ch =
-        FileChannel.open(
-            file,
-            Set.of(
-                StandardOpenOption.CREATE,
-                StandardOpenOption.READ,
-                StandardOpenOption.WRITE,
-                LinkOption.NOFOLLOW_LINKS),
-            attributes(file));
+    AuditFileOpen.Created c = AuditFileOpen.createOrOpen(file, attributes(file));
+    FileChannel ch = c.channel();
     try {
-      if (!existed) {
+      if (c.created()) {
         restrict(file);
       }
-      requireRegular(file, false);
       if (file.getFileSystem().supportedFileAttributeViews().contains("unix")
           && ((Number) Files.getAttribute(file, "unix:nlink", LinkOption.NOFOLLOW_LINKS)).intValue()
               != 1) {
@@ -127,37 +130,19 @@ final class AuditFiles {
   }
 
   /**
-   * Checks that {@code file}, not followed if a link, is a regular file: opening a FIFO blocks
-   * until someone opens its other end, and a device or a link need not end or be ours. Whoever can
-   * write the log directory can put any of them in place of a file.
+   * The attributes of {@code file}, not followed if a link, if it is a regular file: opening a FIFO
+   * blocks until someone opens its other end, and a device or a link need not end or be ours.
+   * Whoever can write the log directory can put any of them in place of a file. A check only: what
+   * is opened is checked again ({@link AuditFileOpen}).
    *
    * @param file the file
    * @param mayBeAbsent whether a file that does not exist passes (to be created)
-   * @return whether it exists
-   * @throws FileSystemException if it is not a regular file
+   * @return its attributes, or null if it does not exist
+   * @throws AuditFileRefusedException if it is not a regular file
    * @throws java.nio.file.NoSuchFileException if it does not exist and {@code mayBeAbsent} is false
    */
-  static boolean requireRegular(Path file, boolean mayBeAbsent) throws IOException {
-    BasicFileAttributes a;
-    try {
-      a = Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-    } catch (NoSuchFileException e) {
-      if (mayBeAbsent) {
-        return false;
-      }
-      throw e;
-    }
-    if (!a.isRegularFile()) {
-      throw new FileSystemException(
-          file.toString(),
-          null,
-          "not a regular file ("
-              + (a.isSymbolicLink()
-                  ? "a symbolic link"
-                  : a.isDirectory() ? "a directory" : "a FIFO, a socket or a device")
-              + "): refused");
-    }
-    return true;
+  static BasicFileAttributes requireRegular(Path file, boolean mayBeAbsent) throws IOException {
+    return AuditFileOpen.regular(file, AuditFileOpen.Links.REFUSE, mayBeAbsent);
   }
 
   private static FileAttribute<?>[] attributes(Path file) {

@@ -9,7 +9,6 @@ import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.security.GeneralSecurityException;
 import java.security.SecureRandom;
@@ -153,11 +152,13 @@ public final class AuditKey implements AutoCloseable {
   public static AuditKey load(Path file) {
     byte[] text;
     try {
+      // a FIFO or a device is refused before anything else; the file judged is the one read
+      BasicFileAttributes seen = AuditFileOpen.regular(file, AuditFileOpen.Links.FOLLOW, false);
       Optional<OwnerOnlyFiles.Finding> exposed = OwnerOnlyFiles.strictModes(file);
       if (exposed.isPresent()) {
         throw new AuditKeyExposedException(file, exposed.get());
       }
-      text = readBounded(file);
+      text = readBounded(file, seen);
     } catch (NoSuchFileException e) {
       throw new AuditException("audit key " + file + " does not exist", e);
     } catch (IOException e) {
@@ -192,19 +193,13 @@ public final class AuditKey implements AutoCloseable {
 
   /**
    * The file's first bytes, one more than a key line with its newline has, so a longer file is seen
-   * to be one; only from a regular file (a link to one is followed): a FIFO would block the read, a
-   * device or a huge file would fill the heap.
+   * to be one; only from the regular file {@code seen} describes (a link to one is followed),
+   * opened first and checked after ({@link AuditFileOpen}): a FIFO swapped in would block the open
+   * or the read, a device or a huge file would fill the heap.
    */
-  private static byte[] readBounded(Path file) throws IOException {
-    if (!Files.readAttributes(file, BasicFileAttributes.class).isRegularFile()) {
-      throw new AuditException(
-          "audit key "
-              + file
-              + " is not a regular file (a FIFO, a device, a directory, or a link to one)",
-          null);
-    }
+  private static byte[] readBounded(Path file, BasicFileAttributes seen) throws IOException {
     ByteBuffer buf = ByteBuffer.allocate(PREFIX.length() + 2 * LENGTH + 2);
-    try (FileChannel c = FileChannel.open(file, StandardOpenOption.READ)) {
+    try (FileChannel c = AuditFileOpen.read(file, AuditFileOpen.Links.FOLLOW, seen)) {
       while (buf.hasRemaining() && c.read(buf) >= 0) {
         // until the buffer is full or the file ends
       }

@@ -3,10 +3,9 @@ package io.srdma.policy;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.channels.Channels;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.BasicFileAttributes;
 
 /**
  * Reads one audit file front to back, a line at a time (bytes split on {@code '\n'}), keeping at
@@ -61,16 +60,10 @@ final class AuditLineReader implements Closeable {
   static AuditLineReader open(Path file, int max) {
     try {
       // a FIFO blocks the open itself, a device (/dev/zero, /dev/urandom) never ends: whoever can
-      // write the log directory can put either in place of a file; refuse them before opening
-      if (!Files.readAttributes(file, BasicFileAttributes.class).isRegularFile()) {
-        throw new AuditException(
-            "cannot read "
-                + file
-                + ": not a regular file (a FIFO, a device, a directory, or a link to one): not an"
-                + " audit log",
-            null);
-      }
-      return new AuditLineReader(file, Files.newInputStream(file), max);
+      // write the log directory can put either in place of a file, before the check or after it;
+      // AuditFileOpen checks the path, opens without blocking for ever, and checks what it opened
+      return new AuditLineReader(
+          file, Channels.newInputStream(AuditFileOpen.read(file, AuditFileOpen.Links.FOLLOW)), max);
     } catch (IOException e) {
       throw failure(file, e);
     }

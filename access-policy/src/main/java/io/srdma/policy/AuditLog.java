@@ -10,7 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.security.cert.CertificateEncodingException;
@@ -453,8 +453,10 @@ public final class AuditLog implements AutoCloseable {
   }
 
   private void resume(boolean keyExisted) throws IOException {
-    boolean exists = AuditFiles.requireRegular(file, true);
-    if (exists && Files.size(file) > 0) {
+    // checked, and what is opened below checked against it: nothing swapped in is written to
+    BasicFileAttributes seen = AuditFiles.requireRegular(file, true);
+    boolean exists = seen != null;
+    if (exists && seen.size() > 0) {
       AuditVerifier.Walk w = new AuditVerifier(key, null).walk(List.of(file), null);
       if (!w.result.intact()) {
         throw new AuditException(
@@ -475,7 +477,13 @@ public final class AuditLog implements AutoCloseable {
       // checkpoint must cover them
       cover = w.cover;
       size = w.lastFileBytes;
-      channel = AuditFiles.openExistingAppend(file);
+      channel = AuditFiles.openExistingAppend(file, seen);
+      if (channel.size() != size) {
+        // one writer holds the log: another length is another file, read or opened meanwhile
+        channel.close();
+        throw AuditFileRefusedException.replaced(
+            file, "its length changed while it was verified", null);
+      }
       return;
     }
     Path last = latestSegment();
@@ -527,7 +535,7 @@ public final class AuditLog implements AutoCloseable {
     try {
       // an empty file is continued (a crash before its genesis); a missing one is created, and
       // one that appears in between is not ours
-      channel = exists ? AuditFiles.openExistingAppend(file) : AuditFiles.createAppend(file);
+      channel = exists ? AuditFiles.openExistingAppend(file, seen) : AuditFiles.createAppend(file);
     } catch (FileAlreadyExistsException e) {
       throw new AuditException(
           "cannot open audit log "
@@ -587,8 +595,7 @@ public final class AuditLog implements AutoCloseable {
   private static final int TAIL_WINDOW = 1 << 20;
 
   private static String lastLine(Path f) throws IOException {
-    AuditFiles.requireRegular(f, false);
-    try (FileChannel c = FileChannel.open(f, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
+    try (FileChannel c = AuditFileOpen.read(f, AuditFileOpen.Links.REFUSE)) {
       long total = c.size();
       int n = (int) Math.min(total, TAIL_WINDOW);
       if (n == 0) {
