@@ -6,6 +6,7 @@ import io.srdma.keys.Credential;
 import io.srdma.keys.DeploymentTrust;
 import io.srdma.policy.AuditTrail;
 import io.srdma.policy.Policy;
+import io.srdma.verbs.CompletionProgress;
 import io.srdma.verbs.CpuSet;
 import io.srdma.verbs.DeviceOptions;
 import java.net.InetAddress;
@@ -74,6 +75,7 @@ public final class HostOptions {
   private int openerThreads =
       Math.min(MAX_OPENER_THREADS, Runtime.getRuntime().availableProcessors());
   private CpuSet openerCpus;
+  private CompletionProgress openerProgress = CompletionProgress.POLLER;
   private int controlThreads = Math.min(2, Runtime.getRuntime().availableProcessors());
   private int workerThreads = 8;
   private int connectThreads = DEFAULT_CONNECT_THREADS;
@@ -283,6 +285,22 @@ public final class HostOptions {
   }
 
   /**
+   * Who places a session's incoming requests into the host's memory on a provider that does it in
+   * software ({@code soft}; an RNIC or {@code loopback} ignores it). {@link
+   * CompletionProgress#POLLER} (default): the session's opener thread, which polls the completion
+   * queue its records complete on, also reads and places the session's requests — one thread from
+   * the socket to the delivered record, no wake-up between the device and the opener
+   * (docs/performance.md, session 35). A connection reaches the opener only once its queue pair's
+   * peer is checked; a listener that blocks holds its opener's sessions' placement too (as it
+   * already holds their opening). {@link CompletionProgress#DEVICE}: the soft device's own
+   * responder threads place them and the opener is woken for each batch of completions.
+   */
+  public HostOptions openerProgress(CompletionProgress value) {
+    openerProgress = java.util.Objects.requireNonNull(value, "openerProgress");
+    return this;
+  }
+
+  /**
    * Event-loop threads of the control plane (default: 2, or 1 on one core; at most {@link
    * #MAX_CONTROL_THREADS}). Every control connection, whatever their number, is served by one of
    * them: TLS records in and out, the handshake's messages; nothing on them blocks.
@@ -445,6 +463,10 @@ public final class HostOptions {
 
   CpuSet openerCpus() {
     return openerCpus;
+  }
+
+  CompletionProgress openerProgress() {
+    return openerProgress;
   }
 
   void check() {

@@ -1,5 +1,6 @@
 package io.srdma.host;
 
+import io.srdma.verbs.CompletionProgress;
 import io.srdma.verbs.CompletionQueue;
 import io.srdma.verbs.CpuSet;
 import io.srdma.verbs.DeviceContext;
@@ -24,7 +25,8 @@ final class OpenerPool implements AutoCloseable {
 
   /**
    * Makes {@code count} openers, each with a completion queue of {@code capacity} entries (none
-   * started), to run on {@code cpus} (null: unpinned).
+   * started), to run on {@code cpus} (null: unpinned); {@code progress} says whether each opener
+   * also places its sessions' incoming requests ({@link HostOptions#openerProgress}).
    */
   static OpenerPool create(
       String name,
@@ -32,12 +34,13 @@ final class OpenerPool implements AutoCloseable {
       int count,
       int capacity,
       int maxRecordPayload,
-      CpuSet cpus) {
+      CpuSet cpus,
+      CompletionProgress progress) {
     List<OpenerThread> out = new ArrayList<>(count);
     boolean ok = false;
     try {
       for (int i = 0; i < count; i++) {
-        CompletionQueue cq = device.createCompletionQueue(capacity);
+        CompletionQueue cq = device.createCompletionQueue(capacity, progress);
         try {
           // the opener's plaintext buffer asks the AEAD selection, which may refuse (forced and
           // unavailable): the queue made for it is closed too

@@ -249,10 +249,10 @@ final class RecordReceiver {
 
   /**
    * Counts a rejected record or notification; audits only the first few of a session, and ends the
-   * session (once, audited once) when its budget is spent.
+   * session (once, audited once) when its budget is spent. The count comes after the audit line, so
+   * whoever sees it counted finds it audited.
    */
   private void reject(HostGrant g, long offset, long length, String why) {
-    counters.recordsRejected.increment();
     RejectionBudget rejections = s.rejections;
     switch (rejections.reject()) {
       case AUDIT ->
@@ -269,5 +269,6 @@ final class RecordReceiver {
       case END -> s.endByHost(SessionEnd.REJECTED_RECORDS);
       case QUIET, SPENT -> {}
     }
+    counters.recordsRejected.increment(); // last: a rejection seen counted is already audited
   }
 }

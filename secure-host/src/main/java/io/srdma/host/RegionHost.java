@@ -169,7 +169,13 @@ public final class RegionHost implements AutoCloseable {
       int cqSize = (int) Math.max(receiveDepth, Math.min(cqCapacity, receiveDepth * perOpener));
       pool =
           OpenerPool.create(
-              name, context, openerCount, cqSize, o.maxRecordPayload(), o.openerCpus());
+              name,
+              context,
+              openerCount,
+              cqSize,
+              o.maxRecordPayload(),
+              o.openerCpus(),
+              o.openerProgress());
       this.openers = pool;
       this.tables = new HostTables(context, o, counters);
       this.sessions = tables.sessions;

@@ -3,6 +3,7 @@ package io.srdma.host;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import io.srdma.verbs.CompletionProgress;
 import io.srdma.verbs.CompletionQueue;
 import io.srdma.verbs.DeviceContext;
 import io.srdma.verbs.DeviceOptions;
@@ -31,7 +32,8 @@ class OpenerPoolCleanupTest {
       DeviceContext counting = counting(real, events);
       // a negative payload size makes the opener's buffer refuse, after its queue was made
       assertThrows(
-          IllegalArgumentException.class, () -> OpenerPool.create("t", counting, 2, 16, -1, null));
+          IllegalArgumentException.class,
+          () -> OpenerPool.create("t", counting, 2, 16, -1, null, CompletionProgress.POLLER));
     }
     assertEquals(List.of("created", "closed"), events);
   }

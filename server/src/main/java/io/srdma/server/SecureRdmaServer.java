@@ -349,6 +349,8 @@ public final class SecureRdmaServer implements AutoCloseable {
     if (c.openerThreads != null) {
       options.openerThreads(c.openerThreads);
     }
+    options.openerProgress(
+        io.srdma.verbs.CompletionProgress.valueOf(c.openerProgress.toUpperCase(Locale.ROOT)));
     if (c.openerCpus != null) {
       options.openerCpus(c.openerCpus);
     }

@@ -64,6 +64,7 @@ abstract class ServeSections extends ConfigReader {
           "worker-threads",
           "opener-threads",
           "opener-cpus",
+          "opener-progress",
           "connect-threads",
           "max-connects-per-tenant",
           "shutdown-timeout");
@@ -109,6 +110,7 @@ abstract class ServeSections extends ConfigReader {
   Integer workerThreads;
   Integer openerThreads;
   CpuSet openerCpus; // null: unpinned
+  String openerProgress = "poller"; // poller | device (HostOptions.openerProgress)
   int connectThreads = io.srdma.host.HostOptions.DEFAULT_CONNECT_THREADS;
   int maxConnectsPerTenant = io.srdma.host.HostOptions.DEFAULT_MAX_CONNECTS_PER_TENANT;
   Duration shutdownTimeout = Duration.ofSeconds(20);
@@ -386,6 +388,14 @@ abstract class ServeSections extends ConfigReader {
               1);
     }
     openerCpus = cpusOr(f.get("opener-cpus"), "limits.opener-cpus", openerCpus);
+    if (f.get("opener-progress") != null) {
+      openerProgress =
+          choice(
+              f.get("opener-progress"),
+              "limits.opener-progress",
+              java.util.List.of("poller", "device"),
+              openerProgress);
+    }
     readConnects(f.get("connect-threads"), f.get("max-connects-per-tenant"));
     shutdownTimeout =
         durationOr(f.get("shutdown-timeout"), "limits.shutdown-timeout", shutdownTimeout);

@@ -151,4 +151,17 @@ class ServeHostLimitsConfigTest {
     assertTrue(e.getMessage().contains("runs backwards"), e.getMessage());
     assertTrue(e.getMessage().contains("device.responder-cpus"), e.getMessage());
   }
+
+  @Test
+  void shouldReadWhoPlacesTheSessionsRequests() throws Exception {
+    assertEquals("poller", ServeConfig.read(write("progress-none.yaml", HEAD)).openerProgress);
+    assertEquals(
+        "device",
+        ServeConfig.read(write("progress.yaml", HEAD + "limits:\n  opener-progress: Device\n"))
+            .openerProgress);
+    ServeConfig.ConfigException e =
+        refused("progress-bad.yaml", "limits:\n  opener-progress: nic\n");
+    assertTrue(e.getMessage().contains("limits.opener-progress"), e.getMessage());
+    assertTrue(e.getMessage().contains("poller, device"), e.getMessage());
+  }
 }

@@ -26,6 +26,18 @@ public interface DeviceContext extends AutoCloseable {
   CompletionQueue createCompletionQueue(int capacity);
 
   /**
+   * Creates a completion queue whose receive-side work is done by {@code progress}. Providers whose
+   * hardware (or the writer's own call) places incoming requests ignore it; the default does.
+   *
+   * @param capacity the most completions it holds; overrunning it is an error
+   * @param progress who places the incoming requests of the queue pairs that report receives here
+   */
+  default CompletionQueue createCompletionQueue(int capacity, CompletionProgress progress) {
+    java.util.Objects.requireNonNull(progress, "progress");
+    return createCompletionQueue(capacity);
+  }
+
+  /**
    * Closes the device.
    *
    * @throws VerbsException BUSY when protection domains or completion queues are still open

@@ -1,5 +1,6 @@
 package io.srdma.bench.transport;
 
+import io.srdma.verbs.CompletionProgress;
 import io.srdma.verbs.CpuAffinity;
 import io.srdma.verbs.CpuSet;
 import io.srdma.verbs.DeviceOptions;
@@ -12,14 +13,31 @@ import io.srdma.verbs.DeviceOptions;
  * device's responders and the receiver thread for {@code plain-write}, the receiver thread for
  * {@code tls-jdk}, the server's event loop for {@code tls-netty}. Either may be null (that side is
  * left to the scheduler). The same split applies to every transport, so ratios within a round stay
- * paired. Immutable.
+ * paired. It also says who places the receiving side's incoming requests on {@code soft} ({@code
+ * srdma bench --receive-progress}): the host's openers ({@code sealed}, {@code
+ * HostOptions.openerProgress}) and plain-write's receiver thread alike. Immutable.
  *
  * @param writer the writing side's CPUs, or null
  * @param receiver the receiving side's CPUs, or null
+ * @param receiveProgress who places the receiving side's incoming requests
  */
-public record CpuSplit(CpuSet writer, CpuSet receiver) {
-  /** Nothing pinned. */
+public record CpuSplit(CpuSet writer, CpuSet receiver, CompletionProgress receiveProgress) {
+  /** Nothing pinned; the receiving threads place their own requests (the host's default). */
   public static final CpuSplit NONE = new CpuSplit(null, null);
+
+  /** Writer and receiver CPUs; the receiving threads place their own requests. */
+  public CpuSplit(CpuSet writer, CpuSet receiver) {
+    this(writer, receiver, CompletionProgress.POLLER);
+  }
+
+  public CpuSplit {
+    java.util.Objects.requireNonNull(receiveProgress, "receiveProgress");
+  }
+
+  /** The same CPUs with {@code progress} on the receiving side. */
+  public CpuSplit withReceiveProgress(CompletionProgress progress) {
+    return new CpuSplit(writer, receiver, progress);
+  }
 
   /** Whether either side is pinned. */
   public boolean active() {

@@ -174,7 +174,9 @@ final class PlainWriteTransport implements BenchTransport {
     senderPd = senderCtx.allocateProtectionDomain();
     receiverPd = receiverCtx.allocateProtectionDomain();
     senderCq = senderCtx.createCompletionQueue(4 * slots + 4 * CREDIT_RECEIVES);
-    receiverCq = receiverCtx.createCompletionQueue(4 * slots + 2 * CREDIT_SEND_QUEUE);
+    receiverCq =
+        receiverCtx.createCompletionQueue(
+            4 * slots + 2 * CREDIT_SEND_QUEUE, cpus.receiveProgress()); // as the host's openers
     senderQp =
         senderPd.createQueuePair(
             new QueuePairAttributes(senderCq, senderCq, 2 * slots + 1, CREDIT_RECEIVES, 1, 1));

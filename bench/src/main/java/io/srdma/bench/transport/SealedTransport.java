@@ -245,7 +245,8 @@ final class SealedTransport implements BenchTransport {
                 .maxSessions(MAX_SESSIONS)
                 .provider(provider)
                 .device(cpus.receiverDevice())
-                .openerCpus(cpus.receiver()));
+                .openerCpus(cpus.receiver())
+                .openerProgress(cpus.receiveProgress()));
     region = host.registerRegion("bench", "ring", REGION_BYTES);
     region.onRecord(this::onRecord);
     client =

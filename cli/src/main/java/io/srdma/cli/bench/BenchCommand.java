@@ -200,6 +200,18 @@ public final class BenchCommand implements Callable<Integer> {
               + " thread, for tls-netty the server's event loop. Default: unpinned.")
   String receiverCpus;
 
+  @Option(
+      names = "--receive-progress",
+      paramLabel = "MODE",
+      defaultValue = "poller",
+      description =
+          "Who places the receiving side's incoming requests on the soft provider: poller (the"
+              + " thread that polls the completion queue: sealed's openers, plain-write's receiver"
+              + " thread; the host's default, HostOptions.openerProgress) or device (the soft"
+              + " device's responder threads, which wake the poller). Same for sealed and"
+              + " plain-write (default: ${DEFAULT-VALUE}).")
+  String receiveProgress;
+
   private CpuSplit cpuSplit = CpuSplit.NONE;
 
   @Option(
@@ -579,7 +591,9 @@ public final class BenchCommand implements Callable<Integer> {
     if (json != null && Files.isDirectory(json)) {
       throw new ParameterException(cl, "--json: " + json + " is a directory");
     }
-    cpuSplit = CpuSplitOption.parse(cl, writerCpus, receiverCpus);
+    cpuSplit =
+        CpuSplitOption.parse(cl, writerCpus, receiverCpus)
+            .withReceiveProgress(CpuSplitOption.progress(cl, receiveProgress));
     return new BenchRunner.Config(List.copyOf(sizes), d, w, List.copyOf(chosen), depth, verify);
   }
 
@@ -594,8 +608,8 @@ public final class BenchCommand implements Callable<Integer> {
   private String headline(BenchRunner.Config c, AeadSelection.Choice cipher) {
     return String.format(
         Locale.ROOT,
-        "srdma bench: %s per run after %s warm-up, depth %s%s, provider %s, AEAD %s%s%s; JDK"
-            + " %s, %d CPUs (%s), load average %.2f",
+        "srdma bench: %s per run after %s warm-up, depth %s%s, provider %s, AEAD %s%s%s, receive"
+            + " progress %s; JDK %s, %d CPUs (%s), load average %.2f",
         Report.duration(c.duration()),
         Report.duration(c.warmup()),
         depthLine(c),
@@ -604,6 +618,7 @@ public final class BenchCommand implements Callable<Integer> {
         cipher.plan().description(),
         c.verify() ? ", verifying every message" : "",
         cpuSplit.active() ? ", " + cpuSplit.describe() : "",
+        cpuSplit.receiveProgress().name().toLowerCase(Locale.ROOT),
         Runtime.version(),
         Runtime.getRuntime().availableProcessors(),
         CpuModel.read().describe(),
@@ -700,6 +715,7 @@ public final class BenchCommand implements Callable<Integer> {
     cpus.put("writer", cpuSplit.writer() == null ? null : cpuSplit.writer().toString());
     cpus.put("receiver", cpuSplit.receiver() == null ? null : cpuSplit.receiver().toString());
     m.put("cpus", cpus);
+    m.put("receiveProgress", cpuSplit.receiveProgress().name().toLowerCase(Locale.ROOT));
     m.put("latency", "one-way, send start to receiver delivered, same-JVM System.nanoTime");
     m.put("cpu", "process CPU time during the throughput run / bytes delivered (both endpoints)");
     m.put(

@@ -1,6 +1,7 @@
 package io.srdma.cli.bench;
 
 import io.srdma.bench.transport.CpuSplit;
+import io.srdma.verbs.CompletionProgress;
 import io.srdma.verbs.CpuAffinity;
 import io.srdma.verbs.CpuSet;
 import io.srdma.verbs.VerbsException;
@@ -34,6 +35,22 @@ final class CpuSplitOption {
     return new CpuSplit(
         one(cl, "--writer-cpus", writerText, allowed),
         one(cl, "--receiver-cpus", receiverText, allowed));
+  }
+
+  /**
+   * {@code --receive-progress}: poller or device.
+   *
+   * @throws ParameterException naming the option and the values it takes
+   */
+  static CompletionProgress progress(CommandLine cl, String text) {
+    if ("poller".equalsIgnoreCase(text)) {
+      return CompletionProgress.POLLER;
+    }
+    if ("device".equalsIgnoreCase(text)) {
+      return CompletionProgress.DEVICE;
+    }
+    throw new ParameterException(
+        cl, "--receive-progress: '" + text + "' is neither poller nor device");
   }
 
   private static CpuSet one(CommandLine cl, String option, String text, CpuSet allowed) {

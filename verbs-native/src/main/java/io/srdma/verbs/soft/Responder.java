@@ -35,14 +35,21 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A responder is a state machine driven by one {@link ResponderLoop} thread, which multiplexes
  * many of them: {@link #drive()} does everything possible without blocking and returns, leaving the
- * interest set and the deadline of what it waits for. Acknowledgements are cumulative: one ACK for
- * the last acknowledged request of all the requests one read brought. Only {@link #close()} and
- * {@link #join()} may be called from other threads.
+ * interest set and the deadline of what it waits for. Once its HELLO is checked and its queue pair
+ * attached, a responder whose queue pair reports receives to a completion queue of {@link
+ * io.srdma.verbs.CompletionProgress#POLLER} moves to that queue's hosted loop (after this drive, so
+ * one thread drives it at a time) and is driven by the queue's poller from then on; there a drive
+ * reads at most {@link #HOSTED_READS} batches, so a streaming peer cannot hold the poller.
+ * Acknowledgements are cumulative: one ACK for the last acknowledged request of all the requests
+ * one read brought. Only {@link #close()} and {@link #join()} may be called from other threads.
  */
 final class Responder {
   private static final Logger LOG = LoggerFactory.getLogger(Responder.class);
 
   private static final int TX_SIZE = 16 * ResponseFlyweight.LENGTH;
+
+  /** Socket reads one drive on a hosted loop makes at most (the poller has completions to open). */
+  static final int HOSTED_READS = 8;
 
   /** A run of receive completions wakes a sleeping poller at least this often. */
   static final int WAKE_EVERY = 16;
@@ -60,7 +67,10 @@ final class Responder {
 
   private final SoftDeviceContext ctx;
   private final SocketChannel channel;
-  private final ResponderLoop loop;
+  private volatile ResponderLoop loop; // changes once at most, by its driver: to a hosted loop
+  private volatile ResponderLoop attachedTo; // the loop whose selector watches us, or null
+  private ResponderLoop moveTo; // set while driving: move there when the drive ends
+  private int readsThisDrive;
   private final ReadAhead readAhead = new ReadAhead();
 
   /** Responses not yet written, in fill mode. */
@@ -144,7 +154,7 @@ final class Responder {
   private int skipLeft;
   private WcStatus skipStatus;
 
-  private boolean terminated;
+  private volatile boolean terminated;
   private final Object released = new Object();
   private boolean isReleased;
 
@@ -160,6 +170,10 @@ final class Responder {
 
   /** Registers with the loop's selector (loop thread). */
   void attach(ResponderLoop owner) {
+    if (terminated) {
+      owner.remove(this); // closed while it was being handed over
+      return;
+    }
     if (move.isClosed()) {
       terminate();
       return;
@@ -172,8 +186,19 @@ final class Responder {
       terminate();
       return;
     }
+    attachedTo = owner;
     owner.wakeBy(deadline);
     drive();
+  }
+
+  /** The loop that drives this responder (any thread; it changes at most once). */
+  ResponderLoop owner() {
+    return loop;
+  }
+
+  /** Whether {@code l}'s selector watches this responder (its driver's thread). */
+  boolean isAttachedTo(ResponderLoop l) {
+    return attachedTo == l;
   }
 
   /** When the loop must look at this responder without an I/O event, or {@link #NO_DEADLINE}. */
@@ -193,6 +218,7 @@ final class Responder {
     if (terminated) {
       return;
     }
+    readsThisDrive = 0;
     try {
       step();
     } catch (MalformedException e) {
@@ -231,6 +257,31 @@ final class Responder {
       terminate();
     }
     wakeReceiver(); // after a failure too: what was completed before it is reported
+    if (moveTo != null) {
+      moveNow();
+    }
+  }
+
+  /**
+   * Hands this responder to the hosted loop of its queue pair's receive queue: the last thing its
+   * old driver does with it. From the hand-over on only the new loop's driver touches it; a poke or
+   * close addressed to the old loop meanwhile is forwarded ({@link ResponderLoop}).
+   */
+  private void moveNow() {
+    ResponderLoop to = moveTo;
+    moveTo = null;
+    if (terminated) {
+      return;
+    }
+    ResponderLoop from = loop;
+    if (key != null) {
+      key.cancel();
+      key = null;
+    }
+    attachedTo = null;
+    from.remove(this);
+    loop = to;
+    to.adopt(this);
   }
 
   private void step() throws IOException {
@@ -246,6 +297,9 @@ final class Responder {
           terminate();
           return;
         }
+      }
+      if (moveTo != null) {
+        return; // the HELLO's answer is out: the rest is the hosted loop's (drive moves it)
       }
       boolean more =
           switch (phase) {
@@ -449,6 +503,10 @@ final class Responder {
     expectedPsn = psn;
     phase = HEADER;
     deadline = NO_DEADLINE;
+    ResponderLoop hosted = q.recvCq().hostedLoop();
+    if (hosted != null && hosted != loop) {
+      moveTo = hosted; // once the HELLO's answer is written (this drive): before anyone polls
+    }
     return true;
   }
 
@@ -465,6 +523,10 @@ final class Responder {
       }
       if (readAhead.takeShortRead()) {
         return waitFor(SelectionKey.OP_READ, readAhead.idle());
+      }
+      if (attachedTo != null && attachedTo.isHosted() && ++readsThisDrive > HOSTED_READS) {
+        // the poller's turn to open what was placed; unread bytes keep the socket selected
+        return waitFor(SelectionKey.OP_READ, NO_DEADLINE);
       }
       if (readAhead.read(channel) > 0) {
         return true;
@@ -879,10 +941,11 @@ final class Responder {
   void close() {
     move.close();
     Requester.closeQuietly(channel);
-    if (loop.inLoop()) {
+    ResponderLoop l = loop;
+    if (l.inLoop()) {
       terminate();
     } else {
-      loop.closeLater(this);
+      l.closeLater(this);
     }
   }
 
@@ -902,6 +965,8 @@ final class Responder {
     if (qp != null && awaitingPost.getAndSet(false)) {
       qp.receiveQueue().cancelWakeOnPost(posted); // an SRQ outlives its queue pairs
     }
+    moveTo = null;
+    attachedTo = null;
     loop.remove(this);
     ctx.forget(this);
     synchronized (released) {

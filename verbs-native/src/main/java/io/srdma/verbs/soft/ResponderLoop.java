@@ -24,8 +24,14 @@ import org.slf4j.LoggerFactory;
  * #PARK_POLL_NANOS} until then, and one waiting for a receive also as soon as one is posted ({@link
  * #poke}).
  *
+ * <p>A loop may also have no thread of its own ({@link #hosted}): a completion queue created with
+ * {@link io.srdma.verbs.CompletionProgress#POLLER} holds one, and whoever polls that queue drives
+ * it ({@link #serviceQueues}, {@link #scanIfDue}) through the queue's selector, under the queue's
+ * poll lock. Responders move there once their queue pair is known and checked ({@link Responder});
+ * connections still in their handshake stay on the device's threaded loops.
+ *
  * <p>Thread-safe entry points: {@link #adopt}, {@link #closeLater}, {@link #poke} and {@link
- * #shutdown}; all else runs on the loop's own thread.
+ * #shutdown}; all else runs on the loop's own thread (hosted: the queue's poller).
  */
 final class ResponderLoop implements Runnable {
   private static final Logger LOG = LoggerFactory.getLogger(ResponderLoop.class);
@@ -42,13 +48,15 @@ final class ResponderLoop implements Runnable {
   private static final long IDLE_SCAN_NANOS = TimeUnit.SECONDS.toNanos(1);
 
   private final Selector selector;
-  private final Thread thread;
+  private final Thread thread; // null when hosted
+  private final SoftCompletionQueue host; // the queue whose poller drives a hosted loop, else null
   private final ThreadPlacement placement;
   private final Queue<Responder> adopted = new ConcurrentLinkedQueue<>();
   private final Queue<Responder> closing = new ConcurrentLinkedQueue<>();
   private final Queue<Responder> poked = new ConcurrentLinkedQueue<>();
   private final AtomicLong pokes = new AtomicLong();
   private final ArrayList<Responder> members = new ArrayList<>();
+  private volatile int memberCount; // members.size(), for other threads (tests)
   private final Consumer<SelectionKey> onReady = ResponderLoop::ready;
   private long nextScanNanos;
 
@@ -73,7 +81,34 @@ final class ResponderLoop implements Runnable {
     selector = Selector.open();
     thread = new Thread(this, name);
     thread.setDaemon(true);
+    host = null;
     nextScanNanos = System.nanoTime() + IDLE_SCAN_NANOS;
+  }
+
+  private ResponderLoop(SoftCompletionQueue host, Selector selector) {
+    this.placement = new ThreadPlacement(null);
+    this.selector = selector;
+    this.thread = null;
+    this.host = host;
+    nextScanNanos = System.nanoTime() + IDLE_SCAN_NANOS;
+  }
+
+  /**
+   * A loop without a thread, driven by the pollers of {@code host} through its {@code selector}
+   * (the queue's own, which also watches its requesters' responses).
+   */
+  static ResponderLoop hosted(SoftCompletionQueue host, Selector selector) {
+    return new ResponderLoop(host, selector);
+  }
+
+  /** The responders this loop drives now (any thread; tests). */
+  int memberCount() {
+    return memberCount;
+  }
+
+  /** Whether pollers of a completion queue drive this loop (it has no thread). */
+  boolean isHosted() {
+    return host != null;
   }
 
   /**
@@ -86,30 +121,40 @@ final class ResponderLoop implements Runnable {
     placement.awaitApplied("soft responder " + thread.getName());
   }
 
+  /** Whether the calling thread may drive this loop's responders now. */
   boolean inLoop() {
-    return Thread.currentThread() == thread;
+    return host == null ? Thread.currentThread() == thread : host.pollingHere();
   }
 
-  /** Takes over a freshly accepted connection (any thread). */
+  /** Takes over a freshly accepted connection, or one moving here (any thread). */
   void adopt(Responder r) {
     adopted.add(r);
     selector.wakeup();
   }
 
-  /** Asks the loop to drop {@code r} (any thread); the responder already marked itself closed. */
+  /**
+   * Asks the loop to drop {@code r} (any thread); the responder already marked itself closed. A
+   * hosted loop whose queue nobody polls right now drops it at once, on the calling thread.
+   */
   void closeLater(Responder r) {
+    if (host != null && host.runIfIdle(r::terminate)) {
+      return;
+    }
     closing.add(r);
     selector.wakeup();
   }
 
   /**
    * Asks the loop to drive {@code r} now, not at its next timed look (any thread): a receive it
-   * waits for was posted.
+   * waits for was posted. The poller of a hosted loop itself (reposting after it polled) needs no
+   * wake-up: it drives {@code r} at its next poll.
    */
   void poke(Responder r) {
     pokes.incrementAndGet();
     poked.add(r);
-    selector.wakeup();
+    if (host == null || !host.isPoller()) {
+      selector.wakeup();
+    }
   }
 
   /** Responders driven early by {@link #poke} so far (any thread; tests). */
@@ -204,6 +249,7 @@ final class ResponderLoop implements Runnable {
     Responder r;
     while ((r = adopted.poll()) != null) {
       members.add(r);
+      memberCount = members.size();
       r.attach(this);
     }
   }
@@ -211,15 +257,65 @@ final class ResponderLoop implements Runnable {
   private void takePoked() {
     Responder r;
     while ((r = poked.poll()) != null) {
-      r.drive(); // a terminated one returns at once
+      ResponderLoop owner = r.owner();
+      if (owner != this) {
+        owner.poke(r); // it moved to another loop after the poke was addressed here
+      } else if (r.isAttachedTo(this)) {
+        r.drive(); // a terminated one returns at once
+      } // else: not taken over yet; attach drives it
     }
   }
 
   private void takeClosing() {
     Responder r;
     while ((r = closing.poll()) != null) {
-      r.terminate();
+      ResponderLoop owner = r.owner();
+      if (owner != this) {
+        owner.closeLater(r);
+      } else {
+        r.terminate();
+      }
     }
+  }
+
+  // ---- hosted: driven by a completion queue's poller, under its poll lock ----
+
+  /** Takes what other threads handed over: connections moving here, closes and pokes. */
+  void serviceQueues() {
+    if (!adopted.isEmpty()) {
+      takeAdopted();
+    }
+    if (!closing.isEmpty()) {
+      takeClosing();
+    }
+    if (!poked.isEmpty()) {
+      takePoked();
+    }
+  }
+
+  /** Drives the responders whose timer is due, if any may be. */
+  void scanIfDue(long now) {
+    if (now - nextScanNanos >= 0) {
+      scan(now);
+    }
+  }
+
+  /** When a hosted poller must look at this loop's timers next. */
+  long nextScanNanos() {
+    return nextScanNanos;
+  }
+
+  /** A hosted loop's queue is closing: drop every responder still here (caller polls). */
+  void terminateAll() {
+    serviceQueues();
+    for (int i = members.size() - 1; i >= 0; i--) {
+      if (i < members.size()) {
+        members.get(i).terminate(); // removes itself
+      }
+    }
+    members.clear();
+    memberCount = 0;
+    drainAfterStop();
   }
 
   /** Forgets a terminated responder (loop thread). */
@@ -229,6 +325,7 @@ final class ResponderLoop implements Runnable {
       int last = members.size() - 1;
       members.set(i, members.get(last));
       members.remove(last);
+      memberCount = members.size();
     }
   }
 

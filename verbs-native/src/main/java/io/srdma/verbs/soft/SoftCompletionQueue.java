@@ -1,6 +1,7 @@
 package io.srdma.verbs.soft;
 
 import io.srdma.verbs.BackoffIdleStrategy;
+import io.srdma.verbs.CompletionProgress;
 import io.srdma.verbs.CompletionQueue;
 import io.srdma.verbs.VerbsException;
 import io.srdma.verbs.WcOpcode;
@@ -25,6 +26,13 @@ import java.util.concurrent.locks.ReentrantLock;
  * opened when the first of them posts a remote request ({@link #attach}): a queue of receives or of
  * local operations only (a host's per-session send queue, which binds and invalidates windows)
  * holds no descriptor. Until then a waiting poller parks and {@link #push} unparks it.
+ *
+ * <p>Created with {@link CompletionProgress#POLLER} it opens its selector at once and holds a
+ * {@link ResponderLoop#hosted hosted responder loop}: the responders of the queue pairs whose
+ * receive queue this is move here once their connection is checked, and every {@link #poll} and
+ * {@link #await} also reads and places their incoming requests, on the polling thread, under the
+ * poll lock (one driver at a time). No thread of the device then sits between a request and its
+ * completion.
  */
 final class SoftCompletionQueue implements CompletionQueue {
 
@@ -49,12 +57,96 @@ final class SoftCompletionQueue implements CompletionQueue {
   private volatile Selector selector; // opened by the first attach, under this object's monitor
   private final ReentrantLock pollLock = new ReentrantLock();
 
+  /** The responders its pollers drive ({@link CompletionProgress#POLLER}), else null. */
+  private final ResponderLoop hosted;
+
+  /** The thread that last took the poll lock (hosted only): its pokes need no wake-up. */
+  private volatile Thread poller;
+
+  /** Polls since the hosted loop's timers were last looked at. */
+  private int pollsSinceScan;
+
+  /** Polls between two looks at the hosted loop's timers (a power of two). */
+  static final int SCAN_EVERY = 64;
+
   /** How {@link #await} waits: spins, then yields, then sleeps in the selector. */
   private final BackoffIdleStrategy idle = new BackoffIdleStrategy();
 
   SoftCompletionQueue(SoftDeviceContext ctx, int capacity) {
     this.ctx = ctx;
+    this.hosted = null;
     allocate(capacity);
+  }
+
+  /**
+   * @throws VerbsException IO when {@code progress} is {@link CompletionProgress#POLLER} and no
+   *     selector can be opened (no descriptor left)
+   */
+  SoftCompletionQueue(SoftDeviceContext ctx, int capacity, CompletionProgress progress) {
+    this.ctx = ctx;
+    allocate(capacity);
+    if (progress == CompletionProgress.POLLER) {
+      try {
+        selector = Selector.open();
+      } catch (IOException e) {
+        throw new VerbsException(
+            VerbsException.Reason.IO,
+            "create_cq",
+            "cannot open the completion queue's selector",
+            e);
+      }
+      hosted = ResponderLoop.hosted(this, selector);
+    } else {
+      hosted = null;
+    }
+  }
+
+  /** The loop this queue's pollers drive, or null when the device's threads place requests. */
+  ResponderLoop hostedLoop() {
+    return hosted;
+  }
+
+  /** Whether the calling thread holds the poll lock (drives the hosted loop now). */
+  boolean pollingHere() {
+    return pollLock.isHeldByCurrentThread();
+  }
+
+  /** Whether the calling thread is the one that polled last (it will poll again). */
+  boolean isPoller() {
+    return poller == Thread.currentThread();
+  }
+
+  /**
+   * Runs {@code action} as the hosted loop's driver if nobody polls right now (or the caller does).
+   *
+   * @return false if another thread holds the poll lock (it will see what is queued for it)
+   */
+  boolean runIfIdle(Runnable action) {
+    if (pollLock.isHeldByCurrentThread()) {
+      action.run();
+      return true;
+    }
+    if (!pollLock.tryLock()) {
+      return false;
+    }
+    try {
+      action.run();
+      return true;
+    } finally {
+      pollLock.unlock();
+    }
+  }
+
+  /** Under the poll lock: what the hosted loop was handed, and its timers now and then. */
+  private void serviceHosted(boolean lookAtClock) {
+    Thread t = Thread.currentThread();
+    if (poller != t) {
+      poller = t;
+    }
+    hosted.serviceQueues();
+    if (lookAtClock || (++pollsSinceScan & (SCAN_EVERY - 1)) == 0) {
+      hosted.scanIfDue(System.nanoTime());
+    }
   }
 
   /**
@@ -192,6 +284,9 @@ final class SoftCompletionQueue implements CompletionQueue {
     if (pollLock.tryLock()) {
       try {
         selectNow();
+        if (hosted != null) {
+          serviceHosted(false);
+        }
       } finally {
         pollLock.unlock();
       }
@@ -207,6 +302,9 @@ final class SoftCompletionQueue implements CompletionQueue {
       idle.reset();
       while (true) {
         selectNow();
+        if (hosted != null) {
+          serviceHosted(true);
+        }
         int n = drain(out);
         if (n > 0) {
           return n;
@@ -231,6 +329,9 @@ final class SoftCompletionQueue implements CompletionQueue {
           if (s == null) {
             LockSupport.parkNanos(this, left); // push and attach unpark
           } else {
+            if (hosted != null) {
+              left = Math.min(left, hosted.nextScanNanos() - System.nanoTime());
+            }
             s.select(
                 SoftCompletionQueue::progress, Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
           }
@@ -247,9 +348,17 @@ final class SoftCompletionQueue implements CompletionQueue {
     }
   }
 
-  /** A connection has responses: read them (a static method reference allocates nothing). */
+  /**
+   * A connection has responses to read (a requester's) or requests to place (a hosted responder's);
+   * a static method reference allocates nothing.
+   */
   private static void progress(SelectionKey key) {
-    ((Requester) key.attachment()).progress();
+    Object a = key.attachment();
+    if (a instanceof Requester r) {
+      r.progress();
+    } else if (key.isValid()) {
+      ((Responder) a).drive();
+    }
   }
 
   /** Handles responses that arrived on attached connections; caller holds the poll lock. */
@@ -289,13 +398,19 @@ final class SoftCompletionQueue implements CompletionQueue {
   }
 
   @Override
-  public synchronized void close() {
-    if (closed) {
-      return;
+  public void close() {
+    Selector s;
+    synchronized (this) {
+      if (closed) {
+        return;
+      }
+      users.requireNone("destroy_cq", "completion queue");
+      closed = true;
+      s = selector;
     }
-    users.requireNone("destroy_cq", "completion queue");
-    closed = true;
-    Selector s = selector;
+    if (hosted != null) {
+      stopHosted(); // outside the monitor: a poller draining takes it while holding the poll lock
+    }
     try {
       if (s != null) {
         s.close();
@@ -305,6 +420,29 @@ final class SoftCompletionQueue implements CompletionQueue {
           VerbsException.Reason.IO, "destroy_cq", "closing the selector failed", e);
     }
     ctx.children().remove(SoftDeviceContext.COMPLETION_QUEUE);
+  }
+
+  /**
+   * Drops the responders still on the hosted loop (their queue pairs are gone: closed ones queued
+   * their close here). Waits a bounded time for a poller still inside {@link #await}.
+   */
+  private void stopHosted() {
+    Selector s = selector;
+    s.wakeup();
+    boolean locked = false;
+    try {
+      locked = pollLock.tryLock(1, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    if (!locked) {
+      return; // the selector's close below cancels their keys; their channels are closed already
+    }
+    try {
+      hosted.terminateAll();
+    } finally {
+      pollLock.unlock();
+    }
   }
 
   /** Whether the selector is open: some queue pair posted a remote request on this CQ. */

@@ -1,5 +1,6 @@
 package io.srdma.verbs.soft;
 
+import io.srdma.verbs.CompletionProgress;
 import io.srdma.verbs.CompletionQueue;
 import io.srdma.verbs.Device;
 import io.srdma.verbs.DeviceAttributes;
@@ -20,6 +21,7 @@ import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.security.SecureRandom;
 import java.time.Duration;
+import java.util.Objects;
 import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -393,14 +395,30 @@ final class SoftDeviceContext implements DeviceContext {
   }
 
   @Override
-  public synchronized CompletionQueue createCompletionQueue(int capacity) {
+  public CompletionQueue createCompletionQueue(int capacity) {
+    return createCompletionQueue(capacity, CompletionProgress.DEVICE);
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>{@link CompletionProgress#POLLER}: the queue opens its selector now (one descriptor) and its
+   * pollers place the requests of the queue pairs whose receive queue it is ({@link
+   * SoftCompletionQueue}).
+   *
+   * @throws VerbsException IO when a POLLER queue's selector cannot be opened
+   */
+  @Override
+  public synchronized CompletionQueue createCompletionQueue(
+      int capacity, CompletionProgress progress) {
     requireOpen("create_cq");
+    Objects.requireNonNull(progress, "progress");
     if (capacity < 1 || capacity > MAX_CQE) {
       throw new VerbsException(
           VerbsException.Reason.INVALID_ARGUMENT, "create_cq", "capacity must be 1.." + MAX_CQE);
     }
     // built first: a CQ whose construction fails (no descriptor left) is no child to wait for
-    SoftCompletionQueue cq = new SoftCompletionQueue(this, capacity);
+    SoftCompletionQueue cq = new SoftCompletionQueue(this, capacity, progress);
     children.add(COMPLETION_QUEUE);
     return cq;
   }
