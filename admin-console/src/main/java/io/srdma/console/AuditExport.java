@@ -1,6 +1,7 @@
 package io.srdma.console;
 
 import io.vertx.core.Future;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.ext.web.RoutingContext;
 
@@ -9,7 +10,9 @@ import io.vertx.ext.web.RoutingContext;
  * the client has taken the last (back-pressure): it holds about one chunk, whatever the log's size.
  * A read that fails after the first chunk went out resets the stream, so a cut-short download fails
  * visibly rather than looking complete. The chunks are read on the heavy pool under the export's
- * place ({@link HeavyWork}), given back once the export ends, however it ends.
+ * place ({@link HeavyWork}), given back once the export ends, however it ends: a client that leaves
+ * what was sent untaken past the write timeout ({@link WriteDeadlines}) has its connection closed,
+ * which ends it.
  */
 final class AuditExport {
   /** About how many characters of lines one chunk holds. */
@@ -74,10 +77,12 @@ final class AuditExport {
           String text = ar.result();
           if (text == null) {
             finish();
-            r.end();
+            WriteDeadlines.end(ctx, Buffer.buffer());
             return;
           }
-          r.write(text);
+          // in pieces the client must take in time (WriteDeadlines): one that stops reading has
+          // its connection closed, which ends the export and gives its place back
+          WriteDeadlines.write(ctx, Buffer.buffer(text));
           if (r.writeQueueFull()) {
             r.drainHandler(v -> readNext());
           } else {

@@ -7,6 +7,7 @@ import io.srdma.policy.ConsoleUser;
 import io.srdma.policy.ConsoleUsers;
 import io.srdma.policy.Policy;
 import io.vertx.core.WorkerExecutor;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -170,14 +171,18 @@ final class AuthRoutes {
     String user = user(ctx);
     String remote = ctx.request().remoteAddress().host();
     if (!sessions.end(ctx)) {
-      ctx.response().setStatusCode(204).end();
+      ctx.response().setStatusCode(204);
+      WriteDeadlines.end(ctx, Buffer.buffer());
       return;
     }
     Blocking.runOn(
         ctx,
         prompt,
         () -> trail.consoleLogout(user, remote),
-        head -> ctx.response().setStatusCode(204).end());
+        head -> {
+          ctx.response().setStatusCode(204);
+          WriteDeadlines.end(ctx, Buffer.buffer());
+        });
   }
 
   void me(RoutingContext ctx) {

@@ -58,6 +58,16 @@ public final class ConsoleConfig {
   /** Longest {@link #requestReadTimeout(Duration)} accepted. */
   public static final Duration REQUEST_READ_TIMEOUT_MAX = Duration.ofHours(1);
 
+  /**
+   * Default time a client has to take each piece of a response the console is sending (nginx's
+   * {@code send_timeout}): a client that stops reading holds its heavy-request place and its
+   * answer's memory for at most this long.
+   */
+  public static final Duration RESPONSE_WRITE_TIMEOUT_DEFAULT = Duration.ofSeconds(60);
+
+  /** Longest {@link #responseWriteTimeout(Duration)} accepted. */
+  public static final Duration RESPONSE_WRITE_TIMEOUT_MAX = Duration.ofHours(1);
+
   private String host = System.getProperty(HOST_PROP_NAME, HOST_DEFAULT);
   private int port = Integer.getInteger(PORT_PROP_NAME, PORT_DEFAULT);
   private Credential credential;
@@ -69,6 +79,7 @@ public final class ConsoleConfig {
   private Duration streamInterval = STREAM_INTERVAL_DEFAULT;
   private char[] metricsToken;
   private Duration requestReadTimeout = REQUEST_READ_TIMEOUT_DEFAULT;
+  private Duration responseWriteTimeout = RESPONSE_WRITE_TIMEOUT_DEFAULT;
 
   /** Settings with every default; a certificate must still be set. */
   public ConsoleConfig() {}
@@ -240,6 +251,28 @@ public final class ConsoleConfig {
   }
 
   /**
+   * How long a client may leave the response it is being sent untaken: while some of it waits to be
+   * sent, a piece of it (at most 16 KiB) must go out within this time of its being written or of
+   * the previous piece going out. Else the connection is closed, what was not sent is dropped and
+   * the response abandoned (an export's heavy-request place given back). A piece goes out when the
+   * kernel takes more, each time about a third of the connection's socket send buffer has drained
+   * (Linux grows it up to 4 MiB by default): a client that keeps taking that much per timeout is
+   * never cut, however long its answer.
+   *
+   * @param timeout at least 100 ms, at most {@link #RESPONSE_WRITE_TIMEOUT_MAX}
+   * @return this
+   */
+  public ConsoleConfig responseWriteTimeout(Duration timeout) {
+    this.responseWriteTimeout = timeout;
+    return this;
+  }
+
+  /** How long a piece of a response may wait for its client to take it. */
+  public Duration responseWriteTimeout() {
+    return responseWriteTimeout;
+  }
+
+  /**
    * A bearer token that lets a Prometheus scraper read {@code /metrics} without logging in. Without
    * one, {@code /metrics} needs a console login like every other page.
    *
@@ -300,6 +333,15 @@ public final class ConsoleConfig {
               + REQUEST_READ_TIMEOUT_MAX
               + ": "
               + requestReadTimeout);
+    }
+    if (responseWriteTimeout == null
+        || responseWriteTimeout.compareTo(Duration.ofMillis(100)) < 0
+        || responseWriteTimeout.compareTo(RESPONSE_WRITE_TIMEOUT_MAX) > 0) {
+      throw new ConsoleException(
+          "responseWriteTimeout must be from 100 ms to "
+              + RESPONSE_WRITE_TIMEOUT_MAX
+              + ": "
+              + responseWriteTimeout);
     }
     if (metricsToken != null && metricsToken.length < 32) {
       throw new ConsoleException("metricsToken must be at least 32 characters");

@@ -43,6 +43,7 @@ final class ConsoleMetrics {
   final Counter revocations;
   final Counter reloadsApplied;
   final Counter reloadsRejected;
+  final Counter responseWriteTimeouts;
 
   ConsoleMetrics() {
     this(AeadSelection::current);
@@ -104,6 +105,10 @@ final class ConsoleMetrics {
             .register(registry);
     reloadsApplied = reload("applied");
     reloadsRejected = reload("rejected");
+    responseWriteTimeouts =
+        Counter.builder("srdma.console.response.write.timeouts")
+            .description("connections closed: their client took none of a response in time")
+            .register(registry);
   }
 
   /**

@@ -119,6 +119,11 @@ public final class ConsoleServer implements AutoCloseable {
     return verticle.bodyBytesReserved();
   }
 
+  /** Heavy requests holding a place now, all users together (tests). */
+  int heavyInFlight() {
+    return verticle.heavyInFlight();
+  }
+
   /** Stops the server and its Vert.x instance, waiting at most {@link #CLOSE_TIMEOUT}. */
   @Override
   public void close() {

@@ -8,6 +8,7 @@ import io.vertx.core.Future;
 import io.vertx.core.Handler;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.WorkerExecutor;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.HttpServerResponse;
@@ -45,7 +46,9 @@ final class ConsoleVerticle extends VerticleBase {
 
   /**
    * A connection that sends and receives nothing this long is closed (slow or stuck clients); one
-   * that trickles a byte at a time is bounded by {@link ConsoleConfig#requestReadTimeout} instead.
+   * that trickles a byte at a time is bounded by {@link ConsoleConfig#requestReadTimeout} instead,
+   * and one that takes its answer slowly or not at all by {@link
+   * ConsoleConfig#responseWriteTimeout}.
    */
   static final int IDLE_TIMEOUT_SECONDS = 60;
 
@@ -94,6 +97,7 @@ final class ConsoleVerticle extends VerticleBase {
   private HttpServer server;
   private WorkerExecutor applies;
   private WorkerExecutor heavyPool;
+  private HeavyWork heavy;
   private WorkerExecutor prompt;
   private AuthRoutes auth;
   private ConsoleSessions sessions;
@@ -122,6 +126,10 @@ final class ConsoleVerticle extends VerticleBase {
     return bodies.reserved();
   }
 
+  int heavyInFlight() {
+    return heavy.inFlight();
+  }
+
   @Override
   public Future<?> start() {
     LoginLimiter limiter =
@@ -148,7 +156,7 @@ final class ConsoleVerticle extends VerticleBase {
     // audit pages, export and verify, policy validate: their own bounded pool and per-session and
     // per-user limits, so a flood of them never queues in front of a login or a revoke
     heavyPool = vertx.createSharedWorkerExecutor(HeavyWork.EXECUTOR, HeavyWork.THREADS);
-    HeavyWork heavy = new HeavyWork(heavyPool);
+    heavy = new HeavyWork(heavyPool);
     PolicyRoutes policy =
         new PolicyRoutes(
             backend,
@@ -166,8 +174,13 @@ final class ConsoleVerticle extends VerticleBase {
 
     // every request's head and body must arrive within the read timeout, whoever sends it
     ReadDeadlines deadlines = new ReadDeadlines(vertx, config.requestReadTimeout().toMillis());
+    // and what it is sent must be taken, a piece at a time, within the write timeout
+    WriteDeadlines writes =
+        new WriteDeadlines(
+            vertx, config.responseWriteTimeout().toMillis(), metrics.responseWriteTimeouts);
     Router router = Router.router(vertx);
     router.route().handler(deadlines::request);
+    router.route().handler(writes::request);
     router.route().handler(ConsoleVerticle::securityHeaders);
     router.route().handler(RequestTarget::check);
     router.route().handler(sessions::attach);
@@ -311,10 +324,10 @@ final class ConsoleVerticle extends VerticleBase {
         () -> {
           return metrics.scrape(backend.stats(), deviceCounters());
         },
-        text ->
-            ctx.response()
-                .putHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-                .end(text));
+        text -> {
+          ctx.response().putHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+          WriteDeadlines.end(ctx, Buffer.buffer(text));
+        });
   }
 
   /** The backend's device counters; a failure to read them costs them, never the scrape. */

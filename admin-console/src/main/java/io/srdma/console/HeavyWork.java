@@ -116,6 +116,11 @@ final class HeavyWork {
     return new Permit(s, user);
   }
 
+  /** Heavy requests running or queued now, all users together (tests). */
+  synchronized int inFlight() {
+    return inFlight;
+  }
+
   private synchronized void release(Permit p) {
     if (p.released) {
       return;

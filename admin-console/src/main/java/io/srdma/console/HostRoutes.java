@@ -6,6 +6,7 @@ import io.srdma.policy.PeerEntry;
 import io.srdma.policy.Tenant;
 import io.vertx.core.Vertx;
 import io.vertx.core.WorkerExecutor;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -78,7 +79,7 @@ final class HostRoutes {
     r.setChunked(true)
         .putHeader("Content-Type", "text/event-stream; charset=utf-8")
         .putHeader("Cache-Control", "no-store");
-    r.write("retry: 2000\n\n");
+    WriteDeadlines.write(ctx, Buffer.buffer("retry: 2000\n\n"));
     long end = System.nanoTime() + STREAM_LIFETIME.toNanos();
     long[] timer = new long[1];
     boolean[] busy = new boolean[1];
@@ -93,7 +94,7 @@ final class HostRoutes {
               }
               if (System.nanoTime() - end > 0 || !live.test(session)) {
                 vertx.cancelTimer(id);
-                r.end();
+                WriteDeadlines.end(ctx, Buffer.buffer());
                 return;
               }
               if (busy[0]) {
@@ -111,12 +112,18 @@ final class HostRoutes {
                         if (!live.test(session)) {
                           // the session ended while the snapshot was taken
                           vertx.cancelTimer(timer[0]);
-                          r.end();
+                          WriteDeadlines.end(ctx, Buffer.buffer());
                           return;
                         }
-                        if (ar.succeeded()) {
-                          r.write(
-                              "event: stats\ndata: " + statsJson(ar.result()).encode() + "\n\n");
+                        // a client not taking its events: skip a beat rather than queue them;
+                        // one taking none within the write timeout is cut (WriteDeadlines)
+                        if (ar.succeeded() && !r.writeQueueFull()) {
+                          WriteDeadlines.write(
+                              ctx,
+                              Buffer.buffer(
+                                  "event: stats\ndata: "
+                                      + statsJson(ar.result()).encode()
+                                      + "\n\n"));
                         }
                       });
             });

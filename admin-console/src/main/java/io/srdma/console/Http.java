@@ -1,5 +1,6 @@
 package io.srdma.console;
 
+import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
@@ -20,7 +21,8 @@ final class Http {
       return;
     }
     ctx.response().setStatusCode(status).putHeader("Content-Type", JSON);
-    ctx.response().end(body instanceof JsonObject o ? o.encode() : String.valueOf(body));
+    String text = body instanceof JsonObject o ? o.encode() : String.valueOf(body);
+    WriteDeadlines.end(ctx, Buffer.buffer(text));
   }
 
   static void error(RoutingContext ctx, int status, String code, String message) {

@@ -22,7 +22,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * </ul>
  *
  * <p>A response that takes long (the event stream, an export) is not bounded here: its request has
- * been read. The handlers run on the server's event loop; the table of connections is concurrent.
+ * been read ({@link WriteDeadlines} bounds how long its client may leave it untaken). The handlers
+ * run on the server's event loop; the table of connections is concurrent.
  */
 final class ReadDeadlines {
   private static final org.slf4j.Logger LOG =

@@ -87,6 +87,28 @@ class ConsoleConfigTest {
     assertEquals(
         Duration.ofSeconds(60),
         new ConsoleConfig().tls(cert, List.of()).conclude().requestReadTimeout());
+    for (Duration bad :
+        new Duration[] {
+          null, Duration.ZERO, Duration.ofMillis(99), Duration.ofHours(1).plusNanos(1)
+        }) {
+      assertTrue(
+          assertThrows(
+                  ConsoleException.class,
+                  () ->
+                      new ConsoleConfig().tls(cert, List.of()).responseWriteTimeout(bad).conclude())
+              .getMessage()
+              .contains("responseWriteTimeout"));
+    }
+    assertEquals(
+        Duration.ofSeconds(60),
+        new ConsoleConfig().tls(cert, List.of()).conclude().responseWriteTimeout());
+    assertEquals(
+        Duration.ofMillis(100),
+        new ConsoleConfig()
+            .tls(cert, List.of())
+            .responseWriteTimeout(Duration.ofMillis(100))
+            .conclude()
+            .responseWriteTimeout());
   }
 
   @Test
