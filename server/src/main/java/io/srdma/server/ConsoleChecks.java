@@ -118,6 +118,7 @@ final class ConsoleChecks {
             .sessionLifetime(c.consoleSessionLifetime)
             .loginLimit(c.consoleLoginAttempts, c.consoleLoginWindow)
             .requestReadTimeout(c.consoleRequestReadTimeout)
+            .responseWriteTimeout(c.consoleResponseWriteTimeout)
             .metricsToken(token);
     Passphrases.wipe(token);
     try {

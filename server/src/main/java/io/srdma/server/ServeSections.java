@@ -44,7 +44,8 @@ abstract class ServeSections extends ConfigReader {
           "session-lifetime",
           "login-attempts",
           "login-window",
-          "request-read-timeout");
+          "request-read-timeout",
+          "response-write-timeout");
   private static final List<String> LIMIT_KEYS =
       List.of(
           "max-sessions",
@@ -129,6 +130,8 @@ abstract class ServeSections extends ConfigReader {
   int consoleLoginAttempts = 5;
   Duration consoleLoginWindow = Duration.ofMinutes(5);
   Duration consoleRequestReadTimeout = io.srdma.console.ConsoleConfig.REQUEST_READ_TIMEOUT_DEFAULT;
+  Duration consoleResponseWriteTimeout =
+      io.srdma.console.ConsoleConfig.RESPONSE_WRITE_TIMEOUT_DEFAULT;
 
   /** The {@code policy.watch} entry as written, or null: a cluster section refuses it. */
   Entry watchPolicyWritten;
@@ -181,18 +184,31 @@ abstract class ServeSections extends ConfigReader {
         intOr(f.get("login-attempts"), "console.login-attempts", 1, 1_000, consoleLoginAttempts);
     consoleLoginWindow =
         durationOr(f.get("login-window"), "console.login-window", consoleLoginWindow);
-    Entry read = f.get("request-read-timeout");
-    Duration readTimeout =
-        durationOr(read, "console.request-read-timeout", consoleRequestReadTimeout);
-    if (readTimeout.compareTo(Duration.ofMillis(100)) < 0
-        || readTimeout.compareTo(io.srdma.console.ConsoleConfig.REQUEST_READ_TIMEOUT_MAX) > 0) {
+    consoleRequestReadTimeout =
+        consoleTimeout(
+            f.get("request-read-timeout"),
+            "console.request-read-timeout",
+            consoleRequestReadTimeout,
+            io.srdma.console.ConsoleConfig.REQUEST_READ_TIMEOUT_MAX);
+    consoleResponseWriteTimeout =
+        consoleTimeout(
+            f.get("response-write-timeout"),
+            "console.response-write-timeout",
+            consoleResponseWriteTimeout,
+            io.srdma.console.ConsoleConfig.RESPONSE_WRITE_TIMEOUT_MAX);
+  }
+
+  /** A console deadline from 100ms to {@code max} (1h), or {@code current} (with an error). */
+  private Duration consoleTimeout(Entry e, String key, Duration current, Duration max) {
+    Duration d = durationOr(e, key, current);
+    if (d.compareTo(Duration.ofMillis(100)) < 0 || d.compareTo(max) > 0) {
       error(
-          read.value(),
-          "console.request-read-timeout",
-          "must be from 100ms to 1h, got '" + ((ScalarNode) read.value()).getValue().trim() + "'");
-    } else {
-      consoleRequestReadTimeout = readTimeout;
+          e.value(),
+          key,
+          "must be from 100ms to 1h, got '" + ((ScalarNode) e.value()).getValue().trim() + "'");
+      return current;
     }
+    return d;
   }
 
   final void readDevice(Node node) {
