@@ -309,15 +309,32 @@ public final class TlsConnection {
     try {
       tasks.execute(
           () -> {
-            Runnable t;
-            while ((t = engine.getDelegatedTask()) != null) {
-              t.run();
+            try {
+              Runnable t;
+              while ((t = engine.getDelegatedTask()) != null) {
+                t.run();
+              }
+            } catch (RuntimeException | StackOverflowError e) {
+              // the engine reports its tasks' exceptions itself; what escapes it left the
+              // handshake half done: the connection fails now instead of sitting, tasks pending,
+              // until a deadline that would blame the host. The stack has unwound: the worker
+              // goes on.
+              loop.execute(() -> taskFailed(e));
+              return;
+            } catch (Error e) {
+              loop.execute(() -> taskFailed(e));
+              throw e; // the VM's trouble, not this connection's: the worker's owner sees it
             }
             loop.execute(this::tasksDone);
           });
     } catch (RejectedExecutionException e) {
       fail(new IOException("the host is closing"));
     }
+  }
+
+  private void taskFailed(Throwable e) {
+    runningTasks = false;
+    fail(new SSLException("a TLS handshake task failed: " + e.getClass().getName(), e));
   }
 
   private void tasksDone() {
