@@ -72,6 +72,12 @@ public class KeyExchangeException extends RuntimeException {
     PROTOCOL_VERSION(Category.TLS),
     /** The handshake did not finish within its deadline. */
     HANDSHAKE_TIMEOUT(Category.TLS),
+    /**
+     * The peer sent more bytes before its handshake finished than any handshake of this deployment
+     * needs (a certificate too large, too deeply nested, or too many of them): refused before the
+     * bytes were parsed (docs/keys.md).
+     */
+    HANDSHAKE_TOO_LARGE(Category.TLS),
     /** The handshake failed for another reason (alert, closed connection, I/O error). */
     HANDSHAKE_FAILED(Category.TLS),
     /**

@@ -41,6 +41,13 @@ import javax.net.ssl.TrustManager;
  * certificate again with the deployment trust (CA, CRL, validity, usage, role, expected identity),
  * so a revocation that lands during a handshake still counts.
  *
+ * <p>A peer's certificates are parsed by the JDK before it is authenticated. On blocking sockets
+ * ({@link #handshake}, {@link #connect}) what a peer may send for that is bounded only by the JDK
+ * ({@code jdk.tls.maxHandshakeMessageSize}, 32 KiB, enough for a certificate nested deep enough to
+ * overflow a thread's stack): serve untrusted peers through engines on the secure channel's
+ * transport, which takes at most 16 KiB before the handshake finished, or lower that property
+ * (docs/keys.md, "Certificates from peers not yet authenticated").
+ *
  * <p>Typical server use:
  *
  * <pre>{@code

@@ -7,6 +7,7 @@ import io.srdma.channel.protocol.Frame;
 import io.srdma.channel.protocol.FrameReader;
 import io.srdma.channel.protocol.MessageType;
 import io.srdma.channel.protocol.Side;
+import io.srdma.keys.KeyExchangeException;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
@@ -37,7 +38,9 @@ import javax.net.ssl.SSLProtocolException;
  * the peer: what the socket does not take at once waits in a buffer of one TLS record, grown to at
  * most {@value #MAX_PENDING_RECORDS} records for a peer that reads slowly; a write that would need
  * more closes the connection (the peer stopped reading) and fails. So no thread of the owner is
- * ever held by a peer that does not read.
+ * ever held by a peer that does not read. Before the handshake finished, a peer may send at most
+ * {@value #MAX_HANDSHAKE_BYTES} bytes in all: its certificates are parsed before it is
+ * authenticated.
  *
  * <p>Thread safety: {@link #onReady} and {@link #register} run on the loop's thread; {@link
  * #nextFrame} on one consuming thread at a time; {@link #output} is thread-safe (each write is one
@@ -57,6 +60,19 @@ public final class TlsConnection {
 
   /** Most TLS records' worth of bytes a connection holds for a peer that does not read them. */
   public static final int MAX_PENDING_RECORDS = 4;
+
+  /**
+   * Most bytes a peer may send before the TLS handshake finished, records and all. Everything the
+   * peer sends before it is authenticated, its certificate chain above all, is parsed by the JDK
+   * (the X.509 parser recurses into constructed values); the JDK's own bound is one 32 KiB
+   * handshake message ({@code jdk.tls.maxHandshakeMessageSize}), enough for a certificate nested
+   * 8,000 deep that overflows a worker's stack. A deployment's handshake sends about 1.4 KiB each
+   * way (JDK 17, two P-256 certificates); 16 KiB leaves room for larger key shares and a
+   * HelloRetryRequest, while a certificate that fits in it nests at most about 3,700 deep, which
+   * the JDK parses on a default 1 MiB stack. The bytes past it are never handed to the engine: the
+   * connection fails with {@link KeyExchangeException.Reason#HANDSHAKE_TOO_LARGE}.
+   */
+  public static final int MAX_HANDSHAKE_BYTES = 16 * 1024;
 
   private final EventLoop loop;
   private final SocketChannel channel;
@@ -79,6 +95,7 @@ public final class TlsConnection {
   private volatile boolean runningTasks; // written on the loop thread
   private volatile boolean readsPaused;
   private volatile int firstByte = -1;
+  private long handshakeBytes; // loop thread: read before the handshake finished
   private volatile boolean handshakeFinished;
   private volatile IOException failure;
   private volatile boolean closed;
@@ -201,6 +218,14 @@ public final class TlsConnection {
       fail(new EOFException("the peer closed the connection"));
       return;
     }
+    if (!handshakeFinished) {
+      handshakeBytes += n;
+      if (handshakeBytes > MAX_HANDSHAKE_BYTES) {
+        // refused before the engine sees these bytes: the message they belong to is never parsed
+        fail(handshakeTooLarge());
+        return;
+      }
+    }
     if (firstByte < 0 && netIn.position() > 0) {
       firstByte = netIn.get(0) & 0xFF;
       kick.run(); // the owner moves its deadline, or refuses a connection that is not TLS
@@ -211,6 +236,17 @@ public final class TlsConnection {
       }
     }
     process();
+  }
+
+  private static SSLProtocolException handshakeTooLarge() {
+    String why =
+        "the peer sent more than "
+            + MAX_HANDSHAKE_BYTES
+            + " bytes before its TLS handshake finished (a certificate chain larger or more deeply"
+            + " nested than this deployment issues); refused unparsed";
+    SSLProtocolException e = new SSLProtocolException(why);
+    e.initCause(new KeyExchangeException(KeyExchangeException.Reason.HANDSHAKE_TOO_LARGE, why));
+    return e;
   }
 
   /**
@@ -318,7 +354,7 @@ public final class TlsConnection {
               // the engine reports its tasks' exceptions itself; what escapes it left the
               // handshake half done: the connection fails now instead of sitting, tasks pending,
               // until a deadline that would blame the host. The stack has unwound: the worker
-              // goes on.
+              // goes on. (MAX_HANDSHAKE_BYTES keeps peer input from nesting this deep.)
               loop.execute(() -> taskFailed(e));
               return;
             } catch (Error e) {
