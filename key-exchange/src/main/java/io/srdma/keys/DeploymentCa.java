@@ -7,7 +7,6 @@ import java.nio.channels.FileLock;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.KeyPair;
 import java.security.PrivateKey;
@@ -178,8 +177,9 @@ public final class DeploymentCa {
    * from now (back-dated a little) for {@code validity}, so every certificate this CA issued keeps
    * verifying against the renewed {@value #CA_CERTIFICATE} (and certificates issued after the
    * renewal verify against the old one while it lasts: the trust anchor is the name and the key).
-   * {@value #CA_CERTIFICATE} is replaced atomically (a temporary file renamed over it) under the
-   * directory's lock: a reader sees the old certificate or the new one, never part of one. The key,
+   * {@value #CA_CERTIFICATE} is replaced atomically and durably (a temporary file flushed to disk,
+   * renamed over it, then the directory flushed) under the directory's lock: a reader, or the
+   * directory after a crash, has the old certificate or the new one, never part of one. The key,
    * the revocation list and {@value #ISSUED} are not touched. An expired CA may be renewed: that is
    * the way back for a deployment whose CA ran out. The key was checked to be this certificate's
    * when the CA was opened ({@link #open(Path, char[])}).
@@ -188,7 +188,7 @@ public final class DeploymentCa {
    * @return the CA with its renewed certificate; this object keeps the old one
    * @throws KeyExchangeException {@link KeyExchangeException.Reason#BAD_ARGUMENT} for a validity
    *     out of range, {@link KeyExchangeException.Reason#IO_ERROR} if ca.crt cannot be replaced
-   *     (then it is unchanged)
+   *     (then it is unchanged), or if it was but its directory could not be flushed to disk
    */
   public synchronized DeploymentCa renew(Duration validity) {
     Objects.requireNonNull(validity, "validity");
@@ -513,11 +513,7 @@ public final class DeploymentCa {
             KeyExchangeException.Reason.IO_ERROR,
             dir.resolve(ISSUED) + " is not a regular file; not recording the issuance");
       }
-      Files.write(
-          dir.resolve(ISSUED),
-          line.getBytes(StandardCharsets.UTF_8),
-          StandardOpenOption.APPEND,
-          StandardOpenOption.WRITE);
+      SecureFiles.appendDurably(dir.resolve(ISSUED), line.getBytes(StandardCharsets.UTF_8));
     } catch (IOException e) {
       throw new KeyExchangeException(
           KeyExchangeException.Reason.IO_ERROR, "cannot record issuance in " + dir, e);

@@ -3,7 +3,6 @@ package io.srdma.keys;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.channels.SeekableByteChannel;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -14,6 +13,7 @@ import java.nio.file.attribute.FileAttribute;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Set;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -23,11 +23,21 @@ import org.slf4j.LoggerFactory;
  * for public files (certificates, CRLs, {@code issued.txt}). The permission is given at creation,
  * so a file is never more open than that even for an instant (the umask can only narrow it), and
  * then set again explicitly (so that a strict umask does not make a public file unreadable).
+ *
+ * <p>Durable: a file written here is flushed to disk ({@link FileChannel#force}) before it is
+ * closed or renamed into place, and its directory is flushed after the file was created or renamed
+ * in it, so a crash or power loss right after leaves the old file or the whole new one, never an
+ * empty or partial one (a rename alone orders nothing: the file system may write the new name
+ * before the new content). Where directories cannot be opened (not POSIX) the directory flush is
+ * skipped.
  */
 final class SecureFiles {
   private static final Logger LOG = LoggerFactory.getLogger(SecureFiles.class);
   static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rw-------");
   static final Set<PosixFilePermission> PUBLIC = PosixFilePermissions.fromString("rw-r--r--");
+
+  /** Told of each file or directory just flushed to disk (tests watch the order). */
+  static volatile Consumer<Path> afterForce = p -> {};
 
   private SecureFiles() {}
 
@@ -42,18 +52,19 @@ final class SecureFiles {
     if (ownerOnly && !posix) {
       LOG.warn("file system of {} has no POSIX permissions; restrict access to it yourself", file);
     }
-    try (SeekableByteChannel ch =
-        Files.newByteChannel(
-            file,
-            Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE),
-            attributes(posix, perms))) {
-      if (posix) {
-        Files.setPosixFilePermissions(file, perms);
+    try {
+      try (FileChannel ch =
+          FileChannel.open(
+              file,
+              Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE),
+              attributes(posix, perms))) {
+        if (posix) {
+          Files.setPosixFilePermissions(file, perms);
+        }
+        writeAll(ch, content);
+        force(ch, file);
       }
-      ByteBuffer buf = ByteBuffer.wrap(content);
-      while (buf.hasRemaining()) {
-        ch.write(buf);
-      }
+      syncAfter(file);
     } catch (FileAlreadyExistsException e) {
       throw new KeyExchangeException(
           KeyExchangeException.Reason.FILE_EXISTS, file + " already exists; not overwriting it");
@@ -64,8 +75,9 @@ final class SecureFiles {
   }
 
   /**
-   * Replaces a public file ({@code 644}) atomically: write a temporary file (created {@code 600}),
-   * set its permissions, then rename it over the old one.
+   * Replaces a public file ({@code 644}) atomically and durably: write a temporary file (created
+   * {@code 600}), set its permissions, flush it to disk, rename it over the old one, then flush the
+   * directory.
    */
   static void replace(Path file, byte[] content) {
     replace(file, content, PUBLIC);
@@ -84,9 +96,12 @@ final class SecureFiles {
           Files.createTempFile(
               dir, "." + file.getFileName(), ".tmp", attributes(posix, OWNER_ONLY));
       try {
-        Files.write(tmp, content);
-        if (posix) {
-          Files.setPosixFilePermissions(tmp, perms);
+        try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.WRITE)) {
+          writeAll(ch, content);
+          if (posix) {
+            Files.setPosixFilePermissions(tmp, perms);
+          }
+          force(ch, tmp); // content and permissions on disk before the name points at them
         }
         Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
       } finally {
@@ -95,6 +110,61 @@ final class SecureFiles {
     } catch (IOException e) {
       throw new KeyExchangeException(
           KeyExchangeException.Reason.IO_ERROR, "cannot write " + file + ": " + e.getMessage(), e);
+    }
+    syncAfter(file); // the rename itself
+  }
+
+  /** Flushes the directory of {@code file}, just created or renamed there. */
+  private static void syncAfter(Path file) {
+    Path dir = file.toAbsolutePath().getParent();
+    try {
+      syncDirectory(dir);
+    } catch (IOException e) {
+      throw new KeyExchangeException(
+          KeyExchangeException.Reason.IO_ERROR,
+          file
+              + " was written, but its directory could not be flushed to disk ("
+              + e.getMessage()
+              + "): it may not survive a crash",
+          e);
+    }
+  }
+
+  /**
+   * Appends {@code content} to the existing regular file {@code file} and flushes it to disk.
+   *
+   * @throws IOException if it cannot
+   */
+  static void appendDurably(Path file, byte[] content) throws IOException {
+    try (FileChannel ch =
+        FileChannel.open(file, StandardOpenOption.WRITE, StandardOpenOption.APPEND)) {
+      writeAll(ch, content);
+      force(ch, file);
+    }
+  }
+
+  private static void writeAll(FileChannel ch, byte[] content) throws IOException {
+    ByteBuffer buf = ByteBuffer.wrap(content);
+    while (buf.hasRemaining()) {
+      ch.write(buf);
+    }
+  }
+
+  private static void force(FileChannel ch, Path path) throws IOException {
+    ch.force(true);
+    afterForce.accept(path);
+  }
+
+  /**
+   * Flushes {@code dir}'s entries to disk: a file created, renamed or replaced in it survives a
+   * crash only then. Skipped where directories cannot be opened for it (not POSIX, e.g. Windows).
+   */
+  static void syncDirectory(Path dir) throws IOException {
+    if (!dir.getFileSystem().supportedFileAttributeViews().contains("posix")) {
+      return;
+    }
+    try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
+      force(d, dir);
     }
   }
 
