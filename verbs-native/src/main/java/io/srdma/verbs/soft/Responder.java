@@ -51,6 +51,12 @@ final class Responder {
   /** Socket reads one drive on a hosted loop makes at most (the poller has completions to open). */
   static final int HOSTED_READS = 8;
 
+  /**
+   * Payload bytes one drive on a hosted loop moves at most (placed, discarded or sent as READ data)
+   * before it lets the poller go on: a peer streaming one 1 GiB WRITE or READ cannot hold it.
+   */
+  static final long HOSTED_BYTES = 1L << 20;
+
   /** A run of receive completions wakes a sleeping poller at least this often. */
   static final int WAKE_EVERY = 16;
 
@@ -71,6 +77,7 @@ final class Responder {
   private volatile ResponderLoop attachedTo; // the loop whose selector watches us, or null
   private ResponderLoop moveTo; // set while driving: move there when the drive ends
   private int readsThisDrive;
+  private long bytesThisDrive;
   private final ReadAhead readAhead = new ReadAhead();
 
   /** Responses not yet written, in fill mode. */
@@ -191,6 +198,13 @@ final class Responder {
     drive();
   }
 
+  /**
+   * On a hosted loop, whether this drive moved its share of payload bytes ({@link #HOSTED_BYTES}).
+   */
+  private boolean hostedBudgetSpent() {
+    return bytesThisDrive >= HOSTED_BYTES && attachedTo != null && attachedTo.isHosted();
+  }
+
   /** The loop that drives this responder (any thread; it changes at most once). */
   ResponderLoop owner() {
     return loop;
@@ -219,6 +233,7 @@ final class Responder {
       return;
     }
     readsThisDrive = 0;
+    bytesThisDrive = 0;
     try {
       step();
     } catch (MalformedException e) {
@@ -696,6 +711,8 @@ final class Responder {
           readAhead.consume(n);
           payloadCopied.lazySet(payloadCopied.get() + n);
         }
+      } else if (hostedBudgetSpent()) {
+        return waitFor(SelectionKey.OP_READ, deadline); // the rest at the poller's next look
       } else {
         moved = move.chunk(placeWindow, placeBinding, placeRegion, null, view, null);
       }
@@ -703,6 +720,7 @@ final class Responder {
         return placed(WcStatus.REM_ACCESS_ERR);
       }
       if (moved > 0) {
+        bytesThisDrive += moved;
         deadline = payloadDeadline();
       } else if (passed(deadline)) {
         LOG.debug(
@@ -767,6 +785,9 @@ final class Responder {
         int n = Math.min(skipLeft, readAhead.remaining());
         readAhead.consume(n);
         skipLeft -= n;
+        bytesThisDrive += n;
+      } else if (hostedBudgetSpent()) {
+        return waitFor(SelectionKey.OP_READ, deadline); // the rest at the poller's next look
       } else if (readAhead.read(channel) > 0) {
         deadline = payloadDeadline();
       } else if (passed(deadline)) {
@@ -809,6 +830,9 @@ final class Responder {
       return finish(WcStatus.SUCCESS);
     }
     while (txGather[1].hasRemaining()) {
+      if (hostedBudgetSpent()) {
+        return waitFor(SelectionKey.OP_WRITE, deadline); // the rest at the poller's next look
+      }
       long n = move.chunk(access.window(), access.binding(), access.region(), null, null, txGather);
       if (n == LockedMove.REVOKED && readHeader.position() == 0) {
         releaseRead();
@@ -821,6 +845,7 @@ final class Responder {
         throw new MalformedException("key revoked during an RDMA READ response");
       }
       if (n > 0) {
+        bytesThisDrive += n;
         deadline = writeDeadline();
       } else if (passed(deadline)) {
         releaseRead();
