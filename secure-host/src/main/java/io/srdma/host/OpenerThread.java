@@ -20,7 +20,10 @@ import org.slf4j.LoggerFactory;
  * thread (no hand-off between completion and opening). A session is assigned to one opener for its
  * whole life, so its records are opened and delivered in the order they completed. The plaintext
  * buffer, the record copy its sessions' openers share ({@link #workspace}) and the {@link
- * ReceivedRecord} handed to listeners are this thread's own.
+ * ReceivedRecord} handed to listeners are this thread's own. With {@link
+ * HostOptions#openerProgress} {@code POLLER} (the default) its queue's polls and waits also read
+ * and place its sessions' incoming requests on the soft provider, so the socket, the placement and
+ * the opening are all this thread's work.
  *
  * <p>Idle: it spins on {@link CompletionQueue#poll} for {@link #SPIN_NANOS} after the last
  * completion (reading the clock once every {@link #CLOCK_EVERY} empty polls: on a VM's kvm-clock a
