@@ -10,6 +10,7 @@ import io.srdma.verbs.QueuePair;
 import io.srdma.verbs.QueuePairAttributes;
 import io.srdma.verbs.VerbsException;
 import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -34,12 +35,16 @@ final class ClientResources {
   MemoryRegion read;
   MemoryRegion credits; // the word the host writes receive credits into (CreditWord)
   int sendSges = 1; // scatter/gather entries a write may have: records a run may carry
+  private String runLimit; // why sendSges is below RUN_SGES; null: it is not
 
   /**
    * Most records of one run (one WRITE gathering their staging slots, SealedWriter): the protocol's
    * limit, past which the host rejects.
    */
   static final int RUN_SGES = Capabilities.RUN_RECORDS;
+
+  /** Sessions of this process whose runs the device held below {@link #RUN_SGES} records. */
+  private static final AtomicLong RUN_FALLBACKS = new AtomicLong();
 
   void open(ClientOptions o) {
     context = SharedDeviceContext.acquire(o.provider(), o.device());
@@ -50,7 +55,11 @@ final class ClientResources {
     lane = context.lanes().join(laneNeed, o.idleSpins());
     joined = true;
     CompletionQueue cq = lane.cq();
-    sendSges = Math.max(1, Math.min(RUN_SGES, context.context().queryDevice().maxSge()));
+    int maxSge = context.context().queryDevice().maxSge();
+    sendSges = Math.max(1, Math.min(RUN_SGES, maxSge));
+    if (sendSges < RUN_SGES) {
+      runLimit = "the device takes " + maxSge + " SGEs a request";
+    }
     try {
       qp = pd.createQueuePair(new QueuePairAttributes(cq, cq, sendDepth, 1, sendSges, 1));
     } catch (VerbsException e) {
@@ -58,12 +67,8 @@ final class ClientResources {
         throw e;
       }
       // a device may cap a queue pair's SGEs below what it reports at this depth: records then
-      // go one to a WRITE, as with a host that takes no runs (said, not silent)
-      LOG.info(
-          "{}: no queue pair with {} send SGEs ({}): records go one to a WRITE",
-          o.provider(),
-          sendSges,
-          e.getMessage());
+      // go one to a WRITE, as with a host that takes no runs (counted and said by runRecords)
+      runLimit = "no queue pair with " + sendSges + " send SGEs (" + e.getMessage() + ")";
       sendSges = 1;
       qp = pd.createQueuePair(new QueuePairAttributes(cq, cq, sendDepth, 1, 1, 1));
     }
@@ -91,6 +96,31 @@ final class ClientResources {
             && !AeadSelection.current().plan().bulk().nativeMemory()
         ? ByteBuffer.allocate(bytes)
         : ByteBuffer.allocateDirect(bytes);
+  }
+
+  /**
+   * Called once the host chose record runs: the records one WRITE of client {@code client} may
+   * carry, the queue pair's send SGEs. Fewer than a run may carry ({@link #RUN_SGES}: the device
+   * offers fewer SGEs, or refused a queue pair with them) is a fallback, counted ({@link
+   * #runFallbacks}) and logged: at info the first time on this device context, then at debug.
+   */
+  int runRecords(String client) {
+    if (runLimit != null) {
+      RUN_FALLBACKS.incrementAndGet();
+      String line =
+          "{}: record runs held to {} record(s) a WRITE, of the {} a run may carry: {} (provider {})";
+      if (context.firstRunFallback()) {
+        LOG.info(line, client, sendSges, RUN_SGES, runLimit, providerName());
+      } else {
+        LOG.debug(line, client, sendSges, RUN_SGES, runLimit, providerName());
+      }
+    }
+    return sendSges;
+  }
+
+  /** Sessions of this process so far whose record runs the device held below 16 records. */
+  static long runFallbacks() {
+    return RUN_FALLBACKS.get();
   }
 
   /** The provider the queue pair is on ({@code soft}, {@code ibv}; never {@code auto}). */

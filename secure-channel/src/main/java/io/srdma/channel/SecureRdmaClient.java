@@ -151,7 +151,7 @@ public final class SecureRdmaClient implements AutoCloseable {
             sealing,
             epochs,
             4096,
-            e.recordRuns() ? r.sendSges : 1);
+            e.recordRuns() ? r.runRecords(name) : 1);
     if (writer.window() < o.stagingSlots()) {
       LOG.info(
           "{}: at most {} records in flight, the receives the host keeps posted for the session"
@@ -359,6 +359,19 @@ public final class SecureRdmaClient implements AutoCloseable {
    */
   public long fencesPosted() {
     return writer.fences();
+  }
+
+  /**
+   * Sessions of this process so far (all clients, since the SDK was loaded) whose host takes record
+   * runs but whose device held them below the 16 records a run may carry: a device that offers
+   * fewer scatter/gather entries a request than 16 (runs of as many records as it offers), or that
+   * refused a queue pair with them (one record a WRITE, as with a host that takes no runs). Such
+   * writes work as before, at a higher transport cost per record (docs/protocol.md, "Record runs");
+   * the first such session on a device context logs why at info. Thread-safe; for metrics and
+   * tests.
+   */
+  public static long recordRunFallbacks() {
+    return ClientResources.runFallbacks();
   }
 
   /**

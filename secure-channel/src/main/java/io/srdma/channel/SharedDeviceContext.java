@@ -5,6 +5,7 @@ import io.srdma.verbs.DeviceOptions;
 import io.srdma.verbs.RdmaProviders;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -24,6 +25,7 @@ final class SharedDeviceContext implements AutoCloseable {
   private final DeviceContext context;
   private final CompletionLanes lanes;
   private int users; // guarded by LOCK
+  private final AtomicBoolean runFallbackSaid = new AtomicBoolean();
 
   private SharedDeviceContext(String key, DeviceContext context) {
     this.key = key;
@@ -62,6 +64,14 @@ final class SharedDeviceContext implements AutoCloseable {
   /** The completion lanes of this context's clients. */
   CompletionLanes lanes() {
     return lanes;
+  }
+
+  /**
+   * True the first time a client of this context reports its record runs held below their limit by
+   * the device (ClientResources#runRecords): said once per context, not per client.
+   */
+  boolean firstRunFallback() {
+    return runFallbackSaid.compareAndSet(false, true);
   }
 
   /** Clients holding this context now. */
