@@ -1,5 +1,6 @@
 package io.srdma.host;
 
+import io.srdma.channel.SealedLayout;
 import io.srdma.channel.protocol.Capabilities;
 import io.srdma.channel.record.OpenResult;
 import io.srdma.channel.record.RecordOpener;
@@ -24,8 +25,10 @@ import org.slf4j.LoggerFactory;
  * docs/protocol.md) one notification may carry several records end to end: each is opened at its
  * own offset and delivered on its own, until the WRITE's bytes are used: at most {@link
  * Capabilities#RUN_RECORDS} of one notification, and none once the grant or the session ended under
- * the run (an end waits for one record's delivery, not the run's). Confined to the session's {@link
- * OpenerThread}, except {@link #recordsIn} and {@link #bytesIn}.
+ * the run (an end waits for one record's delivery, not the run's). A notification whose WRITE is
+ * longer than the records it may carry can be, each at most the host's {@code maxRecordPayload}
+ * sealed, holds no honest run and is refused before anything of it is opened. Confined to the
+ * session's {@link OpenerThread}, except {@link #recordsIn} and {@link #bytesIn}.
  */
 final class RecordReceiver {
   private static final Logger LOG = LoggerFactory.getLogger(RecordReceiver.class);
@@ -37,6 +40,8 @@ final class RecordReceiver {
   private final QueuePair qp;
   private final ReceiveCredits credits; // null: the client takes none
   private final boolean runs; // RECORD_RUNS chosen: a notification may carry several records
+  private final int maxRecords; // records one notification may carry: RUN_RECORDS, or 1
+  private final long maxWriteBytes; // the most bytes maxRecords whole records take
   private final ReceiveWorkRequest receive = new ReceiveWorkRequest(1);
   private final AtomicLong recordsIn = new AtomicLong();
   private final AtomicLong bytesIn = new AtomicLong();
@@ -54,6 +59,10 @@ final class RecordReceiver {
       boolean runs) {
     this.s = session;
     this.runs = runs;
+    this.maxRecords = runs ? Capabilities.RUN_RECORDS : 1;
+    this.maxWriteBytes =
+        (long) maxRecords
+            * (session.ctx.options().maxRecordPayload() + SealedLayout.RECORD_OVERHEAD);
     this.credits = credits;
     this.counters = session.ctx.counters();
     this.opener = opener;
@@ -151,6 +160,24 @@ final class RecordReceiver {
       long left = Integer.toUnsignedLong(wc.byteLength()); // of the WRITE, not yet opened
       if (offset >= g.end()) {
         reject(g, offset, left, "notified offset is outside the grant");
+        return;
+      }
+      if (left > maxWriteBytes) {
+        // more bytes than the records one notification may carry can take, each at most the
+        // host's maxRecordPayload: no honest WRITE (an honest run is within them whatever its
+        // records' sizes, the client's 64 KiB being only where it stops gathering), so refused
+        // whole, before anything of it is opened or delivered
+        reject(
+            g,
+            offset,
+            left,
+            "write of "
+                + left
+                + " bytes, more than "
+                + maxRecords
+                + " records of at most "
+                + (maxWriteBytes / maxRecords)
+                + " bytes take");
         return;
       }
       for (int opened = 0; ; ) {
