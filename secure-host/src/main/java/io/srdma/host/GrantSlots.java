@@ -12,7 +12,7 @@ import java.util.concurrent.locks.LockSupport;
  * takes the slot, to tell notifications under way when the host ended it ({@link #lateForEnded}).
  * The grant whose record the session's opener has taken is marked ({@link #takeForDelivery}) until
  * the record is delivered or refused, so that a host-side end can wait for it ({@link
- * #awaitDelivered}). Thread-safe (one lock).
+ * #awaitDelivered}). Thread-safe: one lock; {@link #hasEnded} reads the volatile flag without it.
  */
 final class GrantSlots {
   /** Slots per session (255 grants live at most). */
@@ -152,8 +152,16 @@ final class GrantSlots {
         && System.nanoTime() - g.endedAtNanos <= LATE_WINDOW.toNanos();
   }
 
-  /** Whether {@code g} has ended (read under the lock that ends it). */
-  synchronized boolean hasEnded(HostGrant g) {
+  /**
+   * Whether {@code g} has ended: a volatile read, without the lock (the opener asks after every
+   * record of a run). It is enough: the flag is written once, false to true, under the lock; a read
+   * of a volatile field is ordered with its write as the lock's acquire is with its release (JLS
+   * 17.4.4), so an end marked before this read is seen, as it was with the lock; and no caller
+   * needs anything else the lock guards. A caller that reads the expiry after it ({@link
+   * GrantScoper}) still pairs with an end that marks then reads the expiry: all four are
+   * synchronization actions, so one of them sees the other's write.
+   */
+  boolean hasEnded(HostGrant g) {
     return g.ended;
   }
 

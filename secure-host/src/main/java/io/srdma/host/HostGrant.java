@@ -26,7 +26,14 @@ final class HostGrant {
   final boolean writable;
 
   volatile ScheduledFuture<?> expiry;
-  boolean ended;
+
+  /**
+   * Whether the host ended it: written under the slots' lock ({@link GrantSlots#markEnded}), read
+   * there or without it ({@link GrantSlots#hasEnded}, the region's readers). Volatile: a read
+   * without the lock is a synchronization action as the lock's acquire is, so it sees an end marked
+   * before it, never a stale one.
+   */
+  volatile boolean ended;
 
   /**
    * Whether its GRANT was written to the holder; set and read under the session's control proxy

@@ -2,6 +2,7 @@ package io.srdma.host;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.srdma.channel.Access;
@@ -18,6 +19,8 @@ import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.EnumSet;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
@@ -165,6 +168,66 @@ class RecordRunThreatTest {
     assertTrue(revoked.get(), "revoked from the listener");
     assertEquals(0, afterRevoke.get(), "records delivered after revoke returned");
     assertEquals(1, delivered.get());
+  }
+
+  @Test
+  void anEndOnAnotherThreadStopsTheRunAfterTheRecordBeingDelivered() throws Exception {
+    // the opener reads the grant's end after each record without the slots' lock: an operator's
+    // revoke on another thread, while the run's first record is in its listener, waits for that
+    // record only; the opener sees the end and delivers nothing more of the run
+    CountDownLatch inListener = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    AtomicInteger delivered = new AtomicInteger();
+    AtomicInteger afterRevoke = new AtomicInteger();
+    AtomicBoolean revokeReturned = new AtomicBoolean();
+    rig.acmeKv.onRecord(
+        r -> {
+          if (revokeReturned.get()) {
+            afterRevoke.incrementAndGet();
+          }
+          if (delivered.incrementAndGet() == 1) {
+            inListener.countDown();
+            try {
+              release.await(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+          }
+        });
+    byte[] first = AttackProbe.sealRecord(acme, g, 0, payload(PAYLOAD));
+    byte[] second = AttackProbe.sealRecord(acme, g, SEALED, payload(PAYLOAD));
+    byte[] third = AttackProbe.sealRecord(acme, g, 2L * SEALED, payload(PAYLOAD));
+    long before = rig.host.stats().recordsRejected();
+    assertEquals(WcStatus.SUCCESS, run(0, first, second, third));
+    assertTrue(inListener.await(10, TimeUnit.SECONDS), "the run's first record in its listener");
+    GrantSlots slots = rig.session(acme).slots;
+    int slot = AttackProbe.slot(g);
+    HostGrant held = slots.live(slot);
+    assertTrue(held != null, "the grant is live while its record is delivered");
+    AtomicBoolean revoked = new AtomicBoolean();
+    Thread operator =
+        new Thread(
+            () -> {
+              revoked.set(rig.host.revoke(g.id(), "operator"));
+              revokeReturned.set(true);
+            },
+            "test-operator-revoke");
+    operator.start();
+    try {
+      ChannelRig.await(() -> slots.hasEnded(held), "the end marked");
+      assertFalse(revokeReturned.get(), "revoke waits for the record in its listener");
+    } finally {
+      release.countDown();
+    }
+    operator.join(TimeUnit.SECONDS.toMillis(10));
+    assertFalse(operator.isAlive(), "revoke returned once the record was delivered");
+    assertTrue(revoked.get());
+    ChannelRig.await(
+        () -> rig.host.stats().recordsRejected() > before || delivered.get() == 3,
+        "the rest of the run dropped or delivered");
+    assertEquals(1, delivered.get(), "the run stopped after the record being delivered");
+    assertEquals(0, afterRevoke.get(), "records delivered after revoke returned");
+    assertEquals(before + 1, rig.host.stats().recordsRejected(), "the rest counted once");
   }
 
   @Test
