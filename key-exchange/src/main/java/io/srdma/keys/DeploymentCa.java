@@ -487,7 +487,8 @@ public final class DeploymentCa {
 
   private String readIssued() {
     return new String(
-        SecureFiles.read(dir.resolve(ISSUED), MAX_ISSUED_BYTES), StandardCharsets.UTF_8);
+        SecureFiles.read(dir.resolve(ISSUED), MAX_ISSUED_BYTES, CheckedOpen.Links.REFUSE, null),
+        StandardCharsets.UTF_8);
   }
 
   /**
@@ -507,12 +508,8 @@ public final class DeploymentCa {
     try (FileChannel ch = SecureFiles.openLock(dir.resolve(LOCK));
         FileLock lock = ch.lock()) {
       checkLocked(lock);
-      if (!Files.isRegularFile(dir.resolve(ISSUED))) {
-        // appending to a pipe would block, to a device would write nowhere
-        throw new KeyExchangeException(
-            KeyExchangeException.Reason.IO_ERROR,
-            dir.resolve(ISSUED) + " is not a regular file; not recording the issuance");
-      }
+      // refused unless a regular file (not a link) that stays the one checked: appending to a pipe
+      // would block, to a device would write nowhere, through a link into another file
       SecureFiles.appendDurably(dir.resolve(ISSUED), line.getBytes(StandardCharsets.UTF_8));
     } catch (IOException e) {
       throw new KeyExchangeException(

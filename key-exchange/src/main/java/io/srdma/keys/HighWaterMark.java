@@ -5,6 +5,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermission;
 import java.security.MessageDigest;
 import java.util.HexFormat;
@@ -52,19 +53,25 @@ public final class HighWaterMark {
     if (!Files.exists(file, LinkOption.NOFOLLOW_LINKS)) {
       return m;
     }
+    PosixFileAttributes judged = null;
     if (SecureFiles.isPosix(file)) {
       try {
-        Set<PosixFilePermission> perms =
-            Files.getPosixFilePermissions(file, LinkOption.NOFOLLOW_LINKS);
-        if (perms.stream().anyMatch(WRITABLE_BY_OTHERS::contains)) {
+        judged = Files.readAttributes(file, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+        if (judged.permissions().stream().anyMatch(WRITABLE_BY_OTHERS::contains)) {
           throw m.refused("is writable by group or others (it must be 600)", null);
         }
       } catch (java.io.IOException e) {
         throw m.refused("cannot be read: " + e.getMessage(), e);
       }
     }
-    // one line 'NUMBER SHA256HEX': anything near this size is not a mark
-    String text = new String(SecureFiles.read(file, MAX_BYTES), StandardCharsets.US_ASCII).trim();
+    // one line 'NUMBER SHA256HEX': anything near this size is not a mark. The file read is the one
+    // judged above, never a link (it is only ever written by a rename), a FIFO or another file
+    // swapped in since
+    String text =
+        new String(
+                SecureFiles.read(file, MAX_BYTES, CheckedOpen.Links.REFUSE, judged),
+                StandardCharsets.US_ASCII)
+            .trim();
     String[] parts = text.split(" ");
     try {
       if (parts.length != 2 || parts[1].length() != 64) {

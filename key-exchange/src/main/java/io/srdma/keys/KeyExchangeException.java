@@ -103,6 +103,13 @@ public class KeyExchangeException extends RuntimeException {
     FILE_EXISTS(Category.STORAGE),
     /** Reading or writing a file failed. */
     IO_ERROR(Category.STORAGE),
+    /**
+     * A file (a private key, a PEM file, a file of the CA directory) was replaced between its check
+     * and its open: by another file, by a link where links are not followed, or by a FIFO whose
+     * open blocked. Someone who can write its directory is at work; it was refused unused
+     * (docs/keys.md, "Hostile files").
+     */
+    FILE_REPLACED(Category.STORAGE),
     /** A passphrase-protected key could not be decrypted (wrong or missing passphrase). */
     BAD_PASSPHRASE(Category.STORAGE),
     /**

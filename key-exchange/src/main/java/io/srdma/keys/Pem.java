@@ -5,6 +5,7 @@ import java.io.StringReader;
 import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.security.GeneralSecurityException;
 import java.security.PrivateKey;
 import java.security.SecureRandom;
@@ -156,9 +157,12 @@ public final class Pem {
    *     Nothing is read then
    */
   public static PrivateKey readPrivateKey(Path file, char[] passphrase) {
+    // a FIFO or a device is refused before anything else; the file read is the one judged (opened
+    // first and checked after: another file, or a FIFO, swapped in after the checks is refused)
+    BasicFileAttributes judged = regularKeyFile(file);
     requireOwnerOnly(file);
     JcaPEMKeyConverter converter = new JcaPEMKeyConverter();
-    for (Object o : parseAll(file)) {
+    for (Object o : parseAll(file, judged)) {
       try {
         if (o instanceof PrivateKeyInfo info) {
           return converter.getPrivateKey(info);
@@ -189,6 +193,18 @@ public final class Pem {
     }
     throw new KeyExchangeException(
         KeyExchangeException.Reason.BAD_PEM, file + " holds no private key");
+  }
+
+  private static BasicFileAttributes regularKeyFile(Path file) {
+    try {
+      return CheckedOpen.regular(file, CheckedOpen.Links.FOLLOW, false);
+    } catch (java.nio.file.NoSuchFileException e) {
+      throw new KeyExchangeException(
+          KeyExchangeException.Reason.IO_ERROR, file + " does not exist", e);
+    } catch (IOException e) {
+      throw new KeyExchangeException(
+          KeyExchangeException.Reason.IO_ERROR, "cannot read " + file + ": " + e.getMessage(), e);
+    }
   }
 
   private static void requireOwnerOnly(Path file) {
@@ -239,7 +255,15 @@ public final class Pem {
   }
 
   private static List<Object> parseAll(Path file) {
-    String text = new String(SecureFiles.read(file, MAX_PEM_BYTES), StandardCharsets.US_ASCII);
+    return parseAll(file, null);
+  }
+
+  /** Parses the file {@code judged} describes (null: whatever regular file is there). */
+  private static List<Object> parseAll(Path file, BasicFileAttributes judged) {
+    String text =
+        new String(
+            SecureFiles.read(file, MAX_PEM_BYTES, CheckedOpen.Links.FOLLOW, judged),
+            StandardCharsets.US_ASCII);
     List<Object> out = new ArrayList<>();
     try (PEMParser parser = new PEMParser(new StringReader(text))) {
       for (Object o = parser.readObject(); o != null; o = parser.readObject()) {

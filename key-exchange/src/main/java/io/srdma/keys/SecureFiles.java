@@ -1,7 +1,9 @@
 package io.srdma.keys;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.ByteBuffer;
+import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
@@ -9,6 +11,7 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileAttribute;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -131,13 +134,18 @@ final class SecureFiles {
   }
 
   /**
-   * Appends {@code content} to the existing regular file {@code file} and flushes it to disk.
+   * Appends {@code content} to the existing regular file {@code file} (a link is not followed) and
+   * flushes it to disk. It is opened read-write and positioned at its end, not opened append-only:
+   * a FIFO swapped in cannot block the open; the caller holds the CA's lock, so nothing else moves
+   * the end. What was opened is checked ({@link CheckedOpen}).
    *
-   * @throws IOException if it cannot
+   * @throws KeyExchangeException {@code IO_ERROR} if it is not a regular file, {@code
+   *     FILE_REPLACED} if it was swapped between its check and its open
+   * @throws IOException if it cannot be written
    */
   static void appendDurably(Path file, byte[] content) throws IOException {
-    try (FileChannel ch =
-        FileChannel.open(file, StandardOpenOption.WRITE, StandardOpenOption.APPEND)) {
+    try (FileChannel ch = CheckedOpen.readWrite(file)) {
+      ch.position(ch.size());
       writeAll(ch, content);
       force(ch, file);
     }
@@ -168,20 +176,19 @@ final class SecureFiles {
     }
   }
 
-  /** Opens (creating it {@code 600} if missing) a lock file for writing. */
+  /**
+   * Opens a lock file to read and write (a lock needs a writable channel), creating it {@code 600}
+   * if missing: created exclusively, else opened and checked ({@link CheckedOpen}); a link is not
+   * followed (it could create or lock a file elsewhere), a FIFO cannot block the open.
+   *
+   * @throws KeyExchangeException {@code IO_ERROR} if it is not a regular file, {@code
+   *     FILE_REPLACED} if it was swapped between its check and its open
+   */
   static FileChannel openLock(Path file) throws IOException {
     boolean posix = isPosix(file);
-    boolean existed = Files.exists(file);
-    if (existed && !Files.isRegularFile(file)) {
-      // opening a pipe for writing blocks until someone reads it
-      throw new IOException(file + " is not a regular file");
-    }
-    FileChannel ch =
-        FileChannel.open(
-            file,
-            Set.of(StandardOpenOption.CREATE, StandardOpenOption.WRITE),
-            attributes(posix, OWNER_ONLY));
-    if (posix && !existed) {
+    CheckedOpen.Created c = CheckedOpen.createOrOpen(file, attributes(posix, OWNER_ONLY));
+    FileChannel ch = c.channel();
+    if (posix && c.created()) {
       try {
         Files.setPosixFilePermissions(file, OWNER_ONLY);
       } catch (IOException e) {
@@ -199,16 +206,29 @@ final class SecureFiles {
   }
 
   /**
-   * Reads a whole regular file of at most {@code maxBytes}: a device, a pipe or a file too large
-   * for one array is refused with a typed error, never an endless read or an {@link
-   * OutOfMemoryError}.
+   * Reads a whole regular file of at most {@code maxBytes} (a link to one is followed): a device, a
+   * pipe or a file too large for one array is refused with a typed error, never an endless read or
+   * an {@link OutOfMemoryError}.
    */
   static byte[] read(Path file, int maxBytes) {
-    if (Files.exists(file) && !Files.isRegularFile(file)) {
-      throw new KeyExchangeException(
-          KeyExchangeException.Reason.IO_ERROR, file + " is not a regular file");
-    }
-    try (java.io.InputStream in = Files.newInputStream(file)) {
+    return read(file, maxBytes, CheckedOpen.Links.FOLLOW, null);
+  }
+
+  /**
+   * Reads a whole regular file of at most {@code maxBytes}, opened first and checked after ({@link
+   * CheckedOpen}): a FIFO, a link (where refused) or another file swapped in after the check is
+   * refused, never read nor waited on without end.
+   *
+   * @param checked its attributes as the caller checked them (and judged on), or null to read them
+   *     here; the file read must be the one they describe
+   * @throws KeyExchangeException {@code IO_ERROR} if it does not exist, is not a regular file, is
+   *     too large or cannot be read; {@code FILE_REPLACED} if it was swapped between its check and
+   *     its open
+   */
+  static byte[] read(
+      Path file, int maxBytes, CheckedOpen.Links links, BasicFileAttributes checked) {
+    try (FileChannel ch = CheckedOpen.read(file, links, checked);
+        InputStream in = Channels.newInputStream(ch)) {
       byte[] bytes = in.readNBytes(maxBytes);
       if (in.read() >= 0) {
         throw new KeyExchangeException(
@@ -216,19 +236,6 @@ final class SecureFiles {
             file + " is larger than the limit of " + maxBytes + " bytes");
       }
       return bytes;
-    } catch (NoSuchFileException e) {
-      throw new KeyExchangeException(
-          KeyExchangeException.Reason.IO_ERROR, file + " does not exist", e);
-    } catch (IOException e) {
-      throw new KeyExchangeException(
-          KeyExchangeException.Reason.IO_ERROR, "cannot read " + file + ": " + e.getMessage(), e);
-    }
-  }
-
-  /** Reads a whole file. */
-  static byte[] read(Path file) {
-    try {
-      return Files.readAllBytes(file);
     } catch (NoSuchFileException e) {
       throw new KeyExchangeException(
           KeyExchangeException.Reason.IO_ERROR, file + " does not exist", e);

@@ -134,6 +134,7 @@ final class ServeChecks {
             e.reason() == KeyExchangeException.Reason.REVOCATION_STATUS_UNKNOWN
                     || e.reason() == KeyExchangeException.Reason.CRL_ROLLBACK
                     || e.reason() == KeyExchangeException.Reason.IO_ERROR
+                    || e.reason() == KeyExchangeException.Reason.FILE_REPLACED
                 ? c.where("tls.crl") + ": " + c.crl
                 : e.reason() == KeyExchangeException.Reason.CA_EXPIRED
                         || e.reason() == KeyExchangeException.Reason.CA_NOT_YET_VALID
