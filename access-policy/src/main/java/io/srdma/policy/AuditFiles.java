@@ -1,5 +1,6 @@
 package io.srdma.policy;
 
+import io.srdma.keys.DirectorySync;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -13,6 +14,7 @@ import java.nio.file.attribute.FileAttribute;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Set;
+import java.util.function.Consumer;
 
 /**
  * Creates the audit files owner-only ({@code 600}) whatever the process umask: the permission is
@@ -28,8 +30,16 @@ final class AuditFiles {
 
   private AuditFiles() {}
 
+  /** For tests: told of each directory just flushed to disk. Null in production. */
+  static volatile Consumer<Path> afterDirectorySync;
+
   /**
-   * Creates {@code file} with {@code content}; fails with FileAlreadyExistsException if it exists.
+   * Creates {@code file} with {@code content}, flushed to disk, then its directory flushed: a crash
+   * right after leaves the whole file under its name. Fails with FileAlreadyExistsException if it
+   * exists.
+   *
+   * @throws IOException if it cannot be written, or its directory cannot be flushed (the file was
+   *     written then, but may not survive a crash)
    */
   static void writeNew(Path file, byte[] content) throws IOException {
     try (FileChannel ch =
@@ -45,15 +55,49 @@ final class AuditFiles {
       }
       ch.force(true);
     }
+    syncDirectoryOf(file);
+  }
+
+  /**
+   * Flushes the directory holding {@code file} to disk ({@link DirectorySync}), after {@code file}
+   * was created or renamed there: forcing a file makes its content durable, not its name. Skipped
+   * on a file system without POSIX permissions.
+   *
+   * @throws IOException if the directory cannot be opened or flushed
+   */
+  static void syncDirectoryOf(Path file) throws IOException {
+    Path dir = file.toAbsolutePath().getParent();
+    try {
+      if (!DirectorySync.sync(dir)) {
+        return;
+      }
+    } catch (IOException e) {
+      throw new IOException(
+          "cannot flush directory "
+              + dir
+              + " to disk after creating or renaming "
+              + file.getFileName()
+              + " ("
+              + e.getMessage()
+              + "): it may not survive a crash",
+          e);
+    }
+    Consumer<Path> hook = afterDirectorySync;
+    if (hook != null) {
+      hook.accept(dir);
+    }
   }
 
   /**
    * Creates {@code file} owner-only and opens it for appending; never opens one that exists, not
    * even an empty regular file: a log file is ours only if we created it. Whoever can write the log
    * directory could otherwise put a file of forged lines (or a link) where the next file goes, and
-   * the chain would continue after their lines.
+   * the chain would continue after their lines. Its directory is flushed to disk once it is
+   * created, so that what is forced into it later is not lost with its name in a crash.
    *
    * @throws java.nio.file.FileAlreadyExistsException if anything, a link included, is there
+   * @throws IOException if it cannot be created, or its directory cannot be flushed (then it is
+   *     closed, and left there empty)
    */
   static FileChannel createAppend(Path file) throws IOException {
     FileChannel ch =
@@ -67,6 +111,8 @@ final class AuditFiles {
             attributes(file));
     try {
       restrict(file);
+      // the new name on disk before anything forced into the file counts as written
+      syncDirectoryOf(file);
     } catch (IOException e) {
       ch.close();
       throw e;

@@ -419,6 +419,9 @@ public final class AuditLog implements AutoCloseable {
     channel.force(true);
     channel.close();
     Files.move(file, segment, StandardCopyOption.ATOMIC_MOVE);
+    // the rename on disk before the new file: a crash must not lose the rotated file's name (the
+    // chain would look cut), and the new file's creation is flushed too (createAppend)
+    AuditFiles.syncDirectoryOf(segment);
     Runnable hook = afterSegmentMoved;
     if (hook != null) {
       hook.run();

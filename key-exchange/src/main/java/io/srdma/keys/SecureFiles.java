@@ -168,11 +168,8 @@ final class SecureFiles {
    * crash only then. Skipped where directories cannot be opened for it (not POSIX, e.g. Windows).
    */
   static void syncDirectory(Path dir) throws IOException {
-    if (!dir.getFileSystem().supportedFileAttributeViews().contains("posix")) {
-      return;
-    }
-    try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
-      force(d, dir);
+    if (DirectorySync.sync(dir)) {
+      afterForce.accept(dir);
     }
   }
 
