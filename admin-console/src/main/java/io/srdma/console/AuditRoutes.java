@@ -1,5 +1,6 @@
 package io.srdma.console;
 
+import io.micrometer.core.instrument.Counter;
 import io.srdma.policy.AuditAction;
 import io.srdma.policy.AuditOutcome;
 import io.srdma.policy.AuditVerification;
@@ -8,6 +9,7 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Arrays;
 import java.util.List;
@@ -23,10 +25,19 @@ final class AuditRoutes {
 
   private final ConsoleBackend backend;
   private final HeavyWork heavy;
+  private final long exportMaxMillis;
+  private final Counter exportTimeouts;
 
-  AuditRoutes(ConsoleBackend backend, HeavyWork heavy) {
+  /**
+   * @param exportMaxDuration how long an export may take ({@link ConsoleConfig#exportMaxDuration})
+   * @param exportTimeouts counts the exports cut off for it
+   */
+  AuditRoutes(
+      ConsoleBackend backend, HeavyWork heavy, Duration exportMaxDuration, Counter exportTimeouts) {
     this.backend = backend;
     this.heavy = heavy;
+    this.exportMaxMillis = exportMaxDuration.toMillis();
+    this.exportTimeouts = exportTimeouts;
   }
 
   /**
@@ -57,7 +68,7 @@ final class AuditRoutes {
    * The matching lines as they are in the log (JSON lines, oldest first): still verifiable.
    * Streamed a chunk at a time ({@link AuditExport}), so an export of a large log holds little
    * memory. It holds its place among the heavy requests until its last chunk is read or the client
-   * is gone.
+   * is gone, or is cut off at its maximum duration.
    */
   void export(RoutingContext ctx) {
     AuditReader.Filter f = filter(ctx);
@@ -81,7 +92,8 @@ final class AuditRoutes {
             permit.release();
             throw e;
           }
-          new AuditExport(ctx, cursor, heavy, permit).start(); // gives both back when it ends
+          // gives both back when it ends
+          new AuditExport(ctx, cursor, heavy, permit, exportMaxMillis, exportTimeouts).start();
         });
   }
 

@@ -68,6 +68,21 @@ public final class ConsoleConfig {
   /** Longest {@link #responseWriteTimeout(Duration)} accepted. */
   public static final Duration RESPONSE_WRITE_TIMEOUT_MAX = Duration.ofHours(1);
 
+  /**
+   * Default longest time an audit export may take to send, however steadily its client reads: 10
+   * minutes. The write timeout alone lets a client that takes a piece just within it hold the
+   * export's heavy-request place and open log file for hours; 10 minutes is about 6 GB at 10 MB/s
+   * or 750 MB over a 10 Mbit/s link, more than an export the console's filters narrow down needs; a
+   * user holding all four of its places with exports holds each for at most this long.
+   */
+  public static final Duration EXPORT_MAX_DURATION_DEFAULT = Duration.ofMinutes(10);
+
+  /** Shortest {@link #exportMaxDuration(Duration)} accepted. */
+  public static final Duration EXPORT_MAX_DURATION_MIN = Duration.ofSeconds(1);
+
+  /** Longest {@link #exportMaxDuration(Duration)} accepted. */
+  public static final Duration EXPORT_MAX_DURATION_MAX = Duration.ofDays(1);
+
   private String host = System.getProperty(HOST_PROP_NAME, HOST_DEFAULT);
   private int port = Integer.getInteger(PORT_PROP_NAME, PORT_DEFAULT);
   private Credential credential;
@@ -80,6 +95,7 @@ public final class ConsoleConfig {
   private char[] metricsToken;
   private Duration requestReadTimeout = REQUEST_READ_TIMEOUT_DEFAULT;
   private Duration responseWriteTimeout = RESPONSE_WRITE_TIMEOUT_DEFAULT;
+  private Duration exportMaxDuration = EXPORT_MAX_DURATION_DEFAULT;
 
   /** Settings with every default; a certificate must still be set. */
   public ConsoleConfig() {}
@@ -257,7 +273,8 @@ public final class ConsoleConfig {
    * the response abandoned (an export's heavy-request place given back). A piece goes out when the
    * kernel takes more, each time about a third of the connection's socket send buffer has drained
    * (Linux grows it up to 4 MiB by default): a client that keeps taking that much per timeout is
-   * never cut, however long its answer.
+   * not cut by it, however long its answer (an export is bounded as a whole by {@link
+   * #exportMaxDuration}).
    *
    * @param timeout at least 100 ms, at most {@link #RESPONSE_WRITE_TIMEOUT_MAX}
    * @return this
@@ -270,6 +287,26 @@ public final class ConsoleConfig {
   /** How long a piece of a response may wait for its client to take it. */
   public Duration responseWriteTimeout() {
     return responseWriteTimeout;
+  }
+
+  /**
+   * How long an audit export may take, counted from its response's start, however steadily its
+   * client reads: an export still sending then has its connection closed like one its client left
+   * untaken past the {@link #responseWriteTimeout write timeout}, its heavy-request place and log
+   * file given back (the client sees a download cut short, never a complete-looking one). A larger
+   * log is exported in parts with the {@code from}/{@code to} filters, or with a longer maximum.
+   *
+   * @param max from {@link #EXPORT_MAX_DURATION_MIN} to {@link #EXPORT_MAX_DURATION_MAX}
+   * @return this
+   */
+  public ConsoleConfig exportMaxDuration(Duration max) {
+    this.exportMaxDuration = max;
+    return this;
+  }
+
+  /** How long an audit export may take, however steadily its client reads. */
+  public Duration exportMaxDuration() {
+    return exportMaxDuration;
   }
 
   /**
@@ -342,6 +379,17 @@ public final class ConsoleConfig {
               + RESPONSE_WRITE_TIMEOUT_MAX
               + ": "
               + responseWriteTimeout);
+    }
+    if (exportMaxDuration == null
+        || exportMaxDuration.compareTo(EXPORT_MAX_DURATION_MIN) < 0
+        || exportMaxDuration.compareTo(EXPORT_MAX_DURATION_MAX) > 0) {
+      throw new ConsoleException(
+          "exportMaxDuration must be from "
+              + EXPORT_MAX_DURATION_MIN
+              + " to "
+              + EXPORT_MAX_DURATION_MAX
+              + ": "
+              + exportMaxDuration);
     }
     if (metricsToken != null && metricsToken.length < 32) {
       throw new ConsoleException("metricsToken must be at least 32 characters");

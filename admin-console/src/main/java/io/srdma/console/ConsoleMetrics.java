@@ -44,6 +44,7 @@ final class ConsoleMetrics {
   final Counter reloadsApplied;
   final Counter reloadsRejected;
   final Counter responseWriteTimeouts;
+  final Counter exportTimeouts;
 
   ConsoleMetrics() {
     this(AeadSelection::current);
@@ -108,6 +109,10 @@ final class ConsoleMetrics {
     responseWriteTimeouts =
         Counter.builder("srdma.console.response.write.timeouts")
             .description("connections closed: their client took none of a response in time")
+            .register(registry);
+    exportTimeouts =
+        Counter.builder("srdma.console.export.timeouts")
+            .description("audit exports cut off: still sending at the export's maximum duration")
             .register(registry);
   }
 

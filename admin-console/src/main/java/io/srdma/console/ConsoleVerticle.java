@@ -166,7 +166,8 @@ final class ConsoleVerticle extends VerticleBase {
             applies,
             heavy,
             light);
-    AuditRoutes audit = new AuditRoutes(backend, heavy);
+    AuditRoutes audit =
+        new AuditRoutes(backend, heavy, config.exportMaxDuration(), metrics.exportTimeouts);
     ClusterRoutes cluster = new ClusterRoutes(backend, trail, metrics, prompt, light);
     if (backend.cluster() != null) {
       metrics.cluster(backend.cluster());

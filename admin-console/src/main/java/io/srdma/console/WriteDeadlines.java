@@ -25,8 +25,8 @@ import io.vertx.ext.web.RoutingContext;
  * counted ({@code srdma_console_response_write_timeouts_total}) and logged at debug level, without
  * anything of the request. A piece goes out when the kernel takes more, each time about a third of
  * the connection's socket send buffer has drained (which Linux grows with the connection, to 4 MiB
- * by default): a client that keeps taking that much per timeout is never cut, however long its
- * answer.
+ * by default): a client that keeps taking that much per timeout is not cut here, however long its
+ * answer ({@link AuditExport} bounds an export as a whole).
  *
  * <p>Why not {@link HttpConnection#close()}: Vert.x flushes what is queued before it closes, which
  * a client that takes nothing never lets happen; the connection is closed below Vert.x's HTTP
@@ -159,7 +159,7 @@ final class WriteDeadlines {
   }
 
   /** Closes a connection without waiting for what is queued on it to be sent. */
-  private static void closeNow(HttpConnection c) {
+  static void closeNow(HttpConnection c) {
     if (c instanceof io.vertx.core.net.impl.ConnectionBase base) {
       base.channelHandlerContext().close();
     } else {

@@ -109,6 +109,33 @@ class ConsoleConfigTest {
             .responseWriteTimeout(Duration.ofMillis(100))
             .conclude()
             .responseWriteTimeout());
+    for (Duration bad :
+        new Duration[] {
+          null,
+          Duration.ZERO,
+          Duration.ofSeconds(-1),
+          Duration.ofMillis(999),
+          Duration.ofDays(1).plusNanos(1)
+        }) {
+      assertTrue(
+          assertThrows(
+                  ConsoleException.class,
+                  () -> new ConsoleConfig().tls(cert, List.of()).exportMaxDuration(bad).conclude())
+              .getMessage()
+              .contains("exportMaxDuration must be from PT1S to PT24H"));
+    }
+    assertEquals(
+        Duration.ofMinutes(10),
+        new ConsoleConfig().tls(cert, List.of()).conclude().exportMaxDuration());
+    for (Duration good : new Duration[] {Duration.ofSeconds(1), Duration.ofDays(1)}) {
+      assertEquals(
+          good,
+          new ConsoleConfig()
+              .tls(cert, List.of())
+              .exportMaxDuration(good)
+              .conclude()
+              .exportMaxDuration());
+    }
   }
 
   @Test
