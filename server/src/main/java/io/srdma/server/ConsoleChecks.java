@@ -119,6 +119,7 @@ final class ConsoleChecks {
             .loginLimit(c.consoleLoginAttempts, c.consoleLoginWindow)
             .requestReadTimeout(c.consoleRequestReadTimeout)
             .responseWriteTimeout(c.consoleResponseWriteTimeout)
+            .exportMaxDuration(c.consoleExportMaxDuration)
             .metricsToken(token);
     Passphrases.wipe(token);
     try {

@@ -45,7 +45,8 @@ abstract class ServeSections extends ConfigReader {
           "login-attempts",
           "login-window",
           "request-read-timeout",
-          "response-write-timeout");
+          "response-write-timeout",
+          "export-max-duration");
   private static final List<String> LIMIT_KEYS =
       List.of(
           "max-sessions",
@@ -132,6 +133,7 @@ abstract class ServeSections extends ConfigReader {
   Duration consoleRequestReadTimeout = io.srdma.console.ConsoleConfig.REQUEST_READ_TIMEOUT_DEFAULT;
   Duration consoleResponseWriteTimeout =
       io.srdma.console.ConsoleConfig.RESPONSE_WRITE_TIMEOUT_DEFAULT;
+  Duration consoleExportMaxDuration = io.srdma.console.ConsoleConfig.EXPORT_MAX_DURATION_DEFAULT;
 
   /** The {@code policy.watch} entry as written, or null: a cluster section refuses it. */
   Entry watchPolicyWritten;
@@ -196,16 +198,30 @@ abstract class ServeSections extends ConfigReader {
             "console.response-write-timeout",
             consoleResponseWriteTimeout,
             io.srdma.console.ConsoleConfig.RESPONSE_WRITE_TIMEOUT_MAX);
+    consoleExportMaxDuration =
+        consoleDuration(
+            f.get("export-max-duration"),
+            "console.export-max-duration",
+            consoleExportMaxDuration,
+            io.srdma.console.ConsoleConfig.EXPORT_MAX_DURATION_MIN,
+            io.srdma.console.ConsoleConfig.EXPORT_MAX_DURATION_MAX,
+            "1s to 1d");
   }
 
   /** A console deadline from 100ms to {@code max} (1h), or {@code current} (with an error). */
   private Duration consoleTimeout(Entry e, String key, Duration current, Duration max) {
+    return consoleDuration(e, key, current, Duration.ofMillis(100), max, "100ms to 1h");
+  }
+
+  /** A console duration from {@code min} to {@code max}, or {@code current} (with an error). */
+  private Duration consoleDuration(
+      Entry e, String key, Duration current, Duration min, Duration max, String range) {
     Duration d = durationOr(e, key, current);
-    if (d.compareTo(Duration.ofMillis(100)) < 0 || d.compareTo(max) > 0) {
+    if (d.compareTo(min) < 0 || d.compareTo(max) > 0) {
       error(
           e.value(),
           key,
-          "must be from 100ms to 1h, got '" + ((ScalarNode) e.value()).getValue().trim() + "'");
+          "must be from " + range + ", got '" + ((ScalarNode) e.value()).getValue().trim() + "'");
       return current;
     }
     return d;
