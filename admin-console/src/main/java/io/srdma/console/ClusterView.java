@@ -114,6 +114,14 @@ public interface ClusterView {
     return Map.of();
   }
 
+  /**
+   * Watches this host found open but silent since it started (each watched again and re-read);
+   * local, never blocks.
+   */
+  default long silentWatches() {
+    return 0;
+  }
+
   /** The deployment's pushed policy hash, or null if none was pushed. */
   String deploymentPolicySha256();
 

@@ -202,8 +202,8 @@ final class ConsoleMetrics {
   }
 
   /**
-   * This host's link to its cluster's etcd: connected (1) or degraded (0), degraded episodes; and
-   * the pushed policies it refused, by reason.
+   * This host's link to its cluster's etcd: connected (1) or degraded (0), degraded episodes,
+   * watches found silent; and the pushed policies it refused, by reason.
    */
   void cluster(ClusterView view) {
     Gauge.builder("srdma.cluster.connected", view, v -> v.link().connected() ? 1 : 0)
@@ -212,6 +212,11 @@ final class ConsoleMetrics {
     FunctionCounter.builder(
             "srdma.cluster.degraded.episodes", view, v -> v.link().degradedEpisodes())
         .description("times this host lost etcd since it started")
+        .register(registry);
+    FunctionCounter.builder("srdma.cluster.silent.watches", view, ClusterView::silentWatches)
+        .description(
+            "watches this host found open but silent since it started (each watched again and"
+                + " re-read)")
         .register(registry);
     for (String reason : ClusterView.POLICY_REFUSAL_REASONS) {
       FunctionCounter.builder(

@@ -37,6 +37,7 @@ class ConsoleClusterTest {
   static final class FakeCluster implements ClusterView {
     final Map<String, ClusterView.FleetGrant> grants = new ConcurrentHashMap<>();
     volatile boolean connected = false;
+    volatile long silent = 2;
 
     /** Thrown by the next revoke, if set (etcd down, the host did not confirm). */
     volatile RuntimeException revokeFails;
@@ -68,6 +69,11 @@ class ConsoleClusterTest {
     @Override
     public Map<String, Long> policyRefusals() {
       return Map.of("unsigned", 1L, "rollback", 2L);
+    }
+
+    @Override
+    public long silentWatches() {
+      return silent;
     }
 
     @Override
@@ -191,6 +197,20 @@ class ConsoleClusterTest {
       assertTrue(metrics.lines().anyMatch("srdma_cluster_connected 0.0"::equals), metrics);
       assertTrue(
           metrics.lines().anyMatch("srdma_cluster_degraded_episodes_total 3.0"::equals), metrics);
+      // watches found silent, read at each scrape
+      assertTrue(
+          metrics.lines().anyMatch("srdma_cluster_silent_watches_total 2.0"::equals), metrics);
+      assertTrue(
+          metrics
+              .lines()
+              .anyMatch(
+                  l ->
+                      l.startsWith("# HELP srdma_cluster_silent_watches_total ")
+                          && l.contains("silent")),
+          metrics);
+      assertTrue(
+          metrics.lines().anyMatch("# TYPE srdma_cluster_silent_watches_total counter"::equals),
+          metrics);
       // refused pushed policies by reason, every reason exported (0 until one happens)
       for (String line :
           List.of(
@@ -202,10 +222,13 @@ class ConsoleClusterTest {
         assertTrue(metrics.lines().anyMatch(line::equals), line + " in\n" + metrics);
       }
       cluster.connected = true;
+      cluster.silent = 5;
       metrics =
           await(c.get("/metrics").putHeader("Authorization", "Bearer " + TOKEN).send())
               .bodyAsString();
       assertTrue(metrics.lines().anyMatch("srdma_cluster_connected 1.0"::equals), metrics);
+      assertTrue(
+          metrics.lines().anyMatch("srdma_cluster_silent_watches_total 5.0"::equals), metrics);
     }
   }
 

@@ -64,6 +64,11 @@ final class ServeCluster {
       }
 
       @Override
+      public long silentWatches() {
+        return node.silentWatches();
+      }
+
+      @Override
       public String deploymentPolicySha256() {
         return PolicyStatus.read(node.link()).sha256();
       }
