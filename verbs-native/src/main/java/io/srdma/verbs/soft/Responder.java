@@ -39,9 +39,10 @@ import org.slf4j.LoggerFactory;
  * attached, a responder whose queue pair reports receives to a completion queue of {@link
  * io.srdma.verbs.CompletionProgress#POLLER} moves to that queue's hosted loop (after this drive, so
  * one thread drives it at a time) and is driven by the queue's poller from then on; there a drive
- * reads at most {@link #HOSTED_READS} batches, so a streaming peer cannot hold the poller.
- * Acknowledgements are cumulative: one ACK for the last acknowledged request of all the requests
- * one read brought. Only {@link #close()} and {@link #join()} may be called from other threads.
+ * reads at most {@link #HOSTED_READS} batches and moves at most {@link #HOSTED_BYTES} of payload,
+ * so a streaming peer cannot hold the poller. Acknowledgements are cumulative: one ACK for the last
+ * acknowledged request of all the requests one read brought. Only {@link #close()} and {@link
+ * #join()} may be called from other threads.
  */
 final class Responder {
   private static final Logger LOG = LoggerFactory.getLogger(Responder.class);
@@ -53,7 +54,9 @@ final class Responder {
 
   /**
    * Payload bytes one drive on a hosted loop moves at most (placed, discarded or sent as READ data)
-   * before it lets the poller go on: a peer streaming one 1 GiB WRITE or READ cannot hold it.
+   * before it lets the poller go on: a peer streaming one 1 GiB WRITE or READ cannot hold it. A
+   * read straight into a region, or a write of READ data, takes no more than is left of it; a
+   * discarded payload may pass it by one read-ahead.
    */
   static final long HOSTED_BYTES = 1L << 20;
 
@@ -203,6 +206,30 @@ final class Responder {
    */
   private boolean hostedBudgetSpent() {
     return bytesThisDrive >= HOSTED_BYTES && attachedTo != null && attachedTo.isHosted();
+  }
+
+  /**
+   * On a hosted loop, the payload bytes this drive may still move (0 once {@link #HOSTED_BYTES} are
+   * moved); elsewhere, no limit.
+   */
+  private long hostedRoom() {
+    if (attachedTo == null || !attachedTo.isHosted()) {
+      return Long.MAX_VALUE;
+    }
+    return Math.max(0, HOSTED_BYTES - bytesThisDrive);
+  }
+
+  /**
+   * Cuts {@code b}'s limit so that one read into it or write from it moves no more than {@link
+   * #hostedRoom}; returns the limit to put back after that read or write.
+   */
+  private int cutToHostedRoom(ByteBuffer b) {
+    int limit = b.limit();
+    long room = hostedRoom();
+    if (room < b.remaining()) {
+      b.limit(b.position() + (int) room);
+    }
+    return limit;
   }
 
   /** The loop that drives this responder (any thread; it changes at most once). */
@@ -714,7 +741,14 @@ final class Responder {
       } else if (hostedBudgetSpent()) {
         return waitFor(SelectionKey.OP_READ, deadline); // the rest at the poller's next look
       } else {
-        moved = move.chunk(placeWindow, placeBinding, placeRegion, null, view, null);
+        // One read takes what the socket holds, up to the whole view (megabytes once the kernel
+        // has grown the receive buffer): on a hosted loop, no more than this drive may still move.
+        int limit = cutToHostedRoom(view);
+        try {
+          moved = move.chunk(placeWindow, placeBinding, placeRegion, null, view, null);
+        } finally {
+          view.limit(limit);
+        }
       }
       if (moved == LockedMove.REVOKED) {
         return placed(WcStatus.REM_ACCESS_ERR);
@@ -833,7 +867,16 @@ final class Responder {
       if (hostedBudgetSpent()) {
         return waitFor(SelectionKey.OP_WRITE, deadline); // the rest at the poller's next look
       }
-      long n = move.chunk(access.window(), access.binding(), access.region(), null, null, txGather);
+      // One write takes what the socket's send buffer has room for (megabytes once grown): on a
+      // hosted loop, no more READ data than this drive may still move.
+      ByteBuffer data = txGather[1];
+      int limit = cutToHostedRoom(data);
+      long n;
+      try {
+        n = move.chunk(access.window(), access.binding(), access.region(), null, null, txGather);
+      } finally {
+        data.limit(limit);
+      }
       if (n == LockedMove.REVOKED && readHeader.position() == 0) {
         releaseRead();
         return finish(WcStatus.REM_ACCESS_ERR); // invalidated before a byte of the response left

@@ -1,0 +1,484 @@
+package io.srdma.verbs.soft;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.srdma.verbs.AccessFlags;
+import io.srdma.verbs.CompletionProgress;
+import io.srdma.verbs.CompletionQueue;
+import io.srdma.verbs.MemoryRegion;
+import io.srdma.verbs.QueuePair;
+import io.srdma.verbs.QueuePairAttributes;
+import io.srdma.verbs.ReceiveWorkRequest;
+import io.srdma.verbs.SendWorkRequest;
+import io.srdma.verbs.VerbsTestRig;
+import io.srdma.verbs.WcOpcode;
+import io.srdma.verbs.WcStatus;
+import io.srdma.verbs.WorkCompletion;
+import io.srdma.verbs.WrOpcode;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * One drive of a hosted responder is bounded ({@link Responder#HOSTED_READS} socket reads, {@link
+ * Responder#HOSTED_BYTES} payload bytes), so one peer streaming requests cannot hold the thread
+ * that polls a {@link CompletionProgress#POLLER} queue, nor starve the other queue pairs it serves.
+ *
+ * <p>Observed without any clock: the test thread is the poller and calls {@code poll()} one at a
+ * time, and after each call counts the bytes of the stream that landed in the target region (every
+ * streamed byte is non-zero and lands in order, so what landed is a prefix). Before each call it
+ * lets the streaming peer fill the connection as far as the kernel allows (until its posting thread
+ * blocks on the full socket), so an unbounded drive would take far more than the bound in one call.
+ * While the stream goes on, a second queue pair of the same queue gets one WRITE_WITH_IMM, which
+ * must be placed and reported before the stream has landed. A huge READ is observed from a raw
+ * socket that only the test thread reads: what it has read after k polls is at most what k drives
+ * sent.
+ *
+ * <p>Without the cut of each read and write to what is left of the byte bound, one read straight
+ * into the region (or one write of READ data) took all the socket held or had room for: 2 to 7 MiB
+ * in one poll here (Linux, tcp_rmem max 32 MiB, tcp_wmem max 4 MiB). On a host whose socket buffers
+ * stay under 1 MiB those two tests could not tell.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class HostedDriveBoundsTest {
+  private static final byte MARK = 0x5A;
+  private static final int HUGE = 64 << 20;
+  private static final int SMALL = 1024;
+  private static final int SMALL_COUNT = 16 * 1024; // 16 MiB in 1 KiB writes
+  private static final int SECOND_IMM = 0x5EC0;
+
+  /**
+   * The bounds docs/verbs.md states for one drive ("reads at most 8 batches and moves at most 1 MiB
+   * of payload"), written out rather than taken from {@link Responder#HOSTED_READS} and {@link
+   * Responder#HOSTED_BYTES}: raising those must fail these tests, not move their expectations.
+   */
+  private static final int DOCUMENTED_READS = 8;
+
+  private static final long DOCUMENTED_BYTES = 1 << 20;
+
+  /**
+   * One poll's share of a huge WRITE: the byte bound. The payload bytes that came into the
+   * read-ahead with the header count towards it, and no read takes more than is left of it.
+   */
+  private static final long HUGE_SHARE = DOCUMENTED_BYTES;
+
+  /**
+   * One poll's share of a stream of small WRITEs: the read bound's reads of at most a large
+   * read-ahead, plus, around each, the rest of a payload that one of them cut (read straight into
+   * its region, not through the read-ahead). Well under the byte bound, so the read bound, not the
+   * byte bound, is what holds it.
+   */
+  private static final long SMALL_SHARE =
+      (long) DOCUMENTED_READS * ReadAhead.LARGE_SIZE + (long) (DOCUMENTED_READS + 1) * SMALL;
+
+  @Test
+  void shouldPlaceAHugeWriteAtMostOneByteBoundPerPollAndServeTheOtherQueuePairMeanwhile() {
+    assertTrue(HUGE_SHARE * 8 < HUGE, "the stream spans many bounds (sanity)");
+    try (VerbsTestRig rig = VerbsTestRig.open()) {
+      Rig r = rig(rig, 4);
+      MemoryRegion src = rig.register(rig.pdA, HUGE, AccessFlags.LOCAL_WRITE);
+      fill(src.buffer(), HUGE);
+      MemoryRegion dst =
+          rig.register(rig.pdB, HUGE, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
+      Stream stream =
+          new Stream(
+              () -> {
+                SendWorkRequest wr =
+                    new SendWorkRequest(1)
+                        .wrId(1)
+                        .opcode(WrOpcode.RDMA_WRITE)
+                        .remote(dst.address(), dst.rkey())
+                        .signaled(true);
+                wr.sgl().set(src, 0, HUGE);
+                r.x.postSend(wr); // returns once all of it is in the socket
+              });
+      int polls = pollWhileStreaming(rig, r, stream, dst.buffer(), HUGE, HUGE_SHARE);
+      assertTrue(polls >= HUGE / HUGE_SHARE, "polls that placed part of the stream: " + polls);
+      stream.join();
+      WorkCompletion wc = rig.awaitOne(r.cqX);
+      assertEquals(WcStatus.SUCCESS, wc.status(), () -> "the huge write: " + wc);
+      assertEquals(-1, dst.buffer().mismatch(src.buffer()), "the huge write landed whole");
+    }
+  }
+
+  @Test
+  void shouldPlaceAtMostTheReadBoundOfSmallWritesPerPollAndServeTheOtherQueuePairMeanwhile() {
+    assertTrue(SMALL_SHARE < DOCUMENTED_BYTES, "the read bound is the tighter one (sanity)");
+    long total = (long) SMALL * SMALL_COUNT;
+    try (VerbsTestRig rig = VerbsTestRig.open()) {
+      Rig r = rig(rig, SMALL_COUNT);
+      MemoryRegion src = rig.register(rig.pdA, SMALL, AccessFlags.LOCAL_WRITE);
+      fill(src.buffer(), SMALL);
+      MemoryRegion dst =
+          rig.register(rig.pdB, (int) total, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
+      Stream stream =
+          new Stream(
+              () -> {
+                SendWorkRequest wr = new SendWorkRequest(1);
+                for (int i = 0; i < SMALL_COUNT; i++) {
+                  wr.wrId(i)
+                      .opcode(WrOpcode.RDMA_WRITE)
+                      .remote(dst.address() + (long) i * SMALL, dst.rkey())
+                      .signaled(true);
+                  wr.sgl().clear();
+                  wr.sgl().set(src, 0, SMALL);
+                  r.x.postSend(wr);
+                }
+              });
+      int polls = pollWhileStreaming(rig, r, stream, dst.buffer(), total, SMALL_SHARE);
+      assertTrue(polls >= total / SMALL_SHARE, "polls that placed part of the stream: " + polls);
+      stream.join();
+      WorkCompletion[] wcs = new WorkCompletion[64];
+      for (int i = 0; i < wcs.length; i++) {
+        wcs[i] = new WorkCompletion();
+      }
+      int done = 0;
+      while (done < SMALL_COUNT) {
+        int n = r.cqX.await(wcs, VerbsTestRig.COMPLETION_WAIT);
+        assertTrue(n > 0, "write completions: " + done + " of " + SMALL_COUNT);
+        for (int i = 0; i < n; i++) {
+          assertEquals(WcStatus.SUCCESS, wcs[i].status(), "write " + wcs[i].wrId());
+        }
+        done += n;
+      }
+      for (int i = 0; i < SMALL_COUNT; i++) {
+        assertEquals(
+            -1,
+            dst.buffer().slice(i * SMALL, SMALL).mismatch(src.buffer()),
+            "small write " + i + " landed whole");
+      }
+    }
+  }
+
+  @Test
+  void shouldSendAHugeReadAtMostOneByteBoundPerPoll() throws IOException {
+    try (VerbsTestRig rig = VerbsTestRig.open()) {
+      assumeTrue(
+          rig.ctxB instanceof SoftDeviceContext,
+          "needs the soft provider (its responders); this run uses "
+              + rig.ctxB.getClass().getSimpleName());
+      CompletionQueue cqC = rig.track(rig.ctxA.createCompletionQueue(16));
+      CompletionQueue cqV =
+          rig.track(rig.ctxB.createCompletionQueue(16, CompletionProgress.POLLER));
+      QueuePair c = rig.track(rig.pdA.createQueuePair(QueuePairAttributes.of(cqC, 4, 1)));
+      QueuePair v = rig.track(rig.pdB.createQueuePair(QueuePairAttributes.of(cqV, 4, 1)));
+      c.init(AccessFlags.REMOTE_READ);
+      v.init(AccessFlags.REMOTE_READ);
+      c.readyToReceive(v.localInfo());
+      v.readyToReceive(c.localInfo());
+      MemoryRegion src =
+          rig.register(rig.pdB, HUGE, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_READ);
+      fill(src.buffer(), HUGE);
+      // A raw socket speaks for C, so that only this thread reads the READ's data: what it has
+      // read after k polls is at most what k drives sent.
+      try (SocketChannel peer =
+          SocketChannel.open(((SoftDeviceContext) rig.ctxB).responderAddress())) {
+        int psn = c.localInfo().psn();
+        writeAll(
+            peer,
+            request(
+                RequestFlyweight.OP_HELLO,
+                (byte) 0,
+                psn,
+                0,
+                c.qpn(),
+                RequestFlyweight.HELLO_MAGIC,
+                v.qpn()));
+        ByteBuffer response = ByteBuffer.allocate(ResponseFlyweight.LENGTH);
+        while (response.hasRemaining()) {
+          assertTrue(peer.read(response) >= 0, "the responder closed before the HELLO's answer");
+        }
+        assertEquals(
+            ResponseFlyweight.TYPE_HELLO_ACK, new ResponseFlyweight().wrap(response, 0).type());
+        ResponderLoop hosted = ((SoftCompletionQueue) cqV).hostedLoop();
+        WorkCompletion[] wcs = {new WorkCompletion()};
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (hosted.memberCount() < 1 && System.nanoTime() < until) {
+          cqV.poll(wcs);
+          LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+        }
+        assertEquals(1, hosted.memberCount(), "the checked connection moved to the polled queue");
+        peer.configureBlocking(false);
+        writeAll(
+            peer,
+            request(
+                RequestFlyweight.OP_READ,
+                RequestFlyweight.FLAG_ACK_REQ,
+                psn,
+                HUGE,
+                0,
+                src.address(),
+                src.rkey()));
+        ByteBuffer in = ByteBuffer.allocateDirect(1 << 20);
+        long expected = ResponseFlyweight.LENGTH + (long) HUGE;
+        long got = 0;
+        int polls = 0;
+        until = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+        while (got < expected) {
+          long sofar = got;
+          assertTrue(
+              System.nanoTime() < until,
+              () -> "the READ stalled at " + sofar + " of " + expected + " bytes");
+          cqV.poll(wcs);
+          polls++;
+          int n;
+          while ((n = peer.read(in)) > 0) {
+            in.flip();
+            if (got < ResponseFlyweight.LENGTH) {
+              assertEquals(0, got, "the response header comes in one read");
+              ResponseFlyweight h = new ResponseFlyweight().wrap(in, 0);
+              assertEquals(ResponseFlyweight.TYPE_READ_RESP, h.type(), "a READ response");
+              assertEquals(HUGE, h.length(), "of the whole READ");
+              in.position(ResponseFlyweight.LENGTH);
+            }
+            while (in.hasRemaining()) {
+              assertEquals(MARK, in.get(), "READ data");
+            }
+            in.clear();
+            got += n;
+          }
+          assertTrue(n == 0, "the responder closed mid-response");
+          long bound = ResponseFlyweight.LENGTH + polls * DOCUMENTED_BYTES;
+          long read = got;
+          int p = polls;
+          assertTrue(
+              read <= bound,
+              () ->
+                  p
+                      + " polls sent "
+                      + read
+                      + " bytes of the READ response, more than "
+                      + p
+                      + " drives may ("
+                      + bound
+                      + ")");
+        }
+        assertTrue(polls >= HUGE / DOCUMENTED_BYTES, "polls that sent part of the READ: " + polls);
+      }
+    }
+  }
+
+  // ---- the observation ----
+
+  /**
+   * Polls the POLLER queue one {@code poll()} at a time until the {@code total} streamed bytes have
+   * landed in {@code dst}, each call after the stream filled the connection. Checks that no call
+   * placed more than {@code share} of it, and that the second queue pair's WRITE_WITH_IMM, posted
+   * once the stream started landing, was placed and reported before the stream had landed.
+   */
+  private static int pollWhileStreaming(
+      VerbsTestRig rig, Rig r, Stream stream, ByteBuffer dst, long total, long share) {
+    MemoryRegion secondSrc = rig.register(rig.pdA, 64, AccessFlags.LOCAL_WRITE);
+    fill(secondSrc.buffer(), 64);
+    MemoryRegion secondDst =
+        rig.register(rig.pdB, 64, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
+    r.w.postReceive(new ReceiveWorkRequest(1).wrId(7));
+    WorkCompletion[] wcs = new WorkCompletion[16];
+    for (int i = 0; i < wcs.length; i++) {
+      wcs[i] = new WorkCompletion();
+    }
+    long placed = 0;
+    int polls = 0;
+    boolean secondPosted = false;
+    long secondReportedAt = -1;
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+    while (placed < total) {
+      long landed = placed;
+      assertTrue(
+          System.nanoTime() < until, () -> "the stream stalled at " + landed + " of " + total);
+      stream.awaitSocketFull();
+      int n = r.cqV.poll(wcs);
+      for (int i = 0; i < n; i++) {
+        WorkCompletion wc = wcs[i];
+        assertEquals(r.w.qpn(), wc.qpNum(), () -> "only the second queue pair reports: " + wc);
+        assertEquals(WcStatus.SUCCESS, wc.status(), () -> "the second write: " + wc);
+        assertEquals(WcOpcode.RECV_RDMA_WITH_IMM, wc.opcode(), () -> "the second write: " + wc);
+        assertEquals(SECOND_IMM, wc.immData(), () -> "the second write: " + wc);
+        assertEquals(-1, secondSrc.buffer().mismatch(secondDst.buffer()), "second write placed");
+        secondReportedAt = landedPrefix(dst, placed, total);
+      }
+      long now = landedPrefix(dst, placed, total);
+      long took = now - placed;
+      long before = placed;
+      assertTrue(
+          took <= share,
+          () ->
+              "one poll placed "
+                  + took
+                  + " bytes of the stream (from "
+                  + before
+                  + "), more than the bound of a drive, "
+                  + share);
+      if (took > 0) {
+        polls++;
+      }
+      placed = now;
+      if (!secondPosted && placed > 0) {
+        // the stream is landing: the second queue pair's request must not wait for its end
+        SendWorkRequest wr =
+            new SendWorkRequest(1)
+                .wrId(8)
+                .opcode(WrOpcode.RDMA_WRITE_WITH_IMM)
+                .immData(SECOND_IMM)
+                .remote(secondDst.address(), secondDst.rkey())
+                .signaled(true);
+        wr.sgl().set(secondSrc, 0, 64);
+        r.y.postSend(wr);
+        secondPosted = true;
+      }
+    }
+    assertTrue(secondReportedAt >= 0, "the second queue pair's write was never reported");
+    assertTrue(
+        secondReportedAt < total,
+        "the second queue pair's write was reported only once the stream had landed");
+    assertEquals(WcStatus.SUCCESS, rig.awaitOne(r.cqY).status(), "the second write's ACK");
+    stream.assertNoFailure();
+    return polls;
+  }
+
+  /**
+   * How many bytes of {@code dst} have landed: they land in order and are all non-zero, so a binary
+   * search for the first zero byte at or after {@code from}.
+   */
+  private static long landedPrefix(ByteBuffer dst, long from, long total) {
+    long lo = from; // [0, lo) landed
+    long hi = total; // [hi, total) not (or hi == total)
+    while (lo < hi) {
+      long mid = (lo + hi) >>> 1;
+      if (dst.get((int) mid) != 0) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    return lo;
+  }
+
+  private static ByteBuffer request(
+      byte opcode, byte flags, int psn, int length, int imm, long address, int rkey) {
+    ByteBuffer b = ByteBuffer.allocate(RequestFlyweight.LENGTH);
+    new RequestFlyweight().wrap(b, 0).encode(opcode, flags, psn, length, imm, address, rkey);
+    return b;
+  }
+
+  private static void writeAll(SocketChannel ch, ByteBuffer b) throws IOException {
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (b.hasRemaining()) {
+      assertTrue(System.nanoTime() < until, "the responder did not take a request header");
+      ch.write(b);
+    }
+  }
+
+  private static void fill(ByteBuffer b, int size) {
+    byte[] chunk = new byte[64 * 1024];
+    java.util.Arrays.fill(chunk, MARK);
+    for (int at = 0; at < size; at += chunk.length) {
+      b.put(at, chunk, 0, Math.min(chunk.length, size - at));
+    }
+  }
+
+  // ---- rig ----
+
+  /**
+   * X (on A) streams to V, Y (on A) writes to W; V and W (on B) report to the one POLLER queue cqV,
+   * whose hosted loop holds both their responders.
+   */
+  private record Rig(
+      CompletionQueue cqX,
+      CompletionQueue cqY,
+      CompletionQueue cqV,
+      QueuePair x,
+      QueuePair y,
+      QueuePair v,
+      QueuePair w) {}
+
+  private static Rig rig(VerbsTestRig rig, int streamDepth) {
+    assumeTrue(
+        rig.ctxB instanceof SoftDeviceContext,
+        "needs the soft provider (its responders); this run uses "
+            + rig.ctxB.getClass().getSimpleName());
+    int all = AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ;
+    CompletionQueue cqX = rig.track(rig.ctxA.createCompletionQueue(2 * streamDepth));
+    CompletionQueue cqY = rig.track(rig.ctxA.createCompletionQueue(16));
+    CompletionQueue cqV =
+        rig.track(rig.ctxB.createCompletionQueue(1024, CompletionProgress.POLLER));
+    QueuePair x = rig.track(rig.pdA.createQueuePair(QueuePairAttributes.of(cqX, streamDepth, 1)));
+    QueuePair y = rig.track(rig.pdA.createQueuePair(QueuePairAttributes.of(cqY, 16, 1)));
+    QueuePair v = rig.track(rig.pdB.createQueuePair(QueuePairAttributes.of(cqV, 16, 1)));
+    QueuePair w = rig.track(rig.pdB.createQueuePair(QueuePairAttributes.of(cqV, 16, 1)));
+    VerbsTestRig.connect(x, all, v, all);
+    VerbsTestRig.connect(y, all, w, all);
+    ResponderLoop hosted = ((SoftCompletionQueue) cqV).hostedLoop();
+    WorkCompletion[] none = {new WorkCompletion()};
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (hosted.memberCount() < 2 && System.nanoTime() < until) {
+      cqV.poll(none); // the moves are queued for the first poll: take them
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+    }
+    assertEquals(2, hosted.memberCount(), "both checked connections moved to the polled queue");
+    return new Rig(cqX, cqY, cqV, x, y, v, w);
+  }
+
+  /**
+   * The streaming peer's posting thread. If a test fails before it has posted everything, it stays
+   * blocked on the full socket until the rig closes its queue pair, which ends it.
+   */
+  private static final class Stream {
+    private final Thread thread;
+    private final ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();
+
+    Stream(Runnable post) {
+      thread =
+          new Thread(
+              () -> {
+                try {
+                  post.run();
+                } catch (RuntimeException e) {
+                  errors.add(e);
+                }
+              },
+              "test-stream");
+      thread.setDaemon(true);
+      thread.start();
+    }
+
+    /**
+     * Waits (bounded) until the posting thread blocks on its full socket or has posted it all: the
+     * connection then holds as much of the stream as the kernel takes.
+     */
+    void awaitSocketFull() {
+      long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
+      while (System.nanoTime() < until) {
+        Thread.State s = thread.getState();
+        if (s == Thread.State.TIMED_WAITING
+            || s == Thread.State.WAITING
+            || s == Thread.State.TERMINATED) {
+          return;
+        }
+        Thread.onSpinWait();
+      }
+    }
+
+    void join() {
+      try {
+        thread.join(TimeUnit.SECONDS.toMillis(30));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      assertFalse(thread.isAlive(), "the streaming peer did not finish posting");
+      assertNoFailure();
+    }
+
+    void assertNoFailure() {
+      assertTrue(errors.isEmpty(), () -> "the streaming peer failed: " + errors);
+    }
+  }
+}
