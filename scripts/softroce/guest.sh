@@ -62,7 +62,7 @@ result RAN "contract-suite-ibv(rc=$SUITE_RC)"
 fi
 
 if want channel; then
-step "channel end-to-end and threat tests of secure-host (revocation, live enforcement, pinning, region keys, receive credits, record runs) on provider ibv"
+step "channel end-to-end and threat tests of secure-host (revocation, live enforcement, pinning, region keys, receive credits, record runs and their bounds and SGE fallback) on provider ibv"
 # host and clients in one JVM, each on its own rxe0 context; deadlines x10 for emulation
 timeout "$CHANNEL_BUDGET_S" "$JAVA" $JOPTS -Dsrdma.test.timeScale=10 -cp "$CONSOLE_JAR:$CP_CHANNEL" \
   org.junit.platform.console.ConsoleLauncher execute \
@@ -71,6 +71,7 @@ timeout "$CHANNEL_BUDGET_S" "$JAVA" $JOPTS -Dsrdma.test.timeScale=10 -cp "$CONSO
   --select-class io.srdma.host.RegionKeyThreatTest --select-class io.srdma.host.HostEndingGrantRaceTest \
   --select-class io.srdma.host.HostReceiveCreditsTest \
   --select-class io.srdma.host.RecordRunThreatTest --select-class io.srdma.host.RecordRunDeliveryTest \
+  --select-class io.srdma.host.RecordRunLengthTest --select-class io.srdma.host.RecordRunFallbackTest \
   --details=tree --disable-banner --reports-dir "$OUT/junit-channel" 2>&1 | tee "$OUT/channel.log"
 CHANNEL_RC=${PIPESTATUS[0]}
 # ci.sh judges it from the JUnit XML, per test
