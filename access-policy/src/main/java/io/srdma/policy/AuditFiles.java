@@ -1,5 +1,6 @@
 package io.srdma.policy;
 
+import io.srdma.keys.BoundedFileOpen;
 import io.srdma.keys.DirectorySync;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -153,7 +154,7 @@ final class AuditFiles {
    * @throws FileSystemException if it has more than one name
    */
   static FileChannel openLock(Path file) throws IOException {
-    AuditFileOpen.Created c = AuditFileOpen.createOrOpen(file, attributes(file));
+    BoundedFileOpen.Created c = AuditFileOpen.createOrOpen(file, attributes(file));
     FileChannel ch = c.channel();
     try {
       if (c.created()) {
@@ -188,7 +189,7 @@ final class AuditFiles {
    * @throws java.nio.file.NoSuchFileException if it does not exist and {@code mayBeAbsent} is false
    */
   static BasicFileAttributes requireRegular(Path file, boolean mayBeAbsent) throws IOException {
-    return AuditFileOpen.regular(file, AuditFileOpen.Links.REFUSE, mayBeAbsent);
+    return AuditFileOpen.regular(file, BoundedFileOpen.Links.REFUSE, mayBeAbsent);
   }
 
   private static FileAttribute<?>[] attributes(Path file) {

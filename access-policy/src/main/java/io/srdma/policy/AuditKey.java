@@ -1,5 +1,6 @@
 package io.srdma.policy;
 
+import io.srdma.keys.BoundedFileOpen;
 import io.srdma.keys.OwnerOnlyFiles;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -153,7 +154,7 @@ public final class AuditKey implements AutoCloseable {
     byte[] text;
     try {
       // a FIFO or a device is refused before anything else; the file judged is the one read
-      BasicFileAttributes seen = AuditFileOpen.regular(file, AuditFileOpen.Links.FOLLOW, false);
+      BasicFileAttributes seen = AuditFileOpen.regular(file, BoundedFileOpen.Links.FOLLOW, false);
       Optional<OwnerOnlyFiles.Finding> exposed = OwnerOnlyFiles.strictModes(file);
       if (exposed.isPresent()) {
         throw new AuditKeyExposedException(file, exposed.get());
@@ -199,7 +200,7 @@ public final class AuditKey implements AutoCloseable {
    */
   private static byte[] readBounded(Path file, BasicFileAttributes seen) throws IOException {
     ByteBuffer buf = ByteBuffer.allocate(PREFIX.length() + 2 * LENGTH + 2);
-    try (FileChannel c = AuditFileOpen.read(file, AuditFileOpen.Links.FOLLOW, seen)) {
+    try (FileChannel c = AuditFileOpen.read(file, BoundedFileOpen.Links.FOLLOW, seen)) {
       while (buf.hasRemaining() && c.read(buf) >= 0) {
         // until the buffer is full or the file ends
       }

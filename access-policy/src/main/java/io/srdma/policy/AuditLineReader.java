@@ -1,5 +1,6 @@
 package io.srdma.policy;
 
+import io.srdma.keys.BoundedFileOpen;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;
@@ -63,7 +64,9 @@ final class AuditLineReader implements Closeable {
       // write the log directory can put either in place of a file, before the check or after it;
       // AuditFileOpen checks the path, opens without blocking for ever, and checks what it opened
       return new AuditLineReader(
-          file, Channels.newInputStream(AuditFileOpen.read(file, AuditFileOpen.Links.FOLLOW)), max);
+          file,
+          Channels.newInputStream(AuditFileOpen.read(file, BoundedFileOpen.Links.FOLLOW)),
+          max);
     } catch (IOException e) {
       throw failure(file, e);
     }

@@ -1,5 +1,6 @@
 package io.srdma.policy;
 
+import io.srdma.keys.BoundedFileOpen;
 import io.srdma.keys.OwnerOnlyFiles;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -598,7 +599,7 @@ public final class AuditLog implements AutoCloseable {
   private static final int TAIL_WINDOW = 1 << 20;
 
   private static String lastLine(Path f) throws IOException {
-    try (FileChannel c = AuditFileOpen.read(f, AuditFileOpen.Links.REFUSE)) {
+    try (FileChannel c = AuditFileOpen.read(f, BoundedFileOpen.Links.REFUSE)) {
       long total = c.size();
       int n = (int) Math.min(total, TAIL_WINDOW);
       if (n == 0) {

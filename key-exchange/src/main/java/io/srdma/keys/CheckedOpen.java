@@ -2,73 +2,28 @@ package io.srdma.keys;
 
 import java.io.IOException;
 import java.nio.channels.FileChannel;
-import java.nio.file.FileAlreadyExistsException;
-import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
-import java.nio.file.OpenOption;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileAttribute;
 import java.time.Duration;
-import java.util.HashSet;
-import java.util.Objects;
-import java.util.Set;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Opens an existing file of the CA directory or a PEM file (a private key included) first and then
- * checks what was opened, so that a file swapped between a check and an open is not used. Whoever
- * can write the directory can put a FIFO there (opening it to read blocks until a writer comes: the
- * CA commands or a host's start would hang), a link (the key or the line appended would be another
- * file's), or another file. Java has no {@code fstat} of a channel nor {@code O_NONBLOCK}, so
- *
- * <ol>
- *   <li>the path's attributes are read (a link followed or not, as asked): it must be a regular
- *       file;
- *   <li>it is opened ({@code O_NOFOLLOW} where links are refused) on a named daemon thread, waited
- *       for at most {@link #LIMIT} and given up as soon as the path holds anything but a regular
- *       file;
- *   <li>the channel must be seekable (a FIFO or a socket is not: {@code lseek} fails), and the
- *       path's attributes read again must still be those of a regular file with the same {@link
- *       BasicFileAttributes#fileKey() file key} (device and inode) as at the check.
- * </ol>
+ * checks what was opened ({@link BoundedFileOpen}), so that a file swapped between a check and an
+ * open is not used. Whoever can write the directory can put a FIFO there (opening it to read blocks
+ * until a writer comes: the CA commands or a host's start would hang), a link (the key or the line
+ * appended would be another file's), or another file.
  *
  * <p>A path that is not a regular file at the check is {@link KeyExchangeException.Reason#IO_ERROR}
  * ({@code ... is not a regular file}); one swapped after it, or whose open blocked, is {@link
- * KeyExchangeException.Reason#FILE_REPLACED}; both name the file, and the channel is closed. A
- * given-up open on a FIFO is released by opening the FIFO read-write here (which never blocks, and
- * counts as its writer), so that its thread closes what it got and ends. What this cannot see: a
- * regular file swapped in and back out between the open and the second look.
- *
- * <p>The same steps as access-policy's {@code AuditFileOpen} for the audit files (key-exchange does
- * not depend on access-policy, and this stays package-private rather than public API of the keys
- * module). Thread-safe; stateless but for the test hooks.
+ * KeyExchangeException.Reason#FILE_REPLACED}; both name the file, and the channel is closed.
+ * Thread-safe; stateless but for the test hooks.
  */
 final class CheckedOpen {
-  private static final Logger LOG = LoggerFactory.getLogger(CheckedOpen.class);
-
-  /** The longest an open may take: a local file opens in microseconds. */
-  static final Duration LIMIT = Duration.ofSeconds(10);
-
   /** The name of the threads that open. */
   static final String THREAD_NAME = "srdma-key-file-open";
-
-  /** How often a pending open looks whether the path still holds a regular file. */
-  private static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
-
-  /** How long a stuck open is given to complete once its FIFO has been opened here. */
-  private static final long RELEASE_MILLIS = 2_000;
-
-  private static final int S_IFMT = 0170000;
-  private static final int S_IFIFO = 0010000;
 
   /** For tests: runs after the check and before the open, with the path. Null in production. */
   static volatile Consumer<Path> beforeOpen;
@@ -76,22 +31,10 @@ final class CheckedOpen {
   /** For tests: runs after the open and before the checks of what was opened. */
   static volatile Consumer<Path> afterOpen;
 
+  private static final BoundedFileOpen OPEN =
+      new BoundedFileOpen(THREAD_NAME, new Refusals(), () -> beforeOpen, () -> afterOpen);
+
   private CheckedOpen() {}
-
-  /** Whether a symbolic link at the path is followed. */
-  enum Links {
-    /** Followed: PEM files and keys, which operators (and secret mounts) may link. */
-    FOLLOW,
-    /** Refused: files the CA itself creates in its directory ({@code issued.txt}, the lock). */
-    REFUSE;
-
-    LinkOption[] options() {
-      return this == FOLLOW ? new LinkOption[0] : new LinkOption[] {LinkOption.NOFOLLOW_LINKS};
-    }
-  }
-
-  /** A channel and whether its file was created by the open. */
-  record Created(FileChannel channel, boolean created) {}
 
   /**
    * The attributes of {@code file} if it is a regular file.
@@ -100,36 +43,9 @@ final class CheckedOpen {
    * @throws KeyExchangeException {@code IO_ERROR} if it is not a regular file
    * @throws NoSuchFileException if it does not exist and {@code mayBeAbsent} is false
    */
-  static BasicFileAttributes regular(Path file, Links links, boolean mayBeAbsent)
+  static BasicFileAttributes regular(Path file, BoundedFileOpen.Links links, boolean mayBeAbsent)
       throws IOException {
-    BasicFileAttributes a;
-    try {
-      a = Files.readAttributes(file, BasicFileAttributes.class, links.options());
-    } catch (NoSuchFileException e) {
-      if (mayBeAbsent) {
-        return null;
-      }
-      throw e;
-    }
-    return requireRegular(file, a);
-  }
-
-  /**
-   * {@code a}, the attributes read of {@code file}, if they are a regular file's.
-   *
-   * @throws KeyExchangeException {@code IO_ERROR} if they are not
-   */
-  private static BasicFileAttributes requireRegular(Path file, BasicFileAttributes a) {
-    if (!a.isRegularFile()) {
-      throw new KeyExchangeException(
-          KeyExchangeException.Reason.IO_ERROR,
-          file
-              + " is not a regular file ("
-              + describe(a)
-              + (a.isSymbolicLink() ? ", not followed here" : "")
-              + "); refused");
-    }
-    return a;
+    return OPEN.regular(file, links, mayBeAbsent);
   }
 
   /**
@@ -140,296 +56,71 @@ final class CheckedOpen {
    * @throws KeyExchangeException if it is not one, or not that one, or the open blocked
    * @throws NoSuchFileException if there is nothing there
    */
-  static FileChannel read(Path file, Links links, BasicFileAttributes checked) throws IOException {
-    return opened(
-        file,
-        links,
-        checked != null ? requireRegular(file, checked) : regular(file, links, false),
-        Set.of(StandardOpenOption.READ));
+  static FileChannel read(Path file, BoundedFileOpen.Links links, BasicFileAttributes checked)
+      throws IOException {
+    return OPEN.read(file, links, checked);
   }
 
   /**
    * Opens an existing regular file, not followed if a link, to read and write: read-write so that
-   * even without the bounded wait a FIFO cannot block it (opening one write-only blocks until a
-   * reader comes). The caller positions it.
+   * even without the bounded wait a FIFO cannot block it. The caller positions it.
    *
    * @throws KeyExchangeException if it is not a regular file, or was swapped
    * @throws NoSuchFileException if there is nothing there
    */
   static FileChannel readWrite(Path file) throws IOException {
-    return opened(
-        file,
-        Links.REFUSE,
-        regular(file, Links.REFUSE, false),
-        Set.of(StandardOpenOption.READ, StandardOpenOption.WRITE));
+    return OPEN.readWrite(file, null);
   }
 
   /**
    * Opens {@code file}, not followed if a link, to read and write, creating it with {@code
-   * attributes} if nothing is there: created exclusively ({@code O_EXCL}, which opens nothing that
-   * exists, a FIFO or a link included), else opened as {@link #readWrite}.
+   * attributes} if nothing is there (exclusively), else opened as {@link #readWrite}.
    */
-  static Created createOrOpen(Path file, FileAttribute<?>... attributes) throws IOException {
-    BasicFileAttributes before = regular(file, Links.REFUSE, true);
-    if (before == null) {
-      try {
-        return new Created(
-            opened(
-                file,
-                Links.REFUSE,
-                null,
-                Set.of(
-                    StandardOpenOption.CREATE_NEW,
-                    StandardOpenOption.READ,
-                    StandardOpenOption.WRITE),
-                attributes),
-            true);
-      } catch (FileAlreadyExistsException e) {
-        // created by someone else since the check: judged as any existing file
-        before = regular(file, Links.REFUSE, false);
-      }
-    }
-    return new Created(
-        opened(
-            file, Links.REFUSE, before, Set.of(StandardOpenOption.READ, StandardOpenOption.WRITE)),
-        false);
-  }
-
-  /** Opens and checks what was opened against {@code before} (null: nothing was there). */
-  private static FileChannel opened(
-      Path file,
-      Links links,
-      BasicFileAttributes before,
-      Set<? extends OpenOption> how,
-      FileAttribute<?>... attributes)
+  static BoundedFileOpen.Created createOrOpen(Path file, FileAttribute<?>... attributes)
       throws IOException {
-    Set<OpenOption> options = new HashSet<>(how);
-    if (links == Links.REFUSE) {
-      options.add(LinkOption.NOFOLLOW_LINKS);
-    }
-    run(beforeOpen, file);
-    FileChannel ch;
-    try {
-      ch = bounded(file, links, options, attributes);
-    } catch (IOException e) {
-      // O_NOFOLLOW's ELOOP, a socket's ENXIO, a file gone: say that it was swapped, if it was
-      if (before != null || !(e instanceof NoSuchFileException)) {
-        swappedOrRethrow(file, links, before, e);
-      }
-      throw e;
-    }
-    try {
-      run(afterOpen, file);
-      try {
-        ch.position();
-      } catch (IOException e) {
-        // lseek fails with ESPIPE on a FIFO or a socket: one was opened, whatever the path says now
-        throw replaced(
-            file, "a FIFO or a socket was opened in place of the regular file checked", e);
-      }
-      requireSame(file, links, before);
-      return ch;
-    } catch (IOException | RuntimeException e) {
-      try {
-        ch.close();
-      } catch (IOException suppressed) {
-        e.addSuppressed(suppressed);
-      }
-      throw e;
-    }
+    return OPEN.createOrOpen(file, attributes);
   }
 
-  /** Checks that {@code file} is still the regular file {@code checked} describes. */
-  private static void requireSame(Path file, Links links, BasicFileAttributes checked)
-      throws IOException {
-    BasicFileAttributes now;
-    try {
-      now = Files.readAttributes(file, BasicFileAttributes.class, links.options());
-    } catch (NoSuchFileException e) {
-      throw replaced(file, "it is gone", e);
+  /** key-exchange's errors: {@code IO_ERROR} at the check, {@code FILE_REPLACED} after it. */
+  private static final class Refusals implements BoundedFileOpen.Refusals {
+    @Override
+    public RuntimeException notRegular(Path file, BasicFileAttributes a) {
+      return new KeyExchangeException(
+          KeyExchangeException.Reason.IO_ERROR,
+          file
+              + " is not a regular file ("
+              + BoundedFileOpen.describe(a)
+              + (a.isSymbolicLink() ? ", not followed here" : "")
+              + "); refused");
     }
-    if (!now.isRegularFile()) {
-      throw replaced(file, "now " + describe(now), null);
-    }
-    if (checked != null && !Objects.equals(checked.fileKey(), now.fileKey())) {
-      throw replaced(file, "another file than the one checked", null);
-    }
-  }
 
-  private static void swappedOrRethrow(
-      Path file, Links links, BasicFileAttributes before, IOException e) throws IOException {
-    BasicFileAttributes now;
-    try {
-      now = Files.readAttributes(file, BasicFileAttributes.class, links.options());
-    } catch (IOException gone) {
-      if (before != null) {
-        throw replaced(file, "it is gone", e);
-      }
-      throw e;
+    @Override
+    public RuntimeException replaced(Path file, String what, Throwable cause) {
+      return new KeyExchangeException(
+          KeyExchangeException.Reason.FILE_REPLACED,
+          file
+              + " changed between its check and its open ("
+              + what
+              + "): put there by someone who can write its directory; refused unused (look at the"
+              + " directory)",
+          cause);
     }
-    if (!now.isRegularFile()) {
-      throw replaced(file, "now " + describe(now), e);
-    }
-    if (before != null && !Objects.equals(before.fileKey(), now.fileKey())) {
-      throw replaced(file, "another file than the one checked", e);
-    }
-  }
 
-  /**
-   * Opens on a named daemon thread and waits at most {@link #LIMIT}, giving up early when the path
-   * holds something other than a regular file. A channel the thread gets after this gave up is
-   * closed there.
-   */
-  private static FileChannel bounded(
-      Path file, Links links, Set<OpenOption> options, FileAttribute<?>[] attributes)
-      throws IOException {
-    CompletableFuture<FileChannel> opened = new CompletableFuture<>();
-    Thread t =
-        new Thread(
-            () -> {
-              FileChannel ch;
-              try {
-                ch = FileChannel.open(file, options, attributes);
-              } catch (Throwable e) {
-                opened.completeExceptionally(e);
-                return;
-              }
-              if (!opened.complete(ch)) {
-                try {
-                  ch.close();
-                } catch (IOException e) {
-                  LOG.warn("cannot close {}, opened too late: {}", file, e.toString());
-                }
-              }
-            },
-            THREAD_NAME);
-    t.setDaemon(true);
-    t.start();
-    long start = System.nanoTime();
-    long deadline = start + LIMIT.toNanos();
-    boolean interrupted = false;
-    while (true) {
-      try {
-        return opened.get(
-            Math.max(0, Math.min(POLL_NANOS, deadline - System.nanoTime())), TimeUnit.NANOSECONDS);
-      } catch (ExecutionException e) {
-        throw unwrap(e.getCause());
-      } catch (InterruptedException e) {
-        interrupted = true;
-        break;
-      } catch (TimeoutException e) {
-        if (deadline - System.nanoTime() <= 0 || holdsOther(file, links)) {
-          break;
-        }
-      }
+    @Override
+    public RuntimeException blocked(Path file, Duration waited) {
+      return new KeyExchangeException(
+          KeyExchangeException.Reason.FILE_REPLACED,
+          file
+              + ": its open blocked (given up after "
+              + waited.toMillis()
+              + " ms): a FIFO put in place of the regular file checked, by someone who can write"
+              + " its directory?; refused unused");
     }
-    if (!opened.completeExceptionally(new TimeoutException())) {
-      // it completed meanwhile: use what it got
-      try {
-        return opened.get();
-      } catch (ExecutionException e) {
-        throw unwrap(e.getCause());
-      } catch (InterruptedException e) {
-        throw new IllegalStateException("a completed future does not wait", e);
-      } finally {
-        if (interrupted) {
-          Thread.currentThread().interrupt();
-        }
-      }
-    }
-    release(file, links, t);
-    if (interrupted) {
-      Thread.currentThread().interrupt();
-      throw new KeyExchangeException(
+
+    @Override
+    public RuntimeException interrupted(Path file) {
+      return new KeyExchangeException(
           KeyExchangeException.Reason.IO_ERROR, "interrupted while opening " + file);
     }
-    throw new KeyExchangeException(
-        KeyExchangeException.Reason.FILE_REPLACED,
-        file
-            + ": its open blocked (given up after "
-            + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)
-            + " ms): a FIFO put in place of the regular file checked, by someone who can write its"
-            + " directory?; refused unused");
-  }
-
-  /**
-   * Whether something other than a regular file is at the path now. Nothing there is not a reason
-   * to give up: a creating open may not have run yet.
-   */
-  private static boolean holdsOther(Path file, Links links) {
-    try {
-      return !Files.readAttributes(file, BasicFileAttributes.class, links.options())
-          .isRegularFile();
-    } catch (IOException e) {
-      return false;
-    }
-  }
-
-  /**
-   * Lets an open stuck on a FIFO complete, so that its thread closes what it got and ends: opening
-   * the FIFO read-write never blocks, and makes this process its writer.
-   */
-  private static void release(Path file, Links links, Thread stuck) {
-    try {
-      if (file.getFileSystem().supportedFileAttributeViews().contains("unix")
-          && ((Integer) Files.getAttribute(file, "unix:mode", links.options()) & S_IFMT)
-              == S_IFIFO) {
-        Set<OpenOption> rw =
-            new HashSet<>(Set.of(StandardOpenOption.READ, StandardOpenOption.WRITE));
-        if (links == Links.REFUSE) {
-          rw.add(LinkOption.NOFOLLOW_LINKS);
-        }
-        try (FileChannel other = FileChannel.open(file, rw)) {
-          stuck.join(RELEASE_MILLIS);
-        }
-      }
-    } catch (IOException | RuntimeException e) {
-      LOG.debug("cannot release the open of {}: {}", file, e.toString());
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-    if (stuck.isAlive()) {
-      LOG.warn(
-          "thread {} stays blocked opening {} until something opens its other end (or the process"
-              + " exits); it holds nothing and closes what it gets",
-          stuck.getName(),
-          file);
-    }
-  }
-
-  private static KeyExchangeException replaced(Path file, String what, Throwable cause) {
-    return new KeyExchangeException(
-        KeyExchangeException.Reason.FILE_REPLACED,
-        file
-            + " changed between its check and its open ("
-            + what
-            + "): put there by someone who can write its directory; refused unused (look at the"
-            + " directory)",
-        cause);
-  }
-
-  private static IOException unwrap(Throwable cause) {
-    if (cause instanceof IOException io) {
-      return io;
-    }
-    if (cause instanceof RuntimeException r) {
-      throw r;
-    }
-    if (cause instanceof Error err) {
-      throw err;
-    }
-    return new IOException(cause);
-  }
-
-  private static void run(Consumer<Path> hook, Path file) {
-    if (hook != null) {
-      hook.accept(file);
-    }
-  }
-
-  private static String describe(BasicFileAttributes a) {
-    return a.isSymbolicLink()
-        ? "a symbolic link"
-        : a.isDirectory() ? "a directory" : "a FIFO, a socket or a device";
   }
 }

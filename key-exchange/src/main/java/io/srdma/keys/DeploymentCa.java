@@ -487,7 +487,7 @@ public final class DeploymentCa {
 
   private String readIssued() {
     return new String(
-        SecureFiles.read(dir.resolve(ISSUED), MAX_ISSUED_BYTES, CheckedOpen.Links.REFUSE, null),
+        SecureFiles.read(dir.resolve(ISSUED), MAX_ISSUED_BYTES, BoundedFileOpen.Links.REFUSE, null),
         StandardCharsets.UTF_8);
   }
 

@@ -69,7 +69,7 @@ public final class HighWaterMark {
     // swapped in since
     String text =
         new String(
-                SecureFiles.read(file, MAX_BYTES, CheckedOpen.Links.REFUSE, judged),
+                SecureFiles.read(file, MAX_BYTES, BoundedFileOpen.Links.REFUSE, judged),
                 StandardCharsets.US_ASCII)
             .trim();
     String[] parts = text.split(" ");

@@ -197,7 +197,7 @@ public final class Pem {
 
   private static BasicFileAttributes regularKeyFile(Path file) {
     try {
-      return CheckedOpen.regular(file, CheckedOpen.Links.FOLLOW, false);
+      return CheckedOpen.regular(file, BoundedFileOpen.Links.FOLLOW, false);
     } catch (java.nio.file.NoSuchFileException e) {
       throw new KeyExchangeException(
           KeyExchangeException.Reason.IO_ERROR, file + " does not exist", e);
@@ -262,7 +262,7 @@ public final class Pem {
   private static List<Object> parseAll(Path file, BasicFileAttributes judged) {
     String text =
         new String(
-            SecureFiles.read(file, MAX_PEM_BYTES, CheckedOpen.Links.FOLLOW, judged),
+            SecureFiles.read(file, MAX_PEM_BYTES, BoundedFileOpen.Links.FOLLOW, judged),
             StandardCharsets.US_ASCII);
     List<Object> out = new ArrayList<>();
     try (PEMParser parser = new PEMParser(new StringReader(text))) {

@@ -183,7 +183,7 @@ final class SecureFiles {
    */
   static FileChannel openLock(Path file) throws IOException {
     boolean posix = isPosix(file);
-    CheckedOpen.Created c = CheckedOpen.createOrOpen(file, attributes(posix, OWNER_ONLY));
+    BoundedFileOpen.Created c = CheckedOpen.createOrOpen(file, attributes(posix, OWNER_ONLY));
     FileChannel ch = c.channel();
     if (posix && c.created()) {
       try {
@@ -208,7 +208,7 @@ final class SecureFiles {
    * an {@link OutOfMemoryError}.
    */
   static byte[] read(Path file, int maxBytes) {
-    return read(file, maxBytes, CheckedOpen.Links.FOLLOW, null);
+    return read(file, maxBytes, BoundedFileOpen.Links.FOLLOW, null);
   }
 
   /**
@@ -223,7 +223,7 @@ final class SecureFiles {
    *     its open
    */
   static byte[] read(
-      Path file, int maxBytes, CheckedOpen.Links links, BasicFileAttributes checked) {
+      Path file, int maxBytes, BoundedFileOpen.Links links, BasicFileAttributes checked) {
     try (FileChannel ch = CheckedOpen.read(file, links, checked);
         InputStream in = Channels.newInputStream(ch)) {
       byte[] bytes = in.readNBytes(maxBytes);
