@@ -47,9 +47,12 @@ import org.slf4j.LoggerFactory;
  * what it got and ends. What this cannot see: a regular file swapped in and back out between the
  * open and the second look.
  *
- * <p>Used by key-exchange for the CA's and PEM files, by access-policy for the audit files and by
- * the configuration readers. Instances are immutable and thread-safe: any number of threads may
- * open through one at once.
+ * <p>Used by key-exchange for the CA's and PEM files, by access-policy for the audit files, and by
+ * the readers of the files an operator points the product at (the serve and cluster configuration,
+ * the policy file {@code policy push} sends), which follow links ({@link Links#FOLLOW}: Kubernetes
+ * mounts a ConfigMap's files through links) and refuse only a target that is not a regular file,
+ * and a swap. Instances are immutable and thread-safe: any number of threads may open through one
+ * at once.
  */
 public final class BoundedFileOpen {
   private static final Logger LOG = LoggerFactory.getLogger(BoundedFileOpen.class);
@@ -107,6 +110,57 @@ public final class BoundedFileOpen {
 
     /** The opening thread was interrupted while it waited (its interrupt status is set again). */
     RuntimeException interrupted(Path file);
+
+    /**
+     * Refusals worded once for files an operator points the product at (configuration files): each
+     * refusal is one phrase about the file, e.g. {@code "not a regular file (a FIFO, a socket or a
+     * device); refused"}, handed with the file to {@code error}, which builds the caller's typed
+     * error (naming the file).
+     */
+    static Refusals worded(Wording error) {
+      Objects.requireNonNull(error, "error");
+      return new Refusals() {
+        @Override
+        public RuntimeException notRegular(Path file, BasicFileAttributes found) {
+          return error.refused(file, "not a regular file (" + describe(found) + "); refused", null);
+        }
+
+        @Override
+        public RuntimeException replaced(Path file, String what, Throwable cause) {
+          return error.refused(
+              file,
+              "changed between its check and its open ("
+                  + what
+                  + "): put there by someone who can write its directory; refused unused",
+              cause);
+        }
+
+        @Override
+        public RuntimeException blocked(Path file, Duration waited) {
+          return error.refused(
+              file,
+              "its open blocked (given up after "
+                  + waited.toMillis()
+                  + " ms): a FIFO put there by someone who can write its directory?; refused",
+              null);
+        }
+
+        @Override
+        public RuntimeException interrupted(Path file) {
+          return error.refused(file, "interrupted while opening it", null);
+        }
+      };
+    }
+  }
+
+  /** Builds a caller's typed error from one phrase about a file; see {@link Refusals#worded}. */
+  @FunctionalInterface
+  public interface Wording {
+    /**
+     * @param what what was wrong, a phrase without the file's name
+     * @param cause what the open or the check failed with, or null
+     */
+    RuntimeException refused(Path file, String what, Throwable cause);
   }
 
   private static final Supplier<Consumer<Path>> NO_HOOK = () -> null;

@@ -1,17 +1,21 @@
 package io.srdma.server;
 
+import io.srdma.keys.BoundedFileOpen;
 import io.srdma.policy.BoundedYaml;
 import io.srdma.policy.Printable;
 import io.srdma.policy.Units;
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.nio.ByteBuffer;
+import java.nio.channels.Channels;
+import java.nio.channels.FileChannel;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -20,6 +24,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.OptionalLong;
+import java.util.function.Consumer;
 import java.util.regex.Pattern;
 import org.snakeyaml.engine.v2.exceptions.Mark;
 import org.snakeyaml.engine.v2.nodes.MappingNode;
@@ -35,6 +40,19 @@ import org.snakeyaml.engine.v2.nodes.SequenceNode;
  * ({@link ServeSections}) so that each file has one job.
  */
 abstract class ConfigReader {
+  /** The name of the threads that open the file. */
+  static final String OPEN_THREAD_NAME = "srdma-config-open";
+
+  /** For tests: runs after the file's check and before its open. Null in production. */
+  static volatile Consumer<Path> beforeOpen;
+
+  private static final BoundedFileOpen OPEN =
+      new BoundedFileOpen(
+          OPEN_THREAD_NAME,
+          BoundedFileOpen.Refusals.worded((f, what, cause) -> new FileRefused(what, cause)),
+          () -> beforeOpen,
+          () -> null);
+
   private static final int MAX_MESSAGE_CHARS = 300;
   private static final Pattern NAME = Pattern.compile("[a-z0-9][a-z0-9_-]{0,62}");
   private static final Pattern INTEGER = Pattern.compile("[0-9]{1,10}");
@@ -91,20 +109,29 @@ abstract class ConfigReader {
 
   // ------------------------------------------------------------------ reading
 
+  /**
+   * The file's text, or null after an error. It is opened by {@link BoundedFileOpen}: a link is
+   * followed (Kubernetes mounts a ConfigMap's files through links), but the target must be a
+   * regular file, a FIFO there cannot hang the start (the open is given up), and a file swapped
+   * between the check and the open is refused; at most {@link ServeConfig#MAX_FILE_BYTES} are read.
+   */
   String load() {
     byte[] raw;
-    try {
-      if (!Files.isRegularFile(file)) {
-        fileError("no such file (or not a regular file)");
-        return null;
-      }
-      if (Files.size(file) > ServeConfig.MAX_FILE_BYTES) {
-        fileError("larger than " + ServeConfig.MAX_FILE_BYTES + " bytes; not a configuration file");
-        return null;
-      }
-      raw = Files.readAllBytes(file);
+    try (FileChannel ch = OPEN.read(file, BoundedFileOpen.Links.FOLLOW, null);
+        InputStream in = Channels.newInputStream(ch)) {
+      raw = in.readNBytes((int) ServeConfig.MAX_FILE_BYTES + 1);
+    } catch (NoSuchFileException e) {
+      fileError("no such file (or not a regular file)");
+      return null;
+    } catch (FileRefused e) {
+      fileError(e.getMessage());
+      return null;
     } catch (IOException e) {
       fileError("cannot read: " + Addresses.explain(e));
+      return null;
+    }
+    if (raw.length > ServeConfig.MAX_FILE_BYTES) {
+      fileError("larger than " + ServeConfig.MAX_FILE_BYTES + " bytes; not a configuration file");
       return null;
     }
     try {
@@ -437,5 +464,14 @@ abstract class ConfigReader {
 
   void fileError(String message) {
     add(0, 0, label + ": " + message);
+  }
+
+  /** Carries a refusal of the file out of {@link BoundedFileOpen} to {@link #fileError}. */
+  private static final class FileRefused extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    FileRefused(String what, Throwable cause) {
+      super(what, cause, false, false);
+    }
   }
 }
