@@ -1,13 +1,19 @@
 package io.srdma.cluster;
 
+import io.srdma.keys.BoundedFileOpen;
 import io.srdma.policy.BoundedYaml;
 import io.srdma.policy.Printable;
 import io.srdma.policy.Units;
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.URI;
 import java.net.URISyntaxException;
+import java.nio.ByteBuffer;
+import java.nio.channels.Channels;
+import java.nio.channels.FileChannel;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -15,6 +21,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.Consumer;
 import java.util.regex.Pattern;
 import org.snakeyaml.engine.v2.nodes.MappingNode;
 import org.snakeyaml.engine.v2.nodes.Node;
@@ -44,6 +51,25 @@ import org.snakeyaml.engine.v2.nodes.SequenceNode;
  * Errors are collected, never thrown one at a time: each is {@code file:line:column: key: reason}.
  */
 public final class ClusterConfig {
+  /** The largest configuration file read, in bytes. */
+  static final int MAX_FILE_BYTES = 1 << 20;
+
+  /** The most YAML nodes in a configuration file. */
+  static final int MAX_NODES = 20_000;
+
+  /** The name of the threads that open the file. */
+  static final String OPEN_THREAD_NAME = "srdma-cluster-config-open";
+
+  /** For tests: runs after the file's check and before its open. Null in production. */
+  static volatile Consumer<Path> beforeOpen;
+
+  private static final BoundedFileOpen OPEN =
+      new BoundedFileOpen(
+          OPEN_THREAD_NAME,
+          BoundedFileOpen.Refusals.worded((f, what, cause) -> bad(List.of(f + ": " + what))),
+          () -> beforeOpen,
+          () -> null);
+
   /** Default deadline of one etcd request. */
   public static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofSeconds(2);
 
@@ -189,20 +215,30 @@ public final class ClusterConfig {
   public static ClusterConfig read(Path file) {
     String label = file.toString();
     String text;
-    try {
-      if (!Files.isRegularFile(file)) {
-        throw bad(List.of(label + ": no such file (or not a regular file)"));
-      }
-      if (Files.size(file) > 1 << 20) {
+    // a link is followed (Kubernetes mounts a ConfigMap's files through links); the target must be
+    // a regular file, and a FIFO or another file swapped in is refused, never waited on for ever
+    try (FileChannel ch = OPEN.read(file, BoundedFileOpen.Links.FOLLOW, null);
+        InputStream in = Channels.newInputStream(ch)) {
+      byte[] raw = in.readNBytes(MAX_FILE_BYTES + 1);
+      if (raw.length > MAX_FILE_BYTES) {
         throw bad(List.of(label + ": larger than 1 MiB; not a configuration file"));
       }
-      text = Files.readString(file, StandardCharsets.UTF_8);
+      // strict, as Files.readString was: malformed UTF-8 is an error
+      text =
+          StandardCharsets.UTF_8
+              .newDecoder()
+              .onMalformedInput(CodingErrorAction.REPORT)
+              .onUnmappableCharacter(CodingErrorAction.REPORT)
+              .decode(ByteBuffer.wrap(raw))
+              .toString();
+    } catch (NoSuchFileException e) {
+      throw bad(List.of(label + ": no such file (or not a regular file)"));
     } catch (IOException e) {
       throw bad(List.of(label + ": cannot read: " + e.getMessage()));
     }
     Node root;
     try {
-      root = BoundedYaml.compose(label, text, 1 << 20, 20_000);
+      root = BoundedYaml.compose(label, text, MAX_FILE_BYTES, MAX_NODES);
     } catch (BoundedYaml.RejectedException e) {
       List<String> errors = new ArrayList<>();
       for (BoundedYaml.Problem p : e.problems()) {
