@@ -7,21 +7,25 @@ import io.srdma.cluster.HostPolicyState;
 import io.srdma.cluster.PolicyPublisher;
 import io.srdma.cluster.PolicyStatus;
 import io.srdma.cluster.RevocationPublisher;
+import io.srdma.keys.BoundedFileOpen;
 import io.srdma.keys.DeploymentCa;
 import io.srdma.policy.PolicyError;
 import io.srdma.policy.PolicyException;
 import io.srdma.policy.PolicyLoader;
 import io.srdma.policy.PolicyRejectedException;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.PrintWriter;
 import java.math.BigInteger;
-import java.nio.file.Files;
+import java.nio.channels.Channels;
+import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.security.cert.X509CRL;
 import java.security.cert.X509Certificate;
 import java.util.List;
 import java.util.OptionalLong;
 import java.util.concurrent.Callable;
+import java.util.function.Consumer;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -39,7 +43,31 @@ final class ClusterPolicyCommands {
   /** Exit status when etcd did not answer. */
   static final int EXIT_UNAVAILABLE = 5;
 
+  /** The name of the threads that open the policy file to push. */
+  static final String OPEN_THREAD_NAME = "srdma-policy-file-open";
+
+  /** For tests: runs after the policy file's check and before its open. Null in production. */
+  static volatile Consumer<Path> beforeOpen;
+
+  // a link is followed (an operator may link the policy file); its target must be a regular file,
+  // and a FIFO or another file swapped in after the check is refused, never waited on for ever
+  private static final BoundedFileOpen OPEN =
+      new BoundedFileOpen(
+          OPEN_THREAD_NAME,
+          BoundedFileOpen.Refusals.worded((f, what, cause) -> new FileRefused(what, cause)),
+          () -> beforeOpen,
+          () -> null);
+
   private ClusterPolicyCommands() {}
+
+  /** Carries a refusal of the policy file out of {@link BoundedFileOpen} to the command. */
+  private static final class FileRefused extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    FileRefused(String what, Throwable cause) {
+      super(what, cause, false, false);
+    }
+  }
 
   /** {@code srdma policy push FILE --cluster CONFIG --ca DIR}. */
   @Command(
@@ -103,17 +131,15 @@ final class ClusterPolicyCommands {
       PrintWriter out = spec.commandLine().getOut();
       PrintWriter err = spec.commandLine().getErr();
       byte[] text;
-      try {
-        if (Files.exists(file) && !Files.isRegularFile(file)) {
-          err.println(file + ": not a regular file; nothing was sent");
-          err.flush();
-          return 1;
-        }
-        // at most one byte over the loader's limit: the loader then refuses it by its size, and a
-        // file that grows (or never ends) is never read whole
-        try (java.io.InputStream in = Files.newInputStream(file)) {
-          text = in.readNBytes((int) PolicyLoader.DEFAULT_MAX_FILE_BYTES + 1);
-        }
+      // at most one byte over the loader's limit: the loader then refuses it by its size, and a
+      // file that grows (or never ends) is never read whole
+      try (FileChannel ch = OPEN.read(file, BoundedFileOpen.Links.FOLLOW, null);
+          InputStream in = Channels.newInputStream(ch)) {
+        text = in.readNBytes((int) PolicyLoader.DEFAULT_MAX_FILE_BYTES + 1);
+      } catch (FileRefused e) {
+        err.println(file + ": " + e.getMessage() + "; nothing was sent");
+        err.flush();
+        return 1;
       } catch (IOException e) {
         err.println(file + ": cannot read: " + e.getMessage());
         err.flush();
