@@ -53,21 +53,9 @@ final class ClusterPolicyCommands {
   // and a FIFO or another file swapped in after the check is refused, never waited on for ever
   private static final BoundedFileOpen OPEN =
       new BoundedFileOpen(
-          OPEN_THREAD_NAME,
-          BoundedFileOpen.Refusals.worded((f, what, cause) -> new FileRefused(what, cause)),
-          () -> beforeOpen,
-          () -> null);
+          OPEN_THREAD_NAME, BoundedFileOpen.Refusals.worded(), () -> beforeOpen, () -> null);
 
   private ClusterPolicyCommands() {}
-
-  /** Carries a refusal of the policy file out of {@link BoundedFileOpen} to the command. */
-  private static final class FileRefused extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-
-    FileRefused(String what, Throwable cause) {
-      super(what, cause, false, false);
-    }
-  }
 
   /** {@code srdma policy push FILE --cluster CONFIG --ca DIR}. */
   @Command(
@@ -136,7 +124,7 @@ final class ClusterPolicyCommands {
       try (FileChannel ch = OPEN.read(file, BoundedFileOpen.Links.FOLLOW, null);
           InputStream in = Channels.newInputStream(ch)) {
         text = in.readNBytes((int) PolicyLoader.DEFAULT_MAX_FILE_BYTES + 1);
-      } catch (FileRefused e) {
+      } catch (BoundedFileOpen.Refused e) {
         err.println(file + ": " + e.getMessage() + "; nothing was sent");
         err.flush();
         return 1;

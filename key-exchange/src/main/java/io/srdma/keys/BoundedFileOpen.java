@@ -114,9 +114,14 @@ public final class BoundedFileOpen {
     /**
      * Refusals worded once for files an operator points the product at (configuration files): each
      * refusal is one phrase about the file, e.g. {@code "not a regular file (a FIFO, a socket or a
-     * device); refused"}, handed with the file to {@code error}, which builds the caller's typed
-     * error (naming the file).
+     * device); refused"}, thrown as {@link Refused} for the caller to report as its own error
+     * (naming the file).
      */
+    static Refusals worded() {
+      return worded((file, what, cause) -> new Refused(what, cause));
+    }
+
+    /** As {@link #worded()}, each phrase handed to {@code error}. */
     static Refusals worded(Wording error) {
       Objects.requireNonNull(error, "error");
       return new Refusals() {
@@ -150,6 +155,20 @@ public final class BoundedFileOpen {
           return error.refused(file, "interrupted while opening it", null);
         }
       };
+    }
+  }
+
+  /**
+   * A refusal worded by {@link Refusals#worded()}, for callers that collect errors of their own
+   * kind (a configuration reader's list, a command's line on stderr): {@link #getMessage()} is the
+   * phrase, without the file's name. Meant to be caught where the open is called, never to escape
+   * it. No stack trace is filled.
+   */
+  public static final class Refused extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    Refused(String what, Throwable cause) {
+      super(what, cause, false, false);
     }
   }
 

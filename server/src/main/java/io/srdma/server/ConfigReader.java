@@ -48,10 +48,7 @@ abstract class ConfigReader {
 
   private static final BoundedFileOpen OPEN =
       new BoundedFileOpen(
-          OPEN_THREAD_NAME,
-          BoundedFileOpen.Refusals.worded((f, what, cause) -> new FileRefused(what, cause)),
-          () -> beforeOpen,
-          () -> null);
+          OPEN_THREAD_NAME, BoundedFileOpen.Refusals.worded(), () -> beforeOpen, () -> null);
 
   private static final int MAX_MESSAGE_CHARS = 300;
   private static final Pattern NAME = Pattern.compile("[a-z0-9][a-z0-9_-]{0,62}");
@@ -123,7 +120,7 @@ abstract class ConfigReader {
     } catch (NoSuchFileException e) {
       fileError("no such file (or not a regular file)");
       return null;
-    } catch (FileRefused e) {
+    } catch (BoundedFileOpen.Refused e) {
       fileError(e.getMessage());
       return null;
     } catch (IOException e) {
@@ -464,14 +461,5 @@ abstract class ConfigReader {
 
   void fileError(String message) {
     add(0, 0, label + ": " + message);
-  }
-
-  /** Carries a refusal of the file out of {@link BoundedFileOpen} to {@link #fileError}. */
-  private static final class FileRefused extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-
-    FileRefused(String what, Throwable cause) {
-      super(what, cause, false, false);
-    }
   }
 }
