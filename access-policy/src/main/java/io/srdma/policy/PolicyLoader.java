@@ -1,16 +1,20 @@
 package io.srdma.policy;
 
+import io.srdma.keys.BoundedFileOpen;
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.ByteBuffer;
+import java.nio.channels.Channels;
+import java.nio.channels.FileChannel;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.function.Consumer;
 
 /**
  * Loads and validates policy files. A file with any error is rejected as a whole with a {@link
@@ -26,6 +30,19 @@ public final class PolicyLoader {
 
   /** Classpath location of the documented two-tenant sample policy ({@code docs/policy.md}). */
   public static final String SAMPLE_RESOURCE = "/io/srdma/policy/sample-policy.yaml";
+
+  /** The name of the threads that open policy files. */
+  static final String OPEN_THREAD_NAME = "srdma-policy-open";
+
+  /** For tests: runs after the file's check and before its open. Null in production. */
+  static volatile Consumer<Path> beforeOpen;
+
+  private static final BoundedFileOpen OPEN =
+      new BoundedFileOpen(
+          OPEN_THREAD_NAME,
+          BoundedFileOpen.Refusals.worded(PolicyLoader::refused),
+          () -> beforeOpen,
+          () -> null);
 
   private final long maxFileBytes;
 
@@ -65,29 +82,31 @@ public final class PolicyLoader {
    * bounds. A device, a pipe or a file over the limit (or one that grows past it while it is read)
    * is refused without being read whole.
    *
+   * <p>The file is opened by {@link BoundedFileOpen}, as the serve configuration is: a link is
+   * followed (Kubernetes mounts a ConfigMap's files through links), but its target must be a
+   * regular file; the open runs on a daemon thread {@code srdma-policy-open}, waited for at most
+   * {@link BoundedFileOpen#LIMIT} and given up as soon as the path holds something else, so a FIFO
+   * put there never hangs a reload or the host's start; and a file swapped between the check and
+   * the open is refused unused.
+   *
    * @param file the policy file
    * @return its bytes, at most the limit
-   * @throws PolicyRejectedException if it is not a regular file or is over the limit; the message
-   *     names the file (and the limit)
-   * @throws PolicyException category IO if it cannot be read
+   * @throws PolicyRejectedException if it is not a regular file, was swapped while it was opened,
+   *     or is over the limit: one error {@code FILE:1:1: reason} naming what was found (and the
+   *     limit), {@link PolicyRejectedException#limitExceeded()} true
+   * @throws PolicyException category IO if it does not exist or cannot be read
    */
   public byte[] read(Path file) {
     String label = file.toString();
-    try {
-      if (Files.exists(file) && !Files.isRegularFile(file)) {
-        // a device or pipe has no size to check: /dev/zero would be read until the heap is gone
-        throw new PolicyRejectedException(
-            List.of(new PolicyError(label, 1, 1, "the policy file is not a regular file")), true);
-      }
-      long size = Files.size(file);
+    try (FileChannel ch = OPEN.read(file, BoundedFileOpen.Links.FOLLOW, null);
+        InputStream in = Channels.newInputStream(ch)) {
+      // the size of the file opened, not of whatever the path names now
+      long size = ch.size();
       if (size > maxFileBytes) {
         throw tooLarge(label, size);
       }
-      byte[] bytes;
-      try (java.io.InputStream in = Files.newInputStream(file)) {
-        // the file may grow between the size check and the read: never read past the limit
-        bytes = in.readNBytes((int) maxFileBytes + (maxFileBytes < Integer.MAX_VALUE ? 1 : 0));
-      }
+      // the file may grow between the size check and the read: never read past the limit
+      byte[] bytes = in.readNBytes((int) maxFileBytes + (maxFileBytes < Integer.MAX_VALUE ? 1 : 0));
       if (bytes.length > maxFileBytes) {
         throw tooLarge(label, bytes.length);
       }
@@ -96,6 +115,16 @@ public final class PolicyLoader {
       throw new PolicyException(
           PolicyException.Category.IO, "cannot read policy file " + file + ": " + e, e);
     }
+  }
+
+  /** A refusal of the file by {@link BoundedFileOpen}: one error naming it and what was found. */
+  private static PolicyRejectedException refused(Path file, String what, Throwable cause) {
+    PolicyRejectedException e =
+        new PolicyRejectedException(List.of(new PolicyError(file.toString(), 1, 1, what)), true);
+    if (cause != null) {
+      e.initCause(cause);
+    }
+    return e;
   }
 
   /**
