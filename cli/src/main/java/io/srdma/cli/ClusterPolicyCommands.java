@@ -74,9 +74,10 @@ final class ClusterPolicyCommands {
       exitCodeListHeading = "%nExit status:%n",
       exitCodeList = {
         "0:pushed (or etcd already held this exact file, validly signed)",
-        "1:the file has errors (nothing was sent), could not be read, or the CA key could not be"
-            + " used; or etcd refused the write (RBAC: CONFIG's certificate is not the operators')",
-        "2:bad cluster configuration, or no CA in --ca DIR",
+        "1:the file has errors (nothing was sent) or could not be read, no CA in --ca DIR, or the"
+            + " CA key could not be used; or etcd refused the write (RBAC: CONFIG's certificate is"
+            + " not the operators')",
+        "2:bad cluster configuration",
         "4:another push won (or --if-revision did not match); nothing was written",
         "5:etcd did not answer"
       })

@@ -114,5 +114,19 @@ class PolicyPushFileTest {
     // read, then refused for want of a CA in --ca DIR, not for the file
     assertTrue(r.err().contains("no deployment CA in"), r.err());
     assertFalse(r.err().contains("policy.yaml"), r.err());
+    // an operational failure, as for cert issue/revoke: exit 1, which --help says
+    assertEquals(1, r.exit(), r.err());
+  }
+
+  @Test
+  void theHelpListsNoCaUnderTheExitStatusTheCommandGives() {
+    CliRun h = CliRun.of("policy", "push", "--help");
+    assertEquals(0, h.exit(), h.err());
+    String out = h.out();
+    String help = out.substring(out.indexOf("Exit status:")).replaceAll("\\s+", " ");
+    String exit1 = help.substring(help.indexOf(" 1 "), help.indexOf(" 2 "));
+    String exit2 = help.substring(help.indexOf(" 2 "), help.indexOf(" 4 "));
+    assertTrue(exit1.contains("no CA in --ca DIR"), exit1);
+    assertFalse(exit2.contains("CA"), exit2);
   }
 }
