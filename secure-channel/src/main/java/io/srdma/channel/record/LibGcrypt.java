@@ -21,7 +21,10 @@ import jnr.ffi.annotations.Pinned;
  * secure memory, which stay the application's), and it refuses versions before {@value #MINIMUM}.
  */
 final class LibGcrypt {
-  /** The library's sonames; the unversioned link is only there with libgcrypt20-dev. */
+  /**
+   * The library's sonames; the unversioned link is only there with libgcrypt20-dev. {@link
+   * GcryptDowncalls} looks them up in the same order.
+   */
   static final String[] NAMES = {"libgcrypt.so.20", "gcrypt"};
 
   /** The oldest libgcrypt accepted. */
@@ -37,7 +40,8 @@ final class LibGcrypt {
   static final int CODE_MASK = 0xFFFF;
 
   private static final Loaded LOADED = load();
-  private static final GcmLibrary GCM = new Gcm();
+  private static final GcmLibrary JNR = new Gcm();
+  private static final GcmLibrary GCM = downcallsOrJnr();
 
   /** The functions bound (public for jnr-ffi); every {@code int} result is a gcry_error_t. */
   public interface Functions {
@@ -120,8 +124,41 @@ final class LibGcrypt {
     return GCM;
   }
 
+  /**
+   * The per-record calls as foreign-function downcalls where {@link GcryptDowncalls} bound them
+   * (Java 22+), else through jnr-ffi; logged once at debug, and named in {@link
+   * GcmLibrary#version}.
+   */
+  private static GcmLibrary downcallsOrJnr() {
+    if (LOADED.functions() == null || GcryptDowncalls.unavailable() != null) {
+      if (LOADED.functions() != null) {
+        org.slf4j.LoggerFactory.getLogger(LibGcrypt.class)
+            .debug("libgcrypt through jnr-ffi: {}", GcryptDowncalls.unavailable());
+      }
+      return JNR;
+    }
+    return new Downcalls();
+  }
+
+  /** libgcrypt through jnr-ffi whatever the Java version (tests compare the two bindings). */
+  static GcmLibrary jnrForTest() {
+    functions();
+    return JNR;
+  }
+
+  /**
+   * The binding the data path's libgcrypt calls go through: {@code FFM downcalls} or {@code jnr-ffi
+   * (why)}; null when libgcrypt did not load.
+   */
+  static String binding() {
+    if (LOADED.functions() == null) {
+      return null;
+    }
+    return GCM == JNR ? "jnr-ffi (" + GcryptDowncalls.unavailable() + ")" : "FFM downcalls";
+  }
+
   /** A record through a cipher handle: IV, AAD, en/decrypt, then get or check the tag. */
-  private static final class Gcm implements GcmLibrary {
+  private static class Gcm implements GcmLibrary {
     @Override
     public String name() {
       return AeadProvider.GCRYPT;
@@ -129,7 +166,11 @@ final class LibGcrypt {
 
     @Override
     public String version() {
-      return LOADED.version() + " (cipher handles on native memory, through jnr-ffi)";
+      return LOADED.version() + " (cipher handles on native memory, through " + through() + ")";
+    }
+
+    String through() {
+      return "jnr-ffi";
     }
 
     @Override
@@ -202,6 +243,89 @@ final class LibGcrypt {
       }
       int err = f.gcry_cipher_checktag(ctx, in + length, NativeGcm.TAG); // constant-time compare
       return err == 0 ? 1 : (err & CODE_MASK) == ERR_CHECKSUM ? 0 : -1;
+    }
+  }
+
+  /**
+   * The same calls as {@link Gcm} through {@link GcryptDowncalls}: the setup calls (open, key,
+   * close) stay on jnr-ffi, the six per-record ones are downcalls; a record whose heap payload the
+   * library reads or writes in place (pinned, from {@link NativeGcm#PIN_FROM}) goes through
+   * jnr-ffi.
+   */
+  private static final class Downcalls extends Gcm {
+    @Override
+    String through() {
+      return "FFM downcalls";
+    }
+
+    @Override
+    public boolean seal(
+        long ctx,
+        long nonce,
+        long aad,
+        int aadLength,
+        long in,
+        ByteBuffer pinnedIn,
+        long out,
+        int length,
+        long word) {
+      if (pinnedIn != null) {
+        return super.seal(ctx, nonce, aad, aadLength, in, pinnedIn, out, length, word);
+      }
+      try {
+        return (int) GcryptDowncalls.SETIV.invokeExact(ctx, nonce, 12L) == 0
+            && (int) GcryptDowncalls.AUTHENTICATE.invokeExact(ctx, aad, (long) aadLength) == 0
+            && (int) GcryptDowncalls.ENCRYPT.invokeExact(ctx, out, (long) length, in, (long) length)
+                == 0
+            && (int) GcryptDowncalls.GETTAG.invokeExact(ctx, out + length, (long) NativeGcm.TAG)
+                == 0;
+      } catch (Throwable t) {
+        throw downcallFailed(t);
+      }
+    }
+
+    @Override
+    public int open(
+        long ctx,
+        long nonce,
+        long aad,
+        int aadLength,
+        long in,
+        long out,
+        ByteBuffer pinnedOut,
+        int length,
+        long word) {
+      if (pinnedOut != null) {
+        return super.open(ctx, nonce, aad, aadLength, in, out, pinnedOut, length, word);
+      }
+      int err;
+      try {
+        boolean decrypted =
+            (int) GcryptDowncalls.SETIV.invokeExact(ctx, nonce, 12L) == 0
+                && (int) GcryptDowncalls.AUTHENTICATE.invokeExact(ctx, aad, (long) aadLength) == 0
+                && (int)
+                        GcryptDowncalls.DECRYPT.invokeExact(
+                            ctx, out, (long) length, in, (long) length)
+                    == 0;
+        if (!decrypted) {
+          return -1;
+        }
+        // constant-time compare
+        err = (int) GcryptDowncalls.CHECKTAG.invokeExact(ctx, in + length, (long) NativeGcm.TAG);
+      } catch (Throwable t) {
+        throw downcallFailed(t);
+      }
+      return err == 0 ? 1 : (err & CODE_MASK) == ERR_CHECKSUM ? 0 : -1;
+    }
+
+    private static RuntimeException downcallFailed(Throwable t) {
+      if (t instanceof RuntimeException r) {
+        throw r;
+      }
+      if (t instanceof Error e) {
+        throw e;
+      }
+      return new AeadException("libgcrypt: a downcall failed: " + t);
     }
   }
 }
