@@ -49,10 +49,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Used by key-exchange for the CA's and PEM files, by access-policy for the audit files, and by
  * the readers of the files an operator points the product at (the serve and cluster configuration,
- * the policy file {@code policy push} sends), which follow links ({@link Links#FOLLOW}: Kubernetes
- * mounts a ConfigMap's files through links) and refuse only a target that is not a regular file,
- * and a swap. Instances are immutable and thread-safe: any number of threads may open through one
- * at once.
+ * the policy file that {@code policy check}, the host's start and reloads and {@code policy push}
+ * read), which follow links ({@link Links#FOLLOW}: Kubernetes mounts a ConfigMap's files through
+ * links) and refuse only a target that is not a regular file, and a swap. Instances are immutable
+ * and thread-safe: any number of threads may open through one at once.
  */
 public final class BoundedFileOpen {
   private static final Logger LOG = LoggerFactory.getLogger(BoundedFileOpen.class);

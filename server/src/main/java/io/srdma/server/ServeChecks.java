@@ -269,10 +269,6 @@ final class ServeChecks {
         policySerials);
   }
 
-  /**
-   * The policy file's bytes; one over the loader's limit is handed to {@link PolicyLoader#load},
-   * which refuses it without reading it.
-   */
   /** The policy file's bytes, read within the loader's bounds ({@link PolicyLoader#read}). */
   private static byte[] readPolicy(Path file) {
     return new PolicyLoader().read(file);
