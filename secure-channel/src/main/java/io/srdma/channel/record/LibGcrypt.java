@@ -131,9 +131,9 @@ final class LibGcrypt {
    */
   private static GcmLibrary downcallsOrJnr() {
     if (LOADED.functions() == null || GcryptDowncalls.unavailable() != null) {
-      if (LOADED.functions() != null) {
+      if (LOADED.functions() != null && Runtime.version().feature() >= 22) {
         org.slf4j.LoggerFactory.getLogger(LibGcrypt.class)
-            .debug("libgcrypt through jnr-ffi: {}", GcryptDowncalls.unavailable());
+            .info("libgcrypt's record calls through jnr-ffi: {}", GcryptDowncalls.unavailable());
       }
       return JNR;
     }
@@ -170,7 +170,10 @@ final class LibGcrypt {
     }
 
     String through() {
-      return "jnr-ffi";
+      // on Java 22+ say why the downcalls are not in use (a refused binding is never silent)
+      return Runtime.version().feature() >= 22
+          ? "jnr-ffi, not downcalls: " + GcryptDowncalls.unavailable()
+          : "jnr-ffi";
     }
 
     @Override
@@ -253,6 +256,13 @@ final class LibGcrypt {
    * jnr-ffi.
    */
   private static final class Downcalls extends Gcm {
+    /**
+     * Records from this size up go through jnr-ffi: a critical downcall holds its thread from a
+     * safepoint until it returns (the JVM's other threads wait for it to stop for a collection), so
+     * only calls of a few microseconds are made so (16 KiB: ~4 µs at 4 GB/s).
+     */
+    static final int CRITICAL_MAX = 16 * 1024;
+
     @Override
     String through() {
       return "FFM downcalls";
@@ -269,7 +279,7 @@ final class LibGcrypt {
         long out,
         int length,
         long word) {
-      if (pinnedIn != null) {
+      if (pinnedIn != null || length >= CRITICAL_MAX) {
         return super.seal(ctx, nonce, aad, aadLength, in, pinnedIn, out, length, word);
       }
       try {
@@ -295,7 +305,7 @@ final class LibGcrypt {
         ByteBuffer pinnedOut,
         int length,
         long word) {
-      if (pinnedOut != null) {
+      if (pinnedOut != null || length >= CRITICAL_MAX) {
         return super.open(ctx, nonce, aad, aadLength, in, out, pinnedOut, length, word);
       }
       int err;

@@ -35,7 +35,11 @@ class GcryptDowncallsTest {
     } else {
       assertTrue(LibGcrypt.binding().startsWith("jnr-ffi ("), LibGcrypt.binding());
       assertTrue(gcrypt.description().contains("through jnr-ffi"), gcrypt.description());
-      if (feature < 22) {
+      if (feature >= 22) {
+        assertTrue(
+            gcrypt.description().contains("not downcalls: -D" + GcryptDowncalls.PROPERTY + "=jnr"),
+            gcrypt.description());
+      } else {
         assertEquals(
             "Java " + feature + " has no foreign-function API (22+)",
             GcryptDowncalls.unavailable());
