@@ -126,7 +126,7 @@ final class LibGcrypt {
 
   /**
    * The per-record calls as foreign-function downcalls where {@link GcryptDowncalls} bound them
-   * (Java 22+), else through jnr-ffi; logged once at debug, and named in {@link
+   * (Java 22+), else through jnr-ffi (on Java 22+ logged once at info, saying why); named in {@link
    * GcmLibrary#version}.
    */
   private static GcmLibrary downcallsOrJnr() {
@@ -251,9 +251,9 @@ final class LibGcrypt {
 
   /**
    * The same calls as {@link Gcm} through {@link GcryptDowncalls}: the setup calls (open, key,
-   * close) stay on jnr-ffi, the six per-record ones are downcalls; a record whose heap payload the
-   * library reads or writes in place (pinned, from {@link NativeGcm#PIN_FROM}) goes through
-   * jnr-ffi.
+   * close) stay on jnr-ffi, the six per-record ones are downcalls for records under {@link
+   * #CRITICAL_MAX}; longer records, and those whose heap payload the library reads or writes in
+   * place (pinned, from {@link NativeGcm#PIN_FROM}), go through jnr-ffi.
    */
   private static final class Downcalls extends Gcm {
     /**
