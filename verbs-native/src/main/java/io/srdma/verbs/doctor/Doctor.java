@@ -94,7 +94,7 @@ public final class Doctor {
                     + " would be too low for the ibv provider (the soft provider pins nothing)",
                 memlockFix()));
       }
-      return new DoctorReport(facts, findings, usable);
+      return report(facts, loadFailure, findings, usable);
     }
 
     if (!lib.found() || loadFailure != null) {
@@ -138,7 +138,7 @@ public final class Doctor {
             .ifPresent(usable::add);
       }
     }
-    return new DoctorReport(facts, findings, usable);
+    return report(facts, loadFailure, findings, usable);
   }
 
   private java.util.Optional<String> examinePort(
@@ -344,6 +344,18 @@ public final class Doctor {
       }
     }
     return 0;
+  }
+
+  /**
+   * The report, with how the provider makes its per-message calls second: asked after the ports
+   * were probed, so that a device whose ops could not be bound is counted.
+   */
+  private DoctorReport report(
+      List<String> facts, String loadFailure, List<Finding> findings, List<String> usable) {
+    if (probe != null && loadFailure == null) {
+      facts.add(1, "verbs calls " + probe.callBinding() + " (post_send, post_recv, poll_cq)");
+    }
+    return new DoctorReport(facts, findings, usable);
   }
 
   private static String memlockFix() {

@@ -15,6 +15,13 @@ public interface VerbsProbe {
   List<String> deviceNames();
 
   /**
+   * How the provider makes its per-message calls (post_send, post_recv, post_srq_recv, poll_cq):
+   * {@code FFM downcalls} or {@code jffi, not downcalls: <why>} (only called when {@link
+   * #libraryFailure()} is null).
+   */
+  String callBinding();
+
+  /**
    * Opens {@code device} on {@code port} with {@code gidIndex}, which runs the provider's start-up
    * self-test, and reports what it found.
    */

@@ -7,9 +7,11 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The {@code ibv} provider: real RDMA verbs through rdma-core's libibverbs, bound with jnr-ffi.
- * Runs wherever libibverbs finds a device: an RDMA NIC (mlx5, irdma, ...) or Soft-RoCE ({@code rdma
- * link add rxe0 type rxe netdev eth0}). See {@code docs/softroce.md}.
+ * The {@code ibv} provider: real RDMA verbs through rdma-core's libibverbs, bound with jnr-ffi; on
+ * Java 22+ the per-message calls (post_send, post_recv, post_srq_recv, poll_cq) are critical
+ * foreign-function downcalls, {@code srdma doctor} names which ({@code docs/verbs.md}). Runs
+ * wherever libibverbs finds a device: an RDMA NIC (mlx5, irdma, ...) or Soft-RoCE ({@code rdma link
+ * add rxe0 type rxe netdev eth0}). See {@code docs/softroce.md}.
  *
  * <p>Connection address ({@link io.srdma.verbs.ConnectionInfo#address()}): 19 bytes, the GID of the
  * port's configured GID index (16 bytes), the port's LID (big-endian u16, 0 on RoCE) and the port

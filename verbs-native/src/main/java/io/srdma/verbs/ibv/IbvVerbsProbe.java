@@ -25,6 +25,11 @@ public final class IbvVerbsProbe implements VerbsProbe {
   }
 
   @Override
+  public String callBinding() {
+    return OpsTable.binding();
+  }
+
+  @Override
   public PortProbe probe(String device, int port, int gidIndex) {
     DeviceOptions options = new DeviceOptions().portNumber(port).gidIndex(gidIndex);
     try (IbvDeviceContext ctx = (IbvDeviceContext) new IbvDevice(device).open(options)) {

@@ -1,6 +1,7 @@
 package io.srdma.verbs.doctor;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.srdma.verbs.DeviceAttributes;
@@ -26,6 +27,11 @@ class DoctorTest {
       @Override
       public List<String> deviceNames() {
         return names;
+      }
+
+      @Override
+      public String callBinding() {
+        return "jffi, not downcalls: -Dsrdma.ibv.calls=jnr";
       }
 
       @Override
@@ -94,6 +100,7 @@ class DoctorTest {
     assertTrue(t.contains("rdma link add rxe0 type rxe netdev eth0"), t);
     assertTrue(t.contains("libibverbs  not found"), t);
     assertTrue(t.contains("verdict: usable: soft provider only"), t);
+    assertFalse(t.contains("verbs calls"), t);
   }
 
   @Test
@@ -102,6 +109,11 @@ class DoctorTest {
     String t = text(examine(host, probe(List.of(), Map.of())));
     assertTrue(t.contains("libibverbs.so.1.14.44.0 (rdma-core 44)"), t);
     assertTrue(t.contains("lists 0 device(s)"), t);
+    assertTrue(
+        t.contains(
+            "verbs calls jffi, not downcalls: -Dsrdma.ibv.calls=jnr (post_send, post_recv,"
+                + " poll_cq)"),
+        t);
     assertTrue(t.contains("no RDMA device found: the soft provider"), t);
   }
 
