@@ -7,6 +7,7 @@
 #
 #   scripts/softroce/ci.sh            # from the repository root; root installs what is missing
 #   SOFTROCE_GUEST_STEPS=faults scripts/softroce/ci.sh    # only some guest steps (default: all)
+#   SOFTROCE_JAVA=/usr/lib/jvm/temurin-25-jdk-amd64/bin/java scripts/softroce/ci.sh  # guest JVM
 #
 # Exits non-zero when a guest test fails; exits 0 with a "SOFTROCE SKIP" line when qemu or the
 # kernel cannot be had. See docs/softroce.md.
@@ -20,6 +21,9 @@ HERE=$REPO/scripts/softroce
 CACHE=${SOFTROCE_CACHE:-$REPO/target/softroce-cache}
 WORK=${SOFTROCE_WORK:-$REPO/target/softroce}
 GUEST_TIMEOUT_S=${SOFTROCE_GUEST_TIMEOUT_S:-2700}
+# the JVM of every guest step (the guest sees the host's /usr/lib/jvm); default: the host's java
+GUEST_JAVA=$(readlink -f "${SOFTROCE_JAVA:-$(command -v java)}")
+[ -x "$GUEST_JAVA" ] || { echo "softroce: SOFTROCE_JAVA '$GUEST_JAVA' is no executable java"; exit 2; }
 START=$(date +%s)
 
 skip() { echo "SOFTROCE SKIP: $*"; echo "SOFTROCE SKIP: real-verbs tests did not run"; exit 0; }
@@ -155,7 +159,7 @@ rm -rf "$OUT" && mkdir -p "$OUT"
 cp "$HERE/guest.sh" "$OUT/guest.sh"
 cat > "$OUT/guest.env" <<ENV
 REPO=$REPO
-JAVA=$(readlink -f "$(command -v java)")
+JAVA=$GUEST_JAVA
 CP=$CP
 CP_CHANNEL=$CP_CHANNEL
 CP_CLI=$CP_CLI

@@ -27,17 +27,29 @@ echo "GID table: $(cat /sys/class/infiniband/rxe0/ports/1/gids/1)"
 ulimit -l unlimited
 # every JVM here, including ones that tests start, logs to stderr (see logback-guest.xml)
 export JAVA_TOOL_OPTIONS="-Dlogback.configurationFile=$REPO/scripts/softroce/logback-guest.xml"
+# Java 22+ (SOFTROCE_JAVA): native access allowed, and on 24+ jffi's Unsafe memory access, as the
+# srdma launcher does; from 22 the ibv provider's per-message calls are FFM downcalls (docs/verbs.md)
+JFEATURE=$(sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$(dirname "$(dirname "$JAVA")")/release" 2>/dev/null)
+JNATIVE=""
+[ "${JFEATURE:-0}" -ge 22 ] && JNATIVE="--enable-native-access=ALL-UNNAMED"
+[ "${JFEATURE:-0}" -ge 24 ] && JNATIVE="$JNATIVE --sun-misc-unsafe-memory-access=allow"
+echo "guest JVM: $JAVA (Java ${JFEATURE:-unknown}) $JNATIVE"
 result PASS rxe-setup
 
 if want doctor; then
 step "srdma doctor"
 # the doctor's engine (srdma doctor prints the same report): it must see rxe0 with a RoCE v2 GID
 # and the window-bounds self-test must find rxe not enforcing window bounds (docs/rdma-setup.md)
-timeout 300 "$JAVA" -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -cp "$CP" io.srdma.verbs.doctor.DoctorMain > "$OUT/doctor.log" 2>&1
+# shellcheck disable=SC2086
+timeout 300 "$JAVA" $JNATIVE -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -cp "$CP" io.srdma.verbs.doctor.DoctorMain > "$OUT/doctor.log" 2>&1
 DRC=$?
 cat "$OUT/doctor.log"
+# on Java 22+ the per-message verbs calls must be the downcalls, on 17-21 jffi
+CALLS='^verbs calls jffi, not downcalls: Java '
+[ "${JFEATURE:-0}" -ge 22 ] && CALLS='^verbs calls FFM downcalls '
 if [ $DRC = 0 ] && grep -q '^device rxe0 ' "$OUT/doctor.log" \
     && grep -q 'RoCE v2 GIDs: [0-9]' "$OUT/doctor.log" \
+    && grep -q "$CALLS" "$OUT/doctor.log" \
     && grep -q 'windowBoundsEnforced=false' "$OUT/doctor.log"; then
   result PASS doctor
 else
@@ -45,7 +57,7 @@ else
 fi
 fi
 
-JOPTS="-Xss1m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Dsrdma.test.provider=ibv"
+JOPTS="$JNATIVE -Xss1m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Dsrdma.test.provider=ibv"
 
 if want contract; then
 step "verbs contract suite on provider ibv"
@@ -122,7 +134,7 @@ result RAN "faults-netem(rc=$FAULTS_RC)"
 fi
 
 PINGPONG="ibv_rc_pingpong -d rxe0 -g 1 -i 1 -m $MTU -s 4096 -n $PINGPONG_ITERS"
-JAVA_BIN="$JAVA -XX:+UseSerialGC -XX:ErrorFile=$OUT/hs_err_%p.log -cp $CP"
+JAVA_BIN="$JAVA $JNATIVE -XX:+UseSerialGC -XX:ErrorFile=$OUT/hs_err_%p.log -cp $CP"
 JAVA_QUICK="$JAVA_BIN -XX:TieredStopAtLevel=1"
 # latency: the default JIT (C2); WriteBench warms up long enough for compiles to finish (C1
 # alone measured ten times slower here). Bandwidth: C1 compiled in the foreground (-Xbatch) so
