@@ -252,17 +252,10 @@ final class LibGcrypt {
   /**
    * The same calls as {@link Gcm} through {@link GcryptDowncalls}: the setup calls (open, key,
    * close) stay on jnr-ffi, the six per-record ones are downcalls for records under {@link
-   * #CRITICAL_MAX}; longer records, and those whose heap payload the library reads or writes in
-   * place (pinned, from {@link NativeGcm#PIN_FROM}), go through jnr-ffi.
+   * ForeignBinder#CRITICAL_MAX}; longer records, and those whose heap payload the library reads or
+   * writes in place (pinned, from {@link NativeGcm#PIN_FROM}), go through jnr-ffi.
    */
   private static final class Downcalls extends Gcm {
-    /**
-     * Records from this size up go through jnr-ffi: a critical downcall holds its thread from a
-     * safepoint until it returns (the JVM's other threads wait for it to stop for a collection), so
-     * only calls of a few microseconds are made so (16 KiB: ~4 µs at 4 GB/s).
-     */
-    static final int CRITICAL_MAX = 16 * 1024;
-
     @Override
     String through() {
       return "FFM downcalls";
@@ -279,7 +272,7 @@ final class LibGcrypt {
         long out,
         int length,
         long word) {
-      if (pinnedIn != null || length >= CRITICAL_MAX) {
+      if (pinnedIn != null || length >= ForeignBinder.CRITICAL_MAX) {
         return super.seal(ctx, nonce, aad, aadLength, in, pinnedIn, out, length, word);
       }
       try {
@@ -290,7 +283,7 @@ final class LibGcrypt {
             && (int) GcryptDowncalls.GETTAG.invokeExact(ctx, out + length, (long) NativeGcm.TAG)
                 == 0;
       } catch (Throwable t) {
-        throw downcallFailed(t);
+        throw ForeignBinder.callFailed("libgcrypt", t);
       }
     }
 
@@ -305,7 +298,7 @@ final class LibGcrypt {
         ByteBuffer pinnedOut,
         int length,
         long word) {
-      if (pinnedOut != null || length >= CRITICAL_MAX) {
+      if (pinnedOut != null || length >= ForeignBinder.CRITICAL_MAX) {
         return super.open(ctx, nonce, aad, aadLength, in, out, pinnedOut, length, word);
       }
       int err;
@@ -323,19 +316,9 @@ final class LibGcrypt {
         // constant-time compare
         err = (int) GcryptDowncalls.CHECKTAG.invokeExact(ctx, in + length, (long) NativeGcm.TAG);
       } catch (Throwable t) {
-        throw downcallFailed(t);
+        throw ForeignBinder.callFailed("libgcrypt", t);
       }
       return err == 0 ? 1 : (err & CODE_MASK) == ERR_CHECKSUM ? 0 : -1;
-    }
-
-    private static RuntimeException downcallFailed(Throwable t) {
-      if (t instanceof RuntimeException r) {
-        throw r;
-      }
-      if (t instanceof Error e) {
-        throw e;
-      }
-      return new AeadException("libgcrypt: a downcall failed: " + t);
     }
   }
 }

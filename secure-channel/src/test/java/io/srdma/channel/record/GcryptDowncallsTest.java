@@ -25,6 +25,11 @@ class GcryptDowncallsTest {
   private final SecureRandom random = new SecureRandom();
 
   @Test
+  void theDowncallsOpenTheLibraryByLibGcryptsNamesInItsOrder() {
+    assertArrayEquals(LibGcrypt.NAMES, GcryptDowncalls.NAMES);
+  }
+
+  @Test
   void theBindingInUseIsNamedAndIsTheDowncallsFromJava22() {
     AeadProvider gcrypt = gcryptOrSkip();
     int feature = Runtime.version().feature();

@@ -1,0 +1,64 @@
+package io.srdma.channel.record;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodType;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link ForeignBinder}: names tried in order, C {@code int} and {@code long} arguments bound as
+ * such, anything else and a missing symbol refused naming what was wrong. Needs Java 22+ (the
+ * {@code java25-downcalls} profile); on Java 17 it says why it skips.
+ */
+class ForeignBinderTest {
+  @Test
+  void bindsIntAndLongArgumentsFromTheFirstLibraryThatOpens() throws Exception {
+    ForeignBinder b = binderOrSkip("libsrdma-no-such-library.so.9", "crypto");
+    MethodHandle ctrl = b.bind("EVP_CIPHER_CTX_ctrl", long.class, int.class, int.class, long.class);
+    assertEquals(
+        MethodType.methodType(int.class, long.class, int.class, int.class, long.class),
+        ctrl.type());
+    assertNotNull(b.bind("EVP_EncryptFinal_ex", long.class, long.class, long.class));
+  }
+
+  @Test
+  void refusesAMissingSymbolAndOtherArgumentTypes() throws Exception {
+    ForeignBinder b = binderOrSkip("crypto");
+    NoSuchMethodException missing =
+        assertThrows(NoSuchMethodException.class, () -> b.bind("srdma_no_such_function"));
+    assertTrue(missing.getMessage().contains("has no srdma_no_such_function"), missing.toString());
+    assertThrows(IllegalArgumentException.class, () -> b.bind("EVP_EncryptFinal_ex", double.class));
+  }
+
+  @Test
+  void saysWhyNoneWasTriedBefore22OrWhenJnrIsAskedFor() {
+    String property = "srdma.test.binder.calls";
+    if (Runtime.version().feature() < 22) {
+      assertTrue(ForeignBinder.notTried(property).contains("22+"));
+      return;
+    }
+    assertEquals(null, ForeignBinder.notTried(property));
+    System.setProperty(property, "jnr");
+    try {
+      assertEquals("-D" + property + "=jnr", ForeignBinder.notTried(property));
+    } finally {
+      System.clearProperty(property);
+    }
+  }
+
+  private static ForeignBinder binderOrSkip(String... names) {
+    Assumptions.assumeTrue(
+        Runtime.version().feature() >= 22, "needs the foreign-function API (Java 22+)");
+    try {
+      return new ForeignBinder(names);
+    } catch (ReflectiveOperationException e) {
+      Assumptions.abort("libcrypto does not open here: " + ForeignBinder.failed(e));
+      return null;
+    }
+  }
+}
