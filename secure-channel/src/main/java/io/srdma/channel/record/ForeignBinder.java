@@ -7,10 +7,11 @@ import java.util.Optional;
 
 /**
  * Binds functions of one native library as Java 22+ foreign-function downcalls ({@code
- * java.lang.foreign}, {@code Linker.Option.critical}), for {@link GcryptDowncalls}. This module is
- * compiled for Java 17, so {@code Linker}, {@code SymbolLookup} and the layouts are found by name;
- * the handles it returns are of primitive types only ({@code int} or {@code long} arguments, an
- * {@code int} result), which a Java 17 class calls with {@code invokeExact}.
+ * java.lang.foreign}, {@code Linker.Option.critical}), for {@link GcryptDowncalls} and {@link
+ * OpensslDowncalls}. This module is compiled for Java 17, so {@code Linker}, {@code SymbolLookup}
+ * and the layouts are found by name; the handles it returns are of primitive types only ({@code
+ * int} or {@code long} arguments, an {@code int} result), which a Java 17 class calls with {@code
+ * invokeExact}.
  *
  * <p>Critical calls run without a thread-state transition and hold their thread from a safepoint
  * until they return: bind only calls that are short, never block and never call back.

@@ -10,10 +10,13 @@ import jnr.ffi.annotations.Pinned;
  * OpenSSL's libcrypto (the system's, 3.x or 1.1) through jnr-ffi: the EVP cipher calls that
  * AES-256-GCM over native memory needs, loaded once per JVM. Every argument is a plain address or
  * int (LP64), so no call marshals or allocates. {@link NativeGcm} calls them through {@link
- * #gcm()}.
+ * #gcm()}; on Java 22+ a record's calls are foreign-function downcalls ({@link OpensslDowncalls}).
  */
 final class LibCrypto {
-  /** The library's sonames, newest first; the unversioned link is only there with libssl-dev. */
+  /**
+   * The library's sonames, newest first; the unversioned link is only there with libssl-dev. {@link
+   * OpensslDowncalls} looks them up in the same order.
+   */
   static final String[] NAMES = {"libcrypto.so.3", "libcrypto.so.1.1", "crypto"};
 
   /** {@code EVP_CTRL_AEAD_GET_TAG}. */
@@ -25,7 +28,8 @@ final class LibCrypto {
   static final MemoryIO MEMORY = MemoryIO.getInstance();
 
   private static final Loaded LOADED = load();
-  private static final GcmLibrary GCM = new Gcm();
+  private static final GcmLibrary JNR = new Gcm();
+  private static final GcmLibrary GCM = downcallsOrJnr();
 
   /** The functions bound (public for jnr-ffi). */
   public interface Functions {
@@ -117,6 +121,39 @@ final class LibCrypto {
     return GCM;
   }
 
+  /**
+   * The per-record calls as foreign-function downcalls where {@link OpensslDowncalls} bound them
+   * (Java 22+), else through jnr-ffi (on Java 22+ logged once at info, saying why); named in {@link
+   * GcmLibrary#version}.
+   */
+  private static GcmLibrary downcallsOrJnr() {
+    if (LOADED.functions() == null || OpensslDowncalls.unavailable() != null) {
+      if (LOADED.functions() != null && Runtime.version().feature() >= 22) {
+        org.slf4j.LoggerFactory.getLogger(LibCrypto.class)
+            .info("libcrypto's record calls through jnr-ffi: {}", OpensslDowncalls.unavailable());
+      }
+      return JNR;
+    }
+    return new Downcalls();
+  }
+
+  /** libcrypto through jnr-ffi whatever the Java version (tests compare the two bindings). */
+  static GcmLibrary jnrForTest() {
+    functions();
+    return JNR;
+  }
+
+  /**
+   * The binding the data path's libcrypto calls go through: {@code FFM downcalls} or {@code jnr-ffi
+   * (why)}; null when libcrypto did not load.
+   */
+  static String binding() {
+    if (LOADED.functions() == null) {
+      return null;
+    }
+    return GCM == JNR ? "jnr-ffi (" + OpensslDowncalls.unavailable() + ")" : "FFM downcalls";
+  }
+
   /** The calls on pinned heap arrays; only after {@link #functions()} succeeded. */
   static PinnedFunctions pinned() {
     return LOADED.pinned();
@@ -133,7 +170,7 @@ final class LibCrypto {
   }
 
   /** A record through EVP: init with the nonce, AAD, update, final, then the tag by ctrl. */
-  private static final class Gcm implements GcmLibrary {
+  private static class Gcm implements GcmLibrary {
     @Override
     public String name() {
       return AeadProvider.OPENSSL;
@@ -141,7 +178,14 @@ final class LibCrypto {
 
     @Override
     public String version() {
-      return LibCrypto.version() + " (EVP on native memory, through jnr-ffi)";
+      return LibCrypto.version() + " (EVP on native memory, through " + through() + ")";
+    }
+
+    String through() {
+      // on Java 22+ say why the downcalls are not in use (a refused binding is never silent)
+      return Runtime.version().feature() >= 22
+          ? "jnr-ffi, not downcalls: " + OpensslDowncalls.unavailable()
+          : "jnr-ffi";
     }
 
     @Override
@@ -214,6 +258,81 @@ final class LibCrypto {
       }
       // GCM's final writes no bytes, and checks the tag: the tag's own address is a harmless target
       return f.EVP_DecryptFinal_ex(ctx, in + length, word) == 1 ? 1 : 0;
+    }
+  }
+
+  /**
+   * The same calls as {@link Gcm} through {@link OpensslDowncalls}: the setup calls (context, key,
+   * free) stay on jnr-ffi, the per-record ones are downcalls for records under {@link
+   * ForeignBinder#CRITICAL_MAX}; longer records, and those whose heap payload the library reads or
+   * writes in place (pinned, from {@link NativeGcm#PIN_FROM}), go through jnr-ffi.
+   */
+  private static final class Downcalls extends Gcm {
+    @Override
+    String through() {
+      return "FFM downcalls";
+    }
+
+    @Override
+    public boolean seal(
+        long ctx,
+        long nonce,
+        long aad,
+        int aadLength,
+        long in,
+        ByteBuffer pinnedIn,
+        long out,
+        int length,
+        long word) {
+      if (pinnedIn != null || length >= ForeignBinder.CRITICAL_MAX) {
+        return super.seal(ctx, nonce, aad, aadLength, in, pinnedIn, out, length, word);
+      }
+      try {
+        return (int) OpensslDowncalls.ENCRYPT_INIT.invokeExact(ctx, 0L, 0L, 0L, nonce) == 1
+            && (int) OpensslDowncalls.ENCRYPT_UPDATE.invokeExact(ctx, 0L, word, aad, aadLength) == 1
+            && (int) OpensslDowncalls.ENCRYPT_UPDATE.invokeExact(ctx, out, word, in, length) == 1
+            && (int) OpensslDowncalls.ENCRYPT_FINAL.invokeExact(ctx, out + length, word) == 1
+            && (int) OpensslDowncalls.CTRL.invokeExact(ctx, GET_TAG, NativeGcm.TAG, out + length)
+                == 1;
+      } catch (Throwable t) {
+        throw ForeignBinder.callFailed("libcrypto", t);
+      }
+    }
+
+    @Override
+    public int open(
+        long ctx,
+        long nonce,
+        long aad,
+        int aadLength,
+        long in,
+        long out,
+        ByteBuffer pinnedOut,
+        int length,
+        long word) {
+      if (pinnedOut != null || length >= ForeignBinder.CRITICAL_MAX) {
+        return super.open(ctx, nonce, aad, aadLength, in, out, pinnedOut, length, word);
+      }
+      try {
+        boolean decrypted =
+            (int) OpensslDowncalls.DECRYPT_INIT.invokeExact(ctx, 0L, 0L, 0L, nonce) == 1
+                && (int) OpensslDowncalls.DECRYPT_UPDATE.invokeExact(ctx, 0L, word, aad, aadLength)
+                    == 1
+                && (int) OpensslDowncalls.CTRL.invokeExact(ctx, SET_TAG, NativeGcm.TAG, in + length)
+                    == 1
+                && (int) OpensslDowncalls.DECRYPT_UPDATE.invokeExact(ctx, out, word, in, length)
+                    == 1;
+        if (!decrypted) {
+          return -1;
+        }
+        // GCM's final writes no bytes and checks the tag: the tag's own address is a harmless
+        // target
+        return (int) OpensslDowncalls.DECRYPT_FINAL.invokeExact(ctx, in + length, word) == 1
+            ? 1
+            : 0;
+      } catch (Throwable t) {
+        throw ForeignBinder.callFailed("libcrypto", t);
+      }
     }
   }
 }
