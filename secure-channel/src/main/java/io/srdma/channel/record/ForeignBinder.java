@@ -1,22 +1,21 @@
 package io.srdma.channel.record;
 
+import io.srdma.verbs.internal.CriticalDowncalls;
 import java.lang.invoke.MethodHandle;
-import java.lang.reflect.Array;
-import java.lang.reflect.InvocationTargetException;
-import java.util.Optional;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
- * Binds functions of one native library as Java 22+ foreign-function downcalls ({@code
- * java.lang.foreign}, {@code Linker.Option.critical}), for {@link GcryptDowncalls} and {@link
- * OpensslDowncalls}. This module is compiled for Java 17, so {@code Linker}, {@code SymbolLookup}
- * and the layouts are found by name; the handles it returns are of primitive types only ({@code
- * int} or {@code long} arguments, an {@code int} result), which a Java 17 class calls with {@code
- * invokeExact}.
+ * One native library's per-record functions as Java 22+ critical foreign-function downcalls, for
+ * {@link GcryptDowncalls} and {@link OpensslDowncalls}: verbs-native's {@link CriticalDowncalls}
+ * (the project's one reflective binder; this module is compiled for Java 17) with the library named
+ * as jnr-ffi names it, every function returning a C {@code int}, and the record layer's {@link
+ * #CRITICAL_MAX}.
  *
  * <p>Critical calls run without a thread-state transition and hold their thread from a safepoint
  * until they return: bind only calls that are short, never block and never call back.
  *
- * <p>Used from one static initialiser at a time; not thread-safe.
+ * <p>Immutable and thread-safe.
  */
 final class ForeignBinder {
   /**
@@ -26,79 +25,49 @@ final class ForeignBinder {
    */
   static final int CRITICAL_MAX = 16 * 1024;
 
-  private final String library;
-  private final Object linker;
-  private final Object lookup;
-  private final Class<?> linkerClass;
-  private final Class<?> lookupClass;
-  private final Class<?> layoutClass;
-  private final Class<?> descriptorClass;
-  private final Class<?> segmentClass;
-  private final Object javaLong;
-  private final Object javaInt;
-  private final Object options;
+  private final CriticalDowncalls downcalls;
+  private final List<String> libraries;
 
   /**
-   * The first of {@code names} that the system's dynamic loader opens, tried in their order (a name
-   * without {@code .so} is mapped by {@link System#mapLibraryName}, as jnr-ffi does), so the
-   * library found is the one jnr-ffi loaded from the same names: the same mapping.
-   *
-   * @throws ReflectiveOperationException when there is no foreign-function API or none of {@code
-   *     names} opens (the last name's failure)
+   * @param property the system property whose value {@code jnr} keeps these calls on jnr-ffi
+   * @param names the library's names in the order jnr-ffi tries them (a name without {@code .so} is
+   *     mapped by {@link System#mapLibraryName}, as jnr-ffi does), so the library found is the one
+   *     jnr-ffi loaded from the same names
    */
-  ForeignBinder(String... names) throws ReflectiveOperationException {
-    linkerClass = Class.forName("java.lang.foreign.Linker");
-    lookupClass = Class.forName("java.lang.foreign.SymbolLookup");
-    layoutClass = Class.forName("java.lang.foreign.MemoryLayout");
-    descriptorClass = Class.forName("java.lang.foreign.FunctionDescriptor");
-    segmentClass = Class.forName("java.lang.foreign.MemorySegment");
-    Class<?> arena = Class.forName("java.lang.foreign.Arena");
-    Class<?> values = Class.forName("java.lang.foreign.ValueLayout");
-    Class<?> option = Class.forName("java.lang.foreign.Linker$Option");
-    linker = linkerClass.getMethod("nativeLinker").invoke(null);
-    Object found = null;
-    String foundName = null;
-    InvocationTargetException last = null;
+  ForeignBinder(String property, String... names) {
+    this.downcalls = CriticalDowncalls.unlessTurnedOff(property);
+    List<String> files = new ArrayList<>(names.length);
     for (String name : names) {
-      String file = name.contains(".so") ? name : System.mapLibraryName(name);
-      try {
-        found =
-            lookupClass
-                .getMethod("libraryLookup", String.class, arena)
-                .invoke(null, file, arena.getMethod("global").invoke(null));
-        foundName = file;
-        break;
-      } catch (InvocationTargetException e) {
-        last = e; // IllegalArgumentException: no such library
-      }
+      files.add(name.contains(".so") ? name : System.mapLibraryName(name));
     }
-    if (found == null) {
-      throw last != null ? last : new ClassNotFoundException("no library names given");
-    }
-    library = foundName;
-    lookup = found;
-    javaLong = values.getField("JAVA_LONG").get(null);
-    javaInt = values.getField("JAVA_INT").get(null);
-    options = Array.newInstance(option, 1);
-    Array.set(options, 0, option.getMethod("critical", boolean.class).invoke(null, false));
+    this.libraries = List.copyOf(files);
   }
 
   /**
-   * Why downcalls are not to be bound here: the Java version has no foreign-function API (before
-   * 22), or {@code -Dproperty=jnr} asks for jnr-ffi; null when they may be.
+   * Why no downcalls are bound here: Java before 22, {@code -Dproperty=jnr}, or no linker; null
+   * when {@link #bind} may be called.
    */
-  static String notTried(String property) {
-    int feature = Runtime.version().feature();
-    if (feature < 22) {
-      return "Java " + feature + " has no foreign-function API (22+)";
-    }
-    return "jnr".equals(System.getProperty(property)) ? "-D" + property + "=jnr" : null;
+  String unavailable() {
+    return downcalls.unavailable();
   }
 
-  /** What a failed binding says: the reflective call's own cause where there is one. */
+  /**
+   * {@code int symbol(arguments...)}, each argument {@code int.class} (a C {@code int}) or {@code
+   * long.class} (an address, a size, a handle: LP64), as a critical downcall.
+   *
+   * @throws IllegalArgumentException naming the library and the symbol when none of the names
+   *     loads, the library has no {@code symbol}, or an argument is of another type
+   * @throws IllegalStateException when {@link #unavailable()} is not null
+   */
+  MethodHandle bind(String symbol, Class<?>... arguments) {
+    return downcalls.bind(libraries, symbol, int.class, arguments);
+  }
+
+  /** What a failed binding says. */
   static String failed(Throwable e) {
-    Throwable cause = e instanceof InvocationTargetException i ? i.getCause() : e;
-    return "binding the downcalls failed: " + cause;
+    return e instanceof IllegalArgumentException && e.getMessage() != null
+        ? e.getMessage()
+        : "binding the downcalls failed: " + e;
   }
 
   /**
@@ -113,35 +82,5 @@ final class ForeignBinder {
       throw e;
     }
     return new AeadException(library + ": a downcall failed: " + t);
-  }
-
-  /**
-   * {@code int symbol(arguments...)}, each argument {@code int.class} (a C {@code int}) or {@code
-   * long.class} (an address, a size, a handle: LP64), as a critical downcall.
-   *
-   * @throws NoSuchMethodException when the library has no {@code symbol}
-   * @throws IllegalArgumentException for an argument type other than int or long
-   */
-  MethodHandle bind(String symbol, Class<?>... arguments) throws ReflectiveOperationException {
-    Optional<?> address =
-        (Optional<?>) lookupClass.getMethod("find", String.class).invoke(lookup, symbol);
-    if (address.isEmpty()) {
-      throw new NoSuchMethodException(library + " has no " + symbol);
-    }
-    Object layouts = Array.newInstance(layoutClass, arguments.length);
-    for (int i = 0; i < arguments.length; i++) {
-      if (arguments[i] != int.class && arguments[i] != long.class) {
-        throw new IllegalArgumentException(symbol + ": argument " + i + " is " + arguments[i]);
-      }
-      Array.set(layouts, i, arguments[i] == int.class ? javaInt : javaLong);
-    }
-    Object descriptor =
-        descriptorClass
-            .getMethod("of", layoutClass, layouts.getClass())
-            .invoke(null, javaInt, layouts);
-    return (MethodHandle)
-        linkerClass
-            .getMethod("downcallHandle", segmentClass, descriptorClass, options.getClass())
-            .invoke(linker, address.get(), descriptor, options);
   }
 }

@@ -36,12 +36,12 @@ final class GcryptDowncalls {
 
   static {
     MethodHandle[] h = new MethodHandle[6];
-    String why = ForeignBinder.notTried(PROPERTY);
+    // LibGcrypt's names in its order, so dlopen finds the library jnr-ffi loaded (the same
+    // mapping); that one's version was checked there, and only then are these calls used
+    ForeignBinder b = new ForeignBinder(PROPERTY, NAMES);
+    String why = b.unavailable();
     if (why == null) {
       try {
-        // LibGcrypt's names in its order, so dlopen finds the library jnr-ffi loaded (the same
-        // mapping); that one's version was checked there, and only then are these calls used
-        ForeignBinder b = new ForeignBinder(NAMES);
         Class<?> l = long.class;
         h[0] = b.bind("gcry_cipher_setiv", l, l, l);
         h[1] = b.bind("gcry_cipher_authenticate", l, l, l);
@@ -49,7 +49,7 @@ final class GcryptDowncalls {
         h[3] = b.bind("gcry_cipher_decrypt", l, l, l, l, l);
         h[4] = b.bind("gcry_cipher_gettag", l, l, l);
         h[5] = b.bind("gcry_cipher_checktag", l, l, l);
-      } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+      } catch (RuntimeException | LinkageError e) {
         why = ForeignBinder.failed(e);
         h = new MethodHandle[6];
       }

@@ -48,12 +48,12 @@ final class OpensslDowncalls {
 
   static {
     MethodHandle[] h = new MethodHandle[7];
-    String why = ForeignBinder.notTried(PROPERTY);
+    // LibCrypto's names in its order, so dlopen finds the library jnr-ffi loaded (the same
+    // mapping); these calls are used only once that one loaded
+    ForeignBinder b = new ForeignBinder(PROPERTY, NAMES);
+    String why = b.unavailable();
     if (why == null) {
       try {
-        // LibCrypto's names in its order, so dlopen finds the library jnr-ffi loaded (the same
-        // mapping); these calls are used only once that one loaded
-        ForeignBinder b = new ForeignBinder(NAMES);
         Class<?> l = long.class;
         Class<?> i = int.class;
         h[0] = b.bind("EVP_EncryptInit_ex", l, l, l, l, l);
@@ -63,7 +63,7 @@ final class OpensslDowncalls {
         h[4] = b.bind("EVP_EncryptFinal_ex", l, l, l);
         h[5] = b.bind("EVP_DecryptFinal_ex", l, l, l);
         h[6] = b.bind("EVP_CIPHER_CTX_ctrl", l, i, i, l);
-      } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+      } catch (RuntimeException | LinkageError e) {
         why = ForeignBinder.failed(e);
         h = new MethodHandle[7];
       }
