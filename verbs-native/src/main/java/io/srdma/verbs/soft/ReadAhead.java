@@ -124,6 +124,17 @@ final class ReadAhead {
    * @throws EOFException when the peer closed the connection
    */
   int read(ReadableByteChannel channel) throws IOException {
+    return read(channel, Integer.MAX_VALUE);
+  }
+
+  /**
+   * Reads at most {@code max} (> 0) more bytes from {@code channel}, first growing for a burst: a
+   * discard takes no more than its drive may still move, so nothing it read is left over.
+   *
+   * @return bytes read, 0 when none were ready
+   * @throws EOFException when the peer closed the connection
+   */
+  int read(ReadableByteChannel channel, int max) throws IOException {
     if (lastReadFilled
         && requestsSinceRead >= GROW_REQUESTS
         && rx == small
@@ -133,6 +144,9 @@ final class ReadAhead {
     rx.compact();
     if (afterLargePayload && rx.position() < SMALL_SIZE) {
       rx.limit(SMALL_SIZE);
+    }
+    if (max < rx.remaining()) {
+      rx.limit(rx.position() + max);
     }
     int room = rx.remaining();
     int n;

@@ -55,8 +55,8 @@ final class Responder {
   /**
    * Payload bytes one drive on a hosted loop moves at most (placed, discarded or sent as READ data)
    * before it lets the poller go on: a peer streaming one 1 GiB WRITE or READ cannot hold it. A
-   * read straight into a region, or a write of READ data, takes no more than is left of it; a
-   * discarded payload may pass it by one read-ahead.
+   * read straight into a region, a write of READ data, and a discard take no more than is left of
+   * it.
    */
   static final long HOSTED_BYTES = 1L << 20;
 
@@ -121,6 +121,7 @@ final class Responder {
   // payload bytes placed from the read-ahead (a second copy); written by this thread only, with
   // release stores (a plain store on x86), so the hot path pays no fence for the tests' counter
   private final AtomicLong payloadCopied = new AtomicLong();
+  private final AtomicLong payloadDiscarded = new AtomicLong();
 
   /**
    * Waiting for time (a receive, RTR), not bytes: retried every {@link
@@ -400,6 +401,11 @@ final class Responder {
    */
   long payloadCopiedFromReadAhead() {
     return payloadCopied.get();
+  }
+
+  /** Payload bytes of refused requests discarded so far (any thread; tests). */
+  long payloadDiscarded() {
+    return payloadDiscarded.get();
   }
 
   /** The read-ahead's current size (any thread; tests). */
@@ -815,14 +821,23 @@ final class Responder {
 
   private boolean skip() throws IOException {
     while (skipLeft > 0) {
+      // On a hosted loop a discard moves no more than the drive may still: what the read-ahead
+      // holds beyond that stays there, the rest of the payload in the socket, for the next drive.
+      long room = hostedRoom();
       if (readAhead.remaining() > 0) {
-        int n = Math.min(skipLeft, readAhead.remaining());
+        int n = (int) Math.min(Math.min(skipLeft, readAhead.remaining()), room);
+        if (n == 0) {
+          // No socket event may announce bytes already read: due at once, for the next look.
+          return waitFor(SelectionKey.OP_READ, System.nanoTime());
+        }
         readAhead.consume(n);
         skipLeft -= n;
         bytesThisDrive += n;
-      } else if (hostedBudgetSpent()) {
+        payloadDiscarded.lazySet(payloadDiscarded.get() + n);
+        deadline = payloadDeadline();
+      } else if (room == 0) {
         return waitFor(SelectionKey.OP_READ, deadline); // the rest at the poller's next look
-      } else if (readAhead.read(channel) > 0) {
+      } else if (readAhead.read(channel, (int) Math.min(room, Integer.MAX_VALUE)) > 0) {
         deadline = payloadDeadline();
       } else if (passed(deadline)) {
         // A refused payload that stalls still gets its NAK.

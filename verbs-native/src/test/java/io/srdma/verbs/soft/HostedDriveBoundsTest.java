@@ -40,7 +40,8 @@ import org.junit.jupiter.api.Timeout;
  * While the stream goes on, a second queue pair of the same queue gets one WRITE_WITH_IMM, which
  * must be placed and reported before the stream has landed. A huge READ is observed from a raw
  * socket that only the test thread reads: what it has read after k polls is at most what k drives
- * sent.
+ * sent. A refused WRITE's payload, discarded through the read-ahead, is observed by the responder's
+ * count of discarded bytes: no poll places and discards more than the byte bound together.
  *
  * <p>Without the cut of each read and write to what is left of the byte bound, one read straight
  * into the region (or one write of READ data) took all the socket held or had room for: 2 to 7 MiB
@@ -54,6 +55,12 @@ class HostedDriveBoundsTest {
   private static final int SMALL = 1024;
   private static final int SMALL_COUNT = 16 * 1024; // 16 MiB in 1 KiB writes
   private static final int SECOND_IMM = 0x5EC0;
+
+  /** The refused WRITE's payload, discarded over many polls, and the small WRITEs before it. */
+  private static final int DISCARD_REFUSED = 16 << 20;
+
+  private static final int DISCARD_SMALL = 1000;
+  private static final int DISCARD_SMALL_COUNT = 1500;
 
   /**
    * The bounds docs/verbs.md states for one drive ("reads at most 8 batches and moves at most 1 MiB
@@ -179,34 +186,9 @@ class HostedDriveBoundsTest {
       fill(src.buffer(), HUGE);
       // A raw socket speaks for C, so that only this thread reads the READ's data: what it has
       // read after k polls is at most what k drives sent.
-      try (SocketChannel peer =
-          SocketChannel.open(((SoftDeviceContext) rig.ctxB).responderAddress())) {
+      try (SocketChannel peer = rawPeer(rig, c, v, cqV, 1)) {
         int psn = c.localInfo().psn();
-        writeAll(
-            peer,
-            request(
-                RequestFlyweight.OP_HELLO,
-                (byte) 0,
-                psn,
-                0,
-                c.qpn(),
-                RequestFlyweight.HELLO_MAGIC,
-                v.qpn()));
-        ByteBuffer response = ByteBuffer.allocate(ResponseFlyweight.LENGTH);
-        while (response.hasRemaining()) {
-          assertTrue(peer.read(response) >= 0, "the responder closed before the HELLO's answer");
-        }
-        assertEquals(
-            ResponseFlyweight.TYPE_HELLO_ACK, new ResponseFlyweight().wrap(response, 0).type());
-        ResponderLoop hosted = ((SoftCompletionQueue) cqV).hostedLoop();
         WorkCompletion[] wcs = {new WorkCompletion()};
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (hosted.memberCount() < 1 && System.nanoTime() < until) {
-          cqV.poll(wcs);
-          LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
-        }
-        assertEquals(1, hosted.memberCount(), "the checked connection moved to the polled queue");
-        peer.configureBlocking(false);
         writeAll(
             peer,
             request(
@@ -221,7 +203,7 @@ class HostedDriveBoundsTest {
         long expected = ResponseFlyweight.LENGTH + (long) HUGE;
         long got = 0;
         int polls = 0;
-        until = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
         while (got < expected) {
           long sofar = got;
           assertTrue(
@@ -266,6 +248,158 @@ class HostedDriveBoundsTest {
     }
   }
 
+  @Test
+  void shouldDiscardARefusedWriteAtMostOneByteBoundPerPollAndServeTheOtherQueuePairMeanwhile()
+      throws IOException {
+    try (VerbsTestRig rig = VerbsTestRig.open()) {
+      Rig r = rig(rig, 4); // only Y -> W is used: the second queue pair
+      int all = AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ;
+      CompletionQueue cqC = rig.track(rig.ctxA.createCompletionQueue(16));
+      QueuePair c = rig.track(rig.pdA.createQueuePair(QueuePairAttributes.of(cqC, 4, 1)));
+      QueuePair u = rig.track(rig.pdB.createQueuePair(QueuePairAttributes.of(r.cqV, 16, 1)));
+      c.init(all);
+      u.init(all);
+      c.readyToReceive(u.localInfo());
+      u.readyToReceive(c.localInfo());
+      int smallTotal = DISCARD_SMALL * DISCARD_SMALL_COUNT;
+      MemoryRegion dst =
+          rig.register(
+              rig.pdB,
+              smallTotal + DISCARD_SMALL,
+              AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
+      // The small WRITEs grow the read-ahead to its large size (a discard then reads 64 KiB at a
+      // time); the refused WRITE falls outside dst (REM_ACCESS_ERR); the valid WRITE after it must
+      // never be placed: a NAK ends the connection.
+      int psn = c.localInfo().psn();
+      ByteBuffer out =
+          ByteBuffer.allocateDirect(
+              (DISCARD_SMALL_COUNT + 2) * (RequestFlyweight.LENGTH + DISCARD_SMALL)
+                  + DISCARD_REFUSED);
+      ByteBuffer payload = ByteBuffer.allocate(Math.max(DISCARD_SMALL, 64 * 1024));
+      fill(payload, payload.capacity());
+      for (int i = 0; i < DISCARD_SMALL_COUNT; i++) {
+        out.put(
+            request(
+                RequestFlyweight.OP_WRITE,
+                (byte) 0,
+                psn++,
+                DISCARD_SMALL,
+                0,
+                dst.address() + (long) i * DISCARD_SMALL,
+                dst.rkey()));
+        out.put(payload.duplicate().limit(DISCARD_SMALL));
+      }
+      int refusedPsn = psn++;
+      out.put(
+          request(
+              RequestFlyweight.OP_WRITE,
+              (byte) 0,
+              refusedPsn,
+              DISCARD_REFUSED,
+              0,
+              dst.address() + smallTotal, // runs past the end of dst
+              dst.rkey()));
+      for (int left = DISCARD_REFUSED; left > 0; left -= payload.capacity()) {
+        out.put(payload.duplicate().limit(Math.min(left, payload.capacity())));
+      }
+      int refusedEnd = out.position();
+      out.put(
+          request(
+              RequestFlyweight.OP_WRITE,
+              (byte) 0,
+              psn,
+              DISCARD_SMALL,
+              0,
+              dst.address() + smallTotal,
+              dst.rkey()));
+      out.put(payload.duplicate().limit(DISCARD_SMALL));
+      out.flip();
+
+      SecondWrite second = new SecondWrite(rig, r);
+      try (SocketChannel peer = rawPeer(rig, c, u, r.cqV, 3)) {
+        Responder responder = ((SoftQueuePair) u).responder();
+        WorkCompletion[] wcs = new WorkCompletion[16];
+        for (int i = 0; i < wcs.length; i++) {
+          wcs[i] = new WorkCompletion();
+        }
+        ByteBuffer in = ByteBuffer.allocate(ResponseFlyweight.LENGTH);
+        long placed = 0;
+        long discarded = 0;
+        long discardedWhenSecondReported = -1;
+        int sentAtNak = -1;
+        int polls = 0;
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+        while (sentAtNak < 0) {
+          long sofar = discarded;
+          assertTrue(
+              System.nanoTime() < until,
+              () -> "the discard stalled at " + sofar + " of " + DISCARD_REFUSED + " bytes");
+          while (out.hasRemaining() && peer.write(out) > 0) {
+            // fill the connection as far as the kernel takes
+          }
+          int n = r.cqV.poll(wcs);
+          polls++;
+          for (int i = 0; i < n; i++) {
+            WorkCompletion wc = wcs[i];
+            if (wc.qpNum() == u.qpn()) {
+              continue; // U's queue pair failing after its NAK
+            }
+            second.assertReported(wc);
+            discardedWhenSecondReported = responder.payloadDiscarded();
+          }
+          long nowPlaced = landedPrefix(dst.buffer(), placed, smallTotal);
+          long nowDiscarded = responder.payloadDiscarded();
+          long took = (nowPlaced - placed) + (nowDiscarded - discarded);
+          long p0 = placed;
+          long d0 = discarded;
+          assertTrue(
+              took <= DOCUMENTED_BYTES,
+              () ->
+                  "one poll placed "
+                      + (nowPlaced - p0)
+                      + " and discarded "
+                      + (nowDiscarded - d0)
+                      + " payload bytes, more than the bound of a drive, "
+                      + DOCUMENTED_BYTES);
+          placed = nowPlaced;
+          discarded = nowDiscarded;
+          if (discarded > 0) {
+            // the discard is under way: the second queue pair's request must not wait for its end
+            second.postOnce();
+          }
+          int got;
+          while ((got = peer.read(in)) > 0 && !in.hasRemaining()) {
+            ResponseFlyweight h = new ResponseFlyweight().wrap(in, 0);
+            assertEquals(ResponseFlyweight.TYPE_NAK, h.type(), "no valid request asks for an ACK");
+            assertEquals(refusedPsn, h.psn(), "the NAK names the refused WRITE");
+            assertEquals(
+                WcStatus.REM_ACCESS_ERR,
+                WcStatus.fromCode(h.syndrome() & 0xFF),
+                "the NAK's status");
+            sentAtNak = out.position();
+            in.clear();
+          }
+          assertTrue(got >= 0 || sentAtNak >= 0, "the responder closed without a NAK");
+        }
+        assertTrue(
+            sentAtNak >= refusedEnd,
+            "the NAK came after " + sentAtNak + " bytes, before the refused payload ended");
+        assertEquals(DISCARD_REFUSED, responder.payloadDiscarded(), "the whole payload discarded");
+        assertEquals(smallTotal, placed, "every small write before the refused one placed");
+        for (int i = 0; i < DISCARD_SMALL; i++) {
+          assertEquals(0, dst.buffer().get(smallTotal + i), "nothing after the refused WRITE");
+        }
+        assertTrue(
+            polls >= DISCARD_REFUSED / DOCUMENTED_BYTES, "polls that discarded part: " + polls);
+        assertTrue(
+            discardedWhenSecondReported >= 0 && discardedWhenSecondReported < DISCARD_REFUSED,
+            "the second queue pair's write reported while the discard went on: "
+                + discardedWhenSecondReported);
+        assertEquals(WcStatus.SUCCESS, rig.awaitOne(r.cqY).status(), "the second write's ACK");
+      }
+    }
+  }
+
   // ---- the observation ----
 
   /**
@@ -276,18 +410,13 @@ class HostedDriveBoundsTest {
    */
   private static int pollWhileStreaming(
       VerbsTestRig rig, Rig r, Stream stream, ByteBuffer dst, long total, long share) {
-    MemoryRegion secondSrc = rig.register(rig.pdA, 64, AccessFlags.LOCAL_WRITE);
-    fill(secondSrc.buffer(), 64);
-    MemoryRegion secondDst =
-        rig.register(rig.pdB, 64, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
-    r.w.postReceive(new ReceiveWorkRequest(1).wrId(7));
+    SecondWrite second = new SecondWrite(rig, r);
     WorkCompletion[] wcs = new WorkCompletion[16];
     for (int i = 0; i < wcs.length; i++) {
       wcs[i] = new WorkCompletion();
     }
     long placed = 0;
     int polls = 0;
-    boolean secondPosted = false;
     long secondReportedAt = -1;
     long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
     while (placed < total) {
@@ -297,12 +426,7 @@ class HostedDriveBoundsTest {
       stream.awaitSocketFull();
       int n = r.cqV.poll(wcs);
       for (int i = 0; i < n; i++) {
-        WorkCompletion wc = wcs[i];
-        assertEquals(r.w.qpn(), wc.qpNum(), () -> "only the second queue pair reports: " + wc);
-        assertEquals(WcStatus.SUCCESS, wc.status(), () -> "the second write: " + wc);
-        assertEquals(WcOpcode.RECV_RDMA_WITH_IMM, wc.opcode(), () -> "the second write: " + wc);
-        assertEquals(SECOND_IMM, wc.immData(), () -> "the second write: " + wc);
-        assertEquals(-1, secondSrc.buffer().mismatch(secondDst.buffer()), "second write placed");
+        second.assertReported(wcs[i]);
         secondReportedAt = landedPrefix(dst, placed, total);
       }
       long now = landedPrefix(dst, placed, total);
@@ -321,18 +445,9 @@ class HostedDriveBoundsTest {
         polls++;
       }
       placed = now;
-      if (!secondPosted && placed > 0) {
+      if (placed > 0) {
         // the stream is landing: the second queue pair's request must not wait for its end
-        SendWorkRequest wr =
-            new SendWorkRequest(1)
-                .wrId(8)
-                .opcode(WrOpcode.RDMA_WRITE_WITH_IMM)
-                .immData(SECOND_IMM)
-                .remote(secondDst.address(), secondDst.rkey())
-                .signaled(true);
-        wr.sgl().set(secondSrc, 0, 64);
-        r.y.postSend(wr);
-        secondPosted = true;
+        second.postOnce();
       }
     }
     assertTrue(secondReportedAt >= 0, "the second queue pair's write was never reported");
@@ -360,6 +475,49 @@ class HostedDriveBoundsTest {
       }
     }
     return lo;
+  }
+
+  /**
+   * A raw socket that speaks for {@code c} to {@code v}'s responder: its HELLO answered and the
+   * connection moved to {@code cqV}'s hosted loop (then {@code members} responders there), left
+   * non-blocking, so only the test thread reads what the responder sends.
+   */
+  private static SocketChannel rawPeer(
+      VerbsTestRig rig, QueuePair c, QueuePair v, CompletionQueue cqV, int members)
+      throws IOException {
+    SocketChannel peer = SocketChannel.open(((SoftDeviceContext) rig.ctxB).responderAddress());
+    try {
+      writeAll(
+          peer,
+          request(
+              RequestFlyweight.OP_HELLO,
+              (byte) 0,
+              c.localInfo().psn(),
+              0,
+              c.qpn(),
+              RequestFlyweight.HELLO_MAGIC,
+              v.qpn()));
+      ByteBuffer response = ByteBuffer.allocate(ResponseFlyweight.LENGTH);
+      while (response.hasRemaining()) {
+        assertTrue(peer.read(response) >= 0, "the responder closed before the HELLO's answer");
+      }
+      assertEquals(
+          ResponseFlyweight.TYPE_HELLO_ACK, new ResponseFlyweight().wrap(response, 0).type());
+      ResponderLoop hosted = ((SoftCompletionQueue) cqV).hostedLoop();
+      WorkCompletion[] wcs = {new WorkCompletion()};
+      long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (hosted.memberCount() < members && System.nanoTime() < until) {
+        cqV.poll(wcs);
+        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+      }
+      assertEquals(
+          members, hosted.memberCount(), "the checked connection moved to the polled queue");
+      peer.configureBlocking(false);
+      return peer;
+    } catch (IOException | RuntimeException | Error e) {
+      peer.close();
+      throw e;
+    }
   }
 
   private static ByteBuffer request(
@@ -425,6 +583,51 @@ class HostedDriveBoundsTest {
     }
     assertEquals(2, hosted.memberCount(), "both checked connections moved to the polled queue");
     return new Rig(cqX, cqY, cqV, x, y, v, w);
+  }
+
+  /**
+   * The second queue pair's one request: Y's 64 B WRITE_WITH_IMM to W (whose receive is posted at
+   * once), posted while the stream goes on; it must be placed and reported meanwhile.
+   */
+  private static final class SecondWrite {
+    private final Rig r;
+    private final MemoryRegion src;
+    private final MemoryRegion dst;
+    private boolean posted;
+
+    SecondWrite(VerbsTestRig rig, Rig r) {
+      this.r = r;
+      src = rig.register(rig.pdA, 64, AccessFlags.LOCAL_WRITE);
+      fill(src.buffer(), 64);
+      dst = rig.register(rig.pdB, 64, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
+      r.w.postReceive(new ReceiveWorkRequest(1).wrId(7));
+    }
+
+    /** Posts the WRITE_WITH_IMM, the first time only. */
+    void postOnce() {
+      if (posted) {
+        return;
+      }
+      SendWorkRequest wr =
+          new SendWorkRequest(1)
+              .wrId(8)
+              .opcode(WrOpcode.RDMA_WRITE_WITH_IMM)
+              .immData(SECOND_IMM)
+              .remote(dst.address(), dst.rkey())
+              .signaled(true);
+      wr.sgl().set(src, 0, 64);
+      r.y.postSend(wr);
+      posted = true;
+    }
+
+    /** {@code wc}, polled from the shared queue, is W's receive of the write, which was placed. */
+    void assertReported(WorkCompletion wc) {
+      assertEquals(r.w.qpn(), wc.qpNum(), () -> "only the second queue pair reports: " + wc);
+      assertEquals(WcStatus.SUCCESS, wc.status(), () -> "the second write: " + wc);
+      assertEquals(WcOpcode.RECV_RDMA_WITH_IMM, wc.opcode(), () -> "the second write: " + wc);
+      assertEquals(SECOND_IMM, wc.immData(), () -> "the second write: " + wc);
+      assertEquals(-1, src.buffer().mismatch(dst.buffer()), "second write placed");
+    }
   }
 
   /**
