@@ -70,7 +70,7 @@ final class ClusterRoutes {
           }
           return new JsonObject()
               .put("clustered", true)
-              .put("link", link(view.link()))
+              .put("link", link(view))
               .put("deploymentPolicySha256", view.deploymentPolicySha256())
               .put("hosts", hosts);
         },
@@ -206,13 +206,19 @@ final class ClusterRoutes {
             .put("at", r.at().toString());
   }
 
-  static JsonObject link(ClusterView.Link l) {
+  /**
+   * This host's link to etcd, with the watches it found open but silent since it started (each
+   * watched again and re-read; one not yet proven again is named in {@code lastError}).
+   */
+  static JsonObject link(ClusterView view) {
+    ClusterView.Link l = view.link();
     return new JsonObject()
         .put("host", l.host())
         .put("prefix", l.prefix())
         .put("state", l.connected() ? "connected" : "degraded")
         .put("since", l.since().toString())
         .put("lastError", l.lastError())
-        .put("degradedEpisodes", l.degradedEpisodes());
+        .put("degradedEpisodes", l.degradedEpisodes())
+        .put("silentWatches", view.silentWatches());
   }
 }

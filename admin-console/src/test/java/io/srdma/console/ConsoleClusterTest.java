@@ -142,6 +142,8 @@ class ConsoleClusterTest {
       JsonObject fleet = send(admin, HttpMethod.GET, "/api/cluster", null, csrf).bodyAsJsonObject();
       assertTrue(fleet.getBoolean("clustered"), fleet.encode());
       assertEquals("degraded", fleet.getJsonObject("link").getString("state"), fleet.encode());
+      // the watches this host found silent since it started, read at each request
+      assertEquals(2, fleet.getJsonObject("link").getLong("silentWatches"), fleet.encode());
       assertEquals(2, fleet.getJsonArray("hosts").size());
       JsonObject h1 = fleet.getJsonArray("hosts").getJsonObject(0);
       assertEquals("h1", h1.getString("host"));
@@ -229,6 +231,9 @@ class ConsoleClusterTest {
       assertTrue(metrics.lines().anyMatch("srdma_cluster_connected 1.0"::equals), metrics);
       assertTrue(
           metrics.lines().anyMatch("srdma_cluster_silent_watches_total 5.0"::equals), metrics);
+      JsonObject again = send(admin, HttpMethod.GET, "/api/cluster", null, csrf).bodyAsJsonObject();
+      assertEquals(5, again.getJsonObject("link").getLong("silentWatches"), again.encode());
+      assertEquals("connected", again.getJsonObject("link").getString("state"), again.encode());
     }
   }
 
