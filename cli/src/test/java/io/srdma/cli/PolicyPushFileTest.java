@@ -1,16 +1,15 @@
 package io.srdma.cli;
 
+import static io.srdma.testsupport.HostileFiles.HANG_BOUND;
+import static io.srdma.testsupport.HostileFiles.mkfifo;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.srdma.testsupport.HostileFiles;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -21,9 +20,6 @@ import org.junit.jupiter.api.io.TempDir;
  * (never a hang); a policy file reached through a link is read (the command goes on to the CA).
  */
 class PolicyPushFileTest {
-  /** Far above the open's 10 s bound: only a hang reaches it. */
-  private static final Duration BOUND = Duration.ofSeconds(60);
-
   @TempDir Path tmp;
 
   @AfterEach
@@ -31,23 +27,22 @@ class PolicyPushFileTest {
     ClusterPolicyCommands.beforeOpen = null;
   }
 
-  private static void mkfifo(Path p) throws Exception {
-    Process proc = new ProcessBuilder("mkfifo", p.toString()).inheritIO().start();
-    assumeTrue(proc.waitFor(30, TimeUnit.SECONDS) && proc.exitValue() == 0, "needs mkfifo");
-  }
-
-  private Path policy(Path p) throws Exception {
+  private static byte[] sample() throws Exception {
     try (var in =
         io.srdma.policy.PolicyLoader.class.getResourceAsStream(
             io.srdma.policy.PolicyLoader.SAMPLE_RESOURCE)) {
-      Files.write(p, in.readAllBytes());
+      return in.readAllBytes();
     }
+  }
+
+  private Path policy(Path p) throws Exception {
+    Files.write(p, sample());
     return p;
   }
 
   private CliRun push(Path file) {
     return assertTimeoutPreemptively(
-        BOUND,
+        HANG_BOUND,
         () ->
             CliRun.of(
                 "policy",
@@ -81,20 +76,10 @@ class PolicyPushFileTest {
   @Test
   void aFifoSwappedInAfterTheCheckIsRefusedNotWaitedOn() throws Exception {
     Path f = policy(tmp.resolve("policy.yaml"));
-    AtomicBoolean swapped = new AtomicBoolean();
-    ClusterPolicyCommands.beforeOpen =
-        p -> {
-          if (p.equals(f) && swapped.compareAndSet(false, true)) {
-            try {
-              Files.delete(f);
-              mkfifo(f);
-            } catch (Exception e) {
-              throw new IllegalStateException(e);
-            }
-          }
-        };
+    HostileFiles.FifoSwap swap = HostileFiles.fifoSwapOnce(f);
+    ClusterPolicyCommands.beforeOpen = swap;
     CliRun r = push(f);
-    assertTrue(swapped.get(), "the hook ran");
+    assertTrue(swap.ran(), "the hook ran");
     assertEquals(1, r.exit(), r.err());
     assertTrue(r.err().startsWith(f + ": "), r.err());
     assertTrue(
@@ -106,10 +91,7 @@ class PolicyPushFileTest {
 
   @Test
   void aLinkedPolicyFileIsRead() throws Exception {
-    Path real = Files.createDirectory(tmp.resolve("..2026_12_06"));
-    policy(real.resolve("policy.yaml"));
-    Files.createSymbolicLink(tmp.resolve("..data"), real.getFileName());
-    Path f = Files.createSymbolicLink(tmp.resolve("policy.yaml"), Path.of("..data/policy.yaml"));
+    Path f = HostileFiles.configMapLink(tmp, "policy.yaml", sample());
     CliRun r = push(f);
     // read, then refused for want of a CA in --ca DIR, not for the file
     assertTrue(r.err().contains("no deployment CA in"), r.err());

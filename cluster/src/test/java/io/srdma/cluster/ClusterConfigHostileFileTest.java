@@ -1,16 +1,16 @@
 package io.srdma.cluster;
 
+import static io.srdma.testsupport.HostileFiles.HANG_BOUND;
+import static io.srdma.testsupport.HostileFiles.mkfifo;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.srdma.testsupport.HostileFiles;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -31,9 +31,6 @@ class ClusterConfigHostileFileTest {
         prefix: /srdma/prod
       """;
 
-  /** Far above the open's 10 s bound: only a hang reaches it. */
-  private static final Duration BOUND = Duration.ofSeconds(60);
-
   @TempDir Path dir;
 
   @AfterEach
@@ -41,15 +38,10 @@ class ClusterConfigHostileFileTest {
     ClusterConfig.beforeOpen = null;
   }
 
-  private static void mkfifo(Path p) throws Exception {
-    Process proc = new ProcessBuilder("mkfifo", p.toString()).inheritIO().start();
-    assumeTrue(proc.waitFor(30, TimeUnit.SECONDS) && proc.exitValue() == 0, "needs mkfifo");
-  }
-
   private static String refusal(Path file) {
     ClusterException e =
         assertTimeoutPreemptively(
-            BOUND, () -> assertThrows(ClusterException.class, () -> ClusterConfig.read(file)));
+            HANG_BOUND, () -> assertThrows(ClusterException.class, () -> ClusterConfig.read(file)));
     assertEquals(ClusterException.Reason.BAD_CONFIG, e.reason());
     return e.getMessage();
   }
@@ -72,20 +64,10 @@ class ClusterConfigHostileFileTest {
   @Test
   void aFifoSwappedInAfterTheCheckEndsInBadConfigNotAHang() throws Exception {
     Path f = Files.writeString(dir.resolve("serve.yaml"), SECTION);
-    AtomicBoolean swapped = new AtomicBoolean();
-    ClusterConfig.beforeOpen =
-        p -> {
-          if (p.equals(f) && swapped.compareAndSet(false, true)) {
-            try {
-              Files.delete(f);
-              mkfifo(f);
-            } catch (Exception e) {
-              throw new IllegalStateException(e);
-            }
-          }
-        };
+    HostileFiles.FifoSwap swap = HostileFiles.fifoSwapOnce(f);
+    ClusterConfig.beforeOpen = swap;
     String m = refusal(f);
-    assertTrue(swapped.get(), "the hook ran");
+    assertTrue(swap.ran(), "the hook ran");
     assertTrue(m.contains(f + ": "), m);
     assertTrue(
         m.contains("its open blocked") || m.contains("changed between its check and its open"), m);
@@ -94,11 +76,9 @@ class ClusterConfigHostileFileTest {
   @Test
   void anHonestConfigReachedThroughLinksLoads() throws Exception {
     // Kubernetes' ConfigMap layout: serve.yaml -> ..data/serve.yaml, ..data -> ..2026_12_06/
-    Path real = Files.createDirectory(dir.resolve("..2026_12_06"));
-    Files.writeString(real.resolve("serve.yaml"), SECTION);
-    Files.createSymbolicLink(dir.resolve("..data"), real.getFileName());
-    Path f = Files.createSymbolicLink(dir.resolve("serve.yaml"), Path.of("..data", "serve.yaml"));
-    ClusterConfig c = assertTimeoutPreemptively(BOUND, () -> ClusterConfig.read(f));
+    Path f =
+        HostileFiles.configMapLink(dir, "serve.yaml", SECTION.getBytes(StandardCharsets.UTF_8));
+    ClusterConfig c = assertTimeoutPreemptively(HANG_BOUND, () -> ClusterConfig.read(f));
     assertEquals("/srdma/prod", c.prefix());
     // relative paths still resolve against the directory the operator named
     assertEquals(dir.resolve("ca.crt").toAbsolutePath(), c.caCertificate().toAbsolutePath());

@@ -1,17 +1,17 @@
 package io.srdma.server;
 
+import static io.srdma.testsupport.HostileFiles.HANG_BOUND;
+import static io.srdma.testsupport.HostileFiles.mkfifo;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.srdma.testsupport.HostileFiles;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -28,9 +28,6 @@ class ServeConfigHostileFileTest {
           + "tls: {certificate: h.crt, key: h.key, ca-certificate: ca.crt, crl: crl.pem}\n"
           + "policy: {file: policy.yaml}\naudit: {file: audit.log}\n";
 
-  /** Far above the open's 10 s bound: only a hang reaches it. */
-  private static final Duration BOUND = Duration.ofSeconds(60);
-
   @TempDir Path dir;
 
   @AfterEach
@@ -38,14 +35,9 @@ class ServeConfigHostileFileTest {
     ConfigReader.beforeOpen = null;
   }
 
-  private static void mkfifo(Path p) throws Exception {
-    Process proc = new ProcessBuilder("mkfifo", p.toString()).inheritIO().start();
-    assumeTrue(proc.waitFor(30, TimeUnit.SECONDS) && proc.exitValue() == 0, "needs mkfifo");
-  }
-
   private static List<String> errors(Path file) {
     return assertTimeoutPreemptively(
-            BOUND,
+            HANG_BOUND,
             () -> assertThrows(ServeConfig.ConfigException.class, () -> ServeConfig.read(file)))
         .errors();
   }
@@ -67,20 +59,10 @@ class ServeConfigHostileFileTest {
   @Test
   void aFifoSwappedInAfterTheCheckEndsInAnErrorNotAHang() throws Exception {
     Path f = Files.writeString(dir.resolve("serve.yaml"), HEAD);
-    AtomicBoolean swapped = new AtomicBoolean();
-    ConfigReader.beforeOpen =
-        p -> {
-          if (p.equals(f) && swapped.compareAndSet(false, true)) {
-            try {
-              Files.delete(f);
-              mkfifo(f);
-            } catch (Exception e) {
-              throw new IllegalStateException(e);
-            }
-          }
-        };
+    HostileFiles.FifoSwap swap = HostileFiles.fifoSwapOnce(f);
+    ConfigReader.beforeOpen = swap;
     List<String> errors = errors(f);
-    assertTrue(swapped.get(), "the hook ran");
+    assertTrue(swap.ran(), "the hook ran");
     assertEquals(1, errors.size(), errors.toString());
     String e = errors.get(0);
     assertTrue(e.startsWith(f + ": "), e);
@@ -92,11 +74,8 @@ class ServeConfigHostileFileTest {
   @Test
   void anHonestConfigReachedThroughLinksLoads() throws Exception {
     // Kubernetes' ConfigMap layout: serve.yaml -> ..data/serve.yaml, ..data -> ..2026_12_06/
-    Path real = Files.createDirectory(dir.resolve("..2026_12_06"));
-    Files.writeString(real.resolve("serve.yaml"), HEAD);
-    Files.createSymbolicLink(dir.resolve("..data"), real.getFileName());
-    Path f = Files.createSymbolicLink(dir.resolve("serve.yaml"), Path.of("..data", "serve.yaml"));
-    ServeConfig c = assertTimeoutPreemptively(BOUND, () -> ServeConfig.read(f));
+    Path f = HostileFiles.configMapLink(dir, "serve.yaml", HEAD.getBytes(StandardCharsets.UTF_8));
+    ServeConfig c = assertTimeoutPreemptively(HANG_BOUND, () -> ServeConfig.read(f));
     // relative paths still resolve against the directory the operator named
     assertEquals(dir.resolve("policy.yaml").toAbsolutePath(), c.policyFile.toAbsolutePath());
   }
