@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Real RDMA verbs for CI: boots a Debian kernel under qemu (TCG), creates Soft-RoCE (rxe0 on lo)
-# and runs, inside the guest, the verbs contract suite on provider ibv, the secure channel's tests
+# and runs, inside the guest, the verbs contract suite on provider ibv (on the host's JDK and again
+# on Temurin 25, where the ibv calls are FFM downcalls), the secure channel's tests
 # on ibv, the netns fault tests with tc netem (provider soft; the guest kernel has sch_netem),
 # ibv_rc_pingpong interop in both roles, and perftest ib_write_lat/ib_write_bw next to the Java
 # WRITE benchmark.
@@ -8,6 +9,7 @@
 #   scripts/softroce/ci.sh            # from the repository root; root installs what is missing
 #   SOFTROCE_GUEST_STEPS=faults scripts/softroce/ci.sh    # only some guest steps (default: all)
 #   SOFTROCE_JAVA=/usr/lib/jvm/temurin-25-jdk-amd64/bin/java scripts/softroce/ci.sh  # guest JVM
+#   SOFTROCE_JAVA25=/opt/jdk-25/bin/java scripts/softroce/ci.sh   # the contract-java25 step's JVM
 #
 # Exits non-zero when a guest test fails; exits 0 with a "SOFTROCE SKIP" line when qemu or the
 # kernel cannot be had. See docs/softroce.md.
@@ -22,8 +24,24 @@ CACHE=${SOFTROCE_CACHE:-$REPO/target/softroce-cache}
 WORK=${SOFTROCE_WORK:-$REPO/target/softroce}
 GUEST_TIMEOUT_S=${SOFTROCE_GUEST_TIMEOUT_S:-2700}
 # the JVM of every guest step (the guest sees the host's /usr/lib/jvm); default: the host's java
-GUEST_JAVA=$(readlink -f "${SOFTROCE_JAVA:-$(command -v java)}")
+GUEST_JAVA=${SOFTROCE_JAVA:-$(command -v java)}
+GUEST_JAVA=$(readlink -f "$GUEST_JAVA" || echo "$GUEST_JAVA")
 [ -x "$GUEST_JAVA" ] || { echo "softroce: SOFTROCE_JAVA '$GUEST_JAVA' is no executable java"; exit 2; }
+# the contract-java25 step's JVM (the contract suite again, the ibv calls as FFM downcalls): Java
+# 22+; where the default is missing the step reports SKIP naming it, a wrong SOFTROCE_JAVA25 is refused
+JAVA25=${SOFTROCE_JAVA25:-/usr/lib/jvm/temurin-25-jdk-amd64/bin/java}
+JAVA25=$(readlink -f "$JAVA25" || echo "$JAVA25")
+JAVA25_FEATURE=$(sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$(dirname "$(dirname "$JAVA25")")/release" 2>/dev/null || true)
+JAVA25_MISSING=""
+if [ ! -x "$JAVA25" ]; then
+  JAVA25_MISSING="no executable $JAVA25 (install Temurin 25, or set SOFTROCE_JAVA25 to a Java 22+)"
+elif [ "${JAVA25_FEATURE:-0}" -lt 22 ]; then
+  JAVA25_MISSING="$JAVA25 is Java ${JAVA25_FEATURE:-of unknown version (no release file)}, not 22+"
+fi
+if [ -n "$JAVA25_MISSING" ]; then
+  [ -z "${SOFTROCE_JAVA25:-}" ] || { echo "softroce: SOFTROCE_JAVA25: $JAVA25_MISSING"; exit 2; }
+  JAVA25=""
+fi
 START=$(date +%s)
 
 skip() { echo "SOFTROCE SKIP: $*"; echo "SOFTROCE SKIP: real-verbs tests did not run"; exit 0; }
@@ -32,14 +50,19 @@ say() { echo "softroce: $*"; }
 # guest steps to run (rxe0 set-up always runs) and the results each one reports
 STEPS=${SOFTROCE_GUEST_STEPS:-all}
 EXPECTED=1
+WANT_JAVA25=0
 for s in ${STEPS//,/ }; do
   case $s in
-    all) EXPECTED=$((EXPECTED + 8)) ;;
+    all) EXPECTED=$((EXPECTED + 8)); WANT_JAVA25=1 ;;
     doctor | contract | channel | faults) EXPECTED=$((EXPECTED + 1)) ;;
+    contract-java25) WANT_JAVA25=1 ;;
     interop | perf) EXPECTED=$((EXPECTED + 2)) ;;
-    *) echo "softroce: unknown step '$s' in SOFTROCE_GUEST_STEPS (all doctor contract channel faults interop perf)"; exit 2 ;;
+    *) echo "softroce: unknown step '$s' in SOFTROCE_GUEST_STEPS (all doctor contract contract-java25 channel faults interop perf)"; exit 2 ;;
   esac
 done
+# contract-java25 is expected only where there is a Java 25; elsewhere it is reported as SKIP
+[ "$WANT_JAVA25" = 1 ] && [ -n "$JAVA25" ] && EXPECTED=$((EXPECTED + 1))
+[ "$WANT_JAVA25" = 1 ] && [ -n "$JAVA25_MISSING" ] && say "contract-java25 will be skipped: $JAVA25_MISSING"
 
 PACKAGES="qemu-system-x86 qemu-system-data rdma-core ibverbs-utils ibverbs-providers libibverbs-dev perftest busybox-static cpio kmod xz-utils zstd iproute2 gcc"
 missing=""
@@ -160,6 +183,7 @@ cp "$HERE/guest.sh" "$OUT/guest.sh"
 cat > "$OUT/guest.env" <<ENV
 REPO=$REPO
 JAVA=$GUEST_JAVA
+JAVA25=$JAVA25
 CP=$CP
 CP_CHANNEL=$CP_CHANNEL
 CP_CLI=$CP_CLI
@@ -224,11 +248,13 @@ failure_reasons() {
 }
 # the suite, per test; failures listed in known-differences.txt are reported, not failed
 KNOWN=$HERE/known-differences.txt
-SUITE_FAILED=0
-SUITE_PASSED=0
-if ls "$OUT"/junit/*.xml > /dev/null 2>&1; then
-  echo "----- verbs contract suite on provider ibv, per test -----"
-  PER_TEST=$(per_test "$OUT"/junit/*.xml)
+# the IbvProviderTest case that asserts the opened rxe0's per-message calls take the path its Java
+# allows: on Java 25 it must have passed (not skipped) for contract-suite-ibv-java25 to pass
+BINDING_TEST="io.srdma.verbs.ibv.IbvProviderTest#theDevicesPerMessageCallsTakeThePathThisJavaAllows"
+suite_verdict() { # reports folder, title, result name, test that must pass (or "")
+  local dir=$1 title=$2 name=$3 required=$4 failed=0 passed=0 required_ran=0 test status reason
+  ls "$dir"/*.xml > /dev/null 2>&1 || return 0
+  echo "----- $title, per test -----"
   while read -r test status; do
     [ -n "$test" ] || continue
     if [ "$status" = FAILED ]; then
@@ -237,21 +263,35 @@ if ls "$OUT"/junit/*.xml > /dev/null 2>&1; then
         echo "KNOWN-DIFFERENCE $test -- $reason"
         continue
       fi
-      SUITE_FAILED=$((SUITE_FAILED + 1))
+      failed=$((failed + 1))
     elif [ "$status" = PASSED ]; then
-      SUITE_PASSED=$((SUITE_PASSED + 1))
+      passed=$((passed + 1))
+      [ "${test%()}" = "$required" ] && required_ran=1
     fi
     echo "$status $test"
-  done <<< "$PER_TEST"
-  echo "contract suite on ibv: $SUITE_PASSED passed, $SUITE_FAILED failed (known differences above)"
-fi
-if [ -f "$OUT/results.txt" ] && grep -q '^RAN contract-suite-ibv' "$OUT/results.txt"; then
-  if [ "$SUITE_FAILED" = 0 ] && [ "$SUITE_PASSED" -gt 0 ]; then
-    sed -i 's/^RAN contract-suite-ibv.*/PASS contract-suite-ibv/' "$OUT/results.txt"
-  else
-    sed -i 's/^RAN \(contract-suite-ibv.*\)/FAIL \1/' "$OUT/results.txt"
+  done <<< "$(per_test "$dir"/*.xml)"
+  echo "$title: $passed passed, $failed failed (known differences above)"
+  if [ -n "$required" ] && [ $required_ran = 0 ]; then
+    echo "REASON $title: $required did not pass (it must run and pass here)"
+    failed=$((failed + 1))
   fi
+  if [ -f "$OUT/results.txt" ] && grep -q "^RAN $name(" "$OUT/results.txt"; then
+    if [ "$failed" = 0 ] && [ "$passed" -gt 0 ]; then
+      sed -i "s/^RAN $name(.*/PASS $name/" "$OUT/results.txt"
+    else
+      sed -i "s/^RAN \($name(.*\)/FAIL \1/" "$OUT/results.txt"
+    fi
+  fi
+}
+suite_verdict "$OUT/junit" "verbs contract suite on provider ibv" contract-suite-ibv ""
+# on Java 25 the calls must be the downcalls: the binding test passed, and no JVM of the suite
+# logged the provider's fallback to jffi (OpsTable logs it once at info on Java 22+)
+if [ -f "$OUT/results.txt" ] && grep -m1 "libibverbs' per-message calls: jffi" "$OUT/suite-java25.log" 2>/dev/null; then
+  echo "REASON contract-suite-ibv-java25: a JVM of the suite fell back to jffi (the line above)"
+  sed -i 's/^RAN contract-suite-ibv-java25(/FAIL contract-suite-ibv-java25(jffi fallback,/' "$OUT/results.txt"
 fi
+suite_verdict "$OUT/junit-java25" "verbs contract suite on provider ibv on Java 25 (FFM downcalls)" \
+  contract-suite-ibv-java25 "$BINDING_TEST"
 CHANNEL_FAILED=0
 CHANNEL_PASSED=0
 if ls "$OUT"/junit-channel/*.xml > /dev/null 2>&1; then
@@ -310,9 +350,12 @@ awk '{ for (i = 2; i <= NF; i++) { split($i, kv, "="); v[$1, kv[1]] = kv[2] } r 
      END { for (r = 1; r <= n; r++) if (cl[r] > 0 && ca[r] > 0 && cb[r] > 0)
        printf "round %d: latency Java/C typical %.2f, average %.2f; bandwidth Java/C %.2f\n",
               r, jl[r] / cl[r], ja[r] / ca[r], jb[r] / cb[r] }' "$OUT/perf.txt" 2>/dev/null || true
-for d in junit junit-channel junit-faults; do
+for d in junit junit-java25 junit-channel junit-faults; do
   ls "$OUT/$d"/*.xml > /dev/null 2>&1 && failure_reasons "$OUT/$d"/*.xml
 done
+if [ "$WANT_JAVA25" = 1 ] && [ -n "$JAVA25_MISSING" ]; then
+  echo "SKIP contract-suite-ibv-java25: $JAVA25_MISSING" >> "$OUT/results.txt"
+fi
 echo "----- results -----"
 cat "$OUT/results.txt" 2>/dev/null || true
 PASSED=$(grep -c '^PASS' "$OUT/results.txt" 2>/dev/null || true)
