@@ -54,7 +54,7 @@ public final class AeadProvider {
   }
 
   /** A native-memory provider of {@code library}. */
-  private AeadProvider(GcmLibrary library) {
+  AeadProvider(GcmLibrary library) {
     this(library.name(), null, library.version(), library);
   }
 
@@ -153,6 +153,16 @@ public final class AeadProvider {
     } catch (GeneralSecurityException e) {
       throw new AeadException(name + " has no " + TRANSFORMATION + ": " + e.getMessage(), e);
     }
+  }
+
+  /**
+   * This provider's library through jnr-ffi where its per-record calls are foreign-function
+   * downcalls ({@link GcmLibrary#jnr}), else null: the rate check measures it as the reference that
+   * downcalls the JIT has compiled reach.
+   */
+  AeadProvider jnrReference() {
+    GcmLibrary jnr = library == null ? null : library.jnr();
+    return jnr == null ? null : new AeadProvider(jnr);
   }
 
   /**

@@ -5,6 +5,7 @@ import java.security.GeneralSecurityException;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.StringJoiner;
 import javax.crypto.AEADBadTagException;
 import javax.crypto.Cipher;
 import javax.crypto.spec.GCMParameterSpec;
@@ -29,7 +30,10 @@ import javax.crypto.spec.SecretKeySpec;
  * with a bulk rate still below {@value #COLD_SHARE} of the best other candidate's same rate (that
  * path of its GCM not yet compiled: the rounds can settle on that) is warmed and measured alone for
  * at most {@value #COLD_EXTRA_MILLIS} ms more, and {@link Result#jdkCold} says if it never caught
- * up. Uses a throwaway key.
+ * up. Likewise a native library whose per-record calls are Java 22+ downcalls, at a size they serve
+ * below {@value #DOWNCALL_SHARE} of the same library through jnr-ffi (measured then as the
+ * reference), is warmed and measured until it catches up, within the same allowance, and {@link
+ * Result#coldDowncalls} names it if it never did. Uses a throwaway key.
  *
  * <p>Stateless; thread-safe.
  */
@@ -67,8 +71,20 @@ public final class AeadRateCheck {
    */
   static final double COLD_SHARE = 0.25;
 
-  /** How much longer the check keeps warming and measuring a JDK that looks uncompiled. */
+  /**
+   * How much longer the check keeps warming and measuring a JDK, or downcalls, that look uncompiled
+   * (one allowance for both).
+   */
   static final int COLD_EXTRA_MILLIS = 2000;
+
+  /**
+   * Downcalls sealing or opening records they serve (under {@link ForeignBinder#CRITICAL_MAX}) at
+   * below this share of the same library's rate through jnr-ffi are taken as not compiled yet:
+   * compiled, they ran 6–14 % faster than jnr-ffi; before C2 had compiled their callers, 2–7x
+   * slower (C1's code calls a method handle through its lambda forms), and on a busy 2-core
+   * start-up C2 reached them after the check in two start-ups of four (session 37).
+   */
+  static final double DOWNCALL_SHARE = 0.8;
 
   private AeadRateCheck() {}
 
@@ -81,10 +97,23 @@ public final class AeadRateCheck {
    * @param settled whether every score settled before the budget ran out
    * @param jdkCold whether a JDK bulk rate stayed below {@link #COLD_SHARE} of the best other
    *     candidate's through the extra {@link #COLD_EXTRA_MILLIS} (its rates are then lower bounds)
+   * @param coldDowncalls the candidates whose downcalls stayed below {@link #DOWNCALL_SHARE} of
+   *     their library's jnr-ffi rate through the extra time (their small-record rates are then
+   *     lower bounds), comma separated, or null
    */
-  record Result(List<AeadRates> rates, int rounds, long millis, boolean settled, boolean jdkCold) {
+  record Result(
+      List<AeadRates> rates,
+      int rounds,
+      long millis,
+      boolean settled,
+      boolean jdkCold,
+      String coldDowncalls) {
     Result(List<AeadRates> rates, int rounds, long millis, boolean settled) {
-      this(rates, rounds, millis, settled, false);
+      this(rates, rounds, millis, settled, false, null);
+    }
+
+    Result(List<AeadRates> rates, int rounds, long millis, boolean settled, boolean jdkCold) {
+      this(rates, rounds, millis, settled, jdkCold, null);
     }
 
     /** E.g. {@code rate check settled after 9 rounds, 140 ms}. */
@@ -98,13 +127,24 @@ public final class AeadRateCheck {
                   + rounds
                   + " rounds): the JIT was"
                   + " still warming; rates are lower bounds";
-      return jdkCold
-          ? s
-              + "; the JDK's GCM still ran at under "
-              + Math.round(COLD_SHARE * 100)
-              + " % of another candidate's somewhere (not yet compiled?): its rates are lower"
-              + " bounds"
-          : s;
+      if (jdkCold) {
+        s +=
+            "; the JDK's GCM still ran at under "
+                + Math.round(COLD_SHARE * 100)
+                + " % of another candidate's somewhere (not yet compiled?): its rates are lower"
+                + " bounds";
+      }
+      if (coldDowncalls != null) {
+        s +=
+            "; "
+                + coldDowncalls
+                + ": the downcalls still ran at under "
+                + Math.round(DOWNCALL_SHARE * 100)
+                + " % of the same library through jnr-ffi (not yet compiled?): their rates under "
+                + ForeignBinder.CRITICAL_MAX / 1024
+                + " KiB are lower bounds";
+      }
+      return s;
     }
   }
 
@@ -145,6 +185,7 @@ public final class AeadRateCheck {
       }
     }
     boolean jdkCold = warmColdJdk(providers, probes, best, start);
+    String coldDowncalls = warmColdDowncalls(providers, probes, best, start);
     for (Probe p : probes) {
       p.close();
     }
@@ -152,7 +193,66 @@ public final class AeadRateCheck {
     for (int p = 0; p < n; p++) {
       out.add(rates(providers.get(p), best[p]));
     }
-    return new Result(out, rounds, (System.nanoTime() - start) / 1_000_000, settled, jdkCold);
+    return new Result(
+        out, rounds, (System.nanoTime() - start) / 1_000_000, settled, jdkCold, coldDowncalls);
+  }
+
+  /**
+   * While a candidate whose per-record calls are downcalls ({@link AeadProvider#jnrReference})
+   * seals or opens a size they serve at under {@link #DOWNCALL_SHARE} of the same library through
+   * jnr-ffi, keeps warming and measuring it, until {@link #COLD_EXTRA_MILLIS} past the budget
+   * (after the JDK's turn): rounds that settled before the compiler reached the downcalls would
+   * make {@code auto} weigh them at a fraction of their speed. Returns the names of those that
+   * never caught up, or null.
+   */
+  private static String warmColdDowncalls(
+      List<AeadProvider> providers, Probe[] probes, double[][][] best, long start) {
+    long end = start + (BUDGET_MILLIS + COLD_EXTRA_MILLIS) * 1_000_000L;
+    StringJoiner cold = new StringJoiner(", ");
+    for (int p = 0; p < providers.size(); p++) {
+      AeadProvider reference = providers.get(p).jnrReference();
+      if (reference == null) {
+        continue;
+      }
+      Probe jnr = new Probe(reference);
+      try {
+        jnr.warm(1000);
+        double[][] ref = new double[SIZES.length][2];
+        measureDowncallSizes(jnr, ref);
+        measureDowncallSizes(jnr, ref);
+        while (behind(best[p], ref)) {
+          if (System.nanoTime() - end >= 0) {
+            cold.add(providers.get(p).name());
+            break;
+          }
+          probes[p].warm(200);
+          measureDowncallSizes(probes[p], best[p]);
+        }
+      } finally {
+        jnr.close();
+      }
+    }
+    return cold.length() == 0 ? null : cold.toString();
+  }
+
+  /** Measures {@code probe} at the sizes downcalls serve, keeping the best in {@code best}. */
+  private static void measureDowncallSizes(Probe probe, double[][] best) {
+    for (int s = 0; s < SIZES.length && SIZES[s] < ForeignBinder.CRITICAL_MAX; s++) {
+      best[s][0] = Math.max(best[s][0], probe.rate(SIZES[s], true));
+      best[s][1] = Math.max(best[s][1], probe.rate(SIZES[s], false));
+    }
+  }
+
+  /** Whether a rate at a size downcalls serve is under {@link #DOWNCALL_SHARE} of jnr-ffi's. */
+  private static boolean behind(double[][] downcalls, double[][] jnr) {
+    for (int s = 0; s < SIZES.length && SIZES[s] < ForeignBinder.CRITICAL_MAX; s++) {
+      for (int d = 0; d < 2; d++) {
+        if (downcalls[s][d] < DOWNCALL_SHARE * jnr[s][d]) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   /**

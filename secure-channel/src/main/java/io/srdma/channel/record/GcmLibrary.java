@@ -31,6 +31,15 @@ interface GcmLibrary {
   String version();
 
   /**
+   * The same library through jnr-ffi when this one makes its per-record calls as foreign-function
+   * downcalls (Java 22+), else null: the rate check's reference for downcalls the JIT has not
+   * compiled yet ({@link AeadRateCheck}).
+   */
+  default GcmLibrary jnr() {
+    return null;
+  }
+
+  /**
    * A new AES-256-GCM context.
    *
    * @throws AeadException when the library refuses one

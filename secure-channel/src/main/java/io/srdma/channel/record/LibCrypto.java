@@ -274,6 +274,11 @@ final class LibCrypto {
     }
 
     @Override
+    public GcmLibrary jnr() {
+      return JNR;
+    }
+
+    @Override
     public boolean seal(
         long ctx,
         long nonce,

@@ -262,6 +262,11 @@ final class LibGcrypt {
     }
 
     @Override
+    public GcmLibrary jnr() {
+      return JNR;
+    }
+
+    @Override
     public boolean seal(
         long ctx,
         long nonce,
