@@ -184,8 +184,10 @@ public final class AeadRateCheck {
         settled &= stable[p] >= 2;
       }
     }
-    boolean jdkCold = warmColdJdk(providers, probes, best, start);
+    // downcalls first: the JDK is judged against the other candidates' rates, which must be
+    // their compiled ones by then
     String coldDowncalls = warmColdDowncalls(providers, probes, best, start);
+    boolean jdkCold = warmColdJdk(providers, probes, best, start);
     for (Probe p : probes) {
       p.close();
     }
@@ -201,9 +203,10 @@ public final class AeadRateCheck {
    * While a candidate whose per-record calls are downcalls ({@link AeadProvider#jnrReference})
    * seals or opens a size they serve at under {@link #DOWNCALL_SHARE} of the same library through
    * jnr-ffi, keeps warming and measuring it, until {@link #COLD_EXTRA_MILLIS} past the budget
-   * (after the JDK's turn): rounds that settled before the compiler reached the downcalls would
-   * make {@code auto} weigh them at a fraction of their speed. Returns the names of those that
-   * never caught up, or null.
+   * (before the JDK's turn, which weighs the JDK against these rates): rounds that settled before
+   * the compiler reached the downcalls would make {@code auto} weigh them at a fraction of their
+   * speed, and a cold JDK against them unseen. Returns the names of those that never caught up, or
+   * null.
    */
   private static String warmColdDowncalls(
       List<AeadProvider> providers, Probe[] probes, double[][][] best, long start) {
