@@ -55,8 +55,8 @@ final class Responder {
   /**
    * Payload bytes one drive on a hosted loop moves at most (placed, discarded or sent as READ data)
    * before it lets the poller go on: a peer streaming one 1 GiB WRITE or READ cannot hold it. A
-   * read straight into a region, a write of READ data, and a discard take no more than is left of
-   * it.
+   * read straight into a region, a placement from the read-ahead, a write of READ data, and a
+   * discard take no more than is left of it; once it is spent no more headers are read.
    */
   static final long HOSTED_BYTES = 1L << 20;
 
@@ -572,6 +572,10 @@ final class Responder {
       if (readAhead.takeShortRead()) {
         return waitFor(SelectionKey.OP_READ, readAhead.idle());
       }
+      if (hostedBudgetSpent()) {
+        // the payload bound is spent: what the socket holds keeps it selected for the next drive
+        return waitFor(SelectionKey.OP_READ, NO_DEADLINE);
+      }
       if (attachedTo != null && attachedTo.isHosted() && ++readsThisDrive > HOSTED_READS) {
         // the poller's turn to open what was placed; unread bytes keep the socket selected
         return waitFor(SelectionKey.OP_READ, NO_DEADLINE);
@@ -737,8 +741,13 @@ final class Responder {
     while (view.hasRemaining()) {
       long moved;
       if (readAhead.remaining() > 0) {
-        // Bytes already read with a header: nothing to wait for, copied under the locks.
-        int n = Math.min(readAhead.remaining(), view.remaining());
+        // Bytes already read with a header: nothing to wait for, copied under the locks. On a
+        // hosted loop no more than this drive may still move: the rest waits in the read-ahead.
+        int n = (int) Math.min(Math.min(readAhead.remaining(), view.remaining()), hostedRoom());
+        if (n == 0) {
+          // No socket event may announce bytes already read: due at once, for the next look.
+          return waitFor(SelectionKey.OP_READ, System.nanoTime());
+        }
         moved = move.chunk(placeWindow, placeBinding, placeRegion, readAhead.slice(n), view, null);
         if (moved != LockedMove.REVOKED) {
           readAhead.consume(n);

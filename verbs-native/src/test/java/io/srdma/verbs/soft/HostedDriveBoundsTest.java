@@ -2,6 +2,7 @@ package io.srdma.verbs.soft;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -9,6 +10,7 @@ import io.srdma.verbs.AccessFlags;
 import io.srdma.verbs.CompletionProgress;
 import io.srdma.verbs.CompletionQueue;
 import io.srdma.verbs.MemoryRegion;
+import io.srdma.verbs.QpState;
 import io.srdma.verbs.QueuePair;
 import io.srdma.verbs.QueuePairAttributes;
 import io.srdma.verbs.ReceiveWorkRequest;
@@ -41,7 +43,9 @@ import org.junit.jupiter.api.Timeout;
  * must be placed and reported before the stream has landed. A huge READ is observed from a raw
  * socket that only the test thread reads: what it has read after k polls is at most what k drives
  * sent. A refused WRITE's payload, discarded through the read-ahead, is observed by the responder's
- * count of discarded bytes: no poll places and discards more than the byte bound together.
+ * count of discarded bytes: no poll places and discards more than the byte bound together. Small
+ * WRITEs right behind a large one, read into the read-ahead when a drive has little of its bound
+ * left, are placed from it no further than the bound: the rest waits there, for the next poll.
  *
  * <p>Without the cut of each read and write to what is left of the byte bound, one read straight
  * into the region (or one write of READ data) took all the socket held or had room for: 2 to 7 MiB
@@ -61,6 +65,19 @@ class HostedDriveBoundsTest {
 
   private static final int DISCARD_SMALL = 1000;
   private static final int DISCARD_SMALL_COUNT = 1500;
+
+  /**
+   * The mixed stream: rounds of one large WRITE (placed straight into the region, most of it) and,
+   * at once behind it, a burst of small WRITEs (read through the grown read-ahead, a drive's 8
+   * reads about 0.5 MiB of them). The large sizes are odd, 1.6 to 1.7 MiB: the drive in which one
+   * ends has at most about 0.4 MiB of its bound left, less than its reads bring of the small ones.
+   */
+  private static final int MIXED_ROUNDS = 6;
+
+  private static final int MIXED_LARGE = (1 << 20) + 600 * 1024;
+  private static final int MIXED_LARGE_STEP = 13 * 1024 + 7;
+  private static final int MIXED_SMALL = 1000;
+  private static final int MIXED_SMALL_COUNT = 1000;
 
   /**
    * The bounds docs/verbs.md states for one drive ("reads at most 8 batches and moves at most 1 MiB
@@ -396,6 +413,119 @@ class HostedDriveBoundsTest {
             "the second queue pair's write reported while the discard went on: "
                 + discardedWhenSecondReported);
         assertEquals(WcStatus.SUCCESS, rig.awaitOne(r.cqY).status(), "the second write's ACK");
+      }
+    }
+  }
+
+  @Test
+  void shouldPlaceSmallWritesBehindALargeOneWithinTheByteBoundAndLoseNone() throws IOException {
+    try (VerbsTestRig rig = VerbsTestRig.open()) {
+      assumeTrue(
+          rig.ctxB instanceof SoftDeviceContext,
+          "needs the soft provider (its responders); this run uses "
+              + rig.ctxB.getClass().getSimpleName());
+      int all = AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ;
+      CompletionQueue cqC = rig.track(rig.ctxA.createCompletionQueue(16));
+      CompletionQueue cqV =
+          rig.track(rig.ctxB.createCompletionQueue(16, CompletionProgress.POLLER));
+      QueuePair c = rig.track(rig.pdA.createQueuePair(QueuePairAttributes.of(cqC, 4, 1)));
+      QueuePair v = rig.track(rig.pdB.createQueuePair(QueuePairAttributes.of(cqV, 4, 1)));
+      c.init(all);
+      v.init(all);
+      c.readyToReceive(v.localInfo());
+      v.readyToReceive(c.localInfo());
+      // Every WRITE lands right behind the one before, its bytes all its own tag (non-zero): what
+      // landed is a prefix, and the end state shows each payload in its place. Only the last
+      // WRITE asks for an ACK: the responder checks each PSN in turn, so that ACK says every
+      // header was taken once and in order.
+      int writes = MIXED_ROUNDS * (1 + MIXED_SMALL_COUNT);
+      long totalLong = 0;
+      for (int round = 0; round < MIXED_ROUNDS; round++) {
+        totalLong += MIXED_LARGE + (long) round * MIXED_LARGE_STEP;
+        totalLong += (long) MIXED_SMALL * MIXED_SMALL_COUNT;
+      }
+      int total = Math.toIntExact(totalLong);
+      ByteBuffer expected = ByteBuffer.allocate(total);
+      MemoryRegion dst =
+          rig.register(rig.pdB, total, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
+      ByteBuffer out = ByteBuffer.allocateDirect(writes * RequestFlyweight.LENGTH + total);
+      int psn = c.localInfo().psn();
+      int lastPsn = -1;
+      int at = 0;
+      int write = 0;
+      for (int round = 0; round < MIXED_ROUNDS; round++) {
+        for (int k = 0; k <= MIXED_SMALL_COUNT; k++) {
+          int len = k == 0 ? MIXED_LARGE + round * MIXED_LARGE_STEP : MIXED_SMALL;
+          byte tag = (byte) (1 + write % 251);
+          boolean last = write == writes - 1;
+          lastPsn = psn;
+          out.put(
+              request(
+                  RequestFlyweight.OP_WRITE,
+                  last ? RequestFlyweight.FLAG_ACK_REQ : (byte) 0,
+                  psn,
+                  len,
+                  0,
+                  dst.address() + at,
+                  dst.rkey()));
+          psn = (psn + 1) & 0xFFFFFF;
+          for (int i = 0; i < len; i++) {
+            expected.put(at + i, tag);
+          }
+          out.put(expected.slice(at, len));
+          at += len;
+          write++;
+        }
+      }
+      out.flip();
+
+      try (SocketChannel peer = rawPeer(rig, c, v, cqV, 1)) {
+        WorkCompletion[] wcs = new WorkCompletion[16];
+        for (int i = 0; i < wcs.length; i++) {
+          wcs[i] = new WorkCompletion();
+        }
+        ByteBuffer in = ByteBuffer.allocate(ResponseFlyweight.LENGTH);
+        long placed = 0;
+        boolean acked = false;
+        int polls = 0;
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+        while (!acked || placed < total) {
+          long sofar = placed;
+          assertTrue(
+              System.nanoTime() < until,
+              () -> "the stream stalled at " + sofar + " of " + total + " bytes");
+          while (out.hasRemaining() && peer.write(out) > 0) {
+            // fill the connection as far as the kernel takes
+          }
+          assertEquals(0, cqV.poll(wcs), "no completion: plain WRITEs, none failed");
+          polls++;
+          long now = landedPrefix(dst.buffer(), placed, total);
+          long took = now - placed;
+          long before = placed;
+          assertTrue(
+              took <= DOCUMENTED_BYTES,
+              () ->
+                  "one poll placed "
+                      + took
+                      + " payload bytes (from "
+                      + before
+                      + "), more than the bound of a drive, "
+                      + DOCUMENTED_BYTES);
+          placed = now;
+          int got;
+          while ((got = peer.read(in)) > 0 && !in.hasRemaining()) {
+            ResponseFlyweight h = new ResponseFlyweight().wrap(in, 0);
+            assertEquals(ResponseFlyweight.TYPE_ACK, h.type(), "only the last WRITE is answered");
+            assertEquals(lastPsn, h.psn(), "the ACK names the last WRITE");
+            assertFalse(acked, "one ACK");
+            acked = true;
+            in.clear();
+          }
+          assertTrue(got >= 0, "the responder closed the connection");
+        }
+        assertEquals(-1, dst.buffer().mismatch(expected), "every WRITE landed once, in its place");
+        assertTrue(polls >= total / DOCUMENTED_BYTES, "polls that placed part: " + polls);
+        assertNotEquals(QpState.ERROR, v.state(), "the queue pair did not fail");
       }
     }
   }
