@@ -184,19 +184,46 @@ class PeerProcessContractTest {
 
   /**
    * The flags of {@code parentArgs} a peer JVM should share: heap, stack, GC and compiler options
-   * ({@code -Xmx}, {@code -Xms}, {@code -Xss}, {@code -XX:}), never agents, debuggers or this JVM's
-   * own error-file path.
+   * ({@code -Xmx}, {@code -Xms}, {@code -Xss}, {@code -XX:}) and the native-access grants ({@code
+   * --enable-native-access=}, {@code --sun-misc-unsafe-memory-access=}: without them a Java 22+
+   * peer warns of every restricted method it calls; it runs the same {@code java}, so it accepts
+   * what this JVM did), never agents, debuggers or this JVM's own error-file path.
    */
   static List<String> inheritedJvmFlags(List<String> parentArgs) {
     List<String> flags = new ArrayList<>();
     for (String a : parentArgs) {
       boolean sized = a.startsWith("-Xmx") || a.startsWith("-Xms") || a.startsWith("-Xss");
       boolean xx = a.startsWith("-XX:") && !a.startsWith("-XX:ErrorFile=");
-      if (sized || xx) {
+      boolean nativeAccess =
+          a.startsWith("--enable-native-access=")
+              || a.startsWith("--sun-misc-unsafe-memory-access=");
+      if (sized || xx || nativeAccess) {
         flags.add(a);
       }
     }
     return flags;
+  }
+
+  @Test
+  void shouldGiveThePeerThisJvmsMemoryAndNativeAccessFlagsOnly() {
+    assertEquals(
+        List.of(
+            "-Xmx512m",
+            "-Xss1m",
+            "-XX:+UseSerialGC",
+            "--enable-native-access=ALL-UNNAMED",
+            "--sun-misc-unsafe-memory-access=allow"),
+        inheritedJvmFlags(
+            List.of(
+                "-Xmx512m",
+                "-Xss1m",
+                "-XX:+UseSerialGC",
+                "-XX:ErrorFile=/tmp/hs_err_%p.log",
+                "--enable-native-access=ALL-UNNAMED",
+                "--sun-misc-unsafe-memory-access=allow",
+                "-javaagent:/tmp/agent.jar",
+                "-agentlib:jdwp=transport=dt_socket",
+                "-Dsrdma.test.provider=soft")));
   }
 
   /** Where a peer JVM with {@code pid} writes its fatal-error report. */
@@ -205,10 +232,10 @@ class PeerProcessContractTest {
   }
 
   /**
-   * Starts {@link PeerMain} with this JVM's own memory, GC and compiler flags, so that the peer is
-   * no heavier than the test's JVM: in the Soft-RoCE guest (4 GiB, qemu TCG) the test JVM runs with
-   * the serial collector and C1 only, and a peer with the defaults (G1, C2) is a second, larger
-   * footprint there.
+   * Starts {@link PeerMain} with this JVM's own memory, GC, compiler and native-access flags
+   * ({@link #inheritedJvmFlags}), so that the peer is no heavier than the test's JVM: in the
+   * Soft-RoCE guest (4 GiB, qemu TCG) the test JVM runs with the serial collector and C1 only, and
+   * a peer with the defaults (G1, C2) is a second, larger footprint there.
    */
   private static Process startPeer() throws Exception {
     Path java = Path.of(System.getProperty("java.home"), "bin", "java");
