@@ -80,38 +80,17 @@ class NativeGcmFailureTest {
   }
 
   /** libcrypto that refuses every seal, or throws after every open (the plaintext written). */
-  private static final class Failing implements GcmLibrary {
-    private final GcmLibrary real;
+  private static final class Failing extends ForwardingGcmLibrary {
     private final boolean failSeal;
 
     Failing(GcmLibrary real, boolean failSeal) {
-      this.real = real;
+      super(real);
       this.failSeal = failSeal;
     }
 
     @Override
     public String name() {
       return "failing " + real.name();
-    }
-
-    @Override
-    public String version() {
-      return real.version();
-    }
-
-    @Override
-    public long newContext() {
-      return real.newContext();
-    }
-
-    @Override
-    public void freeContext(long ctx) {
-      real.freeContext(ctx);
-    }
-
-    @Override
-    public boolean setKey(long ctx, long key, boolean encrypt) {
-      return real.setKey(ctx, key, encrypt);
     }
 
     @Override
