@@ -30,9 +30,9 @@ import javax.crypto.spec.SecretKeySpec;
  * with a bulk rate still below {@value #COLD_SHARE} of the best other candidate's same rate (that
  * path of its GCM not yet compiled: the rounds can settle on that) is warmed and measured alone for
  * at most {@value #COLD_EXTRA_MILLIS} ms more, and {@link Result#jdkCold} says if it never caught
- * up. Likewise a native library whose per-record calls are Java 22+ downcalls, at a size they serve
- * below {@value #DOWNCALL_SHARE} of the same library through jnr-ffi (measured then as the
- * reference), is warmed and measured until it catches up, within the same allowance, and {@link
+ * up. Likewise a native library whose per-record calls are downcalls, at a size they serve below
+ * {@value #DOWNCALL_SHARE} of the same library through jnr-ffi (measured then as the reference), is
+ * warmed and measured until it catches up, within the same allowance, and {@link
  * Result#coldDowncalls} names it if it never did. Uses a throwaway key.
  *
  * <p>Stateless; thread-safe.

@@ -6,11 +6,12 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * One native library's per-record functions as Java 22+ critical foreign-function downcalls, for
- * {@link GcryptDowncalls} and {@link OpensslDowncalls}: verbs-native's {@link CriticalDowncalls}
- * (the project's one reflective binder; this module is compiled for Java 17) with the library named
- * as jnr-ffi names it, every function returning a C {@code int}, and the record layer's {@link
- * #CRITICAL_MAX}.
+ * One native library's per-record functions as critical foreign-function downcalls (Java 22+, or
+ * Java 17 started with {@code --add-modules jdk.incubator.foreign
+ * --enable-native-access=ALL-UNNAMED}), for {@link GcryptDowncalls} and {@link OpensslDowncalls}:
+ * verbs-native's {@link CriticalDowncalls} (the project's one reflective binder; this module is
+ * compiled for Java 17) with the library named as jnr-ffi names it, every function returning a C
+ * {@code int}, and the record layer's {@link #CRITICAL_MAX}.
  *
  * <p>Critical calls run without a thread-state transition and hold their thread from a safepoint
  * until they return: bind only calls that are short, never block and never call back.
@@ -43,9 +44,19 @@ final class ForeignBinder {
     this.libraries = List.copyOf(files);
   }
 
+  /** True when this JVM can make downcalls at all ({@link CriticalDowncalls#possibleHere()}). */
+  static boolean possibleHere() {
+    return CriticalDowncalls.possibleHere();
+  }
+
+  /** What this JVM's downcalls are called ({@link CriticalDowncalls#kind()}), or null. */
+  static String kind() {
+    return CriticalDowncalls.kind();
+  }
+
   /**
-   * Why no downcalls are bound here: Java before 22, {@code -Dproperty=jnr}, or no linker; null
-   * when {@link #bind} may be called.
+   * Why no downcalls are bound here: the JVM offers none (Java 18-21, Java 17 without the options),
+   * {@code -Dproperty=jnr}, or no linker; null when {@link #bind} may be called.
    */
   String unavailable() {
     return downcalls.unavailable();

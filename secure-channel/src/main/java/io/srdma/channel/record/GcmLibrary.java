@@ -32,8 +32,8 @@ interface GcmLibrary {
 
   /**
    * The same library through jnr-ffi when this one makes its per-record calls as foreign-function
-   * downcalls (Java 22+), else null: the rate check's reference for downcalls the JIT has not
-   * compiled yet ({@link AeadRateCheck}).
+   * downcalls, else null: the rate check's reference for downcalls the JIT has not compiled yet
+   * ({@link AeadRateCheck}).
    */
   default GcmLibrary jnr() {
     return null;

@@ -3,24 +3,26 @@ package io.srdma.channel.record;
 import java.lang.invoke.MethodHandle;
 
 /**
- * libgcrypt's per-record cipher calls bound as Java 22+ foreign-function downcalls ({@code
- * java.lang.foreign}, {@code Linker.Option.critical}): the calls are short, never block and never
- * call back, so they run without a thread-state transition, where jnr-ffi's JNI stubs take one per
- * call — eight calls per 64 B record sealed and opened. Every argument is an address, a size or a
- * handle passed as a {@code long} (LP64), the result the {@code int} gcry_error_t, so each handle
- * is of a primitive type that this class, compiled for Java 17, calls with {@code invokeExact}; the
+ * libgcrypt's per-record cipher calls bound as foreign-function downcalls (Java 22+'s {@code
+ * java.lang.foreign} with {@code Linker.Option.critical}, or Java 17's {@code
+ * jdk.incubator.foreign} trivial calls): the calls are short, never block and never call back, so
+ * they run without a thread-state transition, where jnr-ffi's JNI stubs take one per call — eight
+ * calls per 64 B record sealed and opened. Every argument is an address, a size or a handle passed
+ * as a {@code long} (LP64), the result the {@code int} gcry_error_t, so each handle is of a
+ * primitive type that this class, compiled for Java 17, calls with {@code invokeExact}; the
  * foreign-function API itself is reached by reflection ({@link ForeignBinder}), once, when the
  * class initialises.
  *
- * <p>Bound on Java 22 or newer unless {@value #PROPERTY}{@code =jnr}; otherwise {@link
- * #unavailable()} says why and libgcrypt is called through jnr-ffi. Used only once {@link
- * LibGcrypt} loaded the same library and checked its version (this class never refers to that one,
- * so their initialisations cannot wait on each other). Which binding is in use is part of the
- * provider's version string ({@code srdma doctor}, {@code srdma bench}, the start-up log).
+ * <p>Bound where the JVM offers downcalls (Java 22+, or Java 17 started with {@code --add-modules
+ * jdk.incubator.foreign --enable-native-access=ALL-UNNAMED}) unless {@value #PROPERTY}{@code =jnr};
+ * otherwise {@link #unavailable()} says why and libgcrypt is called through jnr-ffi. Used only once
+ * {@link LibGcrypt} loaded the same library and checked its version (this class never refers to
+ * that one, so their initialisations cannot wait on each other). Which binding is in use is part of
+ * the provider's version string ({@code srdma doctor}, {@code srdma bench}, the start-up log).
  * Immutable and thread-safe.
  */
 final class GcryptDowncalls {
-  /** System property: {@code jnr} keeps libgcrypt on jnr-ffi on Java 22+ too (comparisons). */
+  /** System property: {@code jnr} keeps libgcrypt on jnr-ffi where downcalls work too. */
   static final String PROPERTY = "srdma.gcrypt.calls";
 
   /** {@link LibGcrypt#NAMES}, in its order (not read from there: see above). */

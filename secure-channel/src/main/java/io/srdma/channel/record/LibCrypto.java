@@ -10,7 +10,8 @@ import jnr.ffi.annotations.Pinned;
  * OpenSSL's libcrypto (the system's, 3.x or 1.1) through jnr-ffi: the EVP cipher calls that
  * AES-256-GCM over native memory needs, loaded once per JVM. Every argument is a plain address or
  * int (LP64), so no call marshals or allocates. {@link NativeGcm} calls them through {@link
- * #gcm()}; on Java 22+ a record's calls are foreign-function downcalls ({@link OpensslDowncalls}).
+ * #gcm()}; where the JVM offers downcalls a record's calls are downcalls ({@link
+ * OpensslDowncalls}).
  */
 final class LibCrypto {
   /**
@@ -123,12 +124,12 @@ final class LibCrypto {
 
   /**
    * The per-record calls as foreign-function downcalls where {@link OpensslDowncalls} bound them
-   * (Java 22+), else through jnr-ffi (on Java 22+ logged once at info, saying why); named in {@link
-   * GcmLibrary#version}.
+   * (Java 22+, or Java 17 with the incubator's options), else through jnr-ffi (logged once at info,
+   * saying why, where downcalls were possible); named in {@link GcmLibrary#version}.
    */
   private static GcmLibrary downcallsOrJnr() {
     if (LOADED.functions() == null || OpensslDowncalls.unavailable() != null) {
-      if (LOADED.functions() != null && Runtime.version().feature() >= 22) {
+      if (LOADED.functions() != null && ForeignBinder.possibleHere()) {
         org.slf4j.LoggerFactory.getLogger(LibCrypto.class)
             .info("libcrypto's record calls through jnr-ffi: {}", OpensslDowncalls.unavailable());
       }
@@ -151,7 +152,7 @@ final class LibCrypto {
     if (LOADED.functions() == null) {
       return null;
     }
-    return GCM == JNR ? "jnr-ffi (" + OpensslDowncalls.unavailable() + ")" : "FFM downcalls";
+    return GCM == JNR ? "jnr-ffi (" + OpensslDowncalls.unavailable() + ")" : ForeignBinder.kind();
   }
 
   /** The calls on pinned heap arrays; only after {@link #functions()} succeeded. */
@@ -182,10 +183,9 @@ final class LibCrypto {
     }
 
     String through() {
-      // on Java 22+ say why the downcalls are not in use (a refused binding is never silent)
-      return Runtime.version().feature() >= 22
-          ? "jnr-ffi, not downcalls: " + OpensslDowncalls.unavailable()
-          : "jnr-ffi";
+      // say why the downcalls are not in use (a refused binding is never silent)
+      String why = OpensslDowncalls.unavailable();
+      return why == null ? "jnr-ffi" : "jnr-ffi, not downcalls: " + why;
     }
 
     @Override
@@ -270,7 +270,7 @@ final class LibCrypto {
   private static final class Downcalls extends Gcm {
     @Override
     String through() {
-      return "FFM downcalls";
+      return ForeignBinder.kind();
     }
 
     @Override

@@ -126,12 +126,12 @@ final class LibGcrypt {
 
   /**
    * The per-record calls as foreign-function downcalls where {@link GcryptDowncalls} bound them
-   * (Java 22+), else through jnr-ffi (on Java 22+ logged once at info, saying why); named in {@link
-   * GcmLibrary#version}.
+   * (Java 22+, or Java 17 with the incubator's options), else through jnr-ffi (logged once at info,
+   * saying why, where downcalls were possible); named in {@link GcmLibrary#version}.
    */
   private static GcmLibrary downcallsOrJnr() {
     if (LOADED.functions() == null || GcryptDowncalls.unavailable() != null) {
-      if (LOADED.functions() != null && Runtime.version().feature() >= 22) {
+      if (LOADED.functions() != null && ForeignBinder.possibleHere()) {
         org.slf4j.LoggerFactory.getLogger(LibGcrypt.class)
             .info("libgcrypt's record calls through jnr-ffi: {}", GcryptDowncalls.unavailable());
       }
@@ -154,7 +154,7 @@ final class LibGcrypt {
     if (LOADED.functions() == null) {
       return null;
     }
-    return GCM == JNR ? "jnr-ffi (" + GcryptDowncalls.unavailable() + ")" : "FFM downcalls";
+    return GCM == JNR ? "jnr-ffi (" + GcryptDowncalls.unavailable() + ")" : ForeignBinder.kind();
   }
 
   /** A record through a cipher handle: IV, AAD, en/decrypt, then get or check the tag. */
@@ -170,10 +170,9 @@ final class LibGcrypt {
     }
 
     String through() {
-      // on Java 22+ say why the downcalls are not in use (a refused binding is never silent)
-      return Runtime.version().feature() >= 22
-          ? "jnr-ffi, not downcalls: " + GcryptDowncalls.unavailable()
-          : "jnr-ffi";
+      // say why the downcalls are not in use (a refused binding is never silent)
+      String why = GcryptDowncalls.unavailable();
+      return why == null ? "jnr-ffi" : "jnr-ffi, not downcalls: " + why;
     }
 
     @Override
@@ -258,7 +257,7 @@ final class LibGcrypt {
   private static final class Downcalls extends Gcm {
     @Override
     String through() {
-      return "FFM downcalls";
+      return ForeignBinder.kind();
     }
 
     @Override

@@ -3,21 +3,24 @@ package io.srdma.channel.record;
 import java.lang.invoke.MethodHandle;
 
 /**
- * OpenSSL libcrypto's per-record EVP calls bound as Java 22+ foreign-function downcalls ({@code
- * java.lang.foreign}, {@code Linker.Option.critical}, through {@link ForeignBinder}): the calls are
- * short, never block and never call back, so they run without a thread-state transition, where
- * jnr-ffi's JNI stubs take one per call — ten calls per 64 B record sealed and opened. Bound from
- * their C prototypes: pointers ({@code EVP_CIPHER_CTX *}, buffers, the {@code int *} out-length) as
- * {@code long} (LP64), each C {@code int} argument as {@code int}, the {@code int} result.
+ * OpenSSL libcrypto's per-record EVP calls bound as foreign-function downcalls (Java 22+'s {@code
+ * java.lang.foreign} with {@code Linker.Option.critical}, or Java 17's {@code
+ * jdk.incubator.foreign} trivial calls, through {@link ForeignBinder}): the calls are short, never
+ * block and never call back, so they run without a thread-state transition, where jnr-ffi's JNI
+ * stubs take one per call — ten calls per 64 B record sealed and opened. Bound from their C
+ * prototypes: pointers ({@code EVP_CIPHER_CTX *}, buffers, the {@code int *} out-length) as {@code
+ * long} (LP64), each C {@code int} argument as {@code int}, the {@code int} result.
  *
- * <p>Bound on Java 22 or newer unless {@value #PROPERTY}{@code =jnr}; otherwise {@link
- * #unavailable()} says why and libcrypto is called through jnr-ffi. Used only once {@link
- * LibCrypto} loaded the same library (this class never refers to that one, so their initialisations
- * cannot wait on each other). Which binding is in use is part of the provider's version string
- * ({@code srdma doctor}, {@code srdma bench}, the start-up log). Immutable and thread-safe.
+ * <p>Bound where the JVM offers downcalls (Java 22+, or Java 17 started with {@code --add-modules
+ * jdk.incubator.foreign --enable-native-access=ALL-UNNAMED}) unless {@value #PROPERTY}{@code =jnr};
+ * otherwise {@link #unavailable()} says why and libcrypto is called through jnr-ffi. Used only once
+ * {@link LibCrypto} loaded the same library (this class never refers to that one, so their
+ * initialisations cannot wait on each other). Which binding is in use is part of the provider's
+ * version string ({@code srdma doctor}, {@code srdma bench}, the start-up log). Immutable and
+ * thread-safe.
  */
 final class OpensslDowncalls {
-  /** System property: {@code jnr} keeps libcrypto on jnr-ffi on Java 22+ too (comparisons). */
+  /** System property: {@code jnr} keeps libcrypto on jnr-ffi where downcalls work too. */
   static final String PROPERTY = "srdma.openssl.calls";
 
   /** {@link LibCrypto#NAMES}, in its order (not read from there: see above). */

@@ -12,8 +12,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * {@link ForeignBinder}: names tried in order, C {@code int} and {@code long} arguments bound as
- * such, anything else and a missing symbol refused naming what was wrong. Needs Java 22+ (the
- * {@code java25-downcalls} profile); on Java 17 it says why it skips.
+ * such, anything else and a missing symbol refused naming what was wrong. Needs downcalls (the
+ * {@code java17-downcalls} and {@code java25-downcalls} profiles); without them it says why it
+ * skips.
  */
 class ForeignBinderTest {
   @Test
@@ -37,10 +38,11 @@ class ForeignBinderTest {
   }
 
   @Test
-  void saysWhyNoneWasTriedBefore22OrWhenJnrIsAskedFor() {
+  void saysWhyNoneWasTriedWhereTheJvmOffersNoneOrWhenJnrIsAskedFor() {
     String property = "srdma.test.binder.calls";
-    if (Runtime.version().feature() < 22) {
-      assertTrue(new ForeignBinder(property).unavailable().contains("22+"));
+    if (!ForeignBinder.possibleHere()) {
+      String why = new ForeignBinder(property).unavailable();
+      assertTrue(why.contains("22+") || why.contains("--add-modules jdk.incubator.foreign"), why);
       return;
     }
     assertEquals(null, new ForeignBinder(property).unavailable());
@@ -54,7 +56,8 @@ class ForeignBinderTest {
 
   private static ForeignBinder binderOrSkip(String... names) {
     Assumptions.assumeTrue(
-        Runtime.version().feature() >= 22, "needs the foreign-function API (Java 22+)");
+        ForeignBinder.possibleHere(),
+        () -> "needs downcalls: " + new ForeignBinder("srdma.test.binder.calls").unavailable());
     ForeignBinder b = new ForeignBinder("srdma.test.binder.calls", names);
     try {
       b.bind("EVP_EncryptFinal_ex", long.class, long.class, long.class);

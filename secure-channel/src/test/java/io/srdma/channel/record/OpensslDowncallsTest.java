@@ -14,13 +14,14 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /**
- * libcrypto's per-record EVP calls as foreign-function downcalls ({@link OpensslDowncalls}): on
- * Java 22+ they are what the data path uses, said in the provider's description, and they produce
- * and accept exactly what the jnr-ffi binding does, at every record size on both sides of the
- * pinned path (so every C {@code int} argument reaches libcrypto intact); on Java 17 the
- * description says jnr-ffi and why. {@link NativeGcmTest} checks the bytes against the JDK's GCM
- * through whichever binding is in use. CI runs this class on Java 17 (the build's JVM) and on
- * Temurin 25 (secure-channel's {@code java25-downcalls} profile).
+ * libcrypto's per-record EVP calls as foreign-function downcalls ({@link OpensslDowncalls}): where
+ * the JVM offers them (Java 22+, Java 17 with the incubator's options) they are what the data path
+ * uses, said in the provider's description, and they produce and accept exactly what the jnr-ffi
+ * binding does, at every record size on both sides of the pinned path (so every C {@code int}
+ * argument reaches libcrypto intact); elsewhere the description says jnr-ffi and why. {@link
+ * NativeGcmTest} checks the bytes against the JDK's GCM through whichever binding is in use. CI
+ * runs this class on Java 17 without and with the incubator's options (secure-channel's {@code
+ * java17-downcalls} profile) and on Temurin 25 ({@code java25-downcalls}).
  */
 class OpensslDowncallsTest {
   private final SecureRandom random = new SecureRandom();
@@ -31,25 +32,29 @@ class OpensslDowncallsTest {
   }
 
   @Test
-  void theBindingInUseIsNamedAndIsTheDowncallsFromJava22() {
+  void theBindingInUseIsNamedAndIsTheDowncallsWhereTheJvmOffersThem() {
     AeadProvider openssl = opensslOrSkip();
-    int feature = Runtime.version().feature();
-    if (feature >= 22 && !"jnr".equals(System.getProperty(OpensslDowncalls.PROPERTY))) {
+    if (ForeignBinder.possibleHere()
+        && !"jnr".equals(System.getProperty(OpensslDowncalls.PROPERTY))) {
       assertNull(OpensslDowncalls.unavailable());
-      assertEquals("FFM downcalls", LibCrypto.binding());
-      assertTrue(openssl.description().contains("through FFM downcalls"), openssl.description());
+      String kind =
+          Runtime.version().feature() == 17 ? "FFM downcalls (Java 17 incubator)" : "FFM downcalls";
+      assertEquals(kind, LibCrypto.binding());
+      assertTrue(openssl.description().contains("through " + kind + ")"), openssl.description());
     } else {
       assertTrue(LibCrypto.binding().startsWith("jnr-ffi ("), LibCrypto.binding());
-      assertTrue(openssl.description().contains("through jnr-ffi"), openssl.description());
-      if (feature >= 22) {
-        assertTrue(
-            openssl
-                .description()
-                .contains("not downcalls: -D" + OpensslDowncalls.PROPERTY + "=jnr"),
-            openssl.description());
+      // never silent: the description says why the downcalls are not in use
+      assertTrue(
+          openssl
+              .description()
+              .contains("through jnr-ffi, not downcalls: " + OpensslDowncalls.unavailable()),
+          openssl.description());
+      if (ForeignBinder.possibleHere()) {
+        assertEquals("-D" + OpensslDowncalls.PROPERTY + "=jnr", OpensslDowncalls.unavailable());
       } else {
         assertEquals(
-            "Java " + feature + " has no foreign-function API (22+)",
+            io.srdma.verbs.internal.CriticalDowncalls.unlessTurnedOff("srdma.test.none")
+                .unavailable(),
             OpensslDowncalls.unavailable());
       }
     }
@@ -60,7 +65,7 @@ class OpensslDowncallsTest {
     opensslOrSkip();
     Assumptions.assumeTrue(
         OpensslDowncalls.unavailable() == null,
-        () -> "needs the downcalls (Java 22+): " + OpensslDowncalls.unavailable());
+        () -> "needs the downcalls: " + OpensslDowncalls.unavailable());
     GcmLibrary downcalls = LibCrypto.gcm();
     GcmLibrary jnr = LibCrypto.jnrForTest();
     assertFalse(downcalls == jnr);

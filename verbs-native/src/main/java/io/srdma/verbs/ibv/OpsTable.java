@@ -14,16 +14,18 @@ import org.slf4j.LoggerFactory;
  * ibv_dealloc_mw}): they are no exported symbols but calls through {@code context->ops}, so this
  * reads those function pointers once per opened device.
  *
- * <p>On Java 22+ the per-message four (post_send, post_recv, post_srq_recv, poll_cq) are bound,
- * once per device, as critical foreign-function downcalls ({@link CriticalDowncalls}: no
- * thread-state transition per call); they are short, never block and never call back (rxe's
- * post_send makes one {@code write()} as its doorbell). alloc_mw and dealloc_mw, and all six on
- * Java 17-21, with {@code -D}{@value #PROPERTY}{@code =jnr} or where binding failed, go through
- * jffi. {@link #binding()} names which, for the doctor; a refused binding is logged once at info on
- * Java 22+. Immutable and thread-safe (libibverbs' own locking covers concurrent posts).
+ * <p>Where the JVM offers downcalls (Java 22+, or Java 17 started with {@code --add-modules
+ * jdk.incubator.foreign --enable-native-access=ALL-UNNAMED}) the per-message four (post_send,
+ * post_recv, post_srq_recv, poll_cq) are bound, once per device, as critical foreign-function
+ * downcalls ({@link CriticalDowncalls}: no thread-state transition per call); they are short, never
+ * block and never call back (rxe's post_send makes one {@code write()} as its doorbell). alloc_mw
+ * and dealloc_mw, and all six elsewhere, with {@code -D}{@value #PROPERTY}{@code =jnr} or where
+ * binding failed, go through jffi. {@link #binding()} names which, for the doctor; a binding
+ * refused where downcalls were possible is logged once at info. Immutable and thread-safe
+ * (libibverbs' own locking covers concurrent posts).
  */
 final class OpsTable {
-  /** System property: {@code jnr} keeps the per-message calls on jffi on Java 22+ too. */
+  /** System property: {@code jnr} keeps the per-message calls on jffi where downcalls work too. */
   static final String PROPERTY = "srdma.ibv.calls";
 
   private static final CriticalDowncalls DOWNCALLS = CriticalDowncalls.unlessTurnedOff(PROPERTY);
@@ -67,18 +69,19 @@ final class OpsTable {
   }
 
   /**
-   * How the per-message calls are made: {@code FFM downcalls}, or {@code jffi, not downcalls:
-   * <why>} (the Java version, the property, or the first device whose binding failed).
+   * How the per-message calls are made: {@link CriticalDowncalls#kind()} ({@code FFM downcalls}, on
+   * Java 17 {@code FFM downcalls (Java 17 incubator)}), or {@code jffi, not downcalls: <why>} (the
+   * Java version or options, the property, or the first device whose binding failed).
    */
   static String binding() {
     String why = DOWNCALLS.unavailable();
     if (why == null) {
       why = BIND_FAILURE.get();
     }
-    return why == null ? "FFM downcalls" : "jffi, not downcalls: " + why;
+    return why == null ? CriticalDowncalls.kind() : "jffi, not downcalls: " + why;
   }
 
-  /** The four as downcalls, or four nulls (said once at info on Java 22+). */
+  /** The four as downcalls, or four nulls (said once at info where downcalls were possible). */
   private static MethodHandle[] bind(long send, long recv, long srqRecv, long poll) {
     MethodHandle[] h = new MethodHandle[4];
     if (DOWNCALLS.available()) {
@@ -95,7 +98,7 @@ final class OpsTable {
         h = new MethodHandle[4];
       }
     }
-    if (Runtime.version().feature() >= 22 && LOGGED.compareAndSet(false, true)) {
+    if (CriticalDowncalls.possibleHere() && LOGGED.compareAndSet(false, true)) {
       LoggerFactory.getLogger(OpsTable.class).info("libibverbs' per-message calls: {}", binding());
     }
     return h;

@@ -1,31 +1,28 @@
 package io.srdma.verbs.internal;
 
 import java.lang.invoke.MethodHandle;
-import java.lang.invoke.MethodType;
-import java.lang.reflect.Array;
 import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Method;
 import java.util.List;
-import java.util.Map;
-import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Binds short C functions as Java 22+ foreign-function downcalls with {@code
- * Linker.Option.critical(false)}: a critical call makes no thread-state transition, where a JNI
- * stub (jffi, jnr-ffi) takes one each way, but it also keeps its thread from a safepoint until it
- * returns, so only functions that take a few microseconds, never block and never call back into
- * Java may be bound here.
+ * Binds short C functions as foreign-function downcalls that make no thread-state transition: Java
+ * 22+'s {@code Linker.Option.critical(false)}, or on Java 17, when the JVM was started with {@code
+ * --add-modules jdk.incubator.foreign --enable-native-access=ALL-UNNAMED} (the {@code srdma}
+ * launcher does), {@code jdk.incubator.foreign}'s trivial calls. Where a JNI stub (jffi, jnr-ffi)
+ * takes a transition each way, such a call takes none, but it also keeps its thread from a
+ * safepoint until it returns, so only functions that take a few microseconds, never block and never
+ * call back into Java may be bound here.
  *
  * <p>Every argument is a C pointer, size or handle passed as a {@code long} (LP64) or a C {@code
  * int} passed as an {@code int}; the result an {@code int} or a {@code long}. So each handle is of
- * a primitive type that code compiled for Java 17 calls with {@code invokeExact}; the {@code
- * java.lang.foreign} API itself is reached by reflection, once, when this class first binds. Hold
- * the handles in finals: binding is slow, calling is not.
+ * a primitive type that code compiled for Java 17 calls with {@code invokeExact}; the
+ * foreign-function API itself is reached by reflection, once, when this class first binds. Hold the
+ * handles in finals: binding is slow, calling is not.
  *
- * <p>A binder is refused, and {@link #unavailable()} says why, on Java 21 or older, when the system
- * property it was made for is {@code jnr} (comparisons, or an escape hatch), or when the linker
- * cannot be found; callers then keep their JNI binding and say so (never silently).
+ * <p>A binder is refused, and {@link #unavailable()} says why, on Java 18-21, on Java 17 without
+ * those options, when the system property it was made for is {@code jnr} (comparisons, or an escape
+ * hatch), or when the linker cannot be found; callers then keep their JNI binding and say so (never
+ * silently).
  *
  * <p>Immutable and thread-safe; so are the handles it returns.
  */
@@ -40,22 +37,35 @@ public final class CriticalDowncalls {
   }
 
   /**
-   * A binder unless {@code -D<property>=jnr}, Java is older than 22 or the linker is missing.
+   * A binder unless {@code -D<property>=jnr} or this JVM offers no downcalls (Java 18-21, Java 17
+   * without {@code --add-modules jdk.incubator.foreign --enable-native-access=ALL-UNNAMED}, or no
+   * linker).
    *
    * @param property the system property that can turn these downcalls off, e.g. {@code
    *     srdma.ibv.calls}
    */
   public static CriticalDowncalls unlessTurnedOff(String property) {
-    int feature = Runtime.version().feature();
-    if (feature < 22) {
-      return new CriticalDowncalls("Java " + feature + " has no foreign-function API (22+)");
+    String why = Linkers.UNAVAILABLE;
+    if (why == null && OFF.equals(System.getProperty(property))) {
+      why = "-D" + property + "=" + OFF;
     }
-    if (OFF.equals(System.getProperty(property))) {
-      return new CriticalDowncalls("-D" + property + "=" + OFF);
-    }
-    String failure = Linking.FAILURE;
-    return new CriticalDowncalls(
-        failure == null ? null : "the foreign-function linker could not be found: " + failure);
+    return new CriticalDowncalls(why);
+  }
+
+  /**
+   * True when this JVM can make the downcalls at all (Java 22+, or Java 17 started with the options
+   * above), whatever a property says: a binder refused then is worth a log line.
+   */
+  public static boolean possibleHere() {
+    return Linkers.UNAVAILABLE == null;
+  }
+
+  /**
+   * What the downcalls of this JVM are called: {@code FFM downcalls} (Java 22+) or {@code FFM
+   * downcalls (Java 17 incubator)}; null when {@link #possibleHere()} is false.
+   */
+  public static String kind() {
+    return Linkers.INSTANCE == null ? null : Linkers.INSTANCE.kind();
   }
 
   /** True when {@link #bind} can be called. */
@@ -64,7 +74,8 @@ public final class CriticalDowncalls {
   }
 
   /**
-   * Why this binder is refused (Java version, the property, the linker), or null when it is not.
+   * Why this binder is refused (Java version or options, the property, the linker), or null when it
+   * is not.
    */
   public String unavailable() {
     return unavailable;
@@ -86,9 +97,8 @@ public final class CriticalDowncalls {
     if (functionAddress == 0) {
       throw new IllegalArgumentException("cannot bind a NULL function pointer");
     }
-    Linking linking = Linking.INSTANCE;
     try {
-      return linking.downcall(linking.ofAddress(functionAddress), result, arguments);
+      return Linkers.INSTANCE.downcall(functionAddress, result, arguments);
     } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
       throw failed(what, e);
     }
@@ -107,7 +117,7 @@ public final class CriticalDowncalls {
   public MethodHandle bind(
       List<String> libraries, String symbol, Class<?> result, Class<?>... arguments) {
     requireAvailable();
-    Linking linking = Linking.INSTANCE;
+    Linking linking = Linkers.INSTANCE;
     Object lookup = null;
     String library = null;
     Throwable last = null;
@@ -126,11 +136,11 @@ public final class CriticalDowncalls {
     }
     String what = symbol + " of " + library;
     try {
-      Optional<?> address = linking.find(lookup, symbol);
-      if (address.isEmpty()) {
+      long address = linking.symbol(lookup, symbol);
+      if (address == 0) {
         throw new IllegalArgumentException(library + " has no symbol " + symbol);
       }
-      return linking.downcall(address.get(), result, arguments);
+      return linking.downcall(address, result, arguments);
     } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
       throw failed(what, e);
     }
@@ -151,113 +161,41 @@ public final class CriticalDowncalls {
     return new IllegalArgumentException("binding " + what + " failed: " + why, cause);
   }
 
-  /** The foreign-function API found by name (this module is compiled for Java 17). */
-  private static final class Linking {
-    static final String FAILURE;
+  /** This JVM's foreign-function API, or why there is none, decided once. */
+  private static final class Linkers {
+    static final String UNAVAILABLE;
     static final Linking INSTANCE;
 
     static {
+      int feature = Runtime.version().feature();
       Linking linking = null;
-      String failure = null;
-      try {
-        linking = new Linking();
-      } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
-        failure = String.valueOf(e instanceof InvocationTargetException i ? i.getCause() : e);
-      }
-      INSTANCE = linking;
-      FAILURE = failure;
-    }
-
-    private final Object linker;
-    private final Object javaLong;
-    private final Object javaInt;
-    private final Object options;
-    private final Object globalArena;
-    private final Class<?> layoutClass;
-    private final Method ofAddress;
-    private final Method libraryLookup;
-    private final Method find;
-    private final Method descriptorOf;
-    private final Method downcallHandle;
-    private final Map<String, Object> libraries = new ConcurrentHashMap<>();
-
-    private Linking() throws ReflectiveOperationException {
-      Class<?> linkerClass = Class.forName("java.lang.foreign.Linker");
-      Class<?> lookupClass = Class.forName("java.lang.foreign.SymbolLookup");
-      Class<?> descriptorClass = Class.forName("java.lang.foreign.FunctionDescriptor");
-      Class<?> segmentClass = Class.forName("java.lang.foreign.MemorySegment");
-      Class<?> arena = Class.forName("java.lang.foreign.Arena");
-      Class<?> values = Class.forName("java.lang.foreign.ValueLayout");
-      Class<?> option = Class.forName("java.lang.foreign.Linker$Option");
-      layoutClass = Class.forName("java.lang.foreign.MemoryLayout");
-      linker = linkerClass.getMethod("nativeLinker").invoke(null);
-      javaLong = values.getField("JAVA_LONG").get(null);
-      javaInt = values.getField("JAVA_INT").get(null);
-      options = Array.newInstance(option, 1);
-      Array.set(options, 0, option.getMethod("critical", boolean.class).invoke(null, false));
-      globalArena = arena.getMethod("global").invoke(null);
-      ofAddress = segmentClass.getMethod("ofAddress", long.class);
-      libraryLookup = lookupClass.getMethod("libraryLookup", String.class, arena);
-      find = lookupClass.getMethod("find", String.class);
-      descriptorOf =
-          descriptorClass.getMethod(
-              "of", layoutClass, Array.newInstance(layoutClass, 0).getClass());
-      downcallHandle =
-          linkerClass.getMethod(
-              "downcallHandle", segmentClass, descriptorClass, options.getClass());
-    }
-
-    Object ofAddress(long address) throws ReflectiveOperationException {
-      return ofAddress.invoke(null, address);
-    }
-
-    Object library(String name) throws ReflectiveOperationException {
-      Object lookup = libraries.get(name);
-      if (lookup == null) {
+      String why = null;
+      if (feature == 17 && ModuleLayer.boot().findModule(IncubatorLinking.MODULE).isEmpty()) {
+        why =
+            "Java 17 was started without "
+                + IncubatorLinking.MODULE
+                + " (its downcalls need "
+                + IncubatorLinking.OPTIONS
+                + "; the srdma launcher passes them)";
+      } else if (feature > 17 && feature < 22) {
+        why =
+            "Java " + feature + " has no foreign-function API used here (17 with options, or 22+)";
+      } else {
         try {
-          lookup = libraryLookup.invoke(null, name, globalArena);
-        } catch (InvocationTargetException e) {
-          if (e.getCause() instanceof RuntimeException r) {
-            throw r; // IllegalArgumentException: no such library
-          }
-          throw e;
+          linking = feature == 17 ? new IncubatorLinking() : new ForeignLinking();
+        } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+          Throwable cause = e instanceof InvocationTargetException i ? i.getCause() : e;
+          why =
+              cause instanceof IllegalCallerException
+                  ? "Java 17's foreign-function API refuses native access ("
+                      + cause.getMessage()
+                      + "): start the JVM with "
+                      + IncubatorLinking.OPTIONS
+                  : "the foreign-function linker could not be found: " + cause;
         }
-        Object raced = libraries.putIfAbsent(name, lookup);
-        lookup = raced == null ? lookup : raced;
       }
-      return lookup;
-    }
-
-    Optional<?> find(Object lookup, String symbol) throws ReflectiveOperationException {
-      return (Optional<?>) find.invoke(lookup, symbol);
-    }
-
-    MethodHandle downcall(Object address, Class<?> result, Class<?>... arguments)
-        throws ReflectiveOperationException {
-      Object layouts = Array.newInstance(layoutClass, arguments.length);
-      for (int i = 0; i < arguments.length; i++) {
-        Array.set(layouts, i, layout(arguments[i]));
-      }
-      Object descriptor = descriptorOf.invoke(null, layout(result), layouts);
-      MethodHandle handle =
-          (MethodHandle) downcallHandle.invoke(linker, address, descriptor, options);
-      MethodType expected = MethodType.methodType(result, arguments);
-      if (!handle.type().equals(expected)) {
-        throw new IllegalArgumentException(
-            "the linker made " + handle.type() + ", not " + expected);
-      }
-      return handle;
-    }
-
-    private Object layout(Class<?> type) {
-      if (type == long.class) {
-        return javaLong;
-      }
-      if (type == int.class) {
-        return javaInt;
-      }
-      throw new IllegalArgumentException(
-          "cannot bind a " + type + ": downcalls here take and return only int and long");
+      INSTANCE = why == null ? linking : null;
+      UNAVAILABLE = why;
     }
   }
 }

@@ -2,7 +2,6 @@ package io.srdma.verbs.ibv;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.kenai.jffi.Library;
 import io.srdma.verbs.internal.CriticalDowncalls;
@@ -12,17 +11,17 @@ import org.junit.jupiter.api.Test;
  * {@link OpsTable} over a fake {@code struct ibv_context} whose ops are libc functions of the same
  * C signatures (no RDMA device needed): post_send, post_recv and post_srq_recv are {@code memcmp}
  * ({@code int f(void *, void *, size_t)}), poll_cq is {@code dlinfo} ({@code int f(void *, int,
- * void *)}). On Java 22+ the four go through the downcalls, said by {@link OpsTable#binding()}, and
- * answer as the jffi calls do; on Java 17, or with {@code -Dsrdma.ibv.calls=jnr} (verbs-native's
- * {@code java25-downcalls} profile runs this class on Temurin 25 both ways), the binding says jffi
- * and why. The real ops are exercised in the Soft-RoCE guest (docs/softroce.md).
+ * void *)}). Where the JVM offers downcalls (Java 22+, Java 17 with the incubator's options) the
+ * four go through them, said by {@link OpsTable#binding()}, and answer as the jffi calls do;
+ * elsewhere, or with {@code -Dsrdma.ibv.calls=jnr}, the binding says jffi and why (verbs-native's
+ * {@code java17-downcalls} and {@code java25-downcalls} profiles run this class both ways). The
+ * real ops are exercised in the Soft-RoCE guest (docs/softroce.md).
  */
 class OpsTableTest {
   private static final int RTLD_DI_LMID = 1;
 
   @Test
   void theBindingInUseIsNamedAndTheCallsAnswerAsJffiDoes() {
-    int feature = Runtime.version().feature();
     boolean turnedOff = CriticalDowncalls.OFF.equals(System.getProperty(OpsTable.PROPERTY));
     long memcmp = Library.getDefault().getSymbolAddress("memcmp");
     long dlinfo = Library.getDefault().getSymbolAddress("dlinfo");
@@ -39,18 +38,8 @@ class OpsTableTest {
       Native.putLong(context + Structs.Context.OPS_POLL_CQ, dlinfo);
       OpsTable ops = new OpsTable(context);
 
-      if (feature >= 22 && !turnedOff) {
-        assertEquals("FFM downcalls", OpsTable.binding());
-        assertTrue(ops.downcalls());
-      } else {
-        assertEquals(
-            "jffi, not downcalls: "
-                + (feature < 22
-                    ? "Java " + feature + " has no foreign-function API (22+)"
-                    : "-D" + OpsTable.PROPERTY + "=jnr"),
-            OpsTable.binding());
-        assertTrue(!ops.downcalls());
-      }
+      assertEquals(expectedBinding(), OpsTable.binding());
+      assertEquals(CriticalDowncalls.possibleHere() && !turnedOff, ops.downcalls());
 
       Native.putByte(b + 10, (byte) 1);
       for (long n : new long[] {0, 10, 11, 64}) {
@@ -74,5 +63,19 @@ class OpsTableTest {
       Native.free(a);
       Native.free(context);
     }
+  }
+
+  /** What {@link OpsTable#binding()} must say in this JVM with this test's properties. */
+  static String expectedBinding() {
+    boolean turnedOff = CriticalDowncalls.OFF.equals(System.getProperty(OpsTable.PROPERTY));
+    if (CriticalDowncalls.possibleHere() && !turnedOff) {
+      return Runtime.version().feature() == 17
+          ? "FFM downcalls (Java 17 incubator)"
+          : "FFM downcalls";
+    }
+    return "jffi, not downcalls: "
+        + (CriticalDowncalls.possibleHere()
+            ? "-D" + OpsTable.PROPERTY + "=jnr"
+            : CriticalDowncalls.unlessTurnedOff(OpsTable.PROPERTY).unavailable());
   }
 }

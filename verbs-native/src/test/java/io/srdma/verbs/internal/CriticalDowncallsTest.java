@@ -23,8 +23,10 @@ import org.junit.jupiter.api.Test;
  * {@code memcmp} is {@code int f(void *, void *, size_t)} like post_send/post_recv/post_srq_recv
  * {@code (qp, wr, &bad_wr)}; {@code dlinfo} is {@code int f(void *, int, void *)} exactly like
  * poll_cq {@code (cq, n, wc)}. Each downcall is compared with the jffi call the provider otherwise
- * makes, on the same address and arguments. On Java 17-21 the downcall tests skip saying they need
- * Java 22+; verbs-native's {@code java25-downcalls} profile runs this class on Temurin 25 too.
+ * makes, on the same address and arguments. Where the JVM offers no downcalls (Java 18-21, Java 17
+ * started without {@code --add-modules jdk.incubator.foreign --enable-native-access=ALL-UNNAMED})
+ * the downcall tests skip saying why; verbs-native's {@code java17-downcalls} profile runs this
+ * class on Java 17 with those options and its {@code java25-downcalls} profile on Temurin 25.
  */
 class CriticalDowncallsTest {
   private static final String TEST_PROPERTY = "srdma.test.critical.calls";
@@ -48,18 +50,45 @@ class CriticalDowncallsTest {
 
   private static final int RTLD_DI_LINKMAP = 2;
 
-  @Test
-  void shouldSayWhyNotBeforeJava22AndWhenTurnedOff() {
+  /**
+   * What this JVM offers: downcalls on Java 22+, and on Java 17 exactly when it was started with
+   * jdk.incubator.foreign and native access; otherwise a reason naming the options.
+   */
+  private static String expectedUnavailable() {
     int feature = Runtime.version().feature();
+    if (feature >= 22) {
+      return null;
+    }
+    if (feature != 17) {
+      return "Java " + feature + " has no foreign-function API used here (17 with options, or 22+)";
+    }
+    boolean module = ModuleLayer.boot().findModule("jdk.incubator.foreign").isPresent();
+    boolean access =
+        java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
+            .anyMatch(a -> a.startsWith("--enable-native-access="));
+    if (!module) {
+      return "Java 17 was started without jdk.incubator.foreign (its downcalls need --add-modules"
+          + " jdk.incubator.foreign --enable-native-access=ALL-UNNAMED; the srdma launcher passes"
+          + " them)";
+    }
+    return access ? null : "refused native access";
+  }
+
+  @Test
+  void shouldSayWhyNotWhereTheJvmOffersNoneAndWhenTurnedOff() {
+    String expected = expectedUnavailable();
     System.setProperty(TEST_PROPERTY, CriticalDowncalls.OFF);
     try {
       CriticalDowncalls off = CriticalDowncalls.unlessTurnedOff(TEST_PROPERTY);
       assertFalse(off.available());
-      assertEquals(
-          feature < 22
-              ? "Java " + feature + " has no foreign-function API (22+)"
-              : "-D" + TEST_PROPERTY + "=jnr",
-          off.unavailable());
+      if (expected == null) {
+        assertEquals("-D" + TEST_PROPERTY + "=jnr", off.unavailable());
+      } else if (expected.equals("refused native access")) {
+        assertTrue(off.unavailable().startsWith("Java 17's foreign-function API refuses native"));
+        assertTrue(off.unavailable().endsWith("--enable-native-access=ALL-UNNAMED"));
+      } else {
+        assertEquals(expected, off.unavailable());
+      }
       IllegalStateException e =
           assertThrows(IllegalStateException.class, () -> off.bind(1L, int.class, long.class));
       assertEquals("no downcalls: " + off.unavailable(), e.getMessage());
@@ -67,9 +96,15 @@ class CriticalDowncallsTest {
       System.clearProperty(TEST_PROPERTY);
     }
     CriticalDowncalls on = CriticalDowncalls.unlessTurnedOff(TEST_PROPERTY);
-    assertEquals(feature >= 22, on.available(), String.valueOf(on.unavailable()));
-    if (feature >= 22) {
+    assertEquals(expected == null, on.available(), String.valueOf(on.unavailable()));
+    assertEquals(expected == null, CriticalDowncalls.possibleHere());
+    if (expected == null) {
       assertNull(on.unavailable());
+      assertEquals(
+          Runtime.version().feature() == 17 ? "FFM downcalls (Java 17 incubator)" : "FFM downcalls",
+          CriticalDowncalls.kind());
+    } else {
+      assertNull(CriticalDowncalls.kind());
     }
   }
 
@@ -190,7 +225,7 @@ class CriticalDowncallsTest {
   private static CriticalDowncalls downcallsOrSkip() {
     CriticalDowncalls downcalls = CriticalDowncalls.unlessTurnedOff(TEST_PROPERTY);
     Assumptions.assumeTrue(
-        downcalls.available(), () -> "needs Java 22+: " + downcalls.unavailable());
+        downcalls.available(), () -> "needs downcalls: " + downcalls.unavailable());
     return downcalls;
   }
 }
