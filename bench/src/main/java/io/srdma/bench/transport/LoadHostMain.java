@@ -120,7 +120,7 @@ public final class LoadHostMain {
     DeploymentTrust trust =
         DeploymentTrust.load(ca.resolve(DeploymentCa.CA_CERTIFICATE), ca.resolve(DeploymentCa.CRL));
     try (AuditLog audit = AuditLog.open(dir.resolve("host-audit.jsonl"))) {
-      RegionHost host = RegionHost.start(LoadRun.hostOptions(config, credential, trust, audit));
+      RegionHost host = RegionHost.start(LoadSetup.hostOptions(config, credential, trust, audit));
       try {
         for (int t = 0; t < config.tenants(); t++) {
           host.registerRegion(LoadRun.tenant(t), "data", LoadRun.REGION_BYTES)

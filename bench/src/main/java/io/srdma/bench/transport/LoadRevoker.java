@@ -45,7 +45,7 @@ final class LoadRevoker {
       if (!run.running.get()) {
         return;
       }
-      LoadRun.Session s = run.sessions[random.nextInt(run.sessions.length)];
+      LoadSession s = run.sessions[random.nextInt(run.sessions.length)];
       if (s.failed) {
         continue;
       }
@@ -60,8 +60,8 @@ final class LoadRevoker {
     }
   }
 
-  private void revokeOne(LoadRun.Session s, SplittableRandom random) {
-    LoadRun.Slot slot;
+  private void revokeOne(LoadSession s, SplittableRandom random) {
+    LoadSession.Slot slot;
     synchronized (s) {
       if (s.active.size() < 2) {
         return;
@@ -110,7 +110,7 @@ final class LoadRevoker {
     s.kick();
   }
 
-  private void denyOne(LoadRun.Session s) {
+  private void denyOne(LoadSession s) {
     try {
       RemoteGrant g =
           s.client.grant(
