@@ -1,43 +1,21 @@
 package io.srdma.cli.bench;
 
-import io.srdma.bench.transport.AeadBound;
-import io.srdma.bench.transport.BenchContext;
-import io.srdma.bench.transport.BenchRunner;
-import io.srdma.bench.transport.CpuModel;
-import io.srdma.bench.transport.CpuSplit;
 import io.srdma.bench.transport.LoadConfig;
-import io.srdma.bench.transport.LoadResult;
-import io.srdma.bench.transport.LoadRun;
-import io.srdma.bench.transport.Measurement;
 import io.srdma.bench.transport.Payload;
-import io.srdma.bench.transport.PipelineDepth;
 import io.srdma.bench.transport.Progress;
-import io.srdma.bench.transport.Report;
-import io.srdma.bench.transport.RoundSummary;
 import io.srdma.bench.transport.Transports;
 import io.srdma.channel.record.AeadException;
-import io.srdma.channel.record.AeadPlan;
-import io.srdma.channel.record.AeadRates;
 import io.srdma.channel.record.AeadSelection;
 import io.srdma.cli.SizeConverter;
-import io.srdma.host.HostOptions;
 import java.io.PrintWriter;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
-import java.util.Map;
 import java.util.concurrent.Callable;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
@@ -47,6 +25,11 @@ import picocli.CommandLine.Spec;
  * over loopback with every selected transport and prints, per message size, delivered throughput,
  * sender write-completion throughput, one-way latency percentiles, CPU per GB and context switches
  * per message, with ratios against the {@code tls-jdk} and {@code plain-write} baselines.
+ *
+ * <p>This class is the command line: its options (those of {@code --load} in {@link LoadOptions})
+ * and which mode runs. {@link Comparison} checks the comparison's options, {@link BenchRounds} runs
+ * it, {@link BenchHeadline} and {@link BenchJson} describe a run, {@link LoadBench} runs {@code
+ * --load}.
  */
 @Command(
     name = "bench",
@@ -83,15 +66,7 @@ import picocli.CommandLine.Spec;
     })
 public final class BenchCommand implements Callable<Integer> {
   static final String DEFAULT_SIZES = "64,4096,65536,1048576";
-  static final Duration QUICK_DURATION = Duration.ofSeconds(1);
-  static final Duration QUICK_WARMUP = Duration.ofMillis(250);
   static final int MIN_SIZE = Payload.MIN_SIZE;
-
-  /** {@code --load}'s bound on sessions (issue 17 asks for 5,000; see docs/bench.md). */
-  static final int MAX_LOAD_SESSIONS = 10_000;
-
-  static final int MAX_SIZE = 64 << 20;
-  static final long MAX_RING_BYTES = 1L << 30;
 
   @Spec CommandLine.Model.CommandSpec spec;
 
@@ -166,8 +141,6 @@ public final class BenchCommand implements Callable<Integer> {
               + " ${DEFAULT-VALUE}). Latency runs use 1.")
   String depthText;
 
-  private PipelineDepth depth;
-
   @Option(
       names = "--coalesce",
       paramLabel = "N",
@@ -212,8 +185,6 @@ public final class BenchCommand implements Callable<Integer> {
               + " plain-write (default: ${DEFAULT-VALUE}).")
   String receiveProgress;
 
-  private CpuSplit cpuSplit = CpuSplit.NONE;
-
   @Option(
       names = "--rounds",
       paramLabel = "N",
@@ -253,228 +224,23 @@ public final class BenchCommand implements Callable<Integer> {
               + " (default: ${DEFAULT-VALUE}).")
   Progress.Mode progressMode;
 
-  @Option(
-      names = "--load",
-      description =
-          "Run the load test (sealed channel, many sessions, tenants and grants, revocations and"
-              + " rekeys under way) instead of the transport comparison. See docs/bench.md.")
-  boolean load;
-
-  @Option(
-      names = "--sessions",
-      paramLabel = "N",
-      defaultValue = "500",
-      description = "--load: concurrent client sessions (default: ${DEFAULT-VALUE}).")
-  int sessions;
-
-  @Option(
-      names = "--tenants",
-      paramLabel = "N",
-      defaultValue = "20",
-      description =
-          "--load: tenants, each with a 1 MiB region; sessions are spread over them"
-              + " (default: ${DEFAULT-VALUE}).")
-  int tenants;
-
-  @Option(
-      names = "--grants",
-      paramLabel = "N",
-      defaultValue = "10500",
-      description =
-          "--load: live write grants in all, on disjoint ranges, ceil(N / sessions) per session"
-              + " (default: ${DEFAULT-VALUE}).")
-  int grants;
-
-  @Option(
-      names = "--record-size",
-      paramLabel = "SIZE",
-      defaultValue = "256",
-      converter = SizeConverter.Int.class,
-      description = "--load: payload of each write, one sealed record (default: ${DEFAULT-VALUE}).")
-  int recordSize;
-
-  @Option(
-      names = "--window",
-      paramLabel = "N",
-      defaultValue = "4",
-      description =
-          "--load: writes per session not yet opened by the host (default: ${DEFAULT-VALUE}).")
-  int window;
-
-  @Option(
-      names = "--revocations-per-second",
-      paramLabel = "R",
-      defaultValue = "20",
-      description =
-          "--load: target rate of revoke / check-refused / re-grant cycles, 0 for none"
-              + " (default: ${DEFAULT-VALUE}).")
-  double revocationsPerSecond;
-
-  @Option(
-      names = "--rekey-records",
-      paramLabel = "N",
-      defaultValue = "500",
-      description =
-          "--load: each client moves to a new key epoch after this many records"
-              + " (default: ${DEFAULT-VALUE}).")
-  long rekeyRecords;
-
-  @Option(
-      names = "--host-process",
-      description =
-          "--load: run the host in a child JVM (same Java and class path) so host and clients are"
-              + " each measured in their own process, with their own descriptor limit; the child"
-              + " is stopped (or killed) whatever way the run ends.")
-  boolean hostProcess;
-
-  @Option(
-      names = "--opener-threads",
-      paramLabel = "N",
-      defaultValue = "0",
-      description =
-          "--load: the host's opener threads (1.."
-              + HostOptions.MAX_OPENER_THREADS
-              + "); default: the host's own, the number of cores.")
-  int openerThreads;
+  @Mixin LoadOptions loadOptions = new LoadOptions();
 
   @Override
   public Integer call() throws Exception {
-    if (load) {
-      return runLoad();
-    }
-    if (hostProcess) {
-      throw new ParameterException(spec.commandLine(), "--host-process applies to --load only");
-    }
-    if (openerThreads != 0) {
-      throw new ParameterException(spec.commandLine(), "--opener-threads applies to --load only");
-    }
-    BenchRunner.Config config = validate();
-    PrintWriter out = spec.commandLine().getOut();
-    PrintWriter err = spec.commandLine().getErr();
-    AeadSelection.Choice cipher;
-    try {
-      cipher = chooseAead();
-    } catch (AeadException e) {
-      err.println("bench: " + e.getMessage());
-      return 1;
-    }
-    Instant started = Instant.now().truncatedTo(ChronoUnit.SECONDS);
-    out.println(headline(config, cipher));
-    out.flush();
-    List<List<Measurement>> byRound = new ArrayList<>();
-    List<Map<Integer, AeadBound.Rate>> bounds = new ArrayList<>();
-    boolean sealed = config.transports().stream().anyMatch(Report::sealed);
-    Map<String, String> negotiated;
-    try (BenchContext context = new BenchContext(provider, config.depth(), coalesce, cpuSplit)) {
-      Progress progress =
-          new Progress(
-              err, progressMode, rounds * config.transports().size() * config.sizes().size());
-      BenchRunner runner = new BenchRunner(config, context, progress);
-      for (int r = 1; r <= rounds; r++) {
-        List<Measurement> round = runner.runRound();
-        byRound.add(round);
-        if (rounds > 1) {
-          out.printf(Locale.ROOT, "%n## Round %d of %d%n", r, rounds);
-        }
-        Report.printTables(out, config.sizes(), round);
-        Map<Integer, AeadBound.Rate> bound = new LinkedHashMap<>();
-        if (sealed) {
-          for (int size : config.sizes()) {
-            // the bound of the records the sealed transport seals: coalesced ones are larger
-            int sealedAs =
-                size <= Payload.COALESCED_BYTES ? Payload.coalesced(coalesce, size) * size : size;
-            bound.put(size, AeadBound.measure(sealedAs, AeadBound.slice(config.duration())));
-          }
-        }
-        bounds.add(bound);
-        Report.printBounds(out, config.sizes(), round, bound, cipher.plan().label());
-      }
-      progress.finish();
-      negotiated = runner.negotiated();
-      Report.printNegotiated(out, negotiated, sealed, cipher.plan().label());
-    }
-    List<RoundSummary.Row> summary =
-        rounds > 1 ? RoundSummary.rows(config.sizes(), byRound, bounds) : List.of();
-    if (rounds > 1) {
-      RoundSummary.print(out, config.sizes(), summary, rounds);
-    }
-    List<Measurement> results = new ArrayList<>();
-    byRound.forEach(results::addAll);
-    if (json != null) {
-      Files.writeString(
-          json,
-          Report.json(
-              header(started, cipher, negotiated),
-              configJson(config),
-              byRound,
-              bounds,
-              AeadBound::providerFor,
-              RoundSummary.json(summary)),
-          StandardCharsets.UTF_8);
-      err.println("bench: results written to " + json);
-    }
-    if (results.stream().anyMatch(m -> Measurement.FAILED.equals(m.status()))) {
-      return 1;
-    }
-    if (results.stream().noneMatch(Measurement::ok)) {
-      err.println("bench: nothing was measured: every selected transport is unavailable here");
-      return 3;
-    }
-    return 0;
-  }
-
-  private int runLoad() throws Exception {
     CommandLine cl = spec.commandLine();
-    for (String o :
-        List.of(
-            "--sizes",
-            "--transports",
-            "--depth",
-            "--coalesce",
-            "--quick",
-            "--verify",
-            "--rounds",
-            "--writer-cpus",
-            "--receiver-cpus")) {
-      if (cl.getParseResult().hasMatchedOption(o)) {
-        throw new ParameterException(cl, o + " does not apply to --load");
+    LoadConfig load = null;
+    Comparison comparison = null;
+    if (loadOptions.load) {
+      load = loadOptions.config(cl, duration, warmup, provider, json);
+    } else {
+      if (loadOptions.hostProcess) {
+        throw new ParameterException(cl, "--host-process applies to --load only");
       }
-    }
-    Duration d = duration != null ? duration : Duration.ofSeconds(60);
-    Duration w = warmup != null ? warmup : Duration.ofSeconds(5);
-    if (d.isZero() || d.isNegative() || d.compareTo(Duration.ofHours(1)) > 0) {
-      throw new ParameterException(cl, "--duration must be more than 0 and at most 1h, got " + d);
-    }
-    if (w.isNegative() || w.compareTo(Duration.ofHours(1)) > 0) {
-      throw new ParameterException(cl, "--warmup must be 0 to 1h, got " + w);
-    }
-    if (sessions > MAX_LOAD_SESSIONS || tenants > 1000 || grants > 200_000) {
-      throw new ParameterException(
-          cl,
-          "--load is bounded: at most "
-              + MAX_LOAD_SESSIONS
-              + " sessions, 1000 tenants, 200000 grants");
-    }
-    if (json != null && Files.isDirectory(json)) {
-      throw new ParameterException(cl, "--json: " + json + " is a directory");
-    }
-    LoadConfig c =
-        new LoadConfig(
-            sessions,
-            tenants,
-            grants,
-            d,
-            w,
-            recordSize,
-            window,
-            revocationsPerSecond,
-            rekeyRecords,
-            provider,
-            hostProcess,
-            openerThreads);
-    String problem = c.problem();
-    if (problem != null) {
-      throw new ParameterException(cl, "--load: " + problem);
+      if (loadOptions.openerThreads != 0) {
+        throw new ParameterException(cl, "--opener-threads applies to --load only");
+      }
+      comparison = Comparison.of(this);
     }
     PrintWriter out = cl.getOut();
     PrintWriter err = cl.getErr();
@@ -485,116 +251,10 @@ public final class BenchCommand implements Callable<Integer> {
       err.println("bench: " + e.getMessage());
       return 1;
     }
-    out.printf(
-        Locale.ROOT,
-        "srdma bench --load: AEAD %s, JDK %s, %d CPUs, load average %.2f, max heap %d MiB%n%n",
-        cipher.plan().description(),
-        Runtime.version(),
-        Runtime.getRuntime().availableProcessors(),
-        java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage(),
-        Runtime.getRuntime().maxMemory() >> 20);
-    out.flush();
-    Instant started = Instant.now();
-    LoadResult r;
-    try (LoadRun run = new LoadRun(c, err)) {
-      r = run.run();
-      // reported before closing: a failure to close (reported after) must not lose the figures
-      LoadRun.print(out, r);
-      if (json != null) {
-        Files.writeString(
-            json,
-            Report.json(LoadResult.json(header(started, cipher, Map.of()), r)),
-            StandardCharsets.UTF_8);
-        err.println("bench: results written to " + json);
-      }
-    }
-    return r.ok() ? 0 : 1;
-  }
-
-  private BenchRunner.Config validate() {
-    CommandLine cl = spec.commandLine();
-    boolean explicitDuration = duration != null;
-    boolean explicitWarmup = warmup != null;
-    if (quick && (explicitDuration || explicitWarmup)) {
-      throw new ParameterException(
-          cl, "--quick sets --duration and --warmup; give either --quick or those options");
-    }
-    Duration d = explicitDuration ? duration : quick ? QUICK_DURATION : Duration.ofSeconds(3);
-    Duration w = explicitWarmup ? warmup : quick ? QUICK_WARMUP : Duration.ofSeconds(1);
-    if (d.isZero() || d.isNegative() || d.compareTo(Duration.ofHours(1)) > 0) {
-      throw new ParameterException(cl, "--duration must be more than 0 and at most 1h, got " + d);
-    }
-    if (w.isNegative() || w.compareTo(Duration.ofHours(1)) > 0) {
-      throw new ParameterException(cl, "--warmup must be 0 to 1h, got " + w);
-    }
-    if (sizes == null || sizes.isEmpty()) {
-      throw new ParameterException(cl, "--sizes needs at least one size");
-    }
-    for (int s : sizes) {
-      if (s < MIN_SIZE || s > MAX_SIZE) {
-        throw new ParameterException(
-            cl,
-            "--sizes: each size must be "
-                + MIN_SIZE
-                + " B to 64 MiB, got "
-                + io.srdma.policy.Units.formatSize(s),
-            spec.findOption("--sizes"),
-            String.valueOf(s));
-      }
-    }
-    try {
-      depth = PipelineDepth.parse(depthText);
-    } catch (IllegalArgumentException e) {
-      throw new ParameterException(cl, e.getMessage());
-    }
-    if (coalesce < 1 || coalesce > 1024) {
-      throw new ParameterException(cl, "--coalesce must be 1 to 1024, got " + coalesce);
-    }
-    if (rounds < 1 || rounds > 100) {
-      throw new ParameterException(cl, "--rounds must be 1 to 100, got " + rounds);
-    }
-    for (int size : sizes) {
-      if ((long) size * depth.forSize(size) > MAX_RING_BYTES) {
-        throw new ParameterException(
-            cl,
-            "--depth "
-                + depth.forSize(size)
-                + " x size "
-                + size
-                + " needs more than 1 GiB of registered memory for plain-write; lower one of them");
-      }
-    }
-    List<String> names =
-        transports == null ? new ArrayList<>(Transports.REGISTRY.keySet()) : transports;
-    List<String> chosen = new ArrayList<>();
-    for (String n : names) {
-      String t = n.trim().toLowerCase(Locale.ROOT);
-      if (!Transports.REGISTRY.containsKey(t)) {
-        throw new ParameterException(
-            cl,
-            "--transports: unknown transport '"
-                + n
-                + "'; known: "
-                + String.join(", ", Transports.REGISTRY.keySet()));
-      }
-      if (chosen.contains(t)) {
-        throw new ParameterException(cl, "--transports: '" + t + "' given twice");
-      }
-      chosen.add(t);
-    }
-    if (chosen.isEmpty()) {
-      throw new ParameterException(cl, "--transports needs at least one transport");
-    }
-    if (provider == null || provider.isBlank()) {
-      throw new ParameterException(cl, "--provider must name a provider: soft, ibv or auto");
-    }
-    if (json != null && Files.isDirectory(json)) {
-      throw new ParameterException(cl, "--json: " + json + " is a directory");
-    }
-    cpuSplit =
-        CpuSplitOption.parse(cl, writerCpus, receiverCpus)
-            .withReceiveProgress(CpuSplitOption.progress(cl, receiveProgress));
-    return new BenchRunner.Config(List.copyOf(sizes), d, w, List.copyOf(chosen), depth, verify);
+    String command = String.join(" ", cl.getParseResult().originalArgs());
+    return load != null
+        ? LoadBench.run(load, cipher, json, command, out, err)
+        : BenchRounds.run(comparison, cipher, command, out, err);
   }
 
   /** The process's data-path AEAD: {@code --aead}, else the property or environment, else auto. */
@@ -605,157 +265,10 @@ public final class BenchCommand implements Callable<Integer> {
     return AeadSelection.select(AeadSelection.Mode.parse(aead, "--aead"));
   }
 
-  private String headline(BenchRunner.Config c, AeadSelection.Choice cipher) {
-    return String.format(
-        Locale.ROOT,
-        "srdma bench: %s per run after %s warm-up, depth %s%s, provider %s, AEAD %s%s%s, receive"
-            + " progress %s; JDK %s, %d CPUs (%s), load average %.2f",
-        Report.duration(c.duration()),
-        Report.duration(c.warmup()),
-        depthLine(c),
-        coalesce > 1 ? ", coalescing up to " + coalesce + " messages per unit" : "",
-        provider,
-        cipher.plan().description(),
-        c.verify() ? ", verifying every message" : "",
-        cpuSplit.active() ? ", " + cpuSplit.describe() : "",
-        cpuSplit.receiveProgress().name().toLowerCase(Locale.ROOT),
-        Runtime.version(),
-        Runtime.getRuntime().availableProcessors(),
-        CpuModel.read().describe(),
-        java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
-  }
-
-  /** "16", or "auto (256 at 64 B, 16 at 4 KiB)". */
-  private static String depthLine(BenchRunner.Config c) {
-    if (!c.depth().isAuto()) {
-      return c.depth().toString();
-    }
-    List<String> each = new ArrayList<>();
-    for (int size : c.sizes()) {
-      each.add(c.depth().forSize(size) + " at " + io.srdma.policy.Units.formatSize(size));
-    }
-    return "auto (" + String.join(", ", each) + ")";
-  }
-
-  private Map<String, Object> header(
-      Instant started, AeadSelection.Choice cipher, Map<String, String> negotiated) {
-    Map<String, Object> h = new LinkedHashMap<>();
-    h.put("tool", "srdma bench");
-    h.put("formatVersion", 1);
-    h.put("startedAt", started.toString());
-    h.put("command", String.join(" ", spec.commandLine().getParseResult().originalArgs()));
-    Map<String, Object> machine = new LinkedHashMap<>();
-    machine.put("cpus", Runtime.getRuntime().availableProcessors());
-    CpuModel cpu = CpuModel.read();
-    machine.put("cpuModel", cpu.name());
-    machine.put("cpuFamily", cpu.family());
-    machine.put("cpuModelNumber", cpu.model());
-    machine.put("cpuFeatures", new ArrayList<Object>(cpu.features()));
-    machine.put("java", Runtime.version().toString());
-    machine.put("os", System.getProperty("os.name") + " " + System.getProperty("os.version"));
-    machine.put(
-        "loadAverage",
-        java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
-    h.put("machine", machine);
-    h.put("aead", aeadJson(cipher));
-    h.put("negotiated", negotiated);
-    return h;
-  }
-
-  /** The data-path AEAD: which, why, and the start-up rate check of every candidate. */
-  static Map<String, Object> aeadJson(AeadSelection.Choice cipher) {
-    Map<String, Object> a = new LinkedHashMap<>();
-    AeadPlan plan = cipher.plan();
-    a.put("provider", plan.label());
-    a.put("description", plan.description());
-    a.put("small", plan.small().name());
-    a.put("bulk", plan.bulk().name());
-    a.put("bulkFrom", plan.isSingle() ? null : plan.bulkFrom());
-    a.put("mode", cipher.mode().label());
-    a.put("reason", cipher.reason());
-    a.put("accpUnavailable", cipher.accpUnavailable());
-    a.put("opensslUnavailable", cipher.opensslUnavailable());
-    a.put("gcryptUnavailable", cipher.gcryptUnavailable());
-    List<Object> checks = new ArrayList<>();
-    for (AeadRates r : cipher.rates()) {
-      for (AeadRates.Rate x : r.bySize()) {
-        Map<String, Object> one = new LinkedHashMap<>();
-        one.put("provider", r.provider());
-        one.put("recordSize", x.size());
-        one.put("sealMBps", x.sealMBps());
-        one.put("openMBps", x.openMBps());
-        checks.add(one);
-      }
-    }
-    a.put("rateCheck", checks);
-    a.put(
-        "efficiency",
-        "sealed deliveredMBps / min(aeadSealMBps, aeadOpenMBps), both measured in the same round,"
-            + " the AEAD on one core through RecordSealer and RecordOpener");
-    return a;
-  }
-
-  private Map<String, Object> configJson(BenchRunner.Config c) {
-    Map<String, Object> m = new LinkedHashMap<>();
-    m.put("sizes", new ArrayList<Object>(c.sizes()));
-    m.put("durationMs", c.duration().toMillis());
-    m.put("warmupMs", c.warmup().toMillis());
-    m.put("transports", new ArrayList<Object>(c.transports()));
-    m.put("provider", provider);
-    m.put("depth", c.depth().toString());
-    Map<String, Object> bySize = new LinkedHashMap<>();
-    for (int size : c.sizes()) {
-      bySize.put(Integer.toString(size), c.depth().forSize(size));
-    }
-    m.put("depthBySize", bySize);
-    m.put("coalesce", coalesce);
-    m.put("rounds", rounds);
-    m.put("verify", c.verify());
-    Map<String, Object> cpus = new LinkedHashMap<>();
-    cpus.put("writer", cpuSplit.writer() == null ? null : cpuSplit.writer().toString());
-    cpus.put("receiver", cpuSplit.receiver() == null ? null : cpuSplit.receiver().toString());
-    m.put("cpus", cpus);
-    m.put("receiveProgress", cpuSplit.receiveProgress().name().toLowerCase(Locale.ROOT));
-    m.put("latency", "one-way, send start to receiver delivered, same-JVM System.nanoTime");
-    m.put("cpu", "process CPU time during the throughput run / bytes delivered (both endpoints)");
-    m.put(
-        "switches",
-        "process context switches (getrusage, voluntary + involuntary) during the throughput run"
-            + " / messages delivered (both endpoints)");
-    return m;
-  }
-
   /** The transport names for {@code --help}. */
   static final class TransportNames extends ArrayList<String> {
     TransportNames() {
       super(Transports.REGISTRY.keySet());
-    }
-  }
-
-  /** {@code 500ms}, {@code 3s}, {@code 1m}, {@code 0}, or ISO-8601 {@code PT3S}. */
-  static final class DurationConverter implements CommandLine.ITypeConverter<Duration> {
-    private static final Pattern TIME =
-        Pattern.compile("(\\d{1,9})\\s*(ms|s|m|min)?", Pattern.CASE_INSENSITIVE);
-
-    @Override
-    public Duration convert(String value) {
-      String v = value.trim();
-      Matcher m = TIME.matcher(v);
-      if (m.matches()) {
-        long n = Long.parseLong(m.group(1));
-        String unit = m.group(2) == null ? "s" : m.group(2).toLowerCase(Locale.ROOT);
-        return switch (unit) {
-          case "ms" -> Duration.ofMillis(n);
-          case "m", "min" -> Duration.ofMinutes(n);
-          default -> Duration.ofSeconds(n);
-        };
-      }
-      try {
-        return Duration.parse(v);
-      } catch (RuntimeException e) {
-        throw new CommandLine.TypeConversionException(
-            "'" + value + "' is not a duration (like 500ms, 3s, 1m)");
-      }
     }
   }
 }
