@@ -57,9 +57,12 @@ public final class AeadRateCheck {
    * #WARM_MILLIS} ms: the JIT compiles a method by how often it is called, so small records get a
    * provider's Java code (and the JDK's GCM intrinsics, which only C2-compiled callers use)
    * compiled soonest; 64 KiB records alone took 1.7 s to get there on a cold Java 17, 4 KiB records
-   * 0.3 s.
+   * 0.3 s. 12,000 left the per-record calls below C2's thresholds, so C2 compiled them during or
+   * after the rounds: on a Zen 3 with Temurin 25 two start-ups of six measured libgcrypt's 64 B
+   * downcalls at 2.5x their compiled time and handed 64 B records to the JDK; with 40,000, none of
+   * eight did (session 38).
    */
-  static final int WARM_RECORDS = 12_000;
+  static final int WARM_RECORDS = 40_000;
 
   static final int WARM_MILLIS = 400;
 
