@@ -56,15 +56,19 @@ class PipelineDepthTest {
   }
 
   @Test
-  void theSealedClientStagesTwiceTheDeepestWindowSoItsBackPressureNeverCapsIt() {
+  void theSealedClientStagesTwiceTheWindowOfTheSizeMeasuredSoItsBackPressureNeverCapsIt() {
     // every size's window fits, with room for writes acknowledged after the host opened them
     for (int size : new int[] {8, 64, 1024, 4096, 65536}) {
       int window = PipelineDepth.auto().forSize(size);
-      assertTrue(SealedTransport.stagingSlots(PipelineDepth.auto()) >= 2 * window, "at " + size);
+      assertTrue(SealedTransport.stagingSlots(window, 1) >= 2 * window, "at " + size);
     }
-    assertEquals(512, SealedTransport.stagingSlots(PipelineDepth.auto()));
-    assertEquals(64, SealedTransport.stagingSlots(PipelineDepth.of(16)), "the SDK's default floor");
-    assertEquals(2048, SealedTransport.stagingSlots(PipelineDepth.of(PipelineDepth.MAX)));
+    assertEquals(512, SealedTransport.stagingSlots(PipelineDepth.auto().forSize(64), 1));
+    // 64 KiB messages: a window of 16 stages in the SDK's default 64 slots, not 512 (32 MiB)
+    assertEquals(64, SealedTransport.stagingSlots(PipelineDepth.auto().forSize(65536), 1));
+    assertEquals(64, SealedTransport.stagingSlots(16, 1), "the SDK's default floor");
+    // 1 MiB messages, 16 records each: the window's 256 records, twice
+    assertEquals(512, SealedTransport.stagingSlots(PipelineDepth.auto().forSize(1 << 20), 16));
+    assertEquals(2048, SealedTransport.stagingSlots(PipelineDepth.MAX, 1));
     assertEquals(PipelineDepth.MAX, PipelineDepth.of(PipelineDepth.MAX).max());
   }
 
