@@ -62,8 +62,9 @@ import org.HdrHistogram.Histogram;
  * posts on the bench thread (in throughput runs of one-record messages, {@link
  * RemoteGrant#tryWriteBatch} posts every message the window has room for as one post list, each its
  * own record, up to {@link #BATCH} records or {@link #LIST_BYTES}); on back-pressure the bench
- * thread polls completions itself; it waits for delivery by spinning briefly, then parking until
- * the host's receiver thread unparks it (once, when the count it waits for is reached).
+ * thread polls completions itself; it waits for delivery busy for a while ({@link SenderWait}:
+ * spinning, then yielding), then parked until the host's receiver thread unparks it (once, when the
+ * count it waits for is reached).
  */
 final class SealedTransport implements BenchTransport {
   static final String NAME = "sealed";
@@ -122,6 +123,7 @@ final class SealedTransport implements BenchTransport {
   private int maxPieces;
   private final WriteBatch batch = new WriteBatch(MAX_PIECES);
   private final BackPressure backPressure = new BackPressure();
+  private final SenderWait senderWait = new SenderWait();
 
   // receiver state (host's receiver thread), read after the run drained
   private final AtomicLong delivered = new AtomicLong();
@@ -548,15 +550,15 @@ final class SealedTransport implements BenchTransport {
   }
 
   /**
-   * Waits until {@code count} messages were delivered: spins briefly, then parks until the host's
-   * receiver thread unparks it (no lock, no wait/notify per message).
+   * Waits until {@code count} messages were delivered: busy for a while ({@link SenderWait}), then
+   * parks until the host's receiver thread unparks it (no lock, no wait/notify per message).
    */
   private void awaitDelivered(long count) throws TimeoutException {
     if (delivered.get() >= count) {
       return;
     }
-    for (int i = 0; i < SPINS; i++) {
-      Thread.onSpinWait();
+    senderWait.start();
+    while (senderWait.stayBusy()) {
       if (delivered.get() >= count) {
         return;
       }
