@@ -1,5 +1,6 @@
 package io.srdma.bench.transport;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -23,13 +24,36 @@ class SenderWaitTest {
   }
 
   @Test
-  void eachWaitStartsItsOwnBusyTime() {
+  void afterALongWaitOnlyTheSpinsUntilAProbeFindsWaitsShortAgain() {
     SenderWait w = new SenderWait();
+    long busy = waitOut(w); // a long wait: busy time spent
+    assertTrue(busy >= SenderWait.BUSY_NANOS, busy + " ns");
+    for (int i = 1; i < SenderWait.PROBE_EVERY; i++) {
+      w.start();
+      assertEquals(SenderWait.SPINS, looksUntilBlock(w), "long waits: spins only, wait " + i);
+    }
+    assertTrue(waitOut(w) >= SenderWait.BUSY_NANOS, "the probe is busy again");
+    // a short wait (over within the spins) ends the long-wait mode at once
     w.start();
+    w.stayBusy(); // satisfied: the caller returns without blocking
+    w.start();
+    assertTrue(looksUntilBlock(w) > SenderWait.SPINS, "short waits are busy again");
+  }
+
+  private static long waitOut(SenderWait w) {
+    w.start();
+    long t0 = System.nanoTime();
     while (w.stayBusy()) {
       Thread.onSpinWait();
     }
-    w.start();
-    assertTrue(w.stayBusy(), "a new wait looks again");
+    return System.nanoTime() - t0;
+  }
+
+  private static int looksUntilBlock(SenderWait w) {
+    int looks = 0;
+    while (w.stayBusy()) {
+      looks++;
+    }
+    return looks;
   }
 }
