@@ -196,7 +196,7 @@ final class SealedTransport implements BenchTransport {
       grant.release().toCompletableFuture().get(10, TimeUnit.SECONDS);
       grant = null;
     }
-    int staging = stagingSlots(slots, messageSize <= RECORD ? 1 : recordsOf(messageSize));
+    int staging = stagingSlots(slots, recordsOf(messageSize));
     if (client == null || staging != clientStaging) {
       connect(staging);
     }
@@ -384,7 +384,7 @@ final class SealedTransport implements BenchTransport {
     receiverCrc.reset();
     verify = spec.verify();
     CRC32C crc = new CRC32C();
-    int records = (size + RECORD - 1) / RECORD;
+    int records = recordsOf(size);
     long start = System.nanoTime();
     long sent = 0;
     long last = 0;
