@@ -36,6 +36,14 @@ public final class AeadBound {
    * @param openMBps message bytes opened per second, 10^6
    */
   public record Rate(int messageSize, double sealMBps, double openMBps) {
+    /** The mean of two measurements of one size, each of equally long slices. */
+    static Rate mean(Rate a, Rate b) {
+      if (a.messageSize != b.messageSize) {
+        throw new IllegalArgumentException(a.messageSize + " B and " + b.messageSize + " B");
+      }
+      return new Rate(a.messageSize, (a.sealMBps + b.sealMBps) / 2, (a.openMBps + b.openMBps) / 2);
+    }
+
     /** {@code min(seal, open)}: the most one sealing and one opening thread can deliver. */
     double boundMBps() {
       return Math.min(sealMBps, openMBps);
@@ -109,7 +117,10 @@ public final class AeadBound {
     }
   }
 
-  /** How long each direction is measured per size per round: a sixth of a run, 100 to 500 ms. */
+  /**
+   * How long each direction is measured per size per round, in all: a sixth of a run, 100 to 500 ms
+   * (measured in two halves around the run, {@link BenchRunner#boundProbe}).
+   */
   public static Duration slice(Duration run) {
     Duration d = run.dividedBy(6);
     Duration min = Duration.ofMillis(100);

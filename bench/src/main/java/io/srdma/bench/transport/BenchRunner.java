@@ -7,11 +7,14 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.IntFunction;
 import org.HdrHistogram.Histogram;
 
 /**
  * Runs every selected transport at every size: warm-up, the measured throughput run with process
- * CPU time around it, then the latency run.
+ * CPU time around it, then the latency run. With a {@link #boundProbe}, the sealed transport's
+ * throughput run at each size is bracketed by two halves of its AEAD bound ({@link AeadBound}),
+ * measured right before and right after it on the same thread.
  */
 public final class BenchRunner {
   /**
@@ -37,6 +40,8 @@ public final class BenchRunner {
   private final Progress progress;
   private final Map<String, Transports.Factory> registry;
   private final Map<String, String> negotiated = new LinkedHashMap<>();
+  private final Map<Integer, AeadBound.Rate> roundBounds = new LinkedHashMap<>();
+  private IntFunction<AeadBound.Rate> boundProbe;
 
   public BenchRunner(Config config, BenchContext context, Progress progress) {
     this(config, context, progress, Transports.REGISTRY);
@@ -62,6 +67,25 @@ public final class BenchRunner {
     return Collections.unmodifiableMap(new LinkedHashMap<>(negotiated));
   }
 
+  /**
+   * Measures half of the AEAD bound of a message size (its seal and open rates for half the slice)
+   * each time it is called; called right before and right after the sealed transport's throughput
+   * run at that size, so the bound is taken when and where the result it divides was (on a shared
+   * machine one core's AES-GCM rate moved 3.0-4.3 GB/s between adjacent half-second windows). Null
+   * (the default): no bound. Not thread-safe: set before the rounds.
+   */
+  public void boundProbe(IntFunction<AeadBound.Rate> probe) {
+    this.boundProbe = probe;
+  }
+
+  /**
+   * The AEAD bound of each size that the last round measured around the sealed transport's
+   * throughput run: the mean of its two halves; empty without a probe, or when sealed did not run.
+   */
+  public Map<Integer, AeadBound.Rate> lastRoundBounds() {
+    return Collections.unmodifiableMap(new LinkedHashMap<>(roundBounds));
+  }
+
   List<Measurement> run() {
     List<Measurement> all = runRound();
     progress.finish();
@@ -70,6 +94,7 @@ public final class BenchRunner {
 
   /** Every transport at every size once; each transport is set up and closed within the round. */
   public List<Measurement> runRound() {
+    roundBounds.clear();
     List<Measurement> all = new ArrayList<>();
     for (String name : config.transports()) {
       all.addAll(runTransport(name));
@@ -139,6 +164,8 @@ public final class BenchRunner {
         t.latency(new RunSpec(config.warmup(), 0, false, 1), new Histogram(3));
       }
       progress.phase(name, size, "throughput");
+      boolean bound = boundProbe != null && Report.sealed(name);
+      AeadBound.Rate before = bound ? boundProbe.apply(size) : null;
       long switches0 = ContextSwitches.total();
       long cpu0 = processCpuNanos();
       ThroughputResult tr =
@@ -146,6 +173,9 @@ public final class BenchRunner {
               new RunSpec(config.duration(), 0, config.verify(), config.depth().forSize(size)));
       long cpu1 = processCpuNanos();
       long switches1 = ContextSwitches.total();
+      if (bound) {
+        roundBounds.put(size, AeadBound.Rate.mean(before, boundProbe.apply(size)));
+      }
       if (!tr.intact()) {
         return failed(name, size, "the receiver did not get every message intact: " + tr);
       }

@@ -12,18 +12,18 @@ import io.srdma.channel.record.AeadSelection;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
 /**
  * The transport comparison of {@code srdma bench}: the headline, every round (its tables and, with
- * a sealed transport, the AEAD bound measured in the same round), the negotiated parameters, the
- * summary over rounds, the JSON, and the exit status.
+ * a sealed transport, the AEAD bound measured right around its throughput run), the negotiated
+ * parameters, the summary over rounds, the JSON, and the exit status.
  */
 final class BenchRounds {
   private BenchRounds() {}
@@ -47,6 +47,18 @@ final class BenchRounds {
           new Progress(
               err, run.progress(), rounds * config.transports().size() * config.sizes().size());
       BenchRunner runner = new BenchRunner(config, context, progress);
+      if (sealed) {
+        // the bound of the records the sealed transport seals (coalesced ones are larger), in two
+        // halves right around its throughput run at that size
+        Duration half = AeadBound.slice(config.duration()).dividedBy(2);
+        runner.boundProbe(
+            size ->
+                AeadBound.measure(
+                    size <= Payload.COALESCED_BYTES
+                        ? Payload.coalesced(run.coalesce(), size) * size
+                        : size,
+                    half));
+      }
       for (int r = 1; r <= rounds; r++) {
         List<Measurement> round = runner.runRound();
         byRound.add(round);
@@ -54,17 +66,7 @@ final class BenchRounds {
           out.printf(Locale.ROOT, "%n## Round %d of %d%n", r, rounds);
         }
         Report.printTables(out, config.sizes(), round);
-        Map<Integer, AeadBound.Rate> bound = new LinkedHashMap<>();
-        if (sealed) {
-          for (int size : config.sizes()) {
-            // the bound of the records the sealed transport seals: coalesced ones are larger
-            int sealedAs =
-                size <= Payload.COALESCED_BYTES
-                    ? Payload.coalesced(run.coalesce(), size) * size
-                    : size;
-            bound.put(size, AeadBound.measure(sealedAs, AeadBound.slice(config.duration())));
-          }
-        }
+        Map<Integer, AeadBound.Rate> bound = runner.lastRoundBounds();
         bounds.add(bound);
         Report.printBounds(out, config.sizes(), round, bound, cipher.plan().label());
       }
