@@ -461,7 +461,7 @@ public final class AuditLog implements AutoCloseable {
     BasicFileAttributes seen = AuditFiles.requireRegular(file, true);
     boolean exists = seen != null;
     if (exists && seen.size() > 0) {
-      AuditVerifier.Walk w = new AuditVerifier(key, null).walk(List.of(file), null);
+      AuditWalk w = AuditWalk.run(key, null, List.of(file), null);
       if (!w.result.intact()) {
         throw new AuditException(
             "cannot continue audit log "

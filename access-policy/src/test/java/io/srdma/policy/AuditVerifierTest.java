@@ -568,7 +568,7 @@ class AuditVerifierTest {
   @Test
   void shouldKeepNoPerLineStateInTheWalk() {
     // what the walk keeps must not grow with the lines: no collections, no arrays
-    for (java.lang.reflect.Field f : AuditVerifier.Walk.class.getDeclaredFields()) {
+    for (java.lang.reflect.Field f : AuditWalk.class.getDeclaredFields()) {
       Class<?> t = f.getType();
       assertFalse(
           t.isArray()
