@@ -8,8 +8,9 @@ import java.util.Locale;
  * The rule of {@link AeadSelection}'s {@code auto} mode: from the {@link AeadRateCheck rate
  * check}'s rates of every candidate, the {@link AeadPlan} — the provider fastest at 64 B for small
  * records, the one fastest at 64 KiB from the size up to which it stays ahead, each only where it
- * leads the JDK by {@value AeadSelection#NATIVE_MARGIN}x — and why, in words (see {@link
- * AeadSelection}).
+ * leads the JDK by {@value AeadSelection#NATIVE_MARGIN}x, and two providers only where each leads
+ * the other by that margin at its end (else the one picked for 64 KiB, or for 64 B, takes every
+ * size) — and why, in words (see {@link AeadSelection}).
  *
  * <p>Stateless; thread-safe.
  */
@@ -39,9 +40,30 @@ final class AeadAuto {
   static Planned plan(List<AeadProvider> measured, List<AeadRates> rates, int natives, int jdkAt) {
     int small = fastestAt(rates, natives, jdkAt, SMALL_RECORD);
     int large = fastestAt(rates, natives, jdkAt, LARGE_RECORD);
+    // A split needs a clear lead at each end over the other end's provider, as a native library
+    // needs one over the JDK: within the margin the plan keeps one provider (on a noisy start-up
+    // two providers a few percent apart at 64 B trade places between checks, and the one a check
+    // favoured by a few percent ran the data path at a third of the other's speed, session 40).
+    String within = null;
+    if (small != large && !leads(rates, large, small, LARGE_RECORD)) {
+      within =
+          lead(rates, small, jdkAt, SMALL_RECORD)
+              + ", and "
+              + within(rates, small, large, LARGE_RECORD);
+      large = small;
+    } else if (small != large && !leads(rates, small, large, SMALL_RECORD)) {
+      within =
+          lead(rates, large, jdkAt, LARGE_RECORD)
+              + ", and "
+              + within(rates, large, small, SMALL_RECORD);
+      small = large;
+    }
     AeadPlan plan;
     String why;
-    if (small == large) {
+    if (within != null) {
+      plan = AeadPlan.single(measured.get(small));
+      why = "auto: " + measured.get(small).name() + " " + within;
+    } else if (small == large) {
       plan = AeadPlan.single(measured.get(small));
       why =
           "auto: "
@@ -111,6 +133,25 @@ final class AeadAuto {
             >= AeadSelection.NATIVE_MARGIN * rates.get(jdk).scoreAt(size)
         ? best
         : jdk;
+  }
+
+  /** Whether {@code a}'s score at {@code size} is at least the margin times {@code b}'s. */
+  private static boolean leads(List<AeadRates> rates, int a, int b, int size) {
+    return rates.get(a).scoreAt(size) >= AeadSelection.NATIVE_MARGIN * rates.get(b).scoreAt(size);
+  }
+
+  /**
+   * Why {@code kept} has every size although {@code other} was the pick at {@code size}: e.g.
+   * {@code for every size: at 64 B jdk's rate is 1.08x its own, under the 1.10x a split needs}.
+   */
+  private static String within(List<AeadRates> rates, int kept, int other, int size) {
+    return String.format(
+        Locale.ROOT,
+        "for every size: at %s %s's rate is %.2fx its own, under the %.2fx a split needs",
+        AeadPlan.size(size),
+        rates.get(other).provider(),
+        rates.get(other).scoreAt(size) / rates.get(kept).scoreAt(size),
+        AeadSelection.NATIVE_MARGIN);
   }
 
   /** E.g. {@code fastest at 64 B (1.48x the JDK's)}, or why the JDK kept that size. */

@@ -17,14 +17,18 @@ import org.slf4j.LoggerFactory;
  * each of 64 B and 64 KiB the fastest native library there (score: harmonic mean of its seal and
  * open MB/s at that size) is chosen when it is at least {@value #NATIVE_MARGIN}× the JDK's score
  * there, else the JDK — a tie or a small lead stays with the JDK, which is always there and is one
- * native library less to trust. The 64 B winner seals and opens records under the plan's {@link
- * AeadPlan#bulkFrom() bulk size}, the 64 KiB winner the rest; the bulk size is the smallest size
- * measured from which up the 64 KiB winner is the faster of the two at every size measured (4 KiB,
- * 16 KiB, 64 KiB: records between two sizes go to the provider faster at the size below them). On a
- * CPU where one library is fastest per small record and another per large one (libgcrypt's few
- * calls against AWS-LC's AVX-512 code, say) each size gets the faster, instead of the choice
- * flipping with the noise of a short check between two providers each far ahead at one end. The
- * choice, why, and every candidate's rates are logged once at INFO.
+ * native library less to trust. Two providers only where each leads the other by that margin at its
+ * own end; otherwise the one picked at the other end takes every size (a split for a few percent
+ * flipped between start-ups, and the JDK of one start-up, measured 9 % behind libgcrypt at 64 B,
+ * kept 64 B records and sealed them at a third of libgcrypt's rate in the data path). The 64 B
+ * winner seals and opens records under the plan's {@link AeadPlan#bulkFrom() bulk size}, the 64 KiB
+ * winner the rest; the bulk size is the smallest size measured from which up the 64 KiB winner is
+ * the faster of the two at every size measured (4 KiB, 16 KiB, 64 KiB: records between two sizes go
+ * to the provider faster at the size below them). On a CPU where one library is fastest per small
+ * record and another per large one (libgcrypt's few calls against AWS-LC's AVX-512 code, say) each
+ * size gets the faster, instead of the choice flipping with the noise of a short check between two
+ * providers each far ahead at one end. The choice, why, and every candidate's rates are logged once
+ * at INFO.
  *
  * <p>Forced by {@link #select(Mode)} ({@code --aead}), else the system property {@value #PROPERTY},
  * else the environment variable {@value #ENV}: {@code auto} | {@code jdk} | {@code accp} | {@code

@@ -216,8 +216,58 @@ class AeadSelectionTest {
             rates("accp", 300, 3500, 4000),
             rates("gcrypt", 700, 4000, 4200),
             rates("jdk", 400, 3000, 4000));
-    assertEquals("jdk", jdkLarge.plan().bulk().name(), "no native 1.10x the JDK at 64 KiB");
-    assertTrue(jdkLarge.why().contains("no native library at least 1.10x"), jdkLarge.why());
+    // no native 1.10x the JDK at 64 KiB, but gcrypt (in the plan for 64 B) is no slower there:
+    // the JDK would have to lead it by the margin to take the large records
+    assertEquals("gcrypt", jdkLarge.plan().label(), "no split for a JDK 0.95x gcrypt at 64 KiB");
+    assertTrue(
+        jdkLarge.why().contains("at 64 KiB jdk's rate is 0.95x its own, under the 1.10x"),
+        jdkLarge.why());
+
+    AeadAuto.Planned jdkLargeClear =
+        plan(
+            measured,
+            rates("accp", 300, 3500, 3600),
+            rates("gcrypt", 700, 3600, 3600),
+            rates("jdk", 400, 3000, 4000));
+    assertEquals("jdk", jdkLargeClear.plan().bulk().name(), "the JDK 1.11x gcrypt at 64 KiB");
+    assertTrue(
+        jdkLargeClear.why().contains("no native library at least 1.10x"), jdkLargeClear.why());
+  }
+
+  @Test
+  void shouldKeepOneProviderWhereTheOtherEndsPickLeadsItByLessThanTheMargin() throws Exception {
+    List<AeadProvider> measured = List.of(named("accp"), named("gcrypt"), AeadProvider.jdk());
+    // session 40's start-up: the JDK a few percent from gcrypt at 64 B, gcrypt far ahead at 64 KiB
+    AeadAuto.Planned jdkClose =
+        plan(
+            measured, rates("accp", 50, 2800), rates("gcrypt", 184, 3970), rates("jdk", 170, 2560));
+    assertTrue(jdkClose.plan().isSingle(), jdkClose.plan().label());
+    assertEquals("gcrypt", jdkClose.plan().label());
+    assertEquals("gcrypt", jdkClose.rates().get(0).provider());
+    assertTrue(
+        jdkClose
+            .why()
+            .startsWith(
+                "auto: gcrypt the fastest at 64 KiB (1.55x the JDK's), and for every size: at 64 B"
+                    + " jdk's rate is 0.92x its own, under the 1.10x a split needs"),
+        jdkClose.why());
+    AeadAuto.Planned jdkAhead =
+        plan(
+            measured, rates("accp", 50, 2800), rates("gcrypt", 184, 3970), rates("jdk", 196, 2560));
+    assertEquals("gcrypt", jdkAhead.plan().label(), "1.07x at 64 B is no reason to split");
+    AeadAuto.Planned jdkClear =
+        plan(
+            measured, rates("accp", 50, 2800), rates("gcrypt", 184, 3970), rates("jdk", 210, 2560));
+    assertEquals("jdk under 4 KiB, gcrypt from 4 KiB", jdkClear.plan().label(), "1.14x: split");
+    // and at the large end: accp 3 % ahead of gcrypt at 64 KiB takes no records from it
+    AeadAuto.Planned bulkClose =
+        plan(
+            measured,
+            rates("accp", 300, 5150),
+            rates("gcrypt", 700, 5000),
+            rates("jdk", 400, 3000));
+    assertEquals("gcrypt", bulkClose.plan().label());
+    assertTrue(bulkClose.why().contains("at 64 KiB accp's rate is 1.03x its own"), bulkClose.why());
   }
 
   /** Auto's rule over ACCP and gcrypt (the native libraries, in this order) and the JDK. */
@@ -293,13 +343,22 @@ class AeadSelectionTest {
     assertEquals(c.plan().small().name(), c.rates().get(0).provider());
     AeadRates accp = c.rates().stream().filter(r -> r.provider().equals("accp")).findFirst().get();
     AeadRates jdk = c.rates().stream().filter(r -> r.provider().equals("jdk")).findFirst().get();
-    for (int size : new int[] {64, 65536}) {
-      double ratio = accp.scoreAt(size) / jdk.scoreAt(size);
-      assertEquals(
-          ratio >= AeadSelection.NATIVE_MARGIN,
-          c.plan().forPayload(size).name().equals("accp"),
-          size + " B: " + c.reason());
+    double m = AeadSelection.NATIVE_MARGIN;
+    double small = accp.scoreAt(64) / jdk.scoreAt(64);
+    double large = accp.scoreAt(65536) / jdk.scoreAt(65536);
+    // each end: accp only by the margin over the JDK; two providers only where each leads the
+    // other by the margin at its end, else one of them takes every size
+    boolean accpSmall = small >= m;
+    boolean accpLarge = large >= m;
+    if (accpSmall != accpLarge) {
+      if ((accpLarge ? large : 1 / large) < m) {
+        accpLarge = accpSmall; // the large end's pick does not lead at 64 KiB: the 64 B pick
+      } else if ((accpSmall ? small : 1 / small) < m) {
+        accpSmall = accpLarge; // the small end's pick does not lead at 64 B: the 64 KiB pick
+      }
     }
+    assertEquals(accpSmall, c.plan().forPayload(64).name().equals("accp"), c.reason());
+    assertEquals(accpLarge, c.plan().forPayload(65536).name().equals("accp"), c.reason());
     assertTrue(c.reason().startsWith("auto: "), c.reason());
   }
 
