@@ -45,18 +45,14 @@ final class AeadAuto {
     // two providers a few percent apart at 64 B trade places between checks, and the one a check
     // favoured by a few percent ran the data path at a third of the other's speed, session 40).
     String within = null;
-    if (small != large && !leads(rates, large, small, LARGE_RECORD)) {
-      within =
-          lead(rates, small, jdkAt, SMALL_RECORD)
-              + ", and "
-              + within(rates, small, large, LARGE_RECORD);
-      large = small;
-    } else if (small != large && !leads(rates, small, large, SMALL_RECORD)) {
-      within =
-          lead(rates, large, jdkAt, LARGE_RECORD)
-              + ", and "
-              + within(rates, large, small, SMALL_RECORD);
-      small = large;
+    if (small != large) {
+      if (!leads(rates, large, small, LARGE_RECORD)) {
+        within = within(rates, small, large, LARGE_RECORD, jdkAt);
+        large = small;
+      } else if (!leads(rates, small, large, SMALL_RECORD)) {
+        within = within(rates, large, small, SMALL_RECORD, jdkAt);
+        small = large;
+      }
     }
     AeadPlan plan;
     String why;
@@ -129,10 +125,7 @@ final class AeadAuto {
     if (jdk < 0 || best < 0) {
       return best < 0 ? jdk : best;
     }
-    return rates.get(best).scoreAt(size)
-            >= AeadSelection.NATIVE_MARGIN * rates.get(jdk).scoreAt(size)
-        ? best
-        : jdk;
+    return leads(rates, best, jdk, size) ? best : jdk;
   }
 
   /** Whether {@code a}'s score at {@code size} is at least the margin times {@code b}'s. */
@@ -141,13 +134,16 @@ final class AeadAuto {
   }
 
   /**
-   * Why {@code kept} has every size although {@code other} was the pick at {@code size}: e.g.
-   * {@code for every size: at 64 B jdk's rate is 1.08x its own, under the 1.10x a split needs}.
+   * Why {@code kept} has every size although {@code other} was the pick at {@code size}: its lead
+   * at the other end, then e.g. {@code for every size: at 64 B jdk's rate is 1.08x its own, under
+   * the 1.10x a split needs}.
    */
-  private static String within(List<AeadRates> rates, int kept, int other, int size) {
+  private static String within(List<AeadRates> rates, int kept, int other, int size, int jdk) {
+    int keptAt = size == SMALL_RECORD ? LARGE_RECORD : SMALL_RECORD;
     return String.format(
         Locale.ROOT,
-        "for every size: at %s %s's rate is %.2fx its own, under the %.2fx a split needs",
+        "%s, and for every size: at %s %s's rate is %.2fx its own, under the %.2fx a split needs",
+        lead(rates, kept, jdk, keptAt),
         AeadPlan.size(size),
         rates.get(other).provider(),
         rates.get(other).scoreAt(size) / rates.get(kept).scoreAt(size),
