@@ -102,6 +102,9 @@ public final class DoctorCommand implements Callable<Integer> {
     if (c.gcryptUnavailable() != null) {
       out.println("  gcrypt unavailable: " + c.gcryptUnavailable());
     }
+    if (c.ipsecMbUnavailable() != null) {
+      out.println("  ipsec-mb unavailable: " + c.ipsecMbUnavailable());
+    }
     return true;
   }
 }

@@ -54,7 +54,8 @@ final class ServeCommand implements Callable<Integer> {
       names = "--aead",
       paramLabel = "MODE",
       description =
-          "AES-256-GCM of the data path: auto, jdk, accp, openssl or gcrypt; overrides the"
+          "AES-256-GCM of the data path: auto, jdk, accp, openssl, gcrypt or ipsec-mb; overrides"
+              + " the"
               + " configuration's aead"
               + " (default: aead, else the srdma.aead property, else SRDMA_AEAD, else auto).")
   String aead;

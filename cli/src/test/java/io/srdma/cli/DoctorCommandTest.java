@@ -36,7 +36,8 @@ class DoctorCommandTest {
     assertTrue(
         run.out()
             .lines()
-            .anyMatch(l -> l.matches("data-path AEAD: (jdk|accp|openssl|gcrypt) \\(.+\\), .+")),
+            .anyMatch(
+                l -> l.matches("data-path AEAD: (jdk|accp|openssl|gcrypt|ipsec-mb) \\(.+\\), .+")),
         run.out());
     assertTrue(
         run.out().lines().anyMatch(l -> l.matches("  jdk +64 B .* us, 4 KiB .* MB/s, 64 KiB .*")),

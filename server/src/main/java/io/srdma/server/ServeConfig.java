@@ -142,7 +142,12 @@ public final class ServeConfig extends ServeSections {
     }
     Entry aeadEntry = f.get("aead");
     if (aeadEntry != null) {
-      aead = choice(aeadEntry, "aead", List.of("auto", "jdk", "accp", "openssl", "gcrypt"), aead);
+      aead =
+          choice(
+              aeadEntry,
+              "aead",
+              List.of("auto", "jdk", "accp", "openssl", "gcrypt", "ipsec-mb"),
+              aead);
     }
     Entry s = f.get("scoping");
     if (s != null) {
@@ -231,7 +236,8 @@ public final class ServeConfig extends ServeSections {
   }
 
   /**
-   * The data path's AEAD as configured (auto, jdk, accp, openssl, gcrypt), or null when not set.
+   * The data path's AEAD as configured (auto, jdk, accp, openssl, gcrypt, ipsec-mb), or null when
+   * not set.
    */
   public String aead() {
     return aead;

@@ -39,13 +39,13 @@ import org.openjdk.jmh.annotations.Warmup;
  *
  * <pre>
  * java -jar bench/target/benchmarks.jar AeadRecordBenchmark -prof gc
- * java -jar bench/target/benchmarks.jar 'AeadRecordBenchmark\.(seal|open)$' -p provider=openssl,gcrypt -prof gc
+ * java -jar bench/target/benchmarks.jar 'AeadRecordBenchmark\.(seal|open)$' -p provider=openssl,gcrypt,ipsec-mb -prof gc
  * java -jar bench/target/benchmarks.jar 'AeadRecordBenchmark\.(seal|open)$' -p provider=auto -prof gc
  * </pre>
  *
- * {@code openssl} and {@code gcrypt} (libcrypto, libgcrypt on native memory) are no JCE providers:
- * they have no bare cipher, so their {@code bareSeal}/{@code bareOpen} refuse to run; their {@code
- * seal}/{@code open} are the library's calls themselves.
+ * {@code openssl}, {@code gcrypt} and {@code ipsec-mb} (libcrypto, libgcrypt, intel-ipsec-mb on
+ * native memory) are no JCE providers: they have no bare cipher, so their {@code bareSeal}/{@code
+ * bareOpen} refuse to run; their {@code seal}/{@code open} are the library's calls themselves.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
@@ -58,9 +58,9 @@ public class AeadRecordBenchmark {
   private static final int MAX = 64 * 1024;
 
   /**
-   * The AES-GCM provider: {@code jdk}, {@code accp} (or {@code openssl}, {@code gcrypt}, see
-   * above), or {@code auto}: the process's {@link AeadPlan} (the provider of each record's size;
-   * the bare cipher is the one of this size).
+   * The AES-GCM provider: {@code jdk}, {@code accp} (or {@code openssl}, {@code gcrypt}, {@code
+   * ipsec-mb}, see above), or {@code auto}: the process's {@link AeadPlan} (the provider of each
+   * record's size; the bare cipher is the one of this size).
    */
   @Param({"jdk", "accp"})
   public String provider;
@@ -93,6 +93,7 @@ public class AeadRecordBenchmark {
           case "accp" -> AeadPlan.single(AeadProvider.accp());
           case "openssl" -> AeadPlan.single(AeadProvider.openssl());
           case "gcrypt" -> AeadPlan.single(AeadProvider.gcrypt());
+          case "ipsec-mb" -> AeadPlan.single(AeadProvider.ipsecMb());
           default -> AeadPlan.single(AeadProvider.jdk());
         };
     AeadProvider aead = plan.forPayload(size);

@@ -122,9 +122,11 @@ public final class BenchCommand implements Callable<Integer> {
       paramLabel = "MODE",
       description =
           "AES-256-GCM of the sealed data path: auto (of the JDK's, ACCP's, OpenSSL"
-              + " libcrypto's and libgcrypt's, by a known-answer test and a rate check at"
+              + " libcrypto's, libgcrypt's and intel-ipsec-mb's, by a known-answer test and a"
+              + " rate check at"
               + " start-up, the fastest for small records and the fastest for large ones, which"
-              + " may be two), jdk, accp, openssl or gcrypt (one for every record; an error when it"
+              + " may be two), jdk, accp, openssl, gcrypt or ipsec-mb (one for every record; an error"
+              + " when it"
               + " is unavailable)"
               + " (default: the srdma.aead property, else SRDMA_AEAD, else auto).")
   String aead;

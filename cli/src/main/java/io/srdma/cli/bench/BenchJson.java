@@ -63,6 +63,7 @@ final class BenchJson {
     a.put("accpUnavailable", cipher.accpUnavailable());
     a.put("opensslUnavailable", cipher.opensslUnavailable());
     a.put("gcryptUnavailable", cipher.gcryptUnavailable());
+    a.put("ipsecMbUnavailable", cipher.ipsecMbUnavailable());
     List<Object> checks = new ArrayList<>();
     for (AeadRates r : cipher.rates()) {
       for (AeadRates.Rate x : r.bySize()) {

@@ -16,9 +16,9 @@ import javax.crypto.spec.SecretKeySpec;
  * published ciphertext and tag and opened back, through the same calls the record layer makes
  * (init, AAD, doFinal into an array at an offset); then a flipped ciphertext bit, a flipped tag bit
  * and a changed associated-data byte must each be refused with {@link AEADBadTagException}. A
- * native-memory provider (openssl, gcrypt) runs the same vector through {@link NativeGcm}, from and
- * to direct buffers at offsets (its data path) and heap ones (its scratch path); each refusal must
- * leave the destination zeroed.
+ * native-memory provider (openssl, gcrypt, ipsec-mb) runs the same vector through {@link
+ * NativeGcm}, from and to direct buffers at offsets (its data path) and heap ones (its scratch
+ * path); each refusal must leave the destination zeroed.
  *
  * <p>Stateless; thread-safe.
  */

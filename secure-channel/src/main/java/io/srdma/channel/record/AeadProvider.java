@@ -9,12 +9,14 @@ import javax.crypto.Cipher;
  * One source of AES-256-GCM for the data path: the JDK's ({@code SunJCE}), ACCP (Amazon Corretto
  * Crypto Provider, AWS-LC's native AES-GCM) where its native library loads, the system's OpenSSL
  * libcrypto through its EVP interface ({@code openssl}, where {@code libcrypto.so.3} or {@code
- * .1.1} loads), or the system's libgcrypt ({@code gcrypt}, where {@code libgcrypt.so.20} 1.8 or
- * newer loads). The first two are JCE providers: ciphers are asked of the {@link Provider} object
+ * .1.1} loads), the system's libgcrypt ({@code gcrypt}, where {@code libgcrypt.so.20} 1.8 or newer
+ * loads), or the system's intel-ipsec-mb ({@code ipsec-mb}, where {@code libIPSec_MB.so.2} loads on
+ * an AVX2 CPU). The first two are JCE providers: ciphers are asked of the {@link Provider} object
  * itself (ACCP is never installed as a JCE provider, so the control plane's crypto — TLS, X25519,
- * HKDF, Ed25519 — is not affected). {@code openssl} and {@code gcrypt} are no JCE providers: the
- * record layer calls them on native memory ({@link #nativeMemory()}), which is what they are for —
- * sealing into a registered slot and opening into a direct buffer without an array between.
+ * HKDF, Ed25519 — is not affected). {@code openssl}, {@code gcrypt} and {@code ipsec-mb} are no JCE
+ * providers: the record layer calls them on native memory ({@link #nativeMemory()}), which is what
+ * they are for — sealing into a registered slot and opening into a direct buffer without an array
+ * between.
  *
  * <p>Immutable and thread-safe; each {@link #newCipher} is a new {@link Cipher} for one thread.
  */
@@ -33,6 +35,9 @@ public final class AeadProvider {
 
   /** Name of libgcrypt in options, logs and metrics. */
   public static final String GCRYPT = "gcrypt";
+
+  /** Name of intel-ipsec-mb in options, logs and metrics. */
+  public static final String IPSEC_MB = "ipsec-mb";
 
   private static final String ACCP_CLASS =
       "com.amazon.corretto.crypto.provider.AmazonCorrettoCryptoProvider";
@@ -119,14 +124,27 @@ public final class AeadProvider {
   }
 
   /**
-   * Whether this AES-GCM works on native memory through {@link NativeGcm} (openssl, gcrypt) rather
-   * than a JCE {@link Cipher} on arrays.
+   * intel-ipsec-mb (the system's {@code libIPSec_MB.so.2}, 2.0 or newer), when it loads and this
+   * CPU has AES-NI, PCLMULQDQ and AVX2 (its stitched VAES variant where VAES and VPCLMULQDQ are
+   * there too: {@link LibIpsecMb}).
+   *
+   * @throws AeadException saying why not
+   */
+  public static AeadProvider ipsecMb() {
+    return new AeadProvider(LibIpsecMb.gcm());
+  }
+
+  /**
+   * Whether this AES-GCM works on native memory through {@link NativeGcm} (openssl, gcrypt,
+   * ipsec-mb) rather than a JCE {@link Cipher} on arrays.
    */
   public boolean nativeMemory() {
     return library != null;
   }
 
-  /** {@code jdk}, {@code accp}, {@code openssl} or {@code gcrypt} (or a test's name). */
+  /**
+   * {@code jdk}, {@code accp}, {@code openssl}, {@code gcrypt} or {@code ipsec-mb} (or a test's).
+   */
   public String name() {
     return name;
   }

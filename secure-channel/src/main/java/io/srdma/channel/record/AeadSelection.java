@@ -8,34 +8,34 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Picks the data path's AES-256-GCM once per process: the JDK's, ACCP's, OpenSSL libcrypto's or
- * libgcrypt's (see {@link AeadProvider}), as an {@link AeadPlan} — a provider for small records and
- * one for large ones, the same one where one is fastest at both. Every candidate must pass the
- * {@link AeadKnownAnswer known-answer test} first; then a short {@link AeadRateCheck rate check}
- * measures each on this machine as the data path pays for it (the JCE ones on arrays plus the copy
- * into and out of the registered slot, openssl and gcrypt on native memory). In {@code auto}, at
- * each of 64 B and 64 KiB the fastest native library there (score: harmonic mean of its seal and
- * open MB/s at that size) is chosen when it is at least {@value #NATIVE_MARGIN}× the JDK's score
- * there, else the JDK — a tie or a small lead stays with the JDK, which is always there and is one
- * native library less to trust. Two providers only where each leads the other by that margin at its
- * own end; otherwise the one picked at the other end takes every size (a split for a few percent
- * flipped between start-ups, and the JDK of one start-up, measured 9 % behind libgcrypt at 64 B,
- * kept 64 B records and sealed them at a third of libgcrypt's rate in the data path). The 64 B
- * winner seals and opens records under the plan's {@link AeadPlan#bulkFrom() bulk size}, the 64 KiB
- * winner the rest; the bulk size is the smallest size measured from which up the 64 KiB winner is
- * the faster of the two at every size measured (4 KiB, 16 KiB, 64 KiB: records between two sizes go
- * to the provider faster at the size below them). On a CPU where one library is fastest per small
- * record and another per large one (libgcrypt's few calls against AWS-LC's AVX-512 code, say) each
- * size gets the faster, instead of the choice flipping with the noise of a short check between two
- * providers each far ahead at one end. The choice, why, and every candidate's rates are logged once
- * at INFO.
+ * Picks the data path's AES-256-GCM once per process: the JDK's, ACCP's, OpenSSL libcrypto's,
+ * libgcrypt's or intel-ipsec-mb's (see {@link AeadProvider}), as an {@link AeadPlan} — a provider
+ * for small records and one for large ones, the same one where one is fastest at both. Every
+ * candidate must pass the {@link AeadKnownAnswer known-answer test} first; then a short {@link
+ * AeadRateCheck rate check} measures each on this machine as the data path pays for it (the JCE
+ * ones on arrays plus the copy into and out of the registered slot, openssl, gcrypt and ipsec-mb on
+ * native memory). In {@code auto}, at each of 64 B and 64 KiB the fastest native library there
+ * (score: harmonic mean of its seal and open MB/s at that size) is chosen when it is at least
+ * {@value #NATIVE_MARGIN}× the JDK's score there, else the JDK — a tie or a small lead stays with
+ * the JDK, which is always there and is one native library less to trust. Two providers only where
+ * each leads the other by that margin at its own end; otherwise the one picked at the other end
+ * takes every size (a split for a few percent flipped between start-ups, and the JDK of one
+ * start-up, measured 9 % behind libgcrypt at 64 B, kept 64 B records and sealed them at a third of
+ * libgcrypt's rate in the data path). The 64 B winner seals and opens records under the plan's
+ * {@link AeadPlan#bulkFrom() bulk size}, the 64 KiB winner the rest; the bulk size is the smallest
+ * size measured from which up the 64 KiB winner is the faster of the two at every size measured (4
+ * KiB, 16 KiB, 64 KiB: records between two sizes go to the provider faster at the size below them).
+ * On a CPU where one library is fastest per small record and another per large one (libgcrypt's few
+ * calls against AWS-LC's AVX-512 code, say) each size gets the faster, instead of the choice
+ * flipping with the noise of a short check between two providers each far ahead at one end. The
+ * choice, why, and every candidate's rates are logged once at INFO.
  *
  * <p>Forced by {@link #select(Mode)} ({@code --aead}), else the system property {@value #PROPERTY},
  * else the environment variable {@value #ENV}: {@code auto} | {@code jdk} | {@code accp} | {@code
- * openssl} | {@code gcrypt}. A forced provider that is not available or fails its known-answer test
- * is an {@link AeadException} naming why, never a silent fallback; in {@code auto}, a native
- * library not loading is logged once at INFO with the reason (at WARN when it loaded but failed its
- * known-answer test) and the others are used.
+ * openssl} | {@code gcrypt} | {@code ipsec-mb}. A forced provider that is not available or fails
+ * its known-answer test is an {@link AeadException} naming why, never a silent fallback; in {@code
+ * auto}, a native library not loading is logged once at INFO with the reason (at WARN when it
+ * loaded but failed its known-answer test) and the others are used.
  *
  * <p>Thread-safe: the choice is made under this class's lock and published once.
  */
@@ -47,8 +47,8 @@ public final class AeadSelection {
   public static final String ENV = "SRDMA_AEAD";
 
   /**
-   * A native library's (ACCP's, openssl's, gcrypt's) score at a size must be at least this multiple
-   * of the JDK's for it to be chosen for that size in auto.
+   * A native library's (ACCP's, openssl's, gcrypt's, ipsec-mb's) score at a size must be at least
+   * this multiple of the JDK's for it to be chosen for that size in auto.
    */
   public static final double NATIVE_MARGIN = 1.10;
 
@@ -66,10 +66,13 @@ public final class AeadSelection {
     /** OpenSSL's libcrypto on native memory, or a start-up error. */
     OPENSSL,
     /** libgcrypt on native memory, or a start-up error. */
-    GCRYPT;
+    GCRYPT,
+    /** intel-ipsec-mb on native memory, or a start-up error. */
+    IPSEC_MB;
 
     /**
-     * {@code auto}, {@code jdk}, {@code accp}, {@code openssl} or {@code gcrypt}, any case.
+     * {@code auto}, {@code jdk}, {@code accp}, {@code openssl}, {@code gcrypt} or {@code ipsec-mb},
+     * any case.
      *
      * @throws AeadException for anything else
      */
@@ -80,12 +83,12 @@ public final class AeadSelection {
         }
       }
       throw new AeadException(
-          where + "=" + value + " is not one of auto, jdk, accp, openssl, gcrypt");
+          where + "=" + value + " is not one of auto, jdk, accp, openssl, gcrypt, ipsec-mb");
     }
 
-    /** Lower-case name, as written in options. */
+    /** Lower-case name, as written in options ({@code ipsec-mb} with its hyphen). */
     public String label() {
-      return name().toLowerCase(Locale.ROOT);
+      return name().toLowerCase(Locale.ROOT).replace('_', '-');
     }
   }
 
@@ -99,6 +102,8 @@ public final class AeadSelection {
    * @param accpUnavailable why ACCP is not a candidate, or null when it is (or was not tried)
    * @param opensslUnavailable why openssl is not a candidate, or null when it is (or was not tried)
    * @param gcryptUnavailable why gcrypt is not a candidate, or null when it is (or was not tried)
+   * @param ipsecMbUnavailable why ipsec-mb is not a candidate, or null when it is (or was not
+   *     tried)
    */
   public record Choice(
       AeadPlan plan,
@@ -107,10 +112,23 @@ public final class AeadSelection {
       List<AeadRates> rates,
       String accpUnavailable,
       String opensslUnavailable,
-      String gcryptUnavailable) {
+      String gcryptUnavailable,
+      String ipsecMbUnavailable) {
     /** Canonical constructor: keeps an immutable copy of the rates. */
     public Choice {
       rates = List.copyOf(rates);
+    }
+
+    /** A choice in which ipsec-mb was not tried. */
+    public Choice(
+        AeadPlan plan,
+        Mode mode,
+        String reason,
+        List<AeadRates> rates,
+        String accpUnavailable,
+        String opensslUnavailable,
+        String gcryptUnavailable) {
+      this(plan, mode, reason, rates, accpUnavailable, opensslUnavailable, gcryptUnavailable, null);
     }
 
     /** A choice of one provider in which neither openssl nor gcrypt was tried. */
@@ -120,7 +138,7 @@ public final class AeadSelection {
         String reason,
         List<AeadRates> rates,
         String accpUnavailable) {
-      this(AeadPlan.single(provider), mode, reason, rates, accpUnavailable, null, null);
+      this(AeadPlan.single(provider), mode, reason, rates, accpUnavailable, null, null, null);
     }
 
     /** One line: the plan, why, every candidate's rates. */
@@ -137,6 +155,9 @@ public final class AeadSelection {
       }
       if (gcryptUnavailable != null) {
         b.append("; gcrypt unavailable: ").append(gcryptUnavailable);
+      }
+      if (ipsecMbUnavailable != null) {
+        b.append("; ipsec-mb unavailable: ").append(ipsecMbUnavailable);
       }
       return b.toString();
     }
@@ -181,10 +202,12 @@ public final class AeadSelection {
             AeadProvider::jdk,
             AeadProvider::accp,
             AeadProvider::openssl,
-            AeadProvider::gcrypt);
+            AeadProvider::gcrypt,
+            AeadProvider::ipsecMb);
     logUnavailable("ACCP", c.accpUnavailable());
     logUnavailable("openssl", c.opensslUnavailable());
     logUnavailable("gcrypt", c.gcryptUnavailable());
+    logUnavailable("ipsec-mb", c.ipsecMbUnavailable());
     LOG.info("data-path AEAD: {}", c.summary());
     process = c;
     return c;
@@ -237,6 +260,16 @@ public final class AeadSelection {
     return choose(mode, jdk, accp, openssl, NOT_TRIED);
   }
 
+  /** As {@link #choose(Mode, Supplier, Supplier, Supplier, Supplier, Supplier)}, no ipsec-mb. */
+  static Choice choose(
+      Mode mode,
+      Supplier<AeadProvider> jdk,
+      Supplier<AeadProvider> accp,
+      Supplier<AeadProvider> openssl,
+      Supplier<AeadProvider> gcrypt) {
+    return choose(mode, jdk, accp, openssl, gcrypt, NOT_TRIED);
+  }
+
   /**
    * Chooses among the candidates these suppliers give (a supplier throws {@link AeadException} when
    * its provider is unavailable). Does not log.
@@ -246,16 +279,18 @@ public final class AeadSelection {
       Supplier<AeadProvider> jdk,
       Supplier<AeadProvider> accp,
       Supplier<AeadProvider> openssl,
-      Supplier<AeadProvider> gcrypt) {
+      Supplier<AeadProvider> gcrypt,
+      Supplier<AeadProvider> ipsecMb) {
     if (mode == Mode.AUTO) {
-      return auto(jdk, accp, openssl, gcrypt);
+      return auto(jdk, accp, List.of(openssl, gcrypt, ipsecMb));
     }
     AeadProvider forced =
         switch (mode) {
           case JDK -> forced(jdk, "jdk");
           case ACCP -> forced(accp, "accp");
           case OPENSSL -> forced(openssl, "openssl");
-          default -> forced(gcrypt, "gcrypt");
+          case GCRYPT -> forced(gcrypt, "gcrypt");
+          default -> forced(ipsecMb, "ipsec-mb");
         };
     List<AeadProvider> measured = new ArrayList<>(List.of(forced));
     if (mode != Mode.JDK) {
@@ -273,6 +308,7 @@ public final class AeadSelection {
         mode,
         "forced (" + PROPERTY + "=" + mode.label() + "); " + r.describe(),
         r.rates(),
+        null,
         null,
         null,
         null);
@@ -306,39 +342,38 @@ public final class AeadSelection {
     }
   }
 
+  /** The native libraries' names after ACCP, in {@code auto}'s order of suppliers. */
+  private static final String[] LIBRARIES = {"openssl", "gcrypt", "ipsec-mb"};
+
   private static Choice auto(
-      Supplier<AeadProvider> jdk,
-      Supplier<AeadProvider> accp,
-      Supplier<AeadProvider> openssl,
-      Supplier<AeadProvider> gcrypt) {
+      Supplier<AeadProvider> jdk, Supplier<AeadProvider> accp, List<Supplier<AeadProvider>> libs) {
     String[] jdkRefused = new String[1];
     String[] accpRefused = new String[1];
-    String[] opensslRefused = new String[1];
-    String[] gcryptRefused = new String[1];
+    String[] libRefused = new String[libs.size()];
     AeadProvider j = candidate(jdk, jdkRefused);
     List<AeadProvider> natives = new ArrayList<>();
     AeadProvider a = candidate(accp, accpRefused);
     if (a != null) {
       natives.add(a);
     }
-    AeadProvider o = candidate(openssl, opensslRefused);
-    if (o != null) {
-      natives.add(o);
-    }
-    AeadProvider g = candidate(gcrypt, gcryptRefused);
-    if (g != null) {
-      natives.add(g);
+    for (int i = 0; i < libs.size(); i++) {
+      String[] refused = new String[1];
+      AeadProvider p = candidate(libs.get(i), refused);
+      libRefused[i] = refused[0];
+      if (p != null) {
+        natives.add(p);
+      }
     }
     if (j == null && natives.isEmpty()) {
-      throw new AeadException(
-          "no AES-256-GCM passed its known-answer test: jdk: "
-              + jdkRefused[0]
-              + "; accp: "
-              + accpRefused[0]
-              + "; openssl: "
-              + opensslRefused[0]
-              + "; gcrypt: "
-              + gcryptRefused[0]);
+      StringBuilder why =
+          new StringBuilder("no AES-256-GCM passed its known-answer test: jdk: ")
+              .append(jdkRefused[0])
+              .append("; accp: ")
+              .append(accpRefused[0]);
+      for (int i = 0; i < libs.size(); i++) {
+        why.append("; ").append(LIBRARIES[i]).append(": ").append(libRefused[i]);
+      }
+      throw new AeadException(why.toString());
     }
     List<AeadProvider> measured = new ArrayList<>(natives);
     if (j != null) {
@@ -356,7 +391,8 @@ public final class AeadSelection {
             + r.describe(),
         p.rates(),
         accpRefused[0],
-        opensslRefused[0],
-        gcryptRefused[0]);
+        libRefused[0],
+        libRefused[1],
+        libRefused[2]);
   }
 }

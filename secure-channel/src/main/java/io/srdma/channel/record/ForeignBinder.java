@@ -8,10 +8,10 @@ import java.util.List;
 /**
  * One native library's per-record functions as critical foreign-function downcalls (Java 22+, or
  * Java 17 started with {@code --add-modules jdk.incubator.foreign
- * --enable-native-access=ALL-UNNAMED}), for {@link GcryptDowncalls} and {@link OpensslDowncalls}:
- * verbs-native's {@link CriticalDowncalls} (the project's one reflective binder; this module is
- * compiled for Java 17) with the library named as jnr-ffi names it, every function returning a C
- * {@code int}, and the record layer's {@link #CRITICAL_MAX}.
+ * --enable-native-access=ALL-UNNAMED}), for {@link GcryptDowncalls}, {@link OpensslDowncalls} and
+ * {@link IpsecMbDowncalls}: verbs-native's {@link CriticalDowncalls} (the project's one reflective
+ * binder; this module is compiled for Java 17) with the library named as jnr-ffi names it, every
+ * function returning a C {@code int} (or nothing), and the record layer's {@link #CRITICAL_MAX}.
  *
  * <p>Critical calls run without a thread-state transition and hold their thread from a safepoint
  * until they return: bind only calls that are short, never block and never call back.
@@ -72,6 +72,11 @@ final class ForeignBinder {
    */
   MethodHandle bind(String symbol, Class<?>... arguments) {
     return downcalls.bind(libraries, symbol, int.class, arguments);
+  }
+
+  /** As {@link #bind}, for a function returning {@code void}. */
+  MethodHandle bindVoid(String symbol, Class<?>... arguments) {
+    return downcalls.bind(libraries, symbol, void.class, arguments);
   }
 
   /** What a failed binding says. */

@@ -56,7 +56,7 @@ interface GcmLibrary {
    * Seals {@code length} bytes at {@code in} (or of {@code pinnedIn}, position to limit, when it is
    * not null) to {@code out}: ciphertext, then the tag at {@code out + length}.
    *
-   * @param word 8 bytes of native scratch the call may use
+   * @param word 16 bytes of native scratch the call may use
    * @return false when the library reported a failure
    */
   boolean seal(
@@ -74,7 +74,7 @@ interface GcmLibrary {
    * Opens {@code length} bytes of ciphertext at {@code in}, whose tag follows at {@code in +
    * length}, into {@code out} (or {@code pinnedOut}, position to limit, when it is not null).
    *
-   * @param word 8 bytes of native scratch the call may use
+   * @param word 16 bytes of native scratch the call may use
    * @return 1 when the tag was right, 0 when it was wrong (the caller wipes what was written), -1
    *     when the library reported another failure
    */

@@ -137,9 +137,9 @@ public final class RecordOpener {
    * <p>A shared workspace holds another session's ciphertext between records (never its plaintext:
    * the second buffer, used only for a destination without an array, is zeroed after each record),
    * and {@link #open} reads from it only the bytes it copied in for that record. With a
-   * native-memory provider (openssl, gcrypt) the record is copied into the workspace's native
-   * context instead (one per workspace, so one per opening thread), which zeroes any plaintext it
-   * held for a heap destination once it is copied out.
+   * native-memory provider (openssl, gcrypt, ipsec-mb) the record is copied into the workspace's
+   * native context instead (one per workspace, so one per opening thread), which zeroes any
+   * plaintext it held for a heap destination once it is copied out.
    */
   public static final class Workspace {
     final int maxPayload;

@@ -16,6 +16,7 @@ import io.srdma.channel.record.AeadSelection.Choice;
 import io.srdma.channel.record.AeadSelection.Mode;
 import java.util.List;
 import java.util.function.Supplier;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
 
@@ -365,7 +366,52 @@ class AeadSelectionTest {
   @Test
   void shouldRejectAnUnknownMode() {
     AeadException e = assertThrows(AeadException.class, () -> Mode.parse("fast", "--aead"));
-    assertEquals("--aead=fast is not one of auto, jdk, accp, openssl, gcrypt", e.getMessage());
+    assertEquals(
+        "--aead=fast is not one of auto, jdk, accp, openssl, gcrypt, ipsec-mb", e.getMessage());
+  }
+
+  @Test
+  void shouldParseIpsecMbWithItsHyphenAndNameItSo() {
+    assertEquals(Mode.IPSEC_MB, Mode.parse("IPSEC-MB", "--aead"));
+    assertEquals("ipsec-mb", Mode.IPSEC_MB.label());
+    assertThrows(AeadException.class, () -> Mode.parse("ipsec_mb", "--aead"));
+  }
+
+  @Test
+  void shouldSayWhyIpsecMbIsNotUsedInAuto() {
+    Choice c = AeadSelection.choose(Mode.AUTO, AeadProvider::jdk, ABSENT, ABSENT, ABSENT, ABSENT);
+    assertEquals("not on this machine (test)", c.ipsecMbUnavailable());
+    assertTrue(c.summary().contains("ipsec-mb unavailable: not on this machine"), c.summary());
+  }
+
+  @Test
+  void shouldRefuseAForcedIpsecMbThatIsUnavailableNamingWhy() {
+    AeadException e =
+        assertThrows(
+            AeadException.class,
+            () ->
+                AeadSelection.choose(
+                    Mode.IPSEC_MB, AeadProvider::jdk, ABSENT, ABSENT, ABSENT, ABSENT));
+    assertTrue(
+        e.getMessage().startsWith("srdma.aead=ipsec-mb is forced but unavailable"), e.getMessage());
+  }
+
+  @Test
+  void shouldUseTheForcedIpsecMbWhereItLoads() {
+    AeadProvider p;
+    try {
+      p = AeadProvider.ipsecMb();
+    } catch (AeadException e) {
+      Assumptions.abort("intel-ipsec-mb is not loadable here: " + e.getMessage());
+      return;
+    }
+    AeadProvider loaded = p;
+    Choice c =
+        AeadSelection.choose(
+            Mode.IPSEC_MB, AeadProvider::jdk, ABSENT, ABSENT, ABSENT, () -> loaded);
+    assertEquals(AeadProvider.IPSEC_MB, c.plan().small().name());
+    assertEquals(AeadProvider.IPSEC_MB, c.plan().forPayload(1 << 20).name());
+    assertTrue(c.plan().small().description().contains("intel-ipsec-mb 2."), c.summary());
   }
 
   @Test

@@ -27,7 +27,10 @@ class RecordProviderInteropTest {
     List<AeadProvider> providers = new java.util.ArrayList<>(List.of(AeadProvider.jdk()));
     for (java.util.function.Supplier<AeadProvider> s :
         List.<java.util.function.Supplier<AeadProvider>>of(
-            AeadProvider::accp, AeadProvider::openssl, AeadProvider::gcrypt)) {
+            AeadProvider::accp,
+            AeadProvider::openssl,
+            AeadProvider::gcrypt,
+            AeadProvider::ipsecMb)) {
       try {
         providers.add(s.get());
       } catch (AeadException absent) {
@@ -36,7 +39,7 @@ class RecordProviderInteropTest {
     }
     Assumptions.assumeTrue(
         providers.size() > 1,
-        "none of ACCP, libcrypto and libgcrypt loads here: nothing to compare");
+        "none of ACCP, libcrypto, libgcrypt and intel-ipsec-mb loads here: nothing to compare");
     Random random = new Random(16);
     for (int size : new int[] {0, 1, 64, 4096, 65_536}) {
       byte[] plain = new byte[size];

@@ -85,7 +85,7 @@ public final class CriticalDowncalls {
    * The C function at {@code functionAddress} (a function pointer, e.g. read from an ops table) as
    * a critical downcall of type {@code (arguments) result}.
    *
-   * @param result {@code int.class} or {@code long.class}
+   * @param result {@code int.class}, {@code long.class} or {@code void.class}
    * @param arguments each {@code long.class} (pointer, size, handle) or {@code int.class}
    * @throws IllegalStateException when {@link #available()} is false
    * @throws IllegalArgumentException naming the function when the address is 0, a type is not

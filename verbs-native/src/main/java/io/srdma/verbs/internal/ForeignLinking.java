@@ -25,6 +25,7 @@ final class ForeignLinking implements Linking {
   private final Method libraryLookup;
   private final Method find;
   private final Method descriptorOf;
+  private final Method descriptorOfVoid;
   private final Method downcallHandle;
   private final Map<String, Object> libraries = new ConcurrentHashMap<>();
 
@@ -49,6 +50,8 @@ final class ForeignLinking implements Linking {
     find = lookupClass.getMethod("find", String.class);
     descriptorOf =
         descriptorClass.getMethod("of", layoutClass, Array.newInstance(layoutClass, 0).getClass());
+    descriptorOfVoid =
+        descriptorClass.getMethod("ofVoid", Array.newInstance(layoutClass, 0).getClass());
     downcallHandle =
         linkerClass.getMethod("downcallHandle", segmentClass, descriptorClass, options.getClass());
   }
@@ -89,7 +92,10 @@ final class ForeignLinking implements Linking {
     for (int i = 0; i < arguments.length; i++) {
       Array.set(layouts, i, layout(arguments[i]));
     }
-    Object descriptor = descriptorOf.invoke(null, layout(result), layouts);
+    Object descriptor =
+        result == void.class
+            ? descriptorOfVoid.invoke(null, layouts)
+            : descriptorOf.invoke(null, layout(result), layouts);
     Object target = ofAddress.invoke(null, functionAddress);
     MethodHandle handle = (MethodHandle) downcallHandle.invoke(linker, target, descriptor, options);
     return checked(handle, MethodType.methodType(result, arguments));
@@ -115,6 +121,8 @@ final class ForeignLinking implements Linking {
 
   static IllegalArgumentException notIntOrLong(Class<?> type) {
     return new IllegalArgumentException(
-        "cannot bind a " + type + ": downcalls here take and return only int and long");
+        "cannot bind a "
+            + type
+            + ": downcalls here take only int and long, and return those or void");
   }
 }

@@ -33,6 +33,7 @@ final class IncubatorLinking implements Linking {
   private final Class<?> layoutClass;
   private final Method ofLong;
   private final Method descriptorOf;
+  private final Method descriptorOfVoid;
   private final Method withAttribute;
   private final Method downcallHandle;
   private final Map<String, Library> libraries = new ConcurrentHashMap<>();
@@ -53,6 +54,8 @@ final class IncubatorLinking implements Linking {
     ofLong = addressClass.getMethod("ofLong", long.class);
     descriptorOf =
         descriptorClass.getMethod("of", layoutClass, Array.newInstance(layoutClass, 0).getClass());
+    descriptorOfVoid =
+        descriptorClass.getMethod("ofVoid", Array.newInstance(layoutClass, 0).getClass());
     withAttribute = descriptorClass.getMethod("withAttribute", String.class, Constable.class);
     downcallHandle =
         linkerClass.getMethod("downcallHandle", addressable, MethodType.class, descriptorClass);
@@ -91,7 +94,10 @@ final class IncubatorLinking implements Linking {
     for (int i = 0; i < arguments.length; i++) {
       Array.set(layouts, i, layout(arguments[i]));
     }
-    Object descriptor = descriptorOf.invoke(null, layout(result), layouts);
+    Object descriptor =
+        result == void.class
+            ? descriptorOfVoid.invoke(null, layouts)
+            : descriptorOf.invoke(null, layout(result), layouts);
     descriptor = withAttribute.invoke(descriptor, trivial, Boolean.TRUE);
     MethodType type = MethodType.methodType(result, arguments);
     Object target = ofLong.invoke(null, functionAddress);
