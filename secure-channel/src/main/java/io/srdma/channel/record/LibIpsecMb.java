@@ -8,8 +8,9 @@ import jnr.ffi.annotations.Pinned;
 
 /**
  * Intel's Multi-Buffer Crypto for IPsec library ({@code libIPSec_MB.so.2}, intel-ipsec-mb 2.0 or
- * newer: Debian's {@code libipsec-mb2}) through its direct GCM API: one call seals a record
- * (counter, GHASH and tag in one stitched pass), one opens it. {@link NativeGcm} calls it through
+ * newer: Debian's {@code libipsec-mb2}) through its direct GCM API: through jnr-ffi one call seals
+ * a record (counter, GHASH and tag in one stitched pass) and one opens it; as downcalls, three
+ * streaming calls each way ({@link IpsecMbDowncalls} says why). {@link NativeGcm} calls it through
  * {@link #gcm()}.
  *
  * <p>Why a third native library: its {@code vaes_avx2} GCM runs AES and GHASH on 256-bit VAES and
@@ -63,7 +64,22 @@ final class LibIpsecMb {
   private static final int ALIGN = 64;
   private static final int LAST_ROUND_KEY = 14 * 16; // in struct gcm_key_data's expanded_keys
   private static final Loaded LOADED = load();
-  private static final Gcm DEFAULT = LOADED.failure() == null ? gcmOf(LOADED.variant()) : null;
+  private static final Gcm DEFAULT;
+  private static final String FAILURE;
+
+  static {
+    Gcm gcm = null;
+    String why = LOADED.failure();
+    if (why == null) {
+      try {
+        gcm = gcmOf(LOADED.variant());
+      } catch (AeadException e) {
+        why = e.getMessage();
+      }
+    }
+    DEFAULT = gcm;
+    FAILURE = why;
+  }
 
   /** Library-wide calls (public for jnr-ffi). */
   public interface Info {
@@ -197,7 +213,7 @@ final class LibIpsecMb {
    */
   static GcmLibrary gcm() {
     if (DEFAULT == null) {
-      throw new AeadException(LOADED.failure());
+      throw new AeadException(FAILURE);
     }
     return DEFAULT;
   }
@@ -216,6 +232,11 @@ final class LibIpsecMb {
     return gcmOf(variant);
   }
 
+  /**
+   * {@code variant}'s calls, bound.
+   *
+   * @throws AeadException when the library lacks them
+   */
   private static Gcm gcmOf(String variant) {
     LibraryLoader<Functions> f = GcmLibrary.loader(Functions.class);
     LibraryLoader<PinnedFunctions> p = GcmLibrary.loader(PinnedFunctions.class);
@@ -223,22 +244,27 @@ final class LibIpsecMb {
       f.map(call, "aes_gcm_" + call + "_256_" + variant);
       p.map(call, "aes_gcm_" + call + "_256_" + variant);
     }
+    Functions functions;
+    PinnedFunctions pinned;
+    try {
+      functions = f.load(LOADED.name());
+      pinned = p.load(LOADED.name());
+    } catch (LinkageError | RuntimeException e) {
+      throw new AeadException(
+          LOADED.version() + " lacks its " + variant + " GCM calls: " + e.getMessage(), e);
+    }
     Object downcalls = IpsecMbDowncalls.bind(variant);
-    String name = LOADED.name();
     return new Gcm(
         variant,
-        f.load(name),
-        p.load(name),
+        functions,
+        pinned,
         downcalls instanceof IpsecMbDowncalls d ? d : null,
         downcalls instanceof String why ? why : null);
   }
 
-  /**
-   * The binding the data path's calls go through: {@code FFM downcalls} or {@code jnr-ffi (why)};
-   * null when the library is not in use here.
-   */
-  static String binding() {
-    return DEFAULT == null ? null : DEFAULT.through();
+  /** Why the default variant's calls are not downcalls, or null when they are. */
+  static String notDowncalls() {
+    return DEFAULT == null ? FAILURE : DEFAULT.notDowncalls;
   }
 
   /**

@@ -109,6 +109,28 @@ class CriticalDowncallsTest {
   }
 
   @Test
+  void bzeroAsAVoidDowncallWritesWhatItShould() throws Throwable {
+    CriticalDowncalls downcalls = downcallsOrSkip();
+    long bzero = Library.getDefault().getSymbolAddress("bzero");
+    assertNotEquals(0, bzero);
+    MethodHandle h = downcalls.bind(bzero, void.class, long.class, long.class);
+    assertEquals(
+        java.lang.invoke.MethodType.methodType(void.class, long.class, long.class), h.type());
+    long a = MEMORY.allocateMemory(64, true);
+    try {
+      for (int i = 0; i < 64; i++) {
+        MEMORY.putByte(a + i, (byte) 0x5A);
+      }
+      h.invokeExact(a + 8, 40L);
+      for (int i = 0; i < 64; i++) {
+        assertEquals(i >= 8 && i < 48 ? 0 : 0x5A, MEMORY.getByte(a + i), "byte " + i);
+      }
+    } finally {
+      MEMORY.freeMemory(a);
+    }
+  }
+
+  @Test
   void memcmpAsADowncallAnswersAsJffiDoes() throws Throwable {
     CriticalDowncalls downcalls = downcallsOrSkip();
     long memcmp = Library.getDefault().getSymbolAddress("memcmp");
@@ -201,7 +223,8 @@ class CriticalDowncallsTest {
     assertTrue(type.startsWith("binding the function at 0x"), type);
     assertTrue(
         type.endsWith(
-            "cannot bind a double: downcalls here take and return only int" + " and long"),
+            "cannot bind a double: downcalls here take only int and long, and return those or"
+                + " void"),
         type);
     String symbol =
         assertThrows(

@@ -1,0 +1,140 @@
+package io.srdma.channel.record;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.ByteBuffer;
+import java.security.SecureRandom;
+import javax.crypto.SecretKey;
+import javax.crypto.spec.SecretKeySpec;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+
+/**
+ * intel-ipsec-mb's per-record calls as foreign-function downcalls ({@link IpsecMbDowncalls}: the
+ * streaming calls) against its jnr-ffi calls (the one-call API): where the JVM offers downcalls the
+ * provider's description names them, and both bindings seal the same bytes and open each other's
+ * records, in each variant this CPU has; where it does not, the description says why. Also: the
+ * variant follows the CPU features. Runs on JDK 17 without downcalls in the default run, and with
+ * them in the {@code java17-downcalls} and {@code java25-downcalls} profiles.
+ */
+class IpsecMbDowncallsTest {
+  private final SecureRandom random = new SecureRandom();
+
+  @Test
+  void theDowncallsOpenTheLibraryByLibIpsecMbsNamesInItsOrder() {
+    assertArrayEquals(LibIpsecMb.NAMES, IpsecMbDowncalls.NAMES);
+  }
+
+  @Test
+  void theVariantFollowsTheCpuFeatures() {
+    long gen4 = LibIpsecMb.AESNI | LibIpsecMb.PCLMULQDQ | LibIpsecMb.AVX2;
+    assertEquals(LibIpsecMb.AVX_GEN4, LibIpsecMb.variant(gen4));
+    assertEquals(LibIpsecMb.AVX_GEN4, LibIpsecMb.variant(gen4 | LibIpsecMb.VAES));
+    assertEquals(
+        LibIpsecMb.VAES_AVX2, LibIpsecMb.variant(gen4 | LibIpsecMb.VAES | LibIpsecMb.VPCLMULQDQ));
+    AeadException e =
+        assertThrows(
+            AeadException.class,
+            () -> LibIpsecMb.variant(LibIpsecMb.AESNI | LibIpsecMb.PCLMULQDQ | LibIpsecMb.VAES));
+    assertTrue(e.getMessage().contains("lacks AES-NI, PCLMULQDQ or AVX2"), e.getMessage());
+  }
+
+  @Test
+  void theBindingInUseIsNamedAndIsTheDowncallsWhereTheJvmOffersThem() {
+    AeadProvider p = ipsecMbOrSkip();
+    if (ForeignBinder.possibleHere()
+        && !"jnr".equals(System.getProperty(IpsecMbDowncalls.PROPERTY))) {
+      assertNull(LibIpsecMb.notDowncalls());
+      String kind =
+          Runtime.version().feature() == 17 ? "FFM downcalls (Java 17 incubator)" : "FFM downcalls";
+      assertTrue(p.description().contains("through " + kind + ")"), p.description());
+    } else {
+      assertTrue(
+          p.description().contains("through jnr-ffi"), p.description()); // never silent: see below
+      if (ForeignBinder.possibleHere()) {
+        assertEquals("-D" + IpsecMbDowncalls.PROPERTY + "=jnr", LibIpsecMb.notDowncalls());
+        assertTrue(
+            p.description().contains("not downcalls: " + LibIpsecMb.notDowncalls()),
+            p.description());
+      }
+    }
+  }
+
+  @Test
+  void downcallsAndJnrSealAndOpenTheSameRecordsInEveryVariantThisCpuHas() {
+    ipsecMbOrSkip();
+    Assumptions.assumeTrue(
+        LibIpsecMb.notDowncalls() == null,
+        () -> "needs the downcalls: " + LibIpsecMb.notDowncalls());
+    for (String variant : new String[] {LibIpsecMb.VAES_AVX2, LibIpsecMb.AVX_GEN4}) {
+      if (!LibIpsecMb.cpuHas(variant)) {
+        continue;
+      }
+      GcmLibrary downcalls = LibIpsecMb.gcmForTest(variant);
+      GcmLibrary jnr = downcalls.jnr();
+      assertTrue(jnr != null && jnr != downcalls, variant);
+      int max = 2 * NativeGcm.PIN_FROM;
+      try (NativeGcm a = new NativeGcm(downcalls, max);
+          NativeGcm b = new NativeGcm(jnr, max)) {
+        for (int size :
+            new int[] {0, 1, 15, 64, 4096, NativeGcm.PIN_FROM - 1, NativeGcm.PIN_FROM, max}) {
+          for (boolean heap : new boolean[] {false, true}) {
+            roundTrip(a, b, size, heap);
+            roundTrip(b, a, size, heap);
+          }
+        }
+      }
+    }
+  }
+
+  /** {@code sealer} seals, {@code opener} opens: same bytes both ways, a flipped bit refused. */
+  private void roundTrip(NativeGcm sealer, NativeGcm opener, int size, boolean heap) {
+    byte[] k = new byte[32];
+    byte[] nonce = new byte[12];
+    byte[] aad = new byte[60];
+    byte[] plain = new byte[size];
+    random.nextBytes(k);
+    random.nextBytes(nonce);
+    random.nextBytes(aad);
+    random.nextBytes(plain);
+    SecretKey key = new SecretKeySpec(k, "AES");
+    ByteBuffer in = heap ? ByteBuffer.wrap(plain) : ByteBuffer.allocateDirect(size).put(plain);
+    ByteBuffer sealedByA = buffer(size + NativeGcm.TAG, heap);
+    ByteBuffer sealedByB = buffer(size + NativeGcm.TAG, heap);
+    sealer.seal(key, nonce, aad, aad.length, in, 0, size, sealedByA, 0);
+    opener.seal(key, nonce, aad, aad.length, in, 0, size, sealedByB, 0);
+    assertArrayEquals(bytes(sealedByB), bytes(sealedByA), "sealed " + size + " B, heap " + heap);
+    ByteBuffer out = buffer(size, heap);
+    assertTrue(opener.open(key, nonce, aad, aad.length, sealedByA, 0, size, out, 0));
+    assertArrayEquals(plain, bytes(out), "opened " + size + " B, heap " + heap);
+    sealedByA.put(size + 15, (byte) (sealedByA.get(size + 15) ^ 0x80)); // the tag's last bit
+    assertFalse(
+        sealer.open(key, nonce, aad, aad.length, sealedByA, 0, size, buffer(size, heap), 0));
+  }
+
+  private static ByteBuffer buffer(int size, boolean heap) {
+    return heap ? ByteBuffer.allocate(size) : ByteBuffer.allocateDirect(size);
+  }
+
+  private static byte[] bytes(ByteBuffer b) {
+    byte[] a = new byte[b.capacity()];
+    b.duplicate().clear().get(a);
+    return a;
+  }
+
+  private static AeadProvider ipsecMbOrSkip() {
+    try {
+      return AeadProvider.ipsecMb();
+    } catch (AeadException e) {
+      Assumptions.abort(
+          "intel-ipsec-mb (libIPSec_MB.so.2, 2.0 or newer, on an AVX2 CPU) is not loadable here: "
+              + e.getMessage());
+      return null;
+    }
+  }
+}
