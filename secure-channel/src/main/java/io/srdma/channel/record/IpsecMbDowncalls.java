@@ -7,11 +7,12 @@ import java.lang.invoke.MethodHandle;
  * GcryptDowncalls} binds libgcrypt's, in the variant {@link LibIpsecMb} chose: the library's
  * streaming GCM API ({@code aes_gcm_init_256_<variant>}, {@code ..._update_...}, {@code
  * ..._finalize_...}), three calls of at most five arguments per record rather than the one call of
- * ten, because Java 17's incubator links a call with arguments on the stack (more than six) through
- * its slow generic invoker (~0.4 µs per 64 B record, async-profiler: {@code
- * ProgrammableInvoker.invokeMoves}) — three register-only calls cost less. Bound by {@link #bind},
- * once per variant (this class never refers to {@link LibIpsecMb}, whose initialisation loaded and
- * checked the library first). Immutable and thread-safe.
+ * ten (jnr-ffi makes the same three: {@link LibIpsecMb.Functions}), because Java 17's incubator
+ * links a call with arguments on the stack (more than six) through its slow generic invoker (~0.4
+ * µs per 64 B record, async-profiler: {@code ProgrammableInvoker.invokeMoves}) — three
+ * register-only calls cost less. Bound by {@link #bind}, once per variant (this class never refers
+ * to {@link LibIpsecMb}, whose initialisation loaded and checked the library first). Immutable and
+ * thread-safe.
  */
 final class IpsecMbDowncalls {
   /** System property: {@code jnr} keeps intel-ipsec-mb on jnr-ffi where downcalls work too. */

@@ -8,9 +8,9 @@ import jnr.ffi.annotations.Pinned;
 
 /**
  * Intel's Multi-Buffer Crypto for IPsec library ({@code libIPSec_MB.so.2}, intel-ipsec-mb 2.0 or
- * newer: Debian's {@code libipsec-mb2}) through its direct GCM API: through jnr-ffi one call seals
- * a record (counter, GHASH and tag in one stitched pass) and one opens it; as downcalls, three
- * streaming calls each way ({@link IpsecMbDowncalls} says why). {@link NativeGcm} calls it through
+ * newer: Debian's {@code libipsec-mb2}) through its direct GCM API's streaming calls: a record is
+ * sealed or opened by three (init with the IV and the associated data, one update — counter mode
+ * and GHASH in one stitched pass — and finalize with the tag). {@link NativeGcm} calls it through
  * {@link #gcm()}.
  *
  * <p>Why a third native library: its {@code vaes_avx2} GCM runs AES and GHASH on 256-bit VAES and
@@ -63,6 +63,17 @@ final class LibIpsecMb {
 
   private static final int ALIGN = 64;
   private static final int LAST_ROUND_KEY = 14 * 16; // in struct gcm_key_data's expanded_keys
+
+  /** {@link Functions}' and {@link PinnedFunctions}' methods and the symbols' stems. */
+  private static final String[][] SYMBOLS = {
+    {"pre", "aes_gcm_pre_256_"},
+    {"init", "aes_gcm_init_256_"},
+    {"encUpdate", "aes_gcm_enc_256_update_"},
+    {"encFinalize", "aes_gcm_enc_256_finalize_"},
+    {"decUpdate", "aes_gcm_dec_256_update_"},
+    {"decFinalize", "aes_gcm_dec_256_finalize_"}
+  };
+
   private static final Loaded LOADED = load();
   private static final Gcm DEFAULT;
   private static final String FAILURE;
@@ -73,8 +84,8 @@ final class LibIpsecMb {
     if (why == null) {
       try {
         gcm = gcmOf(LOADED.variant());
-      } catch (AeadException e) {
-        why = e.getMessage();
+      } catch (RuntimeException | LinkageError e) { // never an Error out of this class's init
+        why = e instanceof AeadException ? e.getMessage() : "intel-ipsec-mb: binding failed: " + e;
       }
     }
     DEFAULT = gcm;
@@ -91,62 +102,32 @@ final class LibIpsecMb {
   }
 
   /**
-   * One variant's GCM calls, mapped to {@code aes_gcm_{pre,enc,dec}_256_<variant>} (public for
-   * jnr-ffi). {@code pre} expands the key and the GHASH key powers into {@code keyData}.
+   * One variant's GCM calls (public for jnr-ffi), each mapped to {@code aes_gcm_pre_256_<variant>},
+   * {@code aes_gcm_init_256_<variant>}, {@code aes_gcm_enc_256_update_<variant>} and so on: {@code
+   * pre} expands the key and the GHASH key powers into {@code keyData}; a record is {@code init}
+   * (the 12-byte IV and the associated data), one {@code update} and a {@code finalize} writing the
+   * tag. The library's one-call API takes ten arguments, past the six jffi calls without an
+   * invocation buffer (~250 B allocated per call), so the streaming calls serve here too.
    */
   public interface Functions {
     void pre(long key, long keyData);
 
-    void enc(
-        long keyData,
-        long context,
-        long out,
-        long in,
-        long length,
-        long iv,
-        long aad,
-        long aadLength,
-        long tag,
-        long tagLength);
+    void init(long keyData, long context, long iv, long aad, long aadLength);
 
-    void dec(
-        long keyData,
-        long context,
-        long out,
-        long in,
-        long length,
-        long iv,
-        long aad,
-        long aadLength,
-        long tag,
-        long tagLength);
+    void encUpdate(long keyData, long context, long out, long in, long length);
+
+    void encFinalize(long keyData, long context, long tag, long tagLength);
+
+    void decUpdate(long keyData, long context, long out, long in, long length);
+
+    void decFinalize(long keyData, long context, long tag, long tagLength);
   }
 
-  /** The two calls on a heap array pinned in place (see {@link NativeGcm#PIN_FROM}). */
+  /** The two updates on a heap array pinned in place (see {@link NativeGcm#PIN_FROM}). */
   public interface PinnedFunctions {
-    void enc(
-        long keyData,
-        long context,
-        long out,
-        @Pinned @In ByteBuffer in,
-        long length,
-        long iv,
-        long aad,
-        long aadLength,
-        long tag,
-        long tagLength);
+    void encUpdate(long keyData, long context, long out, @Pinned @In ByteBuffer in, long length);
 
-    void dec(
-        long keyData,
-        long context,
-        @Pinned @Out ByteBuffer out,
-        long in,
-        long length,
-        long iv,
-        long aad,
-        long aadLength,
-        long tag,
-        long tagLength);
+    void decUpdate(long keyData, long context, @Pinned @Out ByteBuffer out, long in, long length);
   }
 
   private record Loaded(Info info, String name, String version, String variant, String failure) {}
@@ -240,9 +221,9 @@ final class LibIpsecMb {
   private static Gcm gcmOf(String variant) {
     LibraryLoader<Functions> f = GcmLibrary.loader(Functions.class);
     LibraryLoader<PinnedFunctions> p = GcmLibrary.loader(PinnedFunctions.class);
-    for (String call : new String[] {"pre", "enc", "dec"}) {
-      f.map(call, "aes_gcm_" + call + "_256_" + variant);
-      p.map(call, "aes_gcm_" + call + "_256_" + variant);
+    for (String[] call : SYMBOLS) {
+      f.map(call[0], call[1] + variant);
+      p.map(call[0], call[1] + variant);
     }
     Functions functions;
     PinnedFunctions pinned;
@@ -268,11 +249,11 @@ final class LibIpsecMb {
   }
 
   /**
-   * A record in one call each way. A context is {@value #KEY_DATA} bytes of key data then {@value
-   * #CONTEXT_DATA} of per-call state, 64-byte aligned, the raw allocation's address in the 8 bytes
-   * before it; it is zeroed before it is freed. Records under {@link ForeignBinder#CRITICAL_MAX}
-   * (and not pinned) go through the downcalls where they are bound (the streaming calls, {@link
-   * IpsecMbDowncalls}), the rest through jnr-ffi (the one-call API).
+   * A record in three calls each way. A context is {@value #KEY_DATA} bytes of key data then
+   * {@value #CONTEXT_DATA} of per-call state, 64-byte aligned, the raw allocation's address in the
+   * 8 bytes before it; it is zeroed before it is freed. Records under {@link
+   * ForeignBinder#CRITICAL_MAX} (and not pinned) go through the downcalls where they are bound
+   * ({@link IpsecMbDowncalls}), the rest through jnr-ffi.
    */
   private static final class Gcm implements GcmLibrary {
     private final String variant;
@@ -356,11 +337,9 @@ final class LibIpsecMb {
         int length,
         long word) {
       long tag = out + length;
+      long state = ctx + KEY_DATA;
       clear(tag);
-      if (pinnedIn != null) {
-        pinned.enc(ctx, ctx + KEY_DATA, out, pinnedIn, length, nonce, aad, aadLength, tag, 16);
-      } else if (downcalls != null && length < ForeignBinder.CRITICAL_MAX) {
-        long state = ctx + KEY_DATA;
+      if (downcalls != null && pinnedIn == null && length < ForeignBinder.CRITICAL_MAX) {
         try {
           downcalls.init.invokeExact(ctx, state, nonce, aad, (long) aadLength);
           downcalls.encUpdate.invokeExact(ctx, state, out, in, (long) length);
@@ -369,7 +348,13 @@ final class LibIpsecMb {
           throw ForeignBinder.callFailed("intel-ipsec-mb", t);
         }
       } else {
-        functions.enc(ctx, ctx + KEY_DATA, out, in, length, nonce, aad, aadLength, tag, 16);
+        functions.init(ctx, state, nonce, aad, aadLength);
+        if (pinnedIn != null) {
+          pinned.encUpdate(ctx, state, out, pinnedIn, length);
+        } else {
+          functions.encUpdate(ctx, state, out, in, length);
+        }
+        functions.encFinalize(ctx, state, tag, 16);
       }
       return written(tag);
     }
@@ -385,11 +370,9 @@ final class LibIpsecMb {
         ByteBuffer pinnedOut,
         int length,
         long word) {
+      long state = ctx + KEY_DATA;
       clear(word);
-      if (pinnedOut != null) {
-        pinned.dec(ctx, ctx + KEY_DATA, pinnedOut, in, length, nonce, aad, aadLength, word, 16);
-      } else if (downcalls != null && length < ForeignBinder.CRITICAL_MAX) {
-        long state = ctx + KEY_DATA;
+      if (downcalls != null && pinnedOut == null && length < ForeignBinder.CRITICAL_MAX) {
         try {
           downcalls.init.invokeExact(ctx, state, nonce, aad, (long) aadLength);
           downcalls.decUpdate.invokeExact(ctx, state, out, in, (long) length);
@@ -398,7 +381,13 @@ final class LibIpsecMb {
           throw ForeignBinder.callFailed("intel-ipsec-mb", t);
         }
       } else {
-        functions.dec(ctx, ctx + KEY_DATA, out, in, length, nonce, aad, aadLength, word, 16);
+        functions.init(ctx, state, nonce, aad, aadLength);
+        if (pinnedOut != null) {
+          pinned.decUpdate(ctx, state, pinnedOut, in, length);
+        } else {
+          functions.decUpdate(ctx, state, out, in, length);
+        }
+        functions.decFinalize(ctx, state, word, 16);
       }
       if (!written(word)) {
         return -1;
