@@ -6,10 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.nio.ByteBuffer;
-import java.security.SecureRandom;
-import javax.crypto.SecretKey;
-import javax.crypto.spec.SecretKeySpec;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
@@ -24,8 +20,6 @@ import org.junit.jupiter.api.Test;
  * java25-downcalls}).
  */
 class GcryptDowncallsTest {
-  private final SecureRandom random = new SecureRandom();
-
   @Test
   void theDowncallsOpenTheLibraryByLibGcryptsNamesInItsOrder() {
     assertArrayEquals(LibGcrypt.NAMES, GcryptDowncalls.NAMES);
@@ -74,46 +68,11 @@ class GcryptDowncallsTest {
         NativeGcm b = new NativeGcm(jnr, max)) {
       for (int size : new int[] {0, 1, 64, 4096, NativeGcm.PIN_FROM - 1, NativeGcm.PIN_FROM, max}) {
         for (boolean heap : new boolean[] {false, true}) {
-          roundTrip(a, b, size, heap);
-          roundTrip(b, a, size, heap);
+          BindingRoundTrip.check(a, b, size, heap);
+          BindingRoundTrip.check(b, a, size, heap);
         }
       }
     }
-  }
-
-  /** {@code sealer} seals, {@code opener} opens: same bytes both ways, a flipped bit refused. */
-  private void roundTrip(NativeGcm sealer, NativeGcm opener, int size, boolean heap) {
-    byte[] k = new byte[32];
-    byte[] nonce = new byte[12];
-    byte[] aad = new byte[60];
-    byte[] plain = new byte[size];
-    random.nextBytes(k);
-    random.nextBytes(nonce);
-    random.nextBytes(aad);
-    random.nextBytes(plain);
-    SecretKey key = new SecretKeySpec(k, "AES");
-    ByteBuffer in = heap ? ByteBuffer.wrap(plain) : ByteBuffer.allocateDirect(size).put(plain);
-    ByteBuffer sealedByA = buffer(size + NativeGcm.TAG, heap);
-    ByteBuffer sealedByB = buffer(size + NativeGcm.TAG, heap);
-    sealer.seal(key, nonce, aad, aad.length, in, 0, size, sealedByA, 0);
-    opener.seal(key, nonce, aad, aad.length, in, 0, size, sealedByB, 0);
-    assertArrayEquals(bytes(sealedByB), bytes(sealedByA), "sealed " + size + " B, heap " + heap);
-    ByteBuffer out = buffer(size, heap);
-    assertTrue(opener.open(key, nonce, aad, aad.length, sealedByA, 0, size, out, 0));
-    assertArrayEquals(plain, bytes(out), "opened " + size + " B, heap " + heap);
-    sealedByA.put(size, (byte) (sealedByA.get(size) ^ 1)); // the tag's first bit
-    assertFalse(
-        sealer.open(key, nonce, aad, aad.length, sealedByA, 0, size, buffer(size, heap), 0));
-  }
-
-  private static ByteBuffer buffer(int size, boolean heap) {
-    return heap ? ByteBuffer.allocate(size) : ByteBuffer.allocateDirect(size);
-  }
-
-  private static byte[] bytes(ByteBuffer b) {
-    byte[] a = new byte[b.capacity()];
-    b.duplicate().clear().get(a);
-    return a;
   }
 
   private static AeadProvider gcryptOrSkip() {
