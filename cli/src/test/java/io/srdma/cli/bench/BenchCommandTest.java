@@ -64,7 +64,7 @@ class BenchCommandTest {
       assertTrue(root.containsKey(k), k);
     }
     Map<String, Object> aead = (Map<String, Object>) root.get("aead");
-    List<String> providers = List.of("jdk", "accp", "openssl", "gcrypt");
+    List<String> providers = List.of("jdk", "accp", "openssl", "gcrypt", "ipsec-mb");
     assertTrue(providers.contains(aead.get("small")), aead.toString());
     assertTrue(providers.contains(aead.get("bulk")), aead.toString());
     assertEquals(
