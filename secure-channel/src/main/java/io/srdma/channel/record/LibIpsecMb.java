@@ -27,12 +27,13 @@ import jnr.ffi.annotations.Pinned;
  * <p>The per-arch functions neither check the tag nor report through a result: a call that refuses
  * its arguments (a NULL pointer, a length over 2^39) returns without a word and sets an error that
  * is the process's, not the thread's ({@code imb_get_errno(NULL)} reads one global), so it cannot
- * tell one thread's call from another's. {@link NativeGcm} never passes such arguments (every
- * address is its own or a checked buffer's, every length an {@code int} within its bounds, the tag
- * 16 bytes); and in case a call still returned without sealing, the tag's 16 bytes are zeroed
- * before it and a tag still all zero after it is a failure (a real tag is all zero once in 2^128).
- * The open computes the tag into scratch (zeroed before, checked the same way), compared with the
- * record's in constant time.
+ * tell one thread's call from another's. So such arguments never reach it: {@link NativeGcm} passes
+ * its own or a checked buffer's addresses and {@code int} lengths within its bounds, and every call
+ * here refuses a NULL address or a negative length first (an {@link AeadException}); and in case a
+ * call still returned without finishing, the tag's 16 bytes are zeroed before a record and a tag
+ * still all zero after it is a failure (a real tag is all zero once in 2^128). The open computes
+ * the tag into scratch (zeroed before, checked the same way), compared with the record's in
+ * constant time.
  */
 final class LibIpsecMb {
   /** The library's soname, then the unversioned link (only there with libipsec-mb-dev). */
@@ -336,6 +337,7 @@ final class LibIpsecMb {
         long out,
         int length,
         long word) {
+      refuseWhatTheLibraryWould(ctx, nonce, aad, pinnedIn != null || in != 0, out != 0, length);
       long tag = out + length;
       long state = ctx + KEY_DATA;
       clear(tag);
@@ -370,6 +372,7 @@ final class LibIpsecMb {
         ByteBuffer pinnedOut,
         int length,
         long word) {
+      refuseWhatTheLibraryWould(ctx, nonce, aad, in != 0, pinnedOut != null || out != 0, length);
       long state = ctx + KEY_DATA;
       clear(word);
       if (downcalls != null && pinnedOut == null && length < ForeignBinder.CRITICAL_MAX) {
@@ -399,6 +402,18 @@ final class LibIpsecMb {
               | (LibCrypto.MEMORY.getLong(word + 8) ^ LibCrypto.MEMORY.getLong(expected + 8));
       clear(word); // the right tag of what may be a forgery: not kept
       return diff == 0 ? 1 : 0;
+    }
+
+    /**
+     * The arguments the library's calls would refuse without a word (a NULL address, a length out
+     * of range), refused here first: with these excluded, none of its calls can return having done
+     * nothing ({@code hasIn}, {@code hasOut}: an address, or a pinned buffer in its place).
+     */
+    private static void refuseWhatTheLibraryWould(
+        long ctx, long nonce, long aad, boolean hasIn, boolean hasOut, int length) {
+      if (ctx == 0 || nonce == 0 || aad == 0 || !hasIn || !hasOut || length < 0) {
+        throw new AeadException("intel-ipsec-mb: a NULL address or a negative length reached it");
+      }
     }
 
     private static void clear(long tag) {

@@ -38,6 +38,42 @@ class IpsecMbDowncallsTest {
   }
 
   @Test
+  void aNullAddressOrNegativeLengthIsRefusedBeforeTheLibrarySeesIt() {
+    ipsecMbOrSkip();
+    GcmLibrary lib = LibIpsecMb.gcm();
+    long ctx = lib.newContext();
+    long buf = LibCrypto.MEMORY.allocateMemory(256, true);
+    try {
+      long k = buf;
+      long nonce = buf + 32;
+      long aad = buf + 48;
+      long data = buf + 64;
+      long word = buf + 240;
+      assertTrue(lib.setKey(ctx, k, true));
+      assertTrue(lib.seal(ctx, nonce, aad, 16, data, null, data, 64, word));
+      for (long[] bad :
+          new long[][] {
+            {0, nonce, aad, data, data, 64},
+            {ctx, 0, aad, data, data, 64},
+            {ctx, nonce, 0, data, data, 64},
+            {ctx, nonce, aad, 0, data, 64},
+            {ctx, nonce, aad, data, 0, 64},
+            {ctx, nonce, aad, data, data, -1}
+          }) {
+        assertThrows(
+            AeadException.class,
+            () -> lib.seal(bad[0], bad[1], bad[2], 16, bad[3], null, bad[4], (int) bad[5], word));
+        assertThrows(
+            AeadException.class,
+            () -> lib.open(bad[0], bad[1], bad[2], 16, bad[3], bad[4], null, (int) bad[5], word));
+      }
+    } finally {
+      LibCrypto.MEMORY.freeMemory(buf);
+      lib.freeContext(ctx);
+    }
+  }
+
+  @Test
   void theBindingInUseIsNamedAndIsTheDowncallsWhereTheJvmOffersThem() {
     AeadProvider p = ipsecMbOrSkip();
     if (ForeignBinder.possibleHere()
