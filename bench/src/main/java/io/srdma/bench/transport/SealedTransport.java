@@ -9,7 +9,6 @@ import io.srdma.channel.WriteBatch;
 import io.srdma.channel.WriteResult;
 import io.srdma.host.HostOptions;
 import io.srdma.host.HostedRegion;
-import io.srdma.host.ReceivedRecord;
 import io.srdma.host.RegionHost;
 import io.srdma.keys.Credential;
 import io.srdma.keys.DeploymentCa;
@@ -29,7 +28,6 @@ import java.util.EnumSet;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Stream;
 import java.util.zip.CRC32C;
@@ -56,15 +54,15 @@ import org.HdrHistogram.Histogram;
  * operation and one WRITE_WITH_IMM for N messages. The host delivers one record; the receiver here
  * counts and checks each message in it. A slot holds fewer when the window has less room; every
  * slot still holds at least one message, so the window of {@code depth} messages keeps a slot from
- * being reused before the host opened its record.
+ * being reused before the host opened its record. The counting and checking: {@link
+ * SealedReceiver}.
  *
  * <p>Per message nothing is allocated and no lock taken: {@link RemoteGrant#tryWrite} seals and
  * posts on the bench thread (in throughput runs of one-record messages, {@link
  * RemoteGrant#tryWriteBatch} posts every message the window has room for as one post list, each its
  * own record, up to {@link #BATCH} records or {@link #LIST_BYTES}); on back-pressure the bench
- * thread polls completions itself; it waits for delivery busy for a while ({@link SenderWait}:
- * spinning, then yielding), then parked until the host's receiver thread unparks it (once, when the
- * count it waits for is reached).
+ * thread polls completions itself; it waits for delivery as {@link SealedReceiver#awaitDelivered}
+ * does (busy for a while, then parked until the host's thread unparks it, once per wait).
  */
 final class SealedTransport implements BenchTransport {
   static final String NAME = "sealed";
@@ -123,20 +121,8 @@ final class SealedTransport implements BenchTransport {
   private int maxPieces;
   private final WriteBatch batch = new WriteBatch(MAX_PIECES);
   private final BackPressure backPressure = new BackPressure();
-  private final SenderWait senderWait = new SenderWait();
-
-  // receiver state (host's receiver thread), read after the run drained
-  private final AtomicLong delivered = new AtomicLong();
-  private final CRC32C receiverCrc = new CRC32C();
-  private long messageBytes;
-  private long expected;
-  private long sequenceErrors;
-  private long recordsOpened;
-  private volatile long lastDeliveredNanos;
-  private volatile Thread waiter;
-  private volatile long wakeAt = Long.MAX_VALUE; // the delivered count the parked sender waits for
+  private final SealedReceiver receiver = new SealedReceiver(STALL);
   private volatile long lastCompletionNanos;
-  private boolean verify;
   private final CpuSplit cpus;
 
   SealedTransport(String provider, int depth, int coalesce) {
@@ -262,7 +248,7 @@ final class SealedTransport implements BenchTransport {
                 .openerCpus(cpus.receiver())
                 .openerProgress(cpus.receiveProgress()));
     region = host.registerRegion("bench", "ring", REGION_BYTES);
-    region.onRecord(this::onRecord);
+    region.onRecord(receiver::onRecord);
     senderCredential = ca.issuePeer(PeerIdentity.of("bench", "sender"), Duration.ofDays(1));
     trust = ca.trust();
   }
@@ -315,51 +301,9 @@ final class SealedTransport implements BenchTransport {
     return (messageSize + RECORD - 1) / RECORD;
   }
 
-  /** Host's receiver thread: one opened record. */
-  private void onRecord(ReceivedRecord r) {
-    ByteBuffer p = r.payload();
-    int length = p.remaining();
-    recordsOpened++;
-    int messages;
-    if (messageBytes == 0 && length >= size) {
-      // one message, or (coalesced) several end to end: check each one's sequence number
-      messages = length / size;
-      if (length % size != 0) {
-        sequenceErrors++;
-      }
-      for (int k = 0; k < messages; k++) {
-        if (p.getLong(p.position() + k * size) != expected + k) {
-          sequenceErrors++;
-        }
-      }
-    } else {
-      // a message of several records: its first record carries the sequence number
-      if (messageBytes == 0 && p.getLong(p.position()) != expected) {
-        sequenceErrors++;
-      }
-      messageBytes += length;
-      messages = messageBytes >= size ? 1 : 0;
-      if (messages == 1) {
-        messageBytes = 0;
-      }
-    }
-    if (verify) {
-      receiverCrc.update(p);
-    }
-    if (messages > 0) {
-      expected += messages;
-      lastDeliveredNanos = System.nanoTime();
-      long now = delivered.addAndGet(messages);
-      Thread w = waiter;
-      if (w != null && now >= wakeAt) {
-        LockSupport.unpark(w); // once per wait, not once per message: an unpark is a syscall
-      }
-    }
-  }
-
   /** Records the host opened in the last run (tests: coalescing makes fewer than messages). */
   long recordsOpened() {
-    return recordsOpened;
+    return receiver.recordsOpened();
   }
 
   @Override
@@ -376,13 +320,9 @@ final class SealedTransport implements BenchTransport {
     if (grant == null) {
       throw new IllegalStateException("prepare() first");
     }
-    long base = delivered.get();
-    expected = 0;
-    sequenceErrors = 0;
-    recordsOpened = 0;
-    messageBytes = 0;
-    receiverCrc.reset();
-    verify = spec.verify();
+    long base = receiver.delivered();
+    boolean verify = spec.verify();
+    receiver.reset(size, verify);
     CRC32C crc = new CRC32C();
     int records = recordsOf(size);
     long start = System.nanoTime();
@@ -395,8 +335,8 @@ final class SealedTransport implements BenchTransport {
       // the window has room for now goes out as one post list (one doorbell, one gathering write
       // on soft), as plain-write's sender does. Wake for half the window, as plain-write's credits
       // come: fewer wake-ups, fuller lists.
-      awaitDelivered(base + sent - depth + Math.max(1, depth / 2));
-      long room = delivered.get() - base + depth - sent;
+      receiver.awaitDelivered(base + sent - depth + Math.max(1, depth / 2));
+      long room = receiver.delivered() - base + depth - sent;
       int n = (int) Math.min(Math.min(room, maxPieces), spec.allowed(start, sent));
       batch.clear();
       int k = 0;
@@ -417,7 +357,7 @@ final class SealedTransport implements BenchTransport {
       }
     }
     while (!spec.stop(start, sent)) {
-      awaitDelivered(base + sent - depth + 1);
+      receiver.awaitDelivered(base + sent - depth + 1);
       Payload.stamp(message, 0, sent);
       if (verify) {
         Payload.checksum(crc, message.duplicate(), 0, size);
@@ -450,21 +390,21 @@ final class SealedTransport implements BenchTransport {
                 Math.min(RECORD, size - from));
       }
       sent++; // latency: one message at a time, record by record
-      awaitDelivered(base + sent);
-      latency.recordValue(Math.max(0, lastDeliveredNanos - t0));
+      receiver.awaitDelivered(base + sent);
+      latency.recordValue(Math.max(0, receiver.lastDeliveredNanos() - t0));
     }
     awaitCompleted(last);
-    awaitDelivered(base + sent);
+    receiver.awaitDelivered(base + sent);
     return new ThroughputResult(
         size,
         sent,
-        delivered.get() - base,
-        lastDeliveredNanos - start,
+        receiver.delivered() - base,
+        receiver.lastDeliveredNanos() - start,
         sent,
         lastCompletionNanos - start,
-        sequenceErrors,
+        receiver.sequenceErrors(),
         verify ? crc.getValue() : 0,
-        verify ? receiverCrc.getValue() : 0);
+        receiver.crc());
   }
 
   /** One record through the non-allocating write; on back-pressure see {@link BackPressure}. */
@@ -546,37 +486,6 @@ final class SealedTransport implements BenchTransport {
       Thread.yield();
     } else {
       LockSupport.parkNanos(Math.min(200_000L, 1_000L << Math.min(8, idle - SPINS - 10)));
-    }
-  }
-
-  /**
-   * Waits until {@code count} messages were delivered: busy for a while ({@link SenderWait}), then
-   * parks until the host's receiver thread unparks it (no lock, no wait/notify per message).
-   */
-  private void awaitDelivered(long count) throws TimeoutException {
-    if (delivered.get() >= count) {
-      return;
-    }
-    senderWait.start();
-    while (senderWait.stayBusy()) {
-      if (delivered.get() >= count) {
-        return;
-      }
-    }
-    long deadline = System.nanoTime() + STALL.toNanos();
-    wakeAt = count;
-    waiter = Thread.currentThread();
-    try {
-      while (delivered.get() < count) {
-        long left = deadline - System.nanoTime();
-        if (left <= 0) {
-          throw new TimeoutException("sealed: the host delivered nothing for " + STALL);
-        }
-        LockSupport.parkNanos(this, Math.min(left, 10_000_000L));
-      }
-    } finally {
-      waiter = null;
-      wakeAt = Long.MAX_VALUE;
     }
   }
 
