@@ -46,7 +46,8 @@ import org.HdrHistogram.Histogram;
  * immediate names the last of them, and the receiver delivers and checks each message it covers.
  *
  * <p>Latency runs the same protocol with depth 1: each message is credited at once, and that credit
- * is the acknowledgement.
+ * is the acknowledgement. Both ends then poll busy for a while before they block ({@link
+ * #awaitCompletions}), as sealed's sender and the host's openers do.
  *
  * <p>Nothing is allocated per message: work requests are built once per slot and patched, and the
  * views of the registered memory are taken once per size.
@@ -105,6 +106,9 @@ final class PlainWriteTransport implements BenchTransport {
   private long sendDone;
   private long consumed;
   private boolean endAcked;
+  private boolean busyWaits; // this run's waits: busy first (latency), or the queue's own
+  private final SenderWait senderWait = new SenderWait();
+  private final SenderWait receiverWait = new SenderWait(); // the receiver thread's
   private long lastSendCompletionNanos;
 
   // receiver-thread state of the current run, read after the receiver's future completed
@@ -257,6 +261,7 @@ final class PlainWriteTransport implements BenchTransport {
     receiverCrc.reset();
     boolean verify = spec.verify();
     boolean ack = latency != null;
+    busyWaits = ack;
     CompletableFuture<Void> received =
         ReceiverThread.start(
             "srdma-bench-plain-write-receiver",
@@ -366,7 +371,7 @@ final class PlainWriteTransport implements BenchTransport {
 
   /** Waits for and handles the sender's completions: its WRITEs and incoming credits. */
   private void pollSender() throws TimeoutException {
-    int n = senderCq.await(senderWcs, STALL);
+    int n = awaitCompletions(senderCq, senderWcs, senderWait);
     if (n == 0) {
       throw new TimeoutException("plain-write sender: no completion within " + STALL);
     }
@@ -403,7 +408,7 @@ final class PlainWriteTransport implements BenchTransport {
     boolean ended = false;
     boolean endCreditDone = false;
     while (!endCreditDone) {
-      int n = receiverCq.await(receiverWcs, STALL);
+      int n = awaitCompletions(receiverCq, receiverWcs, receiverWait);
       if (n == 0) {
         throw new TimeoutException("plain-write receiver: no completion within " + STALL);
       }
@@ -476,6 +481,28 @@ final class PlainWriteTransport implements BenchTransport {
         .signaled(creditsPosted % CREDIT_SIGNAL_EVERY == CREDIT_SIGNAL_EVERY - 1);
     creditsPosted++;
     receiverQp.postSend(creditWr);
+  }
+
+  /**
+   * The next completions of {@code cq}: in latency runs polled busy for a while first ({@link
+   * SenderWait}: the sealed sender's wait, as the host's openers spin while the gaps between
+   * records are short), since each message waits for the one before it to travel both ways and a
+   * blocked thread's wake-up would be most of its latency; then, and in throughput runs, the
+   * queue's own wait (whose back-off spins and yields briefly before it blocks).
+   *
+   * @return the completions taken, 0 when none came within {@link #STALL}
+   */
+  private int awaitCompletions(CompletionQueue cq, WorkCompletion[] wcs, SenderWait wait) {
+    if (busyWaits) {
+      wait.start();
+      do {
+        int n = cq.poll(wcs);
+        if (n > 0) {
+          return n;
+        }
+      } while (wait.stayBusy());
+    }
+    return cq.await(wcs, STALL);
   }
 
   /** Only while the credit send queue is full: nothing else can arrive before credits flow. */

@@ -14,10 +14,12 @@ package io.srdma.bench.transport;
  * takes the core the host's threads need (1 MiB on soft, interleaved rounds: 1.11x Netty without,
  * 1.01x with). Interleaved rounds in one JVM (performance.md session 39): 64 B on loopback 0.98M →
  * 1.23M msg/s, on soft 0.76M → 0.90M. plain-write's sender, whose credits arrive through its
- * completion queue, was no faster with it (1.37M → 1.25M at 64 B), so it keeps the queue's own
- * wait: each transport waits the way it is fastest.
+ * completion queue, was no faster with it (1.37M → 1.25M at 64 B), so its throughput runs keep the
+ * queue's own wait: each transport waits the way it is fastest. Its latency runs, where every
+ * message waits for the one before it to travel both ways, wait this way at both ends (the sender's
+ * credit, the receiver's message; performance.md session 42).
  *
- * <p>One instance per sending thread; not thread-safe. Allocates nothing.
+ * <p>One instance per waiting thread; not thread-safe. Allocates nothing.
  */
 final class SenderWait {
   /** How long a wait stays busy (spinning, yielding now and then) before the sender blocks. */
