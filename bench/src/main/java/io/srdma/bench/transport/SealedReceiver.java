@@ -38,7 +38,7 @@ final class SealedReceiver {
   private volatile Thread waiter;
   private volatile long wakeAt = Long.MAX_VALUE; // the delivered count the parked sender waits for
 
-  /** A receiver whose sender gives up when nothing was delivered for {@code stall}. */
+  /** A receiver whose sender gives up a wait after parking for {@code stall} short of its count. */
   SealedReceiver(Duration stall) {
     this.stall = stall;
   }
