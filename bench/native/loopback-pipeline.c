@@ -5,13 +5,16 @@
 // opens it; the two threads hand records over through atomic counters, spinning. It measures what
 // two cores of this machine allow at most against the bench's AEAD bound (one core sealing, and
 // one opening with its snapshot copy, nothing else running), for three placements of the RNIC's
-// copy: on the writer (the loopback provider's), on the opener (the target's poller), or taken by
-// whichever thread is idle first; and (-DCHUNK) the opener's snapshot folded into its open
+// copy: on the writer (the loopback provider's), on the opener (the target's poller), taken by
+// whichever thread is idle first, or by a third thread of the RNIC's own (engine: on a machine with
+// a core for it, what hardware's DMA engine does); and (-DCHUNK) the opener's snapshot folded into
+// its open
 // (docs/performance.md, session 42).
 // gcc -O2 bench/native/loopback-pipeline.c -o /tmp/lp /usr/lib/x86_64-linux-gnu/libIPSec_MB.so.2 \
-//   -lpthread && for i in 1 2 3; do for m in writer shared opener; do /tmp/lp $m; done; done
+//   -lpthread && for i in 1 2 3; do for m in writer shared opener engine; do /tmp/lp $m; done; done
 // Needs a CPU with AVX2, VAES and VPCLMULQDQ (the vaes_avx2 variant is called unconditionally).
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -33,7 +36,7 @@ extern void aes_gcm_dec_256_finalize_vaes_avx2(const void *, void *, uint8_t *, 
 #define STAGING 64    // the SDK's staging slots
 #define REGION 16     // the bench's window at 64 KiB
 #define RECORDS 60000
-enum { WRITER, OPENER, SHARED };
+enum { WRITER, OPENER, SHARED, ENGINE };
 
 static double now(void) {
   struct timespec t;
@@ -44,7 +47,7 @@ static uint8_t kd[2048] __attribute__((aligned(64)));
 static uint8_t iv[12], aad[40];
 static uint8_t *staging, *region, *plain;
 static int mode;
-static _Atomic long sealed, claimed, copied, opened, copies[2];
+static _Atomic long sealed, claimed, copied, opened, copies[4]; // by who: WRITER .. ENGINE
 static _Atomic char placed[RECORDS];
 
 static void seal(uint8_t *out, const uint8_t *in) {
@@ -87,6 +90,17 @@ static int rnic_copy(int who) {
   copies[who]++;
   return 1;
 }
+// waiting for the other threads: spinning, or with three threads on the CPUs yielding them
+static void idle(void) {
+  if (mode == ENGINE) sched_yield();
+  else __builtin_ia32_pause();
+}
+// a thread of the RNIC's own, as hardware's DMA engine (mode engine: a third thread on the CPUs)
+static void *engine(void *unused) {
+  while (atomic_load(&claimed) < RECORDS)
+    if (!rnic_copy(ENGINE)) idle();
+  return unused;
+}
 static void *writer(void *unused) {
   for (long i = 0; i < RECORDS || atomic_load(&claimed) < RECORDS;) {
     if (i < RECORDS && i - atomic_load(&opened) < REGION &&
@@ -95,14 +109,15 @@ static void *writer(void *unused) {
       atomic_store(&sealed, ++i);
       if (mode == WRITER) rnic_copy(WRITER);
     } else if (mode != SHARED || !rnic_copy(WRITER)) {
-      __builtin_ia32_pause();
+      idle();
     }
   }
   return unused;
 }
 int main(int argc, char **argv) {
   mode = argc < 2 ? WRITER : !strcmp(argv[1], "opener") ? OPENER
-                           : !strcmp(argv[1], "shared") ? SHARED : WRITER;
+                           : !strcmp(argv[1], "shared") ? SHARED
+                           : !strcmp(argv[1], "engine") ? ENGINE : WRITER;
   uint8_t key[32] = {1, 2, 3};
   aes_gcm_pre_256_vaes_avx2(key, kd);
   staging = aligned_alloc(64, STAGING * SLOT);
@@ -124,23 +139,25 @@ int main(int argc, char **argv) {
     o = (t2 - t1) / 20000 < o ? (t2 - t1) / 20000 : o;
   }
   double bound = N / (s > o ? s : o) / 1e6;
-  pthread_t t;
+  pthread_t t, e;
   int bad = 0;
   double t0 = now();
   pthread_create(&t, 0, writer, 0);
+  if (mode == ENGINE) pthread_create(&e, 0, engine, 0);
   for (long i = 0; i < RECORDS;) {
     if (atomic_load(&copied) > i) {
       bad += !open_record(scratch, out, region + (i % REGION) * SLOT);
       atomic_store(&opened, ++i);
-    } else if (mode == WRITER || !rnic_copy(OPENER)) {
-      __builtin_ia32_pause();
+    } else if (mode == WRITER || mode == ENGINE || !rnic_copy(OPENER)) {
+      idle();
     }
   }
   double wall = now() - t0, rate = N / (wall / RECORDS) / 1e6;
   pthread_join(t, 0);
+  if (mode == ENGINE) pthread_join(e, 0);
   printf("bound seal %5.0f open %5.0f MB/s | RNIC copy on %-6s: %5.2f us a record, %5.0f MB/s = %.2f"
-         " of the bound (copies by writer %ld, opener %ld)%s\n",
+         " of the bound (copies by writer %ld, opener %ld, engine %ld)%s\n",
          N / s / 1e6, N / o / 1e6, argc < 2 ? "writer" : argv[1], wall / RECORDS * 1e6, rate,
-         rate / bound, (long)copies[WRITER], (long)copies[OPENER], bad ? " WRONG TAGS" : "");
+         rate / bound, (long)copies[WRITER], (long)copies[OPENER], (long)copies[ENGINE], bad ? " WRONG TAGS" : "");
   return bad != 0;
 }
