@@ -4,12 +4,11 @@
 // ring (the bench's window), and an opener thread copies it out of the region (the snapshot) and
 // opens it; the two threads hand records over through atomic counters, spinning. It measures what
 // two cores of this machine allow at most against the bench's AEAD bound (one core sealing, and
-// one opening with its snapshot copy, nothing else running), for three placements of the RNIC's
+// one opening with its snapshot copy, nothing else running), for four placements of the RNIC's
 // copy: on the writer (the loopback provider's), on the opener (the target's poller), taken by
 // whichever thread is idle first, or by a third thread of the RNIC's own (engine: on a machine with
 // a core for it, what hardware's DMA engine does); and (-DCHUNK) the opener's snapshot folded into
-// its open
-// (docs/performance.md, session 42).
+// its open (docs/performance.md, session 42).
 // gcc -O2 bench/native/loopback-pipeline.c -o /tmp/lp /usr/lib/x86_64-linux-gnu/libIPSec_MB.so.2 \
 //   -lpthread && for i in 1 2 3; do for m in writer shared opener engine; do /tmp/lp $m; done; done
 // Needs a CPU with AVX2, VAES and VPCLMULQDQ (the vaes_avx2 variant is called unconditionally).
