@@ -1,12 +1,15 @@
 package io.srdma.bench.transport;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.zip.CRC32C;
 import org.junit.jupiter.api.Test;
 
@@ -88,22 +91,29 @@ class SealedReceiverTest {
   void shouldWakeTheSenderWhenItsCountIsDeliveredAndGiveUpAfterTheStall() throws Exception {
     SealedReceiver r = new SealedReceiver(Duration.ofMillis(200));
     r.reset(64, false);
-    Thread host =
+    AtomicReference<Throwable> failed = new AtomicReference<>();
+    Thread sender =
         new Thread(
             () -> {
               try {
-                Thread.sleep(5); // past the sender's busy time: it is parked by then
-              } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-              }
-              for (long s = 0; s < 3; s++) {
-                r.onPayload(messages(64, s, 1));
+                r.awaitDelivered(3);
+              } catch (Throwable t) {
+                failed.set(t);
               }
             },
-            "test-host");
-    host.start();
-    r.awaitDelivered(3);
-    host.join(5_000);
+            "test-sender");
+    sender.start();
+    long giveUp = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+    while (sender.getState() != Thread.State.TIMED_WAITING && sender.isAlive()) {
+      assertTrue(System.nanoTime() < giveUp, "the sender never parked: " + sender.getState());
+      Thread.onSpinWait(); // its busy time is 200 µs; then it parks
+    }
+    for (long s = 0; s < 3; s++) {
+      r.onPayload(messages(64, s, 1)); // the third wakes the parked sender
+    }
+    sender.join(5_000);
+    assertFalse(sender.isAlive(), "the parked sender was not woken");
+    assertNull(failed.get());
     assertEquals(3, r.delivered());
     long t0 = System.nanoTime();
     TimeoutException e = assertThrows(TimeoutException.class, () -> r.awaitDelivered(4));
